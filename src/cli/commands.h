@@ -1,0 +1,18 @@
+// Each `tessera <command>` lives in its own cmd_<name>.cpp and registers itself here.
+// A command's callback throws tessera::Error on bad input; main() maps it to a message + exit 1.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tessera::cli {
+
+void register_asm_command(CLI::App& app);
+void register_disasm_command(CLI::App& app);
+void register_run_command(CLI::App& app);
+void register_config_command(CLI::App& app);
+void register_bench_command(CLI::App& app);
+void register_map_command(CLI::App& app);
+
+}  // namespace tessera::cli
