@@ -5,6 +5,12 @@ include(GoogleTest)
 # calling directory (globbed, so adding a file needs no CMake edit).
 function(tessera_component name)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  if(NOT sources)  # header-only (or not yet written) component
+    add_library(tessera_${name} INTERFACE)
+    target_include_directories(tessera_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(tessera_${name} INTERFACE ${ARGN})
+    return()
+  endif()
   add_library(tessera_${name} STATIC ${sources})
   target_include_directories(tessera_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(tessera_${name} PUBLIC ${ARGN})
@@ -14,6 +20,9 @@ endfunction()
 # the calling directory, registered with CTest under LABEL (unit, timing, fidelity, e2e).
 function(tessera_tests name label)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  if(NOT sources)
+    return()
+  endif()
   add_executable(test_${name} ${sources})
   target_link_libraries(test_${name} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main)
   target_compile_definitions(test_${name} PRIVATE

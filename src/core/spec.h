@@ -1,0 +1,78 @@
+// CoreSpec: every size, latency, bandwidth, clock and energy figure of one tensor core, parsed and
+// validated once from a config file (parse -> validate -> freeze), then passed by const reference.
+// No string look-ups on hot paths. The declarations in spec.cpp are also the config schema.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+#include "isa/opcodes.h"
+
+namespace tessera::core {
+
+struct EnergySpec {  // picojoules per event
+  double mac_pj = 0;             // one bf16 MAC in the MXU
+  double vector_op_pj = 0;       // one 32-bit element operation in the vector unit
+  double scalar_op_pj = 0;       // one scalar ALU op
+  double vreg_access_pj = 0;     // per 32-bit vreg element read or written
+  double vmem_byte_pj = 0;       // per byte read or written in vector memory
+  double smem_byte_pj = 0;       // per byte read or written in scalar memory
+  double hbm_byte_pj = 0;        // per byte moved to or from HBM
+  double ext_op_pj = 0;          // per element in the transpose/reduce/EUP/RNG units
+  double bundle_fetch_pj = 0;    // instruction fetch + decode of one bundle
+  double static_mw = 0;          // static power (mW), charged per simulated cycle
+};
+
+struct CoreSpec {
+  std::string name = "default";
+  double clock_hz = 700e6;
+
+  // scalar unit
+  int scalar_regs = 32;
+  int64_t smem_words = 4096;      // scalar memory, 32-bit words
+  int64_t imem_bundles = 65536;   // instruction memory
+
+  // vector unit
+  int sublanes = 8;
+  int lanes = 128;
+  int vector_regs = 32;
+  int mask_regs = 8;
+  int64_t vmem_bytes = 16ll << 20;  // vector memory
+  int64_t vmem_rows() const { return vmem_bytes / (4ll * lanes); }
+
+  // matrix unit (R x C systolic array, weight stationary)
+  int mxu_rows = 128;      // R: reduction dimension (weights rows)
+  int mxu_cols = 128;      // C: output columns
+  bool mxu_double_buffer = true;
+  int mxu_result_fifo = 8;       // result blocks (sublanes x C) the FIFO holds
+  int mxu_acc_blocks = 256;      // accumulator blocks (sublanes x C fp32 each)
+
+  // extended units: FIFO depths (in vregs) and pipeline latencies (cycles)
+  int xu_fifo = 16;   // must hold a whole lanes x lanes matrix: lanes / sublanes slices
+  int rpu_fifo = 4;
+  int eup_fifo = 4;
+
+  // latency (cycles from issue until the result may be used) per latency class
+  std::array<int, isa::kNumLatencyClasses> latency{};
+  int latency_of(isa::LatencyClass c) const { return latency[static_cast<int>(c)]; }
+
+  // HBM and DMA
+  int64_t hbm_bytes = 8ll << 30;     // this core's share of the chip's HBM
+  double hbm_bytes_per_cycle = 428;  // this core's share of the chip's bandwidth
+  int dma_latency = 500;             // cycles from issue to the first byte
+  int dma_queue = 16;                // outstanding DMA requests before dma.* stalls
+  int sync_flags = 32;
+
+  EnergySpec energy;
+};
+
+// Reads (and validates) a CoreSpec. Keys under "core." in the config document; unknown keys are
+// the caller's to reject with reader.finish() once every component has read its part.
+CoreSpec read_core_spec(ConfigReader& reader);
+
+// Convenience: read a whole file that holds only a core config; rejects unknown keys.
+CoreSpec load_core_spec(const std::string& path);
+
+}  // namespace tessera::core
