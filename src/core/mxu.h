@@ -1,0 +1,101 @@
+// The matrix unit (MXU): an R x C weight-stationary systolic array of bf16 multipliers with fp32
+// accumulation, a weight staging tile (double buffering), accumulator blocks and a result FIFO.
+//
+// Function (numerics/matmul.h defines the arithmetic):
+//   mlw  v      rows v[0..sublanes)[0..C) become the next weight rows W[k][0..C) of the staging
+//               tile (rounded to bf16), k counting 0..R-1 over successive mlw since the last flip.
+//   mflip       the staged tile (all R rows) becomes the active tile.
+//   mmul v      out[s][n] = sum_k bf16(v[s][k]) * W[k][n], k < R, s < sublanes; into the FIFO.
+//   mmul.st     the same block is written to accumulator block b (chain starts at +0).
+//   mmul.acc    the chain continues from accumulator block b's values (K > R needs no vector adds).
+//   mmul.acc.out as mmul.acc, then a copy of block b goes into the result FIFO.
+//   mpop v      v[s][n] = oldest FIFO block (n < C), v[s][n >= C] = 0.
+//
+// Timing (the fast model; tests/core check it against a cycle-by-cycle PE model):
+//   * Weights shift in one row per cycle: an mlw occupies the shift path for `sublanes` cycles, so
+//     a tile takes R cycles. mlw waits for the shift path. With double buffering off there is no
+//     staging tile: mlw also waits until every result of the active tile has left the array.
+//   * mflip waits until the staged tile has finished shifting in ("weight tile not loaded").
+//   * mmul feeds its `sublanes` rows on consecutive cycles (the serialiser) once the input port is
+//     free; a row entering at cycle e has its last column's result out at e + R + C - 2, and the
+//     block may be popped from cycle (entry of its last row) + R + C - 1.
+//   * So with double buffering off, a K x N weight matrix and M input rows take
+//     ceil(K/R) * ceil(N/C) * (2R + C + M - 2) cycles from the first weight row shifted in to the
+//     last result out, when the program issues each op as early as the unit allows.
+// Faults (UnitFault): mlw into a full staging tile; mflip of an incomplete tile; mmul with no
+//   active tile, or (no double buffering) while a tile is shifting in; a push that would overflow
+//   the result FIFO (only a pop can make room, so the program could never have waited); mpop with
+//   nothing pushed; an accumulator block out of range.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/spec.h"
+
+namespace tessera::core {
+
+enum class MmulMode { ToFifo, Store, Accumulate, AccumulateOut };
+
+struct MxuStats {
+  int64_t tiles_loaded = 0;       // mflip count
+  int64_t weight_rows = 0;        // rows shifted in
+  int64_t pushes = 0;             // mmul* count
+  int64_t macs = 0;               // pushes * sublanes * R * C
+  int64_t busy_cycles = 0;        // cycles the input port streamed rows
+  int64_t first_weight_cycle = -1;  // first cycle a weight row shifted in (-1: none yet)
+  int64_t last_result_cycle = -1;   // last cycle a result left the array (-1: none yet)
+  // The MXU's span: first weight row in to last result out, inclusive (0 if unused).
+  int64_t span() const {
+    return first_weight_cycle < 0 || last_result_cycle < 0 ? 0 : last_result_cycle - first_weight_cycle + 1;
+  }
+};
+
+class Mxu {
+ public:
+  explicit Mxu(const CoreSpec& spec);
+
+  // Earliest cycle >= now at which the op could issue, from this unit's state alone.
+  int64_t mlw_ready(int64_t now) const;
+  int64_t mflip_ready(int64_t now) const;
+  int64_t mmul_ready(int64_t now) const;
+  int64_t mpop_ready(int64_t now) const;
+
+  // Perform the op at cycle `now` (>= its *_ready). `v` is one vreg: sublanes x lanes fp32,
+  // row-major. Throw UnitFault on misuse.
+  void mlw(const float* v, int64_t now);
+  void mflip(int64_t now);
+  void mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now);
+  void mpop(float* v, int64_t now);
+
+  // Checks done before any state changes (so a faulting bundle changes nothing).
+  void check_mlw() const;
+  void check_mflip() const;
+  void check_mmul(MmulMode mode, int64_t acc_block) const;
+  void check_mpop() const;
+
+  int fifo_occupancy() const { return static_cast<int>(m_fifo.size()); }
+  const MxuStats& stats() const { return m_stats; }
+
+ private:
+  struct ResultBlock {
+    std::vector<float> values;  // sublanes x C
+    int64_t ready;              // first cycle it may be popped
+  };
+
+  const CoreSpec& m_spec;
+  int m_rows_per_push;  // = sublanes
+  std::vector<float> m_staging, m_active;  // R x C, bf16 values held as fp32
+  int m_staged_rows = 0;
+  bool m_have_active = false;
+  int64_t m_shift_free = 0;     // first cycle the weight shift path is free
+  int64_t m_input_free = 0;     // first cycle the input port is free
+  int64_t m_drained = 0;        // first cycle after the last in-flight result left the array
+  std::vector<float> m_acc;     // acc_blocks x sublanes x C
+  std::vector<float> m_in;      // scratch: one input block rounded to bf16 (sublanes x R)
+  std::deque<ResultBlock> m_fifo;
+  MxuStats m_stats;
+};
+
+}  // namespace tessera::core
