@@ -1,0 +1,141 @@
+#include "core/mxu.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/fault.h"
+#include "numerics/bf16.h"
+#include "numerics/matmul.h"
+
+namespace tessera::core {
+
+Mxu::Mxu(const CoreSpec& spec)
+    : m_spec(spec),
+      m_rows_per_push(spec.sublanes),
+      m_staging(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
+      m_active(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
+      m_acc(static_cast<size_t>(spec.mxu_acc_blocks) * spec.sublanes * spec.mxu_cols, 0.0f),
+      m_in(static_cast<size_t>(spec.sublanes) * spec.mxu_rows, 0.0f) {}
+
+// ---- readiness -----------------------------------------------------------------------------
+
+int64_t Mxu::mlw_ready(int64_t now) const {
+  int64_t t = std::max(now, m_shift_free);
+  // Single-buffered: the array's only weight registers are in use until the last result leaves.
+  if (!m_spec.mxu_double_buffer && m_staged_rows == 0) t = std::max(t, m_drained);
+  return t;
+}
+
+int64_t Mxu::mflip_ready(int64_t now) const { return std::max(now, m_shift_free); }
+
+int64_t Mxu::mmul_ready(int64_t now) const { return std::max(now, m_input_free); }
+
+int64_t Mxu::mpop_ready(int64_t now) const {
+  return m_fifo.empty() ? now : std::max(now, m_fifo.front().ready);
+}
+
+// ---- checks (no state change) --------------------------------------------------------------
+
+void Mxu::check_mlw() const {
+  if (m_staged_rows >= m_spec.mxu_rows)
+    throw UnitFault(fmt::format("mlw: the staging weight tile already holds all {} rows; mflip it first",
+                                m_spec.mxu_rows));
+}
+
+void Mxu::check_mflip() const {
+  if (m_staged_rows != m_spec.mxu_rows)
+    throw UnitFault(fmt::format("mflip: only {} of {} weight rows are staged (one mlw stages {})",
+                                m_staged_rows, m_spec.mxu_rows, m_rows_per_push));
+}
+
+void Mxu::check_mmul(MmulMode mode, int64_t acc_block) const {
+  if (!m_have_active) throw UnitFault("mmul: no active weight tile (mlw the rows, then mflip)");
+  if (!m_spec.mxu_double_buffer && m_staged_rows != 0)
+    throw UnitFault("mmul: weights are shifting in and double buffering is off");
+  if (mode != MmulMode::ToFifo && (acc_block < 0 || acc_block >= m_spec.mxu_acc_blocks))
+    throw UnitFault(fmt::format("mmul: accumulator block {} is out of range 0..{}", acc_block,
+                                m_spec.mxu_acc_blocks - 1));
+  const bool pushes_result = mode == MmulMode::ToFifo || mode == MmulMode::AccumulateOut;
+  if (pushes_result && static_cast<int>(m_fifo.size()) >= m_spec.mxu_result_fifo)
+    throw UnitFault(fmt::format("mmul: the result FIFO is full ({} blocks not popped); only mpop makes room",
+                                m_fifo.size()));
+}
+
+void Mxu::check_mpop() const {
+  if (m_fifo.empty()) throw UnitFault("mpop: the result FIFO is empty and no result is in flight");
+}
+
+// ---- operations ----------------------------------------------------------------------------
+
+void Mxu::mlw(const float* v, int64_t now) {
+  check_mlw();
+  const int R = m_spec.mxu_rows, C = m_spec.mxu_cols, L = m_spec.lanes;
+  const int rows = std::min(m_rows_per_push, R - m_staged_rows);
+  for (int s = 0; s < rows; ++s) {
+    float* dst = &m_staging[static_cast<size_t>(m_staged_rows + s) * C];
+    std::memcpy(dst, v + static_cast<size_t>(s) * L, sizeof(float) * C);
+    numerics::round_to_bf16(dst, C);
+  }
+  const int64_t start = mlw_ready(now);
+  if (m_stats.first_weight_cycle < 0) m_stats.first_weight_cycle = start;
+  m_shift_free = start + rows;
+  m_staged_rows += rows;
+  m_stats.weight_rows += rows;
+}
+
+void Mxu::mflip(int64_t now) {
+  check_mflip();
+  std::swap(m_staging, m_active);
+  m_staged_rows = 0;
+  m_have_active = true;
+  ++m_stats.tiles_loaded;
+  // Inputs pushed from now on meet the new weights; with double buffering the switch travels
+  // with the input wavefront, so the first new input may enter immediately.
+  m_input_free = std::max(m_input_free, mflip_ready(now));
+}
+
+void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
+  check_mmul(mode, acc_block);
+  const int S = m_rows_per_push, R = m_spec.mxu_rows, C = m_spec.mxu_cols, L = m_spec.lanes;
+  for (int s = 0; s < S; ++s) std::memcpy(&m_in[static_cast<size_t>(s) * R], v + static_cast<size_t>(s) * L, sizeof(float) * R);
+  numerics::round_to_bf16(m_in.data(), static_cast<long>(S) * R);
+
+  const int64_t start = mmul_ready(now);
+  const int64_t last_row_in = start + S - 1;
+  const int64_t last_out = last_row_in + R + C - 2;  // last column of the last row leaves
+  m_input_free = start + S;
+  m_drained = std::max(m_drained, last_out + 1);
+  m_stats.last_result_cycle = std::max(m_stats.last_result_cycle, last_out);
+  ++m_stats.pushes;
+  m_stats.macs += static_cast<int64_t>(S) * R * C;
+  m_stats.busy_cycles += S;
+
+  const size_t block = static_cast<size_t>(S) * C;
+  auto run = [&](float* out) { numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C); };
+  if (mode == MmulMode::ToFifo) {
+    ResultBlock rb{std::vector<float>(block, 0.0f), last_out + 1};
+    run(rb.values.data());
+    m_fifo.push_back(std::move(rb));
+    return;
+  }
+  float* acc = &m_acc[static_cast<size_t>(acc_block) * block];
+  if (mode == MmulMode::Store) std::fill(acc, acc + block, 0.0f);
+  run(acc);
+  if (mode == MmulMode::AccumulateOut) m_fifo.push_back({std::vector<float>(acc, acc + block), last_out + 1});
+}
+
+void Mxu::mpop(float* v, int64_t now) {
+  check_mpop();
+  const int S = m_rows_per_push, C = m_spec.mxu_cols, L = m_spec.lanes;
+  const ResultBlock& rb = m_fifo.front();
+  for (int s = 0; s < S; ++s) {
+    float* row = v + static_cast<size_t>(s) * L;
+    std::memcpy(row, &rb.values[static_cast<size_t>(s) * C], sizeof(float) * C);
+    std::fill(row + C, row + L, 0.0f);
+  }
+  m_fifo.pop_front();
+}
+
+}  // namespace tessera::core
