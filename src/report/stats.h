@@ -30,7 +30,9 @@ class StatGroup {
   double get(std::string_view path) const;
   bool has(std::string_view path) const;
 
-  nlohmann::json to_json() const;
+  // An ordered JSON object (declaration order kept; converts implicitly to nlohmann::json, which
+  // sorts keys). Integer counters are JSON integers; a non-finite value is null.
+  nlohmann::ordered_json to_json() const;
   // Indented "name  value unit" lines for terminal summaries.
   std::string to_text(int indent = 0) const;
 

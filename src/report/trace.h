@@ -26,8 +26,8 @@ class TraceSink {
 
 // Collects events in memory and writes Chrome trace-event JSON. Cycles are converted to
 // microseconds with the clock, so Perfetto shows simulated time; each track is a thread of one
-// process named after the core. At most `max_events` spans are kept (a trace of a long run
-// would not open); the JSON notes how many were dropped.
+// process named after the core. At most `max_events` events (spans and counter samples) are kept
+// (a trace of a long run would not open); the JSON notes how many were dropped.
 class ChromeTrace final : public TraceSink {
  public:
   ChromeTrace(std::string process_name, double clock_hz, size_t max_events = 2'000'000);
