@@ -1,0 +1,99 @@
+// Simulated annealing core placer (see placers.h for the contract).
+//
+// State: pos[node] and at[core] (node or -1). A move picks a node and a free core; the cost delta
+// is computed from the moved node's (and the swapped node's) neighbours only.
+#include <chrono>
+#include <cmath>
+
+#include "mapper/placers.h"
+#include "mapper/rng.h"
+
+namespace tessera::mapper {
+namespace {
+
+class Annealer {
+ public:
+  Annealer(const CoreProblem& pb, std::vector<int> pos) : m_pb(pb), m_pos(std::move(pos)), m_at(pb.width * pb.height, -1) {
+    for (int v = 0; v < pb.n(); ++v) m_at[m_pos[v]] = v;
+  }
+
+  // Cost change if node v moves to core c (swapping with the node there, if any).
+  double delta(int v, int c) const {
+    int u = m_at[c];
+    int pv = m_pos[v];
+    double d = 0.0;
+    for (const Neighbor& nb : m_pb.adj[v]) {
+      if (nb.node == u) continue;  // the v-u edge keeps its length under a swap
+      d += nb.weight * (m_pb.dist(c, m_pos[nb.node]) - m_pb.dist(pv, m_pos[nb.node]));
+    }
+    if (u >= 0)
+      for (const Neighbor& nb : m_pb.adj[u]) {
+        if (nb.node == v) continue;
+        d += nb.weight * (m_pb.dist(pv, m_pos[nb.node]) - m_pb.dist(c, m_pos[nb.node]));
+      }
+    return d;
+  }
+
+  void apply(int v, int c) {
+    int u = m_at[c];
+    int pv = m_pos[v];
+    m_at[pv] = u;
+    if (u >= 0) m_pos[u] = pv;
+    m_at[c] = v;
+    m_pos[v] = c;
+  }
+
+  const std::vector<int>& pos() const { return m_pos; }
+
+ private:
+  const CoreProblem& m_pb;
+  std::vector<int> m_pos;
+  std::vector<int> m_at;
+};
+
+}  // namespace
+
+std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt) {
+  const int n = pb.n();
+  if (n < 2 || pb.free.size() < 2) return start;
+  Rng rng(opt.seed);
+  Annealer st(pb, std::move(start));
+  const int nf = static_cast<int>(pb.free.size());
+  double t0 = opt.t_start;
+  if (t0 < 0.0) {  // mean |delta| of 256 random moves
+    double s = 0.0;
+    for (int i = 0; i < 256; ++i) s += std::fabs(st.delta(rng.below(n), pb.free[rng.below(nf)]));
+    t0 = std::max(1e-9, s / 256.0);
+  }
+  const double t1 = t0 * opt.t_end_ratio;
+  double cost = core_cost(pb, st.pos()), best = cost;
+  std::vector<int> best_pos = st.pos();
+  const auto begin = std::chrono::steady_clock::now();
+  double progress = 0.0;
+  for (long long k = 0;; ++k) {
+    if (opt.max_moves >= 0) {
+      if (k >= opt.max_moves) break;
+      progress = static_cast<double>(k) / std::max(1LL, opt.max_moves);
+    } else if ((k & 1023) == 0) {
+      std::chrono::duration<double> el = std::chrono::steady_clock::now() - begin;
+      progress = el.count() / std::max(1e-9, opt.seconds);
+      if (progress >= 1.0) break;
+    }
+    double t = t0 * std::pow(t1 / t0, progress);
+    int v = rng.below(n);
+    int c = pb.free[rng.below(nf)];
+    if (c == st.pos()[v]) continue;
+    double d = st.delta(v, c);
+    if (d <= 0.0 || rng.uniform() < std::exp(-d / t)) {
+      st.apply(v, c);
+      cost += d;
+      if (cost < best - 1e-9) {
+        best = cost;
+        best_pos = st.pos();
+      }
+    }
+  }
+  return best_pos;
+}
+
+}  // namespace tessera::mapper

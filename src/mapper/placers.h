@@ -1,0 +1,44 @@
+// Baseline core placers (issue 7 section 4). Each returns one distinct free core per local node of
+// a CoreProblem; all are deterministic for a given seed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "mapper/core_problem.h"
+
+namespace tessera::mapper {
+
+// Free cores in curve order; node i (in id order) takes the i-th core.
+std::vector<int> place_random(const CoreProblem& pb, uint64_t seed);
+std::vector<int> place_row_major(const CoreProblem& pb);
+std::vector<int> place_snake(const CoreProblem& pb);    // boustrophedon rows
+std::vector<int> place_hilbert(const CoreProblem& pb);  // Hilbert curve on the covering 2^k square
+// Free cores sorted by Hilbert index (used by several placers).
+std::vector<int> hilbert_order(int width, int height, const std::vector<int>& free);
+
+// Greedy: nodes in order of attachment to the placed set (start: the heaviest node, at the centre);
+// each goes to the free core minimising the added cost sum w * distance to placed neighbours
+// (ties: nearest to the centre, then lowest id).
+std::vector<int> place_greedy(const CoreProblem& pb);
+
+struct AnnealOptions {
+  double seconds = 1.0;        // wall-clock budget (checked every 1024 moves)
+  long long max_moves = -1;    // if >= 0, a fixed move budget instead of time (deterministic)
+  double t_start = -1.0;       // initial temperature; < 0 = from the mean |delta| of random moves
+  double t_end_ratio = 1e-3;   // final temperature / initial (geometric cooling)
+  uint64_t seed = 1;
+};
+// Simulated annealing from `start`: a move takes a random node to a random free core, swapping with
+// the node there if occupied; Metropolis acceptance; geometric cooling over the budget. Returns the
+// best placement seen. With max_moves >= 0 the result depends only on the inputs and seed.
+std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
+
+// Scotch graphMap onto the processor's mesh (sub-architecture of its free cores) with zero
+// imbalance; the graph is padded with isolated vertices to one vertex per free core.
+std::vector<int> place_scotch(const CoreProblem& pb, uint64_t seed);
+
+// Nearest free core (Manhattan, ties by lowest id) to `target` among cores not in `used`.
+int nearest_free(const CoreProblem& pb, int target, const std::vector<char>& used);
+
+}  // namespace tessera::mapper
