@@ -122,9 +122,23 @@ std::vector<int> merge_split(const LogicalGraph& g, std::vector<int> labels, int
       if (c == small || s[c] + s[small] > cap_max) continue;
       if (best < 0 || link[c] > link[best] || (link[c] == link[best] && s[c] < s[best])) best = c;
     }
-    if (best < 0) {  // nothing fits: join the smallest other community
-      for (int c = 0; c < count; ++c)
-        if (c != small && (best < 0 || s[c] < s[best])) best = c;
+    if (best < 0) {
+      // No community can absorb it whole: hand its nodes one by one to the community with room
+      // they are most connected to (room exists: n <= k * cap_max < count * cap_max).
+      for (int v = 0; v < n; ++v) {
+        if (labels[v] != small) continue;
+        std::vector<double> to(count, 0.0);
+        for (const Neighbor& nb : adj[v]) to[labels[nb.node]] += nb.weight;
+        int dest = -1;
+        for (int c = 0; c < count; ++c)
+          if (c != small && s[c] < cap_max && (dest < 0 || to[c] > to[dest])) dest = c;
+        if (dest < 0)
+          for (int c = 0; c < count; ++c)
+            if (c != small && (dest < 0 || s[c] < s[dest])) dest = c;
+        labels[v] = dest;
+        ++s[dest];
+      }
+      best = small;  // now empty
     }
     for (int& l : labels) l = l == small ? best : l;
     for (int& l : labels) l = l == count - 1 ? small : l;  // keep labels dense

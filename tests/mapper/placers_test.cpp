@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "mapper/generators.h"
+#include "mapper/placers.h"
+
+namespace tessera::mapper {
+namespace {
+
+CoreProblem path_problem(int n, int w, int h) {
+  LogicalGraph g;
+  for (int i = 0; i < n; ++i) g.add_node({std::to_string(i)});
+  for (int i = 0; i + 1 < n; ++i) g.add_edge(i, i + 1, 1.0);
+  return make_core_problem(g, w, h);
+}
+
+TEST(Placers, CurveOrdersOnA2x2Mesh) {
+  CoreProblem pb = path_problem(4, 2, 2);
+  EXPECT_EQ(place_row_major(pb), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(place_snake(pb), (std::vector<int>{0, 1, 3, 2}));
+  EXPECT_EQ(place_hilbert(pb), (std::vector<int>{0, 2, 3, 1}));
+}
+
+TEST(Placers, ASnakeOrHilbertPathHasUnitHops) {
+  CoreProblem pb = path_problem(64, 8, 8);
+  EXPECT_DOUBLE_EQ(core_cost(pb, place_snake(pb)), 63.0);
+  EXPECT_DOUBLE_EQ(core_cost(pb, place_hilbert(pb)), 63.0);
+}
+
+TEST(Placers, EveryPlacerGivesDistinctFreeCoresAroundOccupiedOnes) {
+  LogicalGraph g = gen_random_dag(40, 6, 2, 4);
+  SystemSpec sys = make_system(1, 7, 7);
+  for (int c = 0; c < 49; c += 7) sys.occupied[0][c] = true;
+  std::vector<int> proc(40, 0);
+  CoreProblem pb = make_core_problem(g, sys, proc, 0);
+  AnnealOptions opt;
+  opt.max_moves = 20000;
+  for (auto pos : {place_random(pb, 1), place_row_major(pb), place_snake(pb), place_hilbert(pb), place_greedy(pb),
+                   place_scotch(pb, 1), anneal(pb, place_random(pb, 2), opt)})
+    EXPECT_NO_THROW(check_core_placement(pb, pos));
+}
+
+TEST(Placers, AnnealingImprovesOnItsStartAndIsDeterministic) {
+  LogicalGraph g = gen_family("mlp", 64, 1);
+  CoreProblem pb = make_core_problem(g, 8, 8);
+  std::vector<int> start = place_random(pb, 3);
+  AnnealOptions opt;
+  opt.max_moves = 50000;
+  auto a = anneal(pb, start, opt);
+  EXPECT_LT(core_cost(pb, a), 0.8 * core_cost(pb, start));
+  EXPECT_EQ(a, anneal(pb, start, opt));
+}
+
+TEST(Placers, GreedyAndScotchBeatRandom) {
+  LogicalGraph g = gen_family("conv", 64, 1);
+  CoreProblem pb = make_core_problem(g, 8, 8);
+  double rnd = core_cost(pb, place_random(pb, 1));
+  EXPECT_LT(core_cost(pb, place_greedy(pb)), rnd);
+  EXPECT_LT(core_cost(pb, place_scotch(pb, 1)), rnd);
+}
+
+TEST(Placers, ScotchPlacesAPathAlongAMeshRow) {
+  CoreProblem pb = path_problem(8, 8, 1);
+  EXPECT_DOUBLE_EQ(core_cost(pb, place_scotch(pb, 1)), 7.0);
+}
+
+}  // namespace
+}  // namespace tessera::mapper
