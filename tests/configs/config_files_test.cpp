@@ -1,0 +1,179 @@
+// The shipped configs in configs/ load, hold the figures they claim, and bad configs are rejected
+// with exact messages.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "core/spec.h"
+
+namespace tessera::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kConfigs = fs::path(TESSERA_SOURCE_DIR) / "configs";
+
+std::vector<fs::path> config_files() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kConfigs))
+    if (e.is_regular_file() && (e.path().extension() == ".json")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+nlohmann::json parse_with_comments(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str(), nullptr, true, /*ignore_comments=*/true);
+}
+
+// Reads `text` as a whole core config, as load_core_spec does for a file.
+CoreSpec read_text(std::string_view text) {
+  ConfigReader r = ConfigReader::from_string(text, "test.json");
+  CoreSpec s = read_core_spec(r);
+  r.finish();
+  return s;
+}
+
+std::string error_of(std::string_view text) {
+  try {
+    read_text(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigFiles, EveryShippedConfigLoads) {
+  const auto files = config_files();
+  ASSERT_GE(files.size(), 2u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    EXPECT_NO_THROW(load_core_spec(f.string()));
+  }
+}
+
+TEST(ConfigFiles, TpuV2LikeHasThePublishedFigures) {
+  const CoreSpec s = load_core_spec((kConfigs / "tpu-v2-like.json").string());
+  EXPECT_EQ(s.name, "tpu-v2-like");
+  EXPECT_EQ(s.clock_hz, 700e6);
+  EXPECT_EQ(s.mxu_rows, 128);
+  EXPECT_EQ(s.mxu_cols, 128);
+  EXPECT_TRUE(s.mxu_double_buffer);
+  EXPECT_EQ(s.sublanes, 8);
+  EXPECT_EQ(s.lanes, 128);
+  EXPECT_EQ(s.vector_regs, 32);
+  EXPECT_EQ(s.scalar_regs, 32);
+  EXPECT_EQ(s.smem_words, 4096);
+  EXPECT_EQ(s.vmem_bytes, 16ll << 20);
+  EXPECT_EQ(s.hbm_bytes, 8ll << 30);  // half of the chip's 16 GiB
+  // half of 600 GB/s at 700 MHz, to the 3 decimals written in the file
+  EXPECT_NEAR(s.hbm_bytes_per_cycle, 300e9 / 700e6, 1e-3);
+  EXPECT_EQ(s.energy.hbm_byte_pj, 31.2);
+  EXPECT_EQ(s.energy.mac_pj, 2.0);
+  EXPECT_EQ(s.latency_of(isa::LatencyClass::Eup), 3);
+}
+
+TEST(ConfigFiles, SmallIsTheMiniatureMachine) {
+  const CoreSpec s = load_core_spec((kConfigs / "small.json").string());
+  EXPECT_EQ(s.name, "small");
+  EXPECT_EQ(s.sublanes, 2);
+  EXPECT_EQ(s.lanes, 8);
+  EXPECT_EQ(s.mxu_rows, 8);
+  EXPECT_EQ(s.mxu_cols, 8);
+  EXPECT_EQ(s.vmem_bytes, 65536);
+  EXPECT_EQ(s.vmem_rows(), 2048);
+  EXPECT_EQ(s.hbm_bytes, 1 << 20);
+  EXPECT_EQ(s.xu_fifo * s.sublanes, s.lanes);
+}
+
+TEST(ConfigFiles, TpuV2LikeSetsEverySchemaKeyExplicitly) {
+  ConfigReader schema = ConfigReader::schema();
+  read_core_spec(schema);
+  const auto doc = parse_with_comments(kConfigs / "tpu-v2-like.json");
+  ASSERT_FALSE(schema.declarations().empty());
+  for (const auto& d : schema.declarations()) {
+    const nlohmann::json* node = &doc;
+    std::string part;
+    std::istringstream parts(d.key);
+    bool found = true;
+    while (std::getline(parts, part, '.')) {
+      if (!node->is_object() || !node->contains(part)) {
+        found = false;
+        break;
+      }
+      node = &(*node)[part];
+    }
+    EXPECT_TRUE(found) << d.key << " is not set in tpu-v2-like.json";
+  }
+}
+
+TEST(ConfigFiles, MissingKeysTakeTheirDefaults) {
+  const CoreSpec s = read_text(R"({"core": {"vector": {"regs": 16}}})");
+  EXPECT_EQ(s.vector_regs, 16);
+  EXPECT_EQ(s.lanes, CoreSpec{}.lanes);
+  EXPECT_EQ(s.sublanes, CoreSpec{}.sublanes);
+  EXPECT_EQ(s.clock_hz, CoreSpec{}.clock_hz);
+}
+
+TEST(ConfigFiles, UnknownKeyNamesTheClosestKnownKey_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"mxu": {"rowz": 64}}})"),
+            "test.json: key 'core.mxu.rowz': unknown key (did you mean 'core.mxu.rows'?)");
+}
+
+TEST(ConfigFiles, UnknownKeyFarFromAnyKnownKey_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"quantum_flux": 1}})"),
+            "test.json: key 'core.quantum_flux': unknown key (see `tessera config --schema` for "
+            "every key)");
+}
+
+TEST(ConfigFiles, WrongType_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": "128"}}})"),
+            "test.json: key 'core.vector.lanes': expected an integer, got string \"128\"");
+  EXPECT_EQ(error_of(R"({"core": {"mxu": {"double_buffer": 1}}})"),
+            "test.json: key 'core.mxu.double_buffer': expected true or false, got 1");
+  EXPECT_EQ(error_of(R"({"core": {"clock_hz": "fast"}})"),
+            "test.json: key 'core.clock_hz': expected a number, got string \"fast\"");
+  EXPECT_EQ(error_of(R"({"core": {"mxu": {"rows": 12.5}}})"),
+            "test.json: key 'core.mxu.rows': expected an integer, got number 12.5");
+}
+
+TEST(ConfigFiles, OutOfRange_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"mxu": {"rows": 0}}})"),
+            "test.json: key 'core.mxu.rows': value 0 is out of range [1, 1024] (PEs)");
+  EXPECT_EQ(error_of(R"({"core": {"hbm": {"bytes_per_cycle": -1}}})"),
+            "test.json: key 'core.hbm.bytes_per_cycle': value -1 is out of range [0.001, 1000000] "
+            "(bytes/cycle)");
+}
+
+TEST(ConfigFiles, CrossKeyConstraint_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": 8, "sublanes": 2}, "mxu": {"rows": 8, "cols": 16}}})"),
+            "test.json: key 'core.mxu.cols': MXU columns cannot exceed the vector lanes");
+  EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": 96}}})"),
+            "test.json: key 'core.vector.lanes': lanes must be a power of two (reduction tree)");
+}
+
+TEST(ConfigFiles, JsonSyntaxErrorNamesLineAndColumn_bad) {
+  const std::string text = "{\n  \"core\": {\n    \"name\": \"x\",\n    \"clock_hz\": 7e8,,\n  }\n}\n";
+  const std::string err = error_of(text);  // line 4, column 21: the second comma
+  EXPECT_EQ(err,
+            "test.json:4:21: invalid JSON: syntax error while parsing object key - unexpected ','; "
+            "expected string literal");
+}
+
+TEST(ConfigFiles, MissingFile_bad) {
+  try {
+    load_core_spec("/nonexistent/config.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/config.json: cannot open config file");
+  }
+}
+
+}  // namespace
+}  // namespace tessera::core
