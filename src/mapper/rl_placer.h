@@ -1,0 +1,71 @@
+// One-step placement with the learned policy (spec mapping.md, "Step 2"), and its training (PPO).
+//
+// Inference: every node's Gaussian mean mu_i is mapped to its most probable position
+// j = round((mu_i + bound) / step) in the Hilbert order of the free cores; all nodes are placed at
+// once and collisions are settled by resolve_conflicts. Training samples positions from the
+// discretised Gaussians instead.
+//
+// Conflict rule (spec): per core, of the nodes whose choice it is, the one with the highest
+// priority keeps it (priority = interaction weight, sum of |w| of in- and out-edges; ties: lower
+// id); the others then, in priority order, take the free core nearest (Manhattan; ties: lowest core
+// id) to the core they chose.
+//
+// PPO: each node's choice is one decision with the placement's advantage (factorised policy, so
+// ratios are per node, not the product over nodes):
+//   L = mean over decisions of min(r A, clip(r, 1 - eps, 1 + eps) A),  r = exp(logp_new - logp_old)
+// The reward is the spec's (metrics.h) on the problem's mesh with the chosen turn model, divided by
+// |reward of the Hilbert-order placement| so that graphs of any size weigh alike; the advantage is
+// that minus a running mean per graph, then standardised over the batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mapper/core_problem.h"
+#include "mapper/policy.h"
+#include "mapper/routing.h"
+
+namespace tessera::mapper {
+
+std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired, const std::vector<double>& priority);
+std::vector<double> node_priority(const CoreProblem& pb);
+// Free cores in the order positions index them (Hilbert order).
+std::vector<int> position_cores(const CoreProblem& pb);
+// Most probable position per node for means mu.
+std::vector<int> argmax_positions(const Eigen::VectorXd& mu, int m, double bound);
+std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy);
+
+// Spec reward of a core placement on the problem's mesh (turn-model routes; dl_ratio = 0).
+double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel model);
+
+struct PpoItem {
+  const PolicyInput* input = nullptr;
+  std::vector<int> actions;     // position per node
+  std::vector<double> old_logp;  // log P_old(action) per node
+  double advantage = 0.0;
+  int positions = 1;             // m
+};
+
+// The clipped objective (to maximise) averaged over all decisions of the batch; if grad is given,
+// fills dL/dparams.
+double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps, Eigen::VectorXd* grad);
+
+struct TrainOptions {
+  int iterations = 200;      // passes over the training graphs
+  double threshold = 8.0;    // update once the summed |normalised reward| reaches this
+  int epochs = 4;            // PPO epochs per update
+  double lr = 3e-3;          // Adam
+  double eps = 0.2;          // PPO clip
+  uint64_t seed = 1;
+  TurnModel routing = TurnModel::kXY;
+  int hidden = 24;
+};
+
+// Trains from a fresh policy (deterministic from opt.seed). `progress(iteration, mean reward ratio
+// of the greedy policy over the graphs)` is called after each pass.
+Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
+                    const std::function<void(int, double)>& progress = {});
+
+}  // namespace tessera::mapper

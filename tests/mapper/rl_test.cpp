@@ -1,0 +1,149 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/error.h"
+#include "mapper/generators.h"
+#include "mapper/rl_placer.h"
+
+namespace tessera::mapper {
+namespace {
+
+CoreProblem star_problem() {
+  // Node 0 interacts most (weight 6), then 1 (4), then 2 (3), 3 (1).
+  LogicalGraph g;
+  for (int i = 0; i < 4; ++i) g.add_node({std::to_string(i)});
+  g.add_edge(0, 1, 3.0);
+  g.add_edge(0, 2, 2.0);
+  g.add_edge(0, 3, 1.0);
+  g.add_edge(1, 2, 1.0);
+  return make_core_problem(g, 3, 3);
+}
+
+TEST(ConflictRule, HighestPriorityKeepsTheCoreAndLosersTakeTheNearestFreeCore) {
+  CoreProblem pb = star_problem();
+  auto prio = node_priority(pb);
+  EXPECT_EQ(prio, (std::vector<double>{6, 4, 3, 1}));
+  // All four nodes want the centre core 4. Node 0 keeps it; node 1 takes the nearest free core to
+  // 4 (distance 1, lowest id: 1), node 2 the next (3), node 3 the next (5).
+  EXPECT_EQ(resolve_conflicts(pb, {4, 4, 4, 4}, prio), (std::vector<int>{4, 1, 3, 5}));
+}
+
+TEST(ConflictRule, AWinnerKeepsItsCoreEvenIfAHigherPriorityLoserIsNearer) {
+  CoreProblem pb = star_problem();
+  auto prio = node_priority(pb);
+  // Nodes 0 and 1 want core 0; node 3 (lowest priority) wants core 1 alone and keeps it, so node 1
+  // (loser) goes to the next nearest free core to 0, which is 3.
+  EXPECT_EQ(resolve_conflicts(pb, {0, 0, 8, 1}, prio), (std::vector<int>{0, 3, 8, 1}));
+}
+
+TEST(Policy, BackwardMatchesFiniteDifferences) {
+  CoreProblem pb = make_core_problem(gen_random_dag(20, 4, 2, 7), 5, 5);
+  PolicyInput in = make_policy_input(pb);
+  Policy pol(6);
+  pol.init(3);
+  Eigen::VectorXd gmu = Eigen::VectorXd::LinSpaced(pb.n(), -1.0, 1.0);
+  PolicyTape tape;
+  pol.forward(in, &tape);
+  Eigen::VectorXd g = pol.backward(in, tape, gmu);
+  Eigen::VectorXd p = pol.params();
+  const double h = 1e-6;
+  for (int k = 0; k < p.size(); k += 7) {
+    Eigen::VectorXd q = p;
+    q[k] += h;
+    pol.set_params(q);
+    double up = gmu.dot(pol.forward(in));
+    q[k] -= 2 * h;
+    pol.set_params(q);
+    double down = gmu.dot(pol.forward(in));
+    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-6 * std::max(1.0, std::fabs(g[k]))) << "param " << k;
+  }
+}
+
+TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
+  CoreProblem pb = make_core_problem(gen_random_dag(16, 4, 2, 9), 4, 4);
+  PolicyInput in = make_policy_input(pb);
+  Policy pol(5);
+  pol.init(11);
+  // Old policy = a perturbed copy, so ratios spread on both sides of the clip range.
+  Policy old = pol;
+  Eigen::VectorXd po = old.params();
+  for (int k = 0; k < po.size(); ++k) po[k] += 0.3 * std::sin(1.7 * k);
+  old.set_params(po);
+  Eigen::VectorXd mu_old = old.forward(in);
+  std::vector<PpoItem> batch;
+  for (double adv : {1.3, -0.7}) {
+    PpoItem it{&in, {}, {}, adv, 16};
+    for (int v = 0; v < pb.n(); ++v) {
+      int a = (v * 5 + (adv > 0 ? 1 : 3)) % 16;
+      it.actions.push_back(a);
+      it.old_logp.push_back(position_log_probs(mu_old[v], 16, old.bound(), old.sigma_steps())[a]);
+    }
+    batch.push_back(it);
+  }
+  Eigen::VectorXd g;
+  ppo_objective(pol, batch, 0.2, &g);
+  Eigen::VectorXd p = pol.params();
+  const double h = 1e-6;
+  int checked = 0;
+  for (int k = 0; k < p.size(); k += 3) {
+    Eigen::VectorXd q = p;
+    q[k] += h;
+    pol.set_params(q);
+    double up = ppo_objective(pol, batch, 0.2, nullptr);
+    q[k] -= 2 * h;
+    pol.set_params(q);
+    double down = ppo_objective(pol, batch, 0.2, nullptr);
+    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-5 * std::max(1.0, std::fabs(g[k]))) << "param " << k;
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+  EXPECT_GT(g.norm(), 0.0);
+}
+
+TEST(Ppo, ObjectiveIsClipped) {
+  // One decision: with A > 0 the objective cannot exceed (1 + eps) * A however likely the action.
+  CoreProblem pb = make_core_problem(gen_random(4, 2.0, 1), 2, 2);
+  PolicyInput in = make_policy_input(pb);
+  Policy pol(4);
+  pol.init(1);
+  PpoItem it{&in, {0, 0, 0, 0}, {-50.0, -50.0, -50.0, -50.0}, 2.0, 4};
+  EXPECT_DOUBLE_EQ(ppo_objective(pol, {it}, 0.2, nullptr), 1.2 * 2.0);
+}
+
+TEST(Policy, SaveLoadRoundTripsAndBadFilesAreRejected_bad) {
+  Policy pol(8);
+  pol.init(5);
+  std::string path = std::string(TESSERA_BINARY_DIR) + "/mapper_policy_test.bin";
+  pol.save(path);
+  EXPECT_EQ(Policy::load(path).params(), pol.params());
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "NOTAPOLICYFILE";
+  }
+  try {
+    Policy::load(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.why(), "not a tessera policy file (bad magic)");
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Training, IsDeterministic) {
+  std::vector<CoreProblem> graphs = {make_core_problem(gen_family("conv", 36, 1), 6, 6),
+                                     make_core_problem(gen_family("dag", 36, 2), 6, 6)};
+  TrainOptions opt;
+  opt.iterations = 30;
+  opt.threshold = 4.0;
+  opt.hidden = 8;
+  std::vector<double> curve;
+  Policy a = train_policy(graphs, opt, [&](int, double r) { curve.push_back(r); });
+  Policy b = train_policy(graphs, opt);
+  EXPECT_EQ(a.params(), b.params());
+  EXPECT_EQ(curve.size(), 30u);
+}
+
+}  // namespace
+}  // namespace tessera::mapper
