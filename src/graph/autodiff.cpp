@@ -1,0 +1,139 @@
+#include "graph/autodiff.h"
+
+#include <string>
+
+#include "common/error.h"
+
+namespace tessera::graph {
+
+namespace {
+
+class Differentiator {
+ public:
+  explicit Differentiator(Graph& g) : m_g(g), m_grad(g.values().size(), -1), m_needs(g.values().size(), false) {
+    for (const Value& v : g.values()) m_needs[v.id] = v.kind == ValueKind::kParam;
+    for (const Node& n : g.nodes()) {
+      if (n.op == OpKind::kOnesLike) continue;  // constant: no gradient flows through
+      for (int in : n.inputs) m_needs[n.output] = m_needs[n.output] || m_needs[in];
+    }
+  }
+
+  std::vector<int> run(int output, int seed) {
+    const size_t forward_nodes = m_g.nodes().size();
+    m_grad[output] = seed;
+    for (size_t i = forward_nodes; i-- > 0;) {
+      const Node n = m_g.node(static_cast<int>(i));  // copy: rules append to the node list
+      if (m_grad[n.output] < 0 || !m_needs[n.output]) continue;
+      apply_rule(n, m_grad[n.output]);
+    }
+    std::vector<int> grads;
+    for (int p : m_g.params()) grads.push_back(m_grad[p]);
+    return grads;
+  }
+
+ private:
+  int add(OpKind op, std::vector<int> inputs, Attrs attrs = {}) {
+    const int v = m_g.add_node(op, std::move(inputs), std::move(attrs));
+    m_grad.push_back(-1);
+    m_needs.push_back(false);
+    return v;
+  }
+
+  bool needs(int v) const { return m_needs[v]; }
+
+  // Adds `g` to the gradient of value v.
+  void accumulate(int v, int g) {
+    m_grad[v] = m_grad[v] < 0 ? g : add(OpKind::kAdd, {m_grad[v], g});
+  }
+
+  // Gradient of Add's broadcast operand b: dy summed over the leading dimensions.
+  int broadcast_grad(int dy, const Shape& b) {
+    const Shape& a = m_g.value(dy).shape;
+    if (a == b) return dy;
+    const int64_t nb = num_elements(b);
+    int rows = dy;
+    if (b.size() != 1) rows = add(OpKind::kReshape, {dy}, Attrs{.shape = {num_elements(a) / nb, nb}});
+    const int sum = add(OpKind::kReduceRows, {rows});
+    return b.size() == 1 ? sum : add(OpKind::kReshape, {sum}, Attrs{.shape = b});
+  }
+
+  void apply_rule(const Node& n, int dy) {
+    const int x = n.inputs[0];
+    const int y = n.inputs.size() > 1 ? n.inputs[1] : -1;
+    switch (n.op) {
+      case OpKind::kMatMul:
+        if (needs(x)) accumulate(x, add(OpKind::kMatMul, {dy, add(OpKind::kTranspose, {y})}));
+        if (needs(y)) accumulate(y, add(OpKind::kMatMul, {add(OpKind::kTranspose, {x}), dy}));
+        return;
+      case OpKind::kAdd:
+        if (needs(x)) accumulate(x, dy);
+        if (needs(y)) accumulate(y, broadcast_grad(dy, m_g.value(y).shape));
+        return;
+      case OpKind::kRelu:
+        accumulate(x, add(OpKind::kReluGrad, {dy, x}));
+        return;
+      case OpKind::kSoftmaxCrossEntropy:
+        if (needs(x)) accumulate(x, add(OpKind::kSoftmaxCrossEntropyGrad, {x, y, dy}));
+        return;
+      case OpKind::kConv2D: {
+        Attrs a{.stride = n.attrs.stride, .pad = n.attrs.pad, .kernel = 0, .shape = {}};
+        if (needs(x)) {
+          a.shape = m_g.value(x).shape;
+          accumulate(x, add(OpKind::kConv2DInputGrad, {dy, y}, a));
+        }
+        if (needs(y)) {
+          a.shape = m_g.value(y).shape;
+          accumulate(y, add(OpKind::kConv2DWeightGrad, {x, dy}, a));
+        }
+        return;
+      }
+      case OpKind::kMaxPool2D:
+        accumulate(x, add(OpKind::kMaxPool2DGrad, {dy, x}, n.attrs));
+        return;
+      case OpKind::kReshape:
+        accumulate(x, add(OpKind::kReshape, {dy}, Attrs{.shape = m_g.value(x).shape}));
+        return;
+      case OpKind::kTranspose:
+        accumulate(x, add(OpKind::kTranspose, {dy}));
+        return;
+      case OpKind::kReluGrad:
+      case OpKind::kSoftmaxCrossEntropyGrad:
+      case OpKind::kConv2DInputGrad:
+      case OpKind::kConv2DWeightGrad:
+      case OpKind::kMaxPool2DGrad:
+      case OpKind::kReduceRows:
+      case OpKind::kOnesLike:
+        throw Error("autodiff", std::string(op_name(n.op)) + " (value '" + m_g.value(n.output).name +
+                                    "') is a backward-only op with no gradient rule");
+    }
+  }
+
+  Graph& m_g;
+  std::vector<int> m_grad;
+  std::vector<bool> m_needs;
+};
+
+}  // namespace
+
+std::vector<int> append_backward(Graph& g, int output, int seed) {
+  if (g.value(seed).shape != g.value(output).shape)
+    throw Error("autodiff", "seed " + shape_str(g.value(seed).shape) + " does not match output " +
+                                shape_str(g.value(output).shape));
+  return Differentiator(g).run(output, seed);
+}
+
+TrainingGraph build_training_graph(const Graph& forward, int loss) {
+  TrainingGraph t{forward, loss, forward.params(), {}};
+  if (!forward.value(loss).shape.empty())
+    throw Error("autodiff", "loss '" + forward.value(loss).name + "' must be a scalar, got " +
+                                shape_str(forward.value(loss).shape));
+  const int seed = t.graph.add_node(OpKind::kOnesLike, {loss}, {}, "d.loss");
+  t.grads = append_backward(t.graph, loss, seed);
+  for (size_t i = 0; i < t.params.size(); ++i)
+    if (t.grads[i] < 0)
+      throw Error("autodiff", "parameter '" + forward.value(t.params[i]).name + "' does not affect the loss");
+  t.graph.verify();
+  return t;
+}
+
+}  // namespace tessera::graph

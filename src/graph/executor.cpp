@@ -1,0 +1,149 @@
+#include "graph/executor.h"
+
+#include <string>
+#include <type_traits>
+
+#include "common/error.h"
+
+namespace tessera::graph {
+
+namespace {
+
+std::string value_where(const Value& v) { return "value '" + v.name + "'"; }
+
+kernels::ConvGeom conv_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
+  return {static_cast<int>(x[0]), static_cast<int>(x[1]), static_cast<int>(x[2]),
+          static_cast<int>(x[3]), static_cast<int>(w[0]), static_cast<int>(w[1]),
+          static_cast<int>(w[3]), a.stride, a.pad, static_cast<int>(y[1]), static_cast<int>(y[2])};
+}
+
+kernels::ConvGeom pool_geom(const Shape& x, const Shape& y, const Attrs& a) {
+  return {static_cast<int>(x[0]), static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(x[3]),
+          a.kernel, a.kernel, static_cast<int>(x[3]), a.stride, 0, static_cast<int>(y[1]),
+          static_cast<int>(y[2])};
+}
+
+}  // namespace
+
+template <typename T>
+Executor<T>::Executor(const Graph& g, Numerics mode, bool use_blas)
+    : m_graph(g),
+      m_mode(mode),
+      m_matmul{mode, use_blas},
+      m_values(g.values().size()),
+      m_labels(g.values().size()),
+      m_bound(g.values().size(), false) {
+  constexpr bool kIsDouble = std::is_same_v<T, double>;
+  TESSERA_CHECK((mode == Numerics::kF64) == kIsDouble,
+                "Executor<double> runs kF64; Executor<float> runs kF32 and kChip");
+  g.verify();
+}
+
+template <typename T>
+void Executor<T>::set(int value, std::vector<T> data) {
+  const Value& v = m_graph.value(value);
+  if (v.kind == ValueKind::kNode || v.dtype != DType::kF32)
+    throw Error(value_where(v), "only f32 inputs and parameters can be bound with set()");
+  if (static_cast<int64_t>(data.size()) != num_elements(v.shape))
+    throw Error(value_where(v), "bound " + std::to_string(data.size()) + " elements, shape " +
+                                    shape_str(v.shape) + " needs " + std::to_string(num_elements(v.shape)));
+  m_values[value] = std::move(data);
+  m_bound[value] = true;
+}
+
+template <typename T>
+void Executor<T>::set_labels(int value, std::vector<int32_t> labels) {
+  const Value& v = m_graph.value(value);
+  if (v.kind != ValueKind::kInput || v.dtype != DType::kI32)
+    throw Error(value_where(v), "only i32 inputs can be bound with set_labels()");
+  if (static_cast<int64_t>(labels.size()) != num_elements(v.shape))
+    throw Error(value_where(v), "bound " + std::to_string(labels.size()) + " labels, shape " +
+                                    shape_str(v.shape) + " needs " + std::to_string(num_elements(v.shape)));
+  m_labels[value] = std::move(labels);
+  m_bound[value] = true;
+}
+
+template <typename T>
+const std::vector<T>& Executor<T>::get(int value) const {
+  const Value& v = m_graph.value(value);
+  if (v.dtype != DType::kF32) throw Error(value_where(v), "is i32; get() reads f32 values");
+  return m_values[value];
+}
+
+template <typename T>
+std::vector<T>& Executor<T>::at(int value) {
+  return const_cast<std::vector<T>&>(get(value));
+}
+
+template <typename T>
+void Executor<T>::run() {
+  for (const Value& v : m_graph.values())
+    if (v.kind != ValueKind::kNode && !m_bound[v.id]) throw Error(value_where(v), "is not bound");
+  for (const Node& n : m_graph.nodes()) run_node(n);
+}
+
+template <typename T>
+void Executor<T>::run_node(const Node& n) {
+  const Value& out_v = m_graph.value(n.output);
+  std::vector<T>& out = m_values[n.output];
+  auto in = [&](int i) -> const std::vector<T>& { return m_values[n.inputs[i]]; };
+  auto shape = [&](int i) -> const Shape& { return m_graph.value(n.inputs[i]).shape; };
+  auto labels = [&](int i) -> const std::vector<int32_t>& { return m_labels[n.inputs[i]]; };
+  if (out_v.dtype == DType::kI32) {  // reshape of labels
+    m_labels[n.output] = labels(0);
+    return;
+  }
+  out.assign(static_cast<size_t>(num_elements(out_v.shape)), T(0));
+  const long size = static_cast<long>(out.size());
+  switch (n.op) {
+    case OpKind::kMatMul:
+      m_matmul(in(0).data(), in(1).data(), out.data(), static_cast<int>(shape(0)[0]),
+               static_cast<int>(shape(0)[1]), static_cast<int>(shape(1)[1]));
+      return;
+    case OpKind::kAdd:
+      kernels::add_broadcast(in(0).data(), in(1).data(), out.data(), size, static_cast<long>(in(1).size()));
+      return;
+    case OpKind::kRelu: kernels::relu(in(0).data(), out.data(), size, m_mode); return;
+    case OpKind::kReluGrad: kernels::relu_grad(in(0).data(), in(1).data(), out.data(), size); return;
+    case OpKind::kSoftmaxCrossEntropy:
+      kernels::softmax_xent(in(0).data(), labels(1).data(), out.data(), static_cast<int>(shape(0)[0]),
+                            static_cast<int>(shape(0)[1]), m_mode);
+      return;
+    case OpKind::kSoftmaxCrossEntropyGrad:
+      kernels::softmax_xent_grad(in(0).data(), labels(1).data(), in(2)[0], out.data(),
+                                 static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]), m_mode);
+      return;
+    case OpKind::kConv2D:
+      kernels::conv2d(in(0).data(), in(1).data(), out.data(), conv_geom(shape(0), shape(1), out_v.shape, n.attrs), m_matmul);
+      return;
+    case OpKind::kConv2DInputGrad:
+      kernels::conv2d_input_grad(in(0).data(), in(1).data(), out.data(),
+                                 conv_geom(out_v.shape, shape(1), shape(0), n.attrs), m_matmul);
+      return;
+    case OpKind::kConv2DWeightGrad:
+      kernels::conv2d_weight_grad(in(0).data(), in(1).data(), out.data(),
+                                  conv_geom(shape(0), out_v.shape, shape(1), n.attrs), m_matmul);
+      return;
+    case OpKind::kMaxPool2D:
+      kernels::maxpool2d(in(0).data(), out.data(), pool_geom(shape(0), out_v.shape, n.attrs));
+      return;
+    case OpKind::kMaxPool2DGrad:
+      kernels::maxpool2d_grad(in(0).data(), in(1).data(), out.data(), pool_geom(shape(1), shape(0), n.attrs));
+      return;
+    case OpKind::kReshape: out = in(0); return;
+    case OpKind::kTranspose:
+      kernels::transpose(in(0).data(), out.data(), static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]));
+      return;
+    case OpKind::kReduceRows: {
+      const int cols = static_cast<int>(out_v.shape[0]);
+      kernels::reduce_rows(in(0).data(), out.data(), static_cast<long>(in(0).size()) / cols, cols, m_mode);
+      return;
+    }
+    case OpKind::kOnesLike: out.assign(out.size(), T(1)); return;
+  }
+}
+
+template class Executor<float>;
+template class Executor<double>;
+
+}  // namespace tessera::graph

@@ -1,0 +1,81 @@
+// The graph IR: values (typed, shaped tensors) and nodes (one op, its input values, one output).
+//
+// Contract:
+//   * Values and nodes are numbered densely in creation order; a node's inputs always exist
+//     before it, so node order is a topological order (the executor and the compiler run nodes
+//     in that order).
+//   * A value is an input (fed each step: images, labels), a parameter (trainable weights, f32)
+//     or the output of exactly one node. Value names are unique.
+//   * add_node() infers the output shape and dtype (shape_inference.h) and throws
+//     tessera::Error naming the op and the shapes when they do not fit.
+//   * verify() re-checks every invariant (after each compiler pass); dump() is a readable text
+//     form, one line per value/node, stable for golden tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/ops.h"
+#include "graph/tensor.h"
+
+namespace tessera::graph {
+
+// Per-op attributes; each op reads only the fields its ops.def row names.
+struct Attrs {
+  int stride = 1;  // Conv2D*, MaxPool2D*
+  int pad = 0;     // Conv2D*: zero padding on each side of H and W
+  int kernel = 0;  // MaxPool2D*: square window size
+  Shape shape;     // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape
+
+  friend bool operator==(const Attrs&, const Attrs&) = default;
+};
+
+enum class ValueKind : uint8_t { kInput, kParam, kNode };
+
+struct Value {
+  int id = -1;
+  std::string name;
+  Shape shape;
+  DType dtype = DType::kF32;
+  ValueKind kind = ValueKind::kNode;
+  int producer = -1;  // node id for kNode, else -1
+};
+
+struct Node {
+  int id = -1;
+  OpKind op = OpKind::kAdd;
+  std::vector<int> inputs;
+  int output = -1;
+  Attrs attrs;
+};
+
+class Graph {
+ public:
+  int add_input(const std::string& name, Shape shape, DType dtype = DType::kF32);
+  int add_param(const std::string& name, Shape shape);
+  // Adds a node; its output value is named `name` (or "%<id>" when empty). Throws on bad
+  // operands or shapes.
+  int add_node(OpKind op, std::vector<int> inputs, Attrs attrs = {}, std::string name = "");
+
+  const Value& value(int id) const;
+  const Node& node(int id) const;
+  const std::vector<Value>& values() const { return m_values; }
+  const std::vector<Node>& nodes() const { return m_nodes; }
+  // The value named `name`; throws Error if there is none.
+  int find_value(const std::string& name) const;
+  bool has_value(const std::string& name) const;
+  std::vector<int> params() const;
+  std::vector<int> inputs() const;
+
+  // Checks ids, names, topological order, producers and re-infers every shape; throws Error.
+  void verify() const;
+  std::string dump() const;
+
+ private:
+  int add_value(Value v);
+
+  std::vector<Value> m_values;
+  std::vector<Node> m_nodes;
+};
+
+}  // namespace tessera::graph

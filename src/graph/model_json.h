@@ -1,0 +1,30 @@
+// Reading a ModelSpec from a small JSON description (format: docs/models.md).
+//
+// {
+//   "name": "tiny_mlp",
+//   "input": [784],                     // per-sample shape (NHWC for images: [28, 28, 1])
+//   "classes": 10,
+//   "layers": [
+//     {"op": "dense", "units": 64},
+//     {"op": "relu"},
+//     {"op": "conv2d", "filters": 8, "kernel": 5, "stride": 1, "pad": 2},
+//     {"op": "maxpool2d", "kernel": 2, "stride": 2},
+//     {"op": "flatten"}
+//   ]
+// }
+// Errors (tessera::Error) name the file, the entry ("layers[2].kernel") and why: JSON syntax
+// (with the byte offset), missing or unknown keys, wrong types, out-of-range values. Shape
+// problems are reported by build_model naming the layer.
+#pragma once
+
+#include <string>
+
+#include "graph/model.h"
+
+namespace tessera::graph {
+
+ModelSpec read_model_json(const std::string& path);
+// `origin` names the text in errors (a file path, or "<string>").
+ModelSpec parse_model_json(const std::string& text, const std::string& origin);
+
+}  // namespace tessera::graph

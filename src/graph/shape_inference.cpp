@@ -1,0 +1,182 @@
+#include "graph/shape_inference.h"
+
+#include <string>
+
+#include "common/error.h"
+
+namespace tessera::graph {
+
+namespace {
+
+struct Ctx {
+  OpKind op;
+  const std::vector<const Value*>& in;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(std::string(op_name(op)), why);
+  }
+  const Shape& shape(int i) const { return in[i]->shape; }
+  std::string s(int i) const { return shape_str(in[i]->shape); }
+  void rank(int i, size_t r, const char* what) const {
+    if (shape(i).size() != r)
+      fail(std::string(what) + " must have rank " + std::to_string(r) + ", got " + s(i));
+  }
+  void f32(int i, const char* what) const {
+    if (in[i]->dtype != DType::kF32) fail(std::string(what) + " must be f32, got i32");
+  }
+};
+
+bool is_suffix(const Shape& small, const Shape& big) {
+  if (small.size() > big.size()) return false;
+  return std::equal(small.begin(), small.end(), big.end() - static_cast<long>(small.size()));
+}
+
+InferredType infer_matmul(const Ctx& c) {
+  c.rank(0, 2, "a");
+  c.rank(1, 2, "b");
+  if (c.shape(0)[1] != c.shape(1)[0])
+    c.fail("inner dimensions differ: a " + c.s(0) + " x b " + c.s(1));
+  return {{c.shape(0)[0], c.shape(1)[1]}, DType::kF32};
+}
+
+InferredType infer_add(const Ctx& c) {
+  if (!is_suffix(c.shape(1), c.shape(0)))
+    c.fail("b " + c.s(1) + " does not broadcast to a " + c.s(0) +
+           " (b's shape must be a suffix of a's)");
+  return {c.shape(0), DType::kF32};
+}
+
+InferredType infer_same(const Ctx& c, const char* a, const char* b) {
+  if (c.shape(0) != c.shape(1)) c.fail(std::string(a) + " " + c.s(0) + " and " + b + " " + c.s(1) + " differ");
+  return {c.shape(0), DType::kF32};
+}
+
+InferredType infer_sce(const Ctx& c, bool grad) {
+  c.rank(0, 2, "logits");
+  c.rank(1, 1, "labels");
+  if (c.in[1]->dtype != DType::kI32) c.fail("labels must be i32, got f32");
+  if (c.shape(1)[0] != c.shape(0)[0])
+    c.fail("labels " + c.s(1) + " do not match the batch of logits " + c.s(0));
+  if (!grad) return {{}, DType::kF32};
+  if (!c.shape(2).empty()) c.fail("dloss must be a scalar [], got " + c.s(2));
+  return {c.shape(0), DType::kF32};
+}
+
+void check_conv_attrs(const Ctx& c, const Attrs& a) {
+  if (a.stride < 1) c.fail("stride must be >= 1, got " + std::to_string(a.stride));
+  if (a.pad < 0) c.fail("pad must be >= 0, got " + std::to_string(a.pad));
+}
+
+// Output shape of conv(x, w) for x [N,H,W,Ci], w [KH,KW,Ci,Co].
+Shape conv_out(const Ctx& c, const Shape& x, const Shape& w, const Attrs& a) {
+  if (x[3] != w[2])
+    c.fail("input channels differ: x " + shape_str(x) + " vs w " + shape_str(w) + " (NHWC, HWIO)");
+  const int64_t oh = window_out_size(x[1], w[0], a.stride, a.pad);
+  const int64_t ow = window_out_size(x[2], w[1], a.stride, a.pad);
+  if (oh < 1 || ow < 1)
+    c.fail("kernel " + shape_str(w) + " larger than padded input " + shape_str(x) + " (pad " +
+           std::to_string(a.pad) + ")");
+  return {x[0], oh, ow, w[3]};
+}
+
+InferredType infer_conv(const Ctx& c, const Attrs& a) {
+  c.rank(0, 4, "x");
+  c.rank(1, 4, "w");
+  check_conv_attrs(c, a);
+  return {conv_out(c, c.shape(0), c.shape(1), a), DType::kF32};
+}
+
+InferredType infer_conv_input_grad(const Ctx& c, const Attrs& a) {
+  c.rank(0, 4, "dy");
+  c.rank(1, 4, "w");
+  check_conv_attrs(c, a);
+  if (a.shape.size() != 4) c.fail("attr shape (x's shape) must have rank 4, got " + shape_str(a.shape));
+  if (conv_out(c, a.shape, c.shape(1), a) != c.shape(0))
+    c.fail("dy " + c.s(0) + " is not conv(x " + shape_str(a.shape) + ", w " + c.s(1) + ")'s shape");
+  return {a.shape, DType::kF32};
+}
+
+InferredType infer_conv_weight_grad(const Ctx& c, const Attrs& a) {
+  c.rank(0, 4, "x");
+  c.rank(1, 4, "dy");
+  check_conv_attrs(c, a);
+  if (a.shape.size() != 4) c.fail("attr shape (w's shape) must have rank 4, got " + shape_str(a.shape));
+  if (conv_out(c, c.shape(0), a.shape, a) != c.shape(1))
+    c.fail("dy " + c.s(1) + " is not conv(x " + c.s(0) + ", w " + shape_str(a.shape) + ")'s shape");
+  return {a.shape, DType::kF32};
+}
+
+InferredType infer_pool(const Ctx& c, const Attrs& a) {
+  c.rank(0, 4, "x");
+  if (a.kernel < 1 || a.stride < 1)
+    c.fail("kernel and stride must be >= 1, got kernel " + std::to_string(a.kernel) + " stride " +
+           std::to_string(a.stride));
+  const Shape& x = c.shape(0);
+  const int64_t oh = window_out_size(x[1], a.kernel, a.stride, 0);
+  const int64_t ow = window_out_size(x[2], a.kernel, a.stride, 0);
+  if (oh < 1 || ow < 1) c.fail("window " + std::to_string(a.kernel) + " larger than x " + c.s(0));
+  return {{x[0], oh, ow, x[3]}, DType::kF32};
+}
+
+InferredType infer_pool_grad(const Ctx& c, const Attrs& a) {
+  c.rank(0, 4, "dy");
+  const std::vector<const Value*> x_only{c.in[1]};
+  const InferredType y = infer_pool(Ctx{c.op, x_only}, a);
+  if (y.shape != c.shape(0))
+    c.fail("dy " + c.s(0) + " is not maxpool(x " + c.s(1) + ")'s shape " + shape_str(y.shape));
+  return {c.shape(1), DType::kF32};
+}
+
+InferredType infer_reshape(const Ctx& c, const Attrs& a) {
+  for (int64_t d : a.shape)
+    if (d < 1) c.fail("target shape " + shape_str(a.shape) + " has a dimension < 1");
+  if (num_elements(a.shape) != num_elements(c.shape(0)))
+    c.fail("element counts differ: x " + c.s(0) + " vs target " + shape_str(a.shape));
+  return {a.shape, c.in[0]->dtype};
+}
+
+InferredType infer_reduce_rows(const Ctx& c) {
+  if (c.shape(0).empty()) c.fail("x must have rank >= 1, got []");
+  return {{c.shape(0).back()}, DType::kF32};
+}
+
+}  // namespace
+
+int64_t window_out_size(int64_t in, int64_t k, int stride, int pad) {
+  const int64_t span = in + 2 * static_cast<int64_t>(pad) - k;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, const Attrs& a) {
+  const Ctx c{op, inputs};
+  if (static_cast<int>(inputs.size()) != op_info(op).arity)
+    c.fail("expects " + std::to_string(op_info(op).arity) + " inputs, got " +
+           std::to_string(inputs.size()));
+  const bool sce = op == OpKind::kSoftmaxCrossEntropy || op == OpKind::kSoftmaxCrossEntropyGrad;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if ((sce && i == 1) || op == OpKind::kReshape) continue;  // labels; reshape keeps any dtype
+    c.f32(static_cast<int>(i), ("input " + std::to_string(i)).c_str());
+  }
+  switch (op) {
+    case OpKind::kMatMul: return infer_matmul(c);
+    case OpKind::kAdd: return infer_add(c);
+    case OpKind::kRelu: return {c.shape(0), DType::kF32};
+    case OpKind::kReluGrad: return infer_same(c, "dy", "x");
+    case OpKind::kSoftmaxCrossEntropy: return infer_sce(c, false);
+    case OpKind::kSoftmaxCrossEntropyGrad: return infer_sce(c, true);
+    case OpKind::kConv2D: return infer_conv(c, a);
+    case OpKind::kConv2DInputGrad: return infer_conv_input_grad(c, a);
+    case OpKind::kConv2DWeightGrad: return infer_conv_weight_grad(c, a);
+    case OpKind::kMaxPool2D: return infer_pool(c, a);
+    case OpKind::kMaxPool2DGrad: return infer_pool_grad(c, a);
+    case OpKind::kReshape: return infer_reshape(c, a);
+    case OpKind::kTranspose:
+      c.rank(0, 2, "x");
+      return {{c.shape(0)[1], c.shape(0)[0]}, DType::kF32};
+    case OpKind::kReduceRows: return infer_reduce_rows(c);
+    case OpKind::kOnesLike: return {c.shape(0), DType::kF32};
+  }
+  c.fail("unknown op");
+}
+
+}  // namespace tessera::graph

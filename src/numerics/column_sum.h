@@ -1,0 +1,16 @@
+// Sum over the rows of a matrix (batch sums: bias gradients, the mean of per-sample losses),
+// defined once for the simulator and every host reference.
+//
+// Contract (bit-exact): for each column c of the rows x cols matrix x (row stride ld),
+//   p[s] = +0.0f; for r = s, s + S, s + 2S, ... < rows (ascending): p[s] = p[s] + x[r][c]
+// for s = 0 .. S-1 (S = `sublanes`, the vector unit's sublane count: accumulating whole vregs of
+// S rows each leaves sublane s holding p[s]), then out[c] = tree_sum(p, S) (numerics/reduce.h:
+// the pairwise tree across the S partial sums). Every addition is one fp32 rounding.
+// S must be >= 1; rows may be any count (sublanes past the last row keep +0).
+#pragma once
+
+namespace tessera::numerics {
+
+void column_sum(const float* x, int rows, int cols, int ld, float* out, int sublanes = 8);
+
+}  // namespace tessera::numerics

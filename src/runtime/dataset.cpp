@@ -1,0 +1,108 @@
+#include "runtime/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "common/error.h"
+#include "graph/rng.h"
+#include "runtime/idx.h"
+
+namespace tessera::runtime {
+
+Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path, int classes) {
+  const IdxArray images = read_idx(images_path);
+  const IdxArray labels = read_idx(labels_path);
+  if (images.dims.size() != 3)
+    throw Error(images_path, "image file must have 3 dimensions [count, rows, cols], got " +
+                                 std::to_string(images.dims.size()));
+  if (labels.dims.size() != 1)
+    throw Error(labels_path, "label file must have 1 dimension [count], got " + std::to_string(labels.dims.size()));
+  if (labels.dims[0] != images.dims[0])
+    throw Error(labels_path, "label count " + std::to_string(labels.dims[0]) + " differs from the image count " +
+                                 std::to_string(images.dims[0]) + " of " + images_path);
+  Dataset d;
+  d.count = images.dims[0];
+  d.rows = static_cast<int>(images.dims[1]);
+  d.cols = static_cast<int>(images.dims[2]);
+  d.classes = classes;
+  d.labels.resize(static_cast<size_t>(d.count));
+  for (int64_t i = 0; i < d.count; ++i) {
+    if (labels.data[i] >= classes)
+      throw Error(labels_path, "label " + std::to_string(labels.data[i]) + " of sample " + std::to_string(i) +
+                                   " is out of range [0, " + std::to_string(classes) + ")");
+    d.labels[i] = labels.data[i];
+  }
+  d.images.resize(images.data.size());
+  for (size_t i = 0; i < images.data.size(); ++i) d.images[i] = static_cast<float>(images.data[i]) / 255.0f;
+  return d;
+}
+
+Dataset load_fashion_mnist(const std::string& dir, Split split) {
+  const std::string prefix = split == Split::kTrain ? "train" : "t10k";
+  auto locate = [&](const std::string& stem) {
+    const std::string plain = dir + "/" + stem;
+    if (std::filesystem::exists(plain)) return plain;
+    const std::string gz = plain + ".gz";
+    if (std::filesystem::exists(gz)) return gz;
+    throw Error(gz, "Fashion-MNIST file not found (install the Debian package dataset-fashion-mnist, "
+                    "or pass --data-dir with the IDX files)");
+  };
+  Dataset d = load_idx_dataset(locate(prefix + "-images-idx3-ubyte"), locate(prefix + "-labels-idx1-ubyte"), 10);
+  d.name = "fashion-mnist/" + prefix;
+  return d;
+}
+
+Dataset take(const Dataset& d, int64_t n) {
+  TESSERA_CHECK(n >= 0 && n <= d.count, "take: n outside [0, count]");
+  Dataset out = d;
+  out.count = n;
+  out.images.resize(static_cast<size_t>(n * d.sample_size()));
+  out.labels.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  graph::SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
+  for (int64_t i = n - 1; i >= 1; --i) std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
+  return order;
+}
+
+Batcher::Batcher(const Dataset& data, int batch, uint64_t seed, bool shuffle)
+    : m_data(data), m_batch(batch), m_seed(seed), m_shuffle(shuffle) {
+  if (batch < 1) throw Error("batcher", "batch size must be >= 1, got " + std::to_string(batch));
+  start_epoch(0);
+}
+
+void Batcher::start_epoch(int64_t epoch) {
+  if (m_shuffle) {
+    m_order = epoch_order(m_data.count, m_seed, epoch);
+  } else {
+    m_order.resize(static_cast<size_t>(m_data.count));
+    std::iota(m_order.begin(), m_order.end(), int64_t{0});
+  }
+  m_pos = 0;
+}
+
+bool Batcher::next(Batch& out) {
+  if (m_pos >= m_data.count) return false;
+  const int64_t size = std::min<int64_t>(m_batch, m_data.count - m_pos);
+  const int64_t ss = m_data.sample_size();
+  out.first = m_pos;
+  out.size = static_cast<int>(size);
+  out.images.resize(static_cast<size_t>(size * ss));
+  out.labels.resize(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t s = m_order[m_pos + i];
+    std::copy_n(m_data.images.begin() + s * ss, ss, out.images.begin() + i * ss);
+    out.labels[i] = m_data.labels[s];
+  }
+  m_pos += size;
+  return true;
+}
+
+int64_t Batcher::batches_per_epoch() const { return (m_data.count + m_batch - 1) / m_batch; }
+
+}  // namespace tessera::runtime

@@ -1,0 +1,28 @@
+// IDX files (the MNIST container format), plain or gzip-compressed.
+//
+// Format: 2 zero bytes; a type byte (only 0x08 = unsigned byte is accepted); a byte with the
+// number of dimensions d (1..4); d big-endian uint32 sizes; then prod(sizes) data bytes, nothing
+// after. gzip is detected by zlib (gzopen reads plain files transparently).
+// Errors (tessera::Error, where = the path): cannot open, truncated header, bad magic, unsupported
+// type, bad dimension count, zero size, truncated data ("expected N data bytes, found M"),
+// trailing bytes, corrupt gzip stream.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::runtime {
+
+struct IdxArray {
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> data;
+};
+
+IdxArray read_idx(const std::string& path);
+
+// Writes a plain (gzip = false) or gzip-compressed IDX file of unsigned bytes (tests, tools).
+void write_idx(const std::string& path, const std::vector<int64_t>& dims, const std::vector<uint8_t>& data,
+               bool gzip);
+
+}  // namespace tessera::runtime
