@@ -1,0 +1,118 @@
+// The term-serial bf16 processing element (PE) of spec fpraker.md: one step, defined bit-exactly.
+//
+// A PE has L lanes. One step takes L pairs (A_i, B_i) of bf16 values and adds sum_i A_i * B_i to
+// its accumulator. B_i's significand is CSD-encoded (numerics/term_encoding.h); each non-zero term
+// s * 2^p of B_i contributes A_i's significand shifted by the term. With ma, mb the 8-bit
+// significands, ea, eb the exponents (value = m * 2^(e - 7)):
+//
+//   A_i * B_i = (-1)^(sa ^ sb) * ma * mb * 2^(pe_i - 14),   pe_i = ea + eb   (product exponent)
+//
+// Accumulator state (PeAccumulator): zero, +-Inf, NaN, or a finite value
+//   (-1)^neg * sig * 2^(exp - W),  2^W <= sig < 2^(W+1),
+// i.e. a normalised significand with W fraction bits below its leading one ("width" W =
+// PeConfig::acc_fraction_bits; W = 23 is fp32's significand) and an exponent with no lower bound
+// (no subnormals inside the accumulator) and the upper bound acc_max_exponent (127 = fp32's).
+//
+// The step (both implementations follow exactly this):
+//  1. Exponents: pe_i for every lane whose product is finite and non-zero ("live" lanes); the
+//     maximum pe_max; E = max(pe_max, exp of the accumulator if it is finite non-zero).
+//     The window of the step is every bit of weight >= 2^(E - W).
+//  2. Shift amounts: term (p, s) of live lane i has d = (E - pe_i) + (7 - p): its shifted A
+//     significand has its leading bit at weight 2^(E - d).
+//  3. Skipping: zero digits are never processed; a term with d > W lies wholly below the window
+//     ("out of bounds") and is skipped. Terms are taken most significant first, so a lane's
+//     out-of-bounds terms are the tail of its list.
+//  4. Adder tree: every processed term contributes s * trunc(ma * 2^(W - d - 7)) in units of
+//     2^(E - W) (the shifter drops the bits that fall below the window: truncation of the
+//     magnitude toward zero). An out-of-bounds term would contribute 0 by the same formula
+//     (ma < 2^8), so skipping never changes the value: truncation is the only approximation.
+//  5. Accumulation: the accumulator is aligned to the window (sig >> (E - exp), truncating the
+//     magnitude) and added to the partial sum exactly; the sum is normalised to W fraction bits,
+//     rounding to nearest, ties to even. A result with exp > acc_max_exponent becomes +-Inf.
+//     An exact zero sum is +0, except that a step whose addends are all zeros (a zero
+//     accumulator and only zero products) gives -0 when every one of them is -0 (IEEE).
+// Specials: a NaN operand, Inf * 0, or Inf + -Inf gives NaN; Inf * finite-or-Inf gives a signed
+//   Inf; NaN and Inf accumulators stay so (+Inf + -Inf -> NaN). NaN is the canonical quiet NaN.
+//   Lanes with an Inf/NaN operand process no terms. Finite lanes of such a step still do their
+//   terms (hardware does not know the result is lost), with E taken over live lanes only.
+// Subnormals: kept, never flushed. A subnormal bf16 enters with hidden bit 0 and exponent -126;
+//   its significand (1..127) is CSD-encoded like any other.
+// Cycles: a lane spends one cycle per processed term; lanes move in lockstep, so a step lasts
+//   term_cycles = max over lanes of processed terms, and cycles = max(term_cycles,
+//   min_step_cycles) (the inputs of the next step cannot arrive sooner).
+// Read-out: accumulator_to_f32 rounds the accumulator once to fp32 (nearest even, fp32
+//   subnormals, overflow to Inf); with W <= 23 and exp in fp32's normal range it is exact.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "numerics/bf16.h"
+#include "numerics/term_encoding.h"
+
+namespace tessera::numerics {
+
+inline constexpr int kMaxPeLanes = 64;
+inline constexpr int kMinAccFractionBits = 4;
+inline constexpr int kMaxAccFractionBits = 100;  // the fast model's 128-bit arithmetic bound
+
+struct PeConfig {
+  int lanes = 8;                // L, 1..kMaxPeLanes
+  int acc_fraction_bits = 23;   // W: bits kept below the accumulator's leading one (fp32-like)
+  int acc_max_exponent = 127;   // largest accumulator exponent; beyond it the result is +-Inf
+  int min_step_cycles = 1;      // a step lasts at least this long, 0..8
+
+  // Throws tessera::Error naming the field if a value is out of range.
+  void validate() const;
+};
+
+struct PeAccumulator {
+  enum class Kind : uint8_t { Zero, Finite, Inf, NaN };
+  Kind kind = Kind::Zero;
+  bool negative = false;
+  int exponent = 0;                  // Finite only: weight of the leading one is 2^exponent
+  unsigned __int128 significand = 0;  // Finite only: in [2^W, 2^(W+1))
+
+  friend bool operator==(const PeAccumulator&, const PeAccumulator&) = default;
+};
+
+std::string to_string(const PeAccumulator& acc);
+
+// fp32 -> accumulator (rounded to W fraction bits, nearest even; overflow past acc_max_exponent
+// -> Inf) and accumulator -> fp32 (one rounding, nearest even).
+PeAccumulator accumulator_from_f32(float f, const PeConfig& cfg);
+float accumulator_to_f32(const PeAccumulator& acc, const PeConfig& cfg);
+
+struct LaneTerms {
+  uint8_t processed = 0;
+  uint8_t skipped_zero = 0;  // zero digits of the significand (all slots for a zero/special lane)
+  uint8_t skipped_oob = 0;   // out-of-bounds terms
+  friend constexpr bool operator==(LaneTerms, LaneTerms) = default;
+};
+
+struct StepStats {
+  int cycles = 0;       // max(term_cycles, min_step_cycles)
+  int term_cycles = 0;  // max over lanes of processed terms
+  int lane_count = 0;
+  std::array<LaneTerms, kMaxPeLanes> lanes{};
+
+  friend bool operator==(const StepStats&, const StepStats&) = default;
+};
+
+// The fast PE model: table-driven term lists and 64/128-bit integer arithmetic.
+class TermPe {
+ public:
+  explicit TermPe(const PeConfig& cfg);  // validates cfg
+
+  // One step over a.size() == b.size() <= lanes pairs; missing lanes are +0 * +0.
+  StepStats step(std::span<const Bf16> a, std::span<const Bf16> b, PeAccumulator& acc) const;
+
+  const PeConfig& config() const { return m_cfg; }
+
+ private:
+  PeConfig m_cfg;
+};
+
+}  // namespace tessera::numerics
