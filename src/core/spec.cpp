@@ -63,6 +63,7 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.xu_fifo = static_cast<int>(r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));
   s.rpu_fifo = static_cast<int>(r.get_int("core.rpu.fifo", 4, {1, 1024}, "vregs", "reduce/permute result FIFO depth"));
   s.eup_fifo = static_cast<int>(r.get_int("core.eup.fifo", 4, {1, 1024}, "vregs", "EUP result FIFO depth"));
+  s.rng_words_per_cycle = static_cast<int>(r.get_int("core.rng.words_per_cycle", 128, {1, 1 << 20}, "words/cycle", "random 32-bit words generated per cycle"));
 
   for (const auto& d : kLatencyDefaults)
     s.latency[static_cast<int>(d.cls)] = static_cast<int>(

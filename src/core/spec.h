@@ -53,6 +53,7 @@ struct CoreSpec {
   int xu_fifo = 16;   // must hold a whole lanes x lanes matrix: lanes / sublanes slices
   int rpu_fifo = 4;
   int eup_fifo = 4;
+  int rng_words_per_cycle = 128;  // random 32-bit words the generator makes per cycle
 
   // latency (cycles from issue until the result may be used) per latency class
   std::array<int, isa::kNumLatencyClasses> latency{};
