@@ -1,0 +1,80 @@
+// The timed core: issues one bundle per cycle when nothing stalls, computing values with the same
+// Machine semantics as the functional interpreter (functional and timing in one pass).
+//
+// Issue rule for a bundle (event driven: stall cycles are skipped in one step):
+//   T = max(previous issue + 1,
+//           taken-branch redirect: previous issue + latency(branch),
+//           ready cycle of every source register (scoreboard: a result is ready at its op's start
+//             + latency of its class; pops and RNG as machine.h says),
+//           Machine::ready of every op on the state before the bundle: MXU readiness, FIFO
+//             results, unit input ports, DMA queue room, sync flags).
+//   A destination's ready cycle never moves backwards (a short-latency write after a long one
+//   waits for it), so values always match sequential execution.
+//   DMA requests whose completion cycle is <= T complete before the bundle executes.
+// Stall accounting: the T - (previous issue + 1) stall cycles of a bundle are all charged to ONE
+// cause: the constraint with the latest ready cycle (ties go to the first checked, in the order
+// branch, registers, then slots S0..MISC).
+// End of run: the halt bundle issues at H; the core then drains: every outstanding DMA completes,
+// and cycles = max(H + 1, last DMA completion, latest register ready cycle).
+// Faults: SimFault naming pc, the cycle and the bundle text; a wait no outstanding DMA can satisfy
+// and a pop from a FIFO with nothing pushed fault instead of hanging.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/loader.h"
+#include "core/machine.h"
+#include "report/stats.h"
+#include "report/trace.h"
+
+namespace tessera::core {
+
+struct TimedOptions : RunOptions {
+  report::TraceSink* trace = nullptr;  // every issued op as a span on its unit's track + stalls
+};
+
+class Core {
+ public:
+  Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options = {});
+
+  // Runs until halt and drains. Throws SimFault on a fault.
+  void run();
+
+  int64_t cycles() const { return m_cycles; }
+  int64_t bundles() const { return m_bundles; }
+  int64_t stall_cycles(StallCause c) const { return m_stalls[static_cast<int>(c)]; }
+  int64_t unit_busy_cycles(isa::Unit u) const { return m_busy[static_cast<int>(u)]; }
+  const ArchState& state() const { return m_machine.state(); }
+  const Machine& machine() const { return m_machine; }
+  const CoreSpec& spec() const { return m_spec; }
+
+  // Statistics of the run: cycles, bundles, seconds, stalls by cause, per-unit busy cycles and
+  // utilisation, MXU, memory traffic, energy.
+  report::StatGroup stats() const;
+
+ private:
+  void issue_one();
+  int64_t& reg_ready(isa::RegRef r);
+  void account(const DecodedOp& op, const OpTiming& t, int64_t pc);
+
+  CoreSpec m_spec;
+  Machine m_machine;
+  DecodedProgram m_program;
+  TimedOptions m_options;
+  int64_t m_next = 0;          // earliest issue cycle of the next bundle
+  int64_t m_fetch_ready = 0;   // taken-branch redirect
+  int64_t m_last_issue = -1;
+  int64_t m_cycles = 0;
+  int64_t m_bundles = 0;
+  std::vector<int64_t> m_sready, m_vready, m_mready;
+  std::array<int64_t, kNumStallCauses> m_stalls{};
+  std::array<int64_t, isa::kNumUnits> m_busy{}, m_busy_until{};
+};
+
+// Event counters (ops, bytes per memory level) and energy of a machine into `g`; both
+// interpreters report through this. `cycles` and `seconds` size the static energy.
+void report_events(const Machine& m, int64_t cycles, report::StatGroup& g);
+
+}  // namespace tessera::core

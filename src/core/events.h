@@ -1,0 +1,48 @@
+// Event counters and stall causes shared by the interpreters, the statistics and the energy model.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "isa/opcodes.h"
+
+namespace tessera::core {
+
+// Why a bundle could not issue in the cycle after its predecessor. Each stall cycle is charged to
+// exactly one cause (see core.h for the rule).
+enum class StallCause : uint8_t {
+  None,
+  Dependency,    // a source register's producer has not finished (scoreboard)
+  Branch,        // taken-branch redirect
+  MxuWeights,    // mflip waits for the staged tile to finish shifting in
+  MxuBusy,       // MXU weight-shift path or input port busy
+  MxuResult,     // mpop waits for a result block in flight
+  XuBusy,
+  XuResult,
+  RpuBusy,
+  RpuResult,
+  EupBusy,
+  EupResult,
+  RngBusy,
+  FifoFull,      // push waits for a popped slot to drain
+  DmaQueue,      // DMA queue full
+  SyncWait,      // wait on a sync flag
+};
+inline constexpr int kNumStallCauses = 16;
+std::string_view to_string(StallCause c);
+
+struct EventCounts {
+  int64_t bundles = 0;
+  std::array<int64_t, isa::kNumUnits> unit_ops{};
+  int64_t scalar_ops = 0;
+  int64_t vector_elements = 0;   // element operations in the vector ALUs
+  int64_t vreg_elements = 0;     // 32-bit vreg/mask element reads + writes
+  int64_t ext_elements = 0;      // elements through XU/RPU/EUP/RNG
+  int64_t smem_read_bytes = 0, smem_write_bytes = 0;
+  int64_t vmem_read_bytes = 0, vmem_write_bytes = 0;
+  int64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
+  int64_t dma_requests = 0, dma_bytes = 0;
+};
+
+}  // namespace tessera::core

@@ -1,0 +1,116 @@
+// DMA and sync semantics.
+//   dma.hv  sD, sA, sB, #C   HBM words [sA, sA+sB) -> vector memory words [sD, sD+sB)
+//   dma.vh  sD, sA, sB, #C   vector memory words [sA, sA+sB) -> HBM words [sD, sD+sB)
+//   dma.hs / dma.sh          the same with scalar memory
+//   dma.hv.2d / dma.vh.2d    sB is the scalar memory address of the descriptor
+//                            {count, chunk_words, src_stride, dst_stride} (strides signed, words)
+// Addresses and sizes are unsigned 32-bit words. Every chunk's range is checked at issue (the
+// bundle faults, the DMA never starts); a request may move at most as many words as its on-chip
+// memory holds. The functional interpreter moves the data and increments flag C at once; the
+// timed core queues the request (dma.h) and does both at completion.
+//   wait #A, imm   waits until flag A >= imm, then flag A -= imm (a wait nothing can satisfy faults)
+//   signal #A, imm flag A += imm
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/fault.h"
+#include "core/machine.h"
+
+namespace tessera::core {
+
+using isa::Opcode;
+
+namespace {
+
+void check_range(std::string_view what, std::string_view mem, int64_t addr, int64_t n, int64_t size) {
+  if (addr < 0 || addr + n > size)
+    throw UnitFault(fmt::format("{}: {} words [{}, {}) out of range 0..{}", what, mem, addr, addr + n, size));
+}
+
+}  // namespace
+
+OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
+  ArchState& s = m_state;
+  const std::string_view name = isa::op_info(op.op).mnemonic;
+  switch (op.op) {
+    case Opcode::WAIT: {
+      const int64_t value = s.flags[op.a];
+      if (value < op.imm)
+        throw UnitFault(fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
+                                    "no outstanding DMA signals it enough",
+                                    op.a, op.imm, value));
+      s.flags[op.a] = static_cast<uint32_t>(value - op.imm);
+      return fixed(op, now);
+    }
+    case Opcode::SIGNAL:
+      s.flags[op.a] += static_cast<uint32_t>(op.imm);
+      return fixed(op, now);
+    default: break;
+  }
+  DmaRequest r;
+  r.flag = op.c;
+  const bool two_d = op.op == Opcode::DMAHV2 || op.op == Opcode::DMAVH2;
+  r.dst = s.sreg(op.d);
+  r.src = s.sreg(op.a);
+  if (two_d) {
+    const int64_t at = s.sreg(op.b);
+    check_range(name, "descriptor in scalar memory", at, 4, s.smem.size());
+    r.count = s.smem[at];
+    r.chunk = s.smem[at + 1];
+    r.src_stride = static_cast<int32_t>(s.smem[at + 2]);
+    r.dst_stride = static_cast<int32_t>(s.smem[at + 3]);
+    m_ev.smem_read_bytes += 16;
+  } else {
+    r.count = 1;
+    r.chunk = s.sreg(op.b);
+  }
+  int64_t src_size = 0, dst_size = 0, onchip = 0;
+  std::string_view src_mem, dst_mem;
+  switch (op.op) {
+    case Opcode::DMAHV: case Opcode::DMAHV2:
+      r.dir = DmaDir::HbmToVmem, src_mem = "HBM", dst_mem = "vector memory";
+      src_size = s.hbm.size(), dst_size = onchip = s.vmem.size();
+      break;
+    case Opcode::DMAVH: case Opcode::DMAVH2:
+      r.dir = DmaDir::VmemToHbm, src_mem = "vector memory", dst_mem = "HBM";
+      src_size = onchip = s.vmem.size(), dst_size = s.hbm.size();
+      break;
+    case Opcode::DMAHS:
+      r.dir = DmaDir::HbmToSmem, src_mem = "HBM", dst_mem = "scalar memory";
+      src_size = s.hbm.size(), dst_size = onchip = s.smem.size();
+      break;
+    default:
+      r.dir = DmaDir::SmemToHbm, src_mem = "scalar memory", dst_mem = "HBM";
+      src_size = onchip = s.smem.size(), dst_size = s.hbm.size();
+      break;
+  }
+  if (r.chunk > 0 && r.count > onchip / r.chunk)
+    throw UnitFault(fmt::format("{}: {} x {} words exceed the {} words of on-chip memory", name, r.count,
+                                r.chunk, onchip));
+  if (r.words() > 0) {
+    const int64_t last = r.count - 1;
+    check_range(name, src_mem, r.src, r.chunk, src_size);
+    check_range(name, src_mem, r.src + last * r.src_stride, r.chunk, src_size);
+    check_range(name, dst_mem, r.dst, r.chunk, dst_size);
+    check_range(name, dst_mem, r.dst + last * r.dst_stride, r.chunk, dst_size);
+  }
+  const int64_t bytes = r.words() * 4;
+  ++m_ev.dma_requests;
+  m_ev.dma_bytes += bytes;
+  const bool to_hbm = r.dir == DmaDir::VmemToHbm || r.dir == DmaDir::SmemToHbm;
+  (to_hbm ? m_ev.hbm_write_bytes : m_ev.hbm_read_bytes) += bytes;
+  if (r.dir == DmaDir::HbmToVmem) m_ev.vmem_write_bytes += bytes;
+  if (r.dir == DmaDir::VmemToHbm) m_ev.vmem_read_bytes += bytes;
+  if (r.dir == DmaDir::HbmToSmem) m_ev.smem_write_bytes += bytes;
+  if (r.dir == DmaDir::SmemToHbm) m_ev.smem_read_bytes += bytes;
+  if (!m_timed_dma) {
+    dma_transfer(r, s);
+    return OpTiming{now, 1, now};
+  }
+  const int64_t start = m_dma.queue_ready(now);
+  const int64_t done = m_dma.enqueue(r, start);
+  return OpTiming{start, static_cast<int32_t>(std::min<int64_t>(done - start, 1 << 30)), start};
+}
+
+}  // namespace tessera::core

@@ -1,0 +1,112 @@
+// Machine: the architectural state plus the units of one tensor core, and the semantics of every
+// op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
+// Machine::execute; they differ only in when a bundle issues and in how DMA completes.
+//
+// Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
+// (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
+// own ready cycle (OpTiming::start): the timed core issues a bundle only when every op is ready
+// on the state before the bundle (ready()), so this happens only to ops that contend with an
+// earlier slot of the same bundle, which the unit queues in slot order. Values never depend on
+// time.
+//
+// Unit timing (S = sublanes, L = lanes):
+//   scalar, vector ALU, vld, vst: one cycle; result ready at start + latency(class).
+//   EUP / RPU: a push occupies the unit's input for S cycles (one sublane row per cycle); its
+//     result enters the unit's ResultFifo ready at start + S - 1 + latency(class).
+//   XU: each xpush occupies the input S cycles; the ceil(L/S)-th slice completes an L x L
+//     matrix, whose ceil(L/S) transposed slices become ready at start + S - 1 + latency(transpose).
+//     Pending input slices and unpopped output slices together may not exceed xu_fifo.
+//   pops (epop, rpop, xpop): wait for the oldest result; the vreg is written 1 cycle later
+//     (mpop: latency(matrix_pop)).
+//   RNG: `rng` occupies the generator ceil(S*L / rng_words_per_cycle) cycles; vD ready at
+//     start + occupancy - 1 + latency(rng).
+//   MXU: core::Mxu's readiness and timing.
+//   DMA: DmaEngine (queue, latency, shared bandwidth). wait: see ready().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/decoded.h"
+#include "core/dma.h"
+#include "core/events.h"
+#include "core/fifo.h"
+#include "core/mxu.h"
+#include "core/spec.h"
+#include "core/state.h"
+
+namespace tessera::core {
+
+struct OpTiming {
+  int64_t start = 0;      // cycle the unit performed the op
+  int32_t occupancy = 1;  // cycles the unit was busy with it
+  int64_t dest_ready = 0; // cycle its destination register may be read (if it has one)
+};
+
+// How a bundle ends: next PC (taken branch) and halt.
+struct Control {
+  bool taken = false;
+  int64_t target = 0;
+  bool halt = false;
+};
+
+class Machine {
+ public:
+  // timed_dma: DMA completes through the queue (timed core) or instantly (functional).
+  Machine(const CoreSpec& spec, bool timed_dma);
+
+  const CoreSpec& spec() const { return m_spec; }
+  ArchState& state() { return m_state; }
+  const ArchState& state() const { return m_state; }
+  Mxu& mxu() { return m_mxu; }
+  const Mxu& mxu() const { return m_mxu; }
+  DmaEngine& dma() { return m_dma; }
+  EventCounts& events() { return m_ev; }
+  const EventCounts& events() const { return m_ev; }
+
+  // Value of the cycle counter special register for the bundle being executed.
+  void set_cycle(int64_t c) { m_cycle = c; }
+
+  // Copies the bundle's shadow registers (call before its first op).
+  void prepare(const DecodedBundle& b);
+  // Earliest cycle >= now at which `op` may issue, on the current state; `cause` names what it
+  // waits for. Never faults except for a wait that nothing can satisfy.
+  int64_t ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
+  // Executes `op` (semantics + unit timing). Throws UnitFault on misuse.
+  OpTiming execute(const DecodedOp& op, int64_t now, Control& ctl);
+
+ private:
+  OpTiming exec_scalar(const DecodedOp& op, int64_t now, Control& ctl);
+  OpTiming exec_vector(const DecodedOp& op, int64_t now);
+  OpTiming exec_vmem(const DecodedOp& op, int64_t now);
+  OpTiming exec_mxu(const DecodedOp& op, int64_t now);
+  OpTiming exec_ext(const DecodedOp& op, int64_t now);
+  OpTiming exec_misc(const DecodedOp& op, int64_t now);
+  OpTiming fixed(const DecodedOp& op, int64_t now) const;
+  int64_t ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
+  OpTiming push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
+                       const uint32_t* words);
+  OpTiming pop_result(ResultFifo& fifo, const DecodedOp& op, int64_t now);
+  void xu_push(const uint32_t* slice, int64_t ready);
+  void rpu_compute(const DecodedOp& op, uint32_t* out);
+  int64_t vmem_row(int64_t row, const DecodedOp& op) const;
+
+  const CoreSpec& m_spec;
+  bool m_timed_dma;
+  ArchState m_state;
+  Mxu m_mxu;
+  DmaEngine m_dma;
+  ResultFifo m_eup, m_rpu, m_xu;
+  int64_t m_eup_free = 0, m_rpu_free = 0, m_xu_free = 0, m_rng_free = 0;
+  std::vector<uint32_t> m_xu_matrix;  // lanes x lanes, rows filled by pending slices
+  int m_xu_pending = 0;               // slices of the current matrix pushed so far
+  int m_xu_slices;                    // ceil(lanes / sublanes)
+  int m_rng_cycles;                   // generator cycles per vreg
+  int m_words;                        // sublanes * lanes
+  int64_t m_cycle = 0;
+  std::vector<float> m_fbuf;          // one vreg as fp32 (MXU operands)
+  std::vector<uint32_t> m_tmp;        // one vreg scratch
+  EventCounts m_ev;
+};
+
+}  // namespace tessera::core

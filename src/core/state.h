@@ -1,0 +1,122 @@
+// Architectural state of one tensor core: registers, memories, sync flags, special registers,
+// the random number generator's state, PC. All sizes come from CoreSpec.
+//
+// Layout:
+//   * scalar registers: 32-bit words; vector registers: sublanes x lanes 32-bit words, row-major
+//     (element [s][l] at s * lanes + l); mask registers: one byte (0 or 1) per element.
+//     Each register file has kShadowRegs extra entries after the architectural ones: the decoder
+//     redirects a read of a register written earlier in the same bundle to a shadow copy taken at
+//     the start of the bundle (bundle semantics: all operands are read at the start).
+//   * scalar memory: smem_words 32-bit words; vector memory: vmem_rows() rows of `lanes` words;
+//     both zero-initialised with calloc, so the host commits pages only when they are touched.
+//   * HBM: word-addressed PagedMemory; pages of kPageWords words are allocated on first write,
+//     reads of untouched memory return 0, so a 16 GiB HBM costs nothing until written.
+//   * RNG: Philox-4x32-10 (Salmon et al., SC'11), counter based. Key = (seed, 0x7e55e7a0);
+//     stream word j = philox(counter = (j / 4 low, j / 4 high, 0, 0), key)[j % 4]. `rng vD`
+//     fills vD row-major with the next sublanes * lanes stream words; `rng.seed sA` sets
+//     seed = sA and restarts the stream at word 0. The reset seed is 0.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+
+namespace tessera::core {
+
+inline constexpr int kShadowRegs = 12;  // >= writes per bundle (one per slot) + 1
+
+// A zero-initialised word array whose pages the host commits only when written (calloc).
+class ZeroedWords {
+ public:
+  explicit ZeroedWords(int64_t words);
+  int64_t size() const { return m_size; }
+  uint32_t* data() { return m_data.get(); }
+  const uint32_t* data() const { return m_data.get(); }
+  uint32_t& operator[](int64_t i) { return m_data[i]; }
+  uint32_t operator[](int64_t i) const { return m_data[i]; }
+
+ private:
+  struct Free {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  int64_t m_size;
+  std::unique_ptr<uint32_t[], Free> m_data;
+};
+
+// Word-addressed memory allocated lazily in pages; untouched words read as zero.
+class PagedMemory {
+ public:
+  static constexpr int64_t kPageWords = int64_t{1} << 14;  // 64 KiB pages
+
+  explicit PagedMemory(int64_t words);
+  int64_t size() const { return m_words; }
+  // Callers check ranges (addr + n <= size()).
+  uint32_t read(int64_t addr) const;
+  void write(int64_t addr, uint32_t value);
+  void read_block(int64_t addr, uint32_t* dst, int64_t n) const;
+  void write_block(int64_t addr, const uint32_t* src, int64_t n);
+  int64_t pages_allocated() const { return m_allocated; }
+  // Content equality: an untouched page equals a page of zeros.
+  bool same_contents(const PagedMemory& other) const;
+  // First differing word address, or -1.
+  int64_t first_difference(const PagedMemory& other) const;
+
+ private:
+  uint32_t* page_for_write(int64_t page);
+  int64_t m_words;
+  std::vector<std::unique_ptr<uint32_t[]>> m_pages;
+  int64_t m_allocated = 0;
+};
+
+struct RngState {
+  uint32_t seed = 0;
+  uint64_t position = 0;  // next stream word
+  // Fills n words with stream words [position, position + n) and advances.
+  void generate(uint32_t* out, int64_t n);
+};
+
+// The Philox-4x32-10 block function (exposed for tests against published vectors).
+void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]);
+
+class ArchState {
+ public:
+  explicit ArchState(const CoreSpec& spec);
+
+  int scalar_regs() const { return m_scalar_regs; }
+  int vector_regs() const { return m_vector_regs; }
+  int mask_regs() const { return m_mask_regs; }
+  int vreg_words() const { return m_vreg_words; }  // sublanes * lanes
+
+  uint32_t& sreg(int i) { return m_sregs[i]; }
+  uint32_t sreg(int i) const { return m_sregs[i]; }
+  uint32_t* vreg(int i) { return m_vregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+  const uint32_t* vreg(int i) const { return m_vregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+  uint8_t* mreg(int i) { return m_mregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+  const uint8_t* mreg(int i) const { return m_mregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+
+  ZeroedWords smem;
+  ZeroedWords vmem;  // vmem_rows() * lanes words
+  PagedMemory hbm;
+  std::vector<uint32_t> flags;
+  uint32_t pid = 0;
+  uint32_t nproc = 1;
+  RngState rng;
+  int64_t pc = 0;
+  bool halted = false;
+
+ private:
+  int m_scalar_regs, m_vector_regs, m_mask_regs, m_vreg_words;
+  std::vector<uint32_t> m_sregs, m_vregs;
+  std::vector<uint8_t> m_mregs;
+};
+
+// Compares the architectural state (registers without shadows, smem, vmem, HBM contents, flags,
+// RNG, pid/nproc, pc, halted). Returns "" when identical, else a description of the first
+// difference.
+std::string diff_architectural_state(const ArchState& a, const ArchState& b);
+
+}  // namespace tessera::core
