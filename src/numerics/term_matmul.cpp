@@ -1,0 +1,180 @@
+// Both implementations run each PE over all its steps, recording the PE's cycles per step, then
+// fold the tile's lockstep timing: a tile step lasts as long as its slowest PE's step.
+#include "numerics/term_matmul.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "numerics/bf16.h"
+#include "numerics/term_pe_fast.h"
+#include "numerics/term_pe_reference.h"
+
+namespace tessera::numerics {
+
+void TermTileConfig::validate() const {
+  if (rows < 1 || rows > 4096)
+    throw Error("TermTileConfig.rows", fmt::format("{} is out of range [1, 4096]", rows));
+  if (cols < 1 || cols > 4096)
+    throw Error("TermTileConfig.cols", fmt::format("{} is out of range [1, 4096]", cols));
+  pe.validate();
+}
+
+TermMatmulStats& TermMatmulStats::operator+=(const TermMatmulStats& o) {
+  macs += o.macs;
+  pe_steps += o.pe_steps;
+  tile_steps += o.tile_steps;
+  cycles += o.cycles;
+  terms_processed += o.terms_processed;
+  terms_skipped_zero += o.terms_skipped_zero;
+  terms_skipped_oob += o.terms_skipped_oob;
+  pe_stall_cycles += o.pe_stall_cycles;
+  lane_idle_cycles += o.lane_idle_cycles;
+  return *this;
+}
+
+namespace {
+
+void check_shape(int lda, int ldw, int ldc, int M, int K, int N) {
+  TESSERA_CHECK(M >= 0 && K >= 0 && N >= 0, "term_matmul: negative shape");
+  TESSERA_CHECK(lda >= K && ldw >= N && ldc >= N, "term_matmul: leading dimension too small");
+}
+
+// Folds per-PE step cycles (pe_cycles[p * steps + j] for the PEs p of one output block) into
+// the tile's lockstep timing.
+void fold_tile_timing(const std::vector<int>& pe_cycles, int pes, int steps, TermMatmulStats& st) {
+  for (int j = 0; j < steps; ++j) {
+    int slowest = 0;
+    int64_t sum = 0;
+    for (int p = 0; p < pes; ++p) {
+      slowest = std::max(slowest, pe_cycles[static_cast<size_t>(p) * steps + j]);
+      sum += pe_cycles[static_cast<size_t>(p) * steps + j];
+    }
+    st.cycles += slowest;
+    st.pe_stall_cycles += static_cast<int64_t>(slowest) * pes - sum;
+  }
+  st.tile_steps += steps;
+}
+
+void add_lane_counts(const LaneTerms* lanes, int n, int step_cycles, TermMatmulStats& st) {
+  for (int i = 0; i < n; ++i) {
+    st.terms_processed += lanes[i].processed;
+    st.terms_skipped_zero += lanes[i].skipped_zero;
+    st.terms_skipped_oob += lanes[i].skipped_oob;
+    st.lane_idle_cycles += step_cycles - lanes[i].processed;
+  }
+}
+
+// Decoded operands, each PE's lanes contiguous: rows[m][k] = a[m][k], cols[n][k] = w[k][n], K
+// padded to a multiple of L with +0.
+struct Decoded {
+  int kp = 0;
+  std::vector<detail::TermOperand> rows, cols;
+};
+
+Decoded decode(const float* a, int lda, const float* w, int ldw, int M, int K, int N, int L) {
+  Decoded d;
+  d.kp = (K + L - 1) / L * L;
+  d.rows.assign(static_cast<size_t>(M) * d.kp, detail::make_operand(Bf16{0}));
+  d.cols.assign(static_cast<size_t>(N) * d.kp, detail::make_operand(Bf16{0}));
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k)
+      d.rows[static_cast<size_t>(m) * d.kp + k] = detail::make_operand(bf16_from_f32(a[m * lda + k]));
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n)
+      d.cols[static_cast<size_t>(n) * d.kp + k] = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
+  return d;
+}
+
+template <class Int>
+void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N,
+                 TermMatmulStats& st) {
+  const PeConfig& pe = cfg.pe;
+  const int L = pe.lanes;
+  const int steps = d.kp / L;
+  std::vector<int> pe_cycles(static_cast<size_t>(cfg.rows) * cfg.cols * steps);
+  std::array<LaneTerms, kMaxPeLanes> lanes;
+  for (int m0 = 0; m0 < M; m0 += cfg.rows) {
+    for (int n0 = 0; n0 < N; n0 += cfg.cols) {
+      const int rows = std::min(cfg.rows, M - m0), cols = std::min(cfg.cols, N - n0);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+          const detail::TermOperand* row = &d.rows[static_cast<size_t>(m0 + r) * d.kp];
+          const detail::TermOperand* col = &d.cols[static_cast<size_t>(n0 + c) * d.kp];
+          const detail::TermOperand* serial = cfg.serial == TermSerialOperand::Inputs ? row : col;
+          const detail::TermOperand* parallel = cfg.serial == TermSerialOperand::Inputs ? col : row;
+          float& out = acc[(m0 + r) * ldc + n0 + c];
+          PeAccumulator state = accumulator_from_f32(out, pe);
+          int* cycles = &pe_cycles[static_cast<size_t>(r * cols + c) * steps];
+          for (int j = 0; j < steps; ++j) {
+            const int tc = detail::fast_step<Int>(pe, parallel + j * L, serial + j * L, L, state, lanes.data());
+            cycles[j] = std::max(tc, pe.min_step_cycles);
+            add_lane_counts(lanes.data(), L, cycles[j], st);
+          }
+          out = accumulator_to_f32(state, pe);
+        }
+      }
+      fold_tile_timing(pe_cycles, rows * cols, steps, st);
+      st.pe_steps += static_cast<int64_t>(rows) * cols * steps;
+    }
+  }
+}
+
+}  // namespace
+
+void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
+                            int ldw, float* acc, int ldc, int M, int K, int N,
+                            TermMatmulStats* stats) {
+  cfg.validate();
+  check_shape(lda, ldw, ldc, M, K, N);
+  TermMatmulStats st;
+  st.macs = static_cast<int64_t>(M) * K * N;
+  if (M > 0 && N > 0 && K > 0) {
+    const Decoded d = decode(a, lda, w, ldw, M, K, N, cfg.pe.lanes);
+    if (detail::use_int64(cfg.pe)) fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st);
+    else fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st);
+  }
+  if (stats != nullptr) *stats += st;
+}
+
+void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda,
+                                      const float* w, int ldw, float* acc, int ldc, int M, int K,
+                                      int N, TermMatmulStats* stats) {
+  cfg.validate();
+  check_shape(lda, ldw, ldc, M, K, N);
+  TermMatmulStats st;
+  st.macs = static_cast<int64_t>(M) * K * N;
+  const int L = cfg.pe.lanes;
+  const int steps = K == 0 ? 0 : (K + L - 1) / L;
+  for (int m0 = 0; m0 < M && steps > 0; m0 += cfg.rows) {
+    for (int n0 = 0; n0 < N; n0 += cfg.cols) {
+      const int rows = std::min(cfg.rows, M - m0), cols = std::min(cfg.cols, N - n0);
+      std::vector<int> pe_cycles(static_cast<size_t>(rows) * cols * steps);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+          const int m = m0 + r, n = n0 + c;
+          PeAccumulator state = accumulator_from_f32(acc[m * ldc + n], cfg.pe);
+          for (int j = 0; j < steps; ++j) {
+            std::vector<Bf16> in(L, Bf16{0}), wt(L, Bf16{0});
+            for (int i = 0; i < L && j * L + i < K; ++i) {
+              in[i] = bf16_from_f32(a[m * lda + j * L + i]);
+              wt[i] = bf16_from_f32(w[(j * L + i) * ldw + n]);
+            }
+            const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
+            const StepStats s = reference_step(cfg.pe, inputs_serial ? wt : in, inputs_serial ? in : wt, state);
+            pe_cycles[static_cast<size_t>(r * cols + c) * steps + j] = s.cycles;
+            add_lane_counts(s.lanes.data(), L, s.cycles, st);
+          }
+          acc[m * ldc + n] = accumulator_to_f32(state, cfg.pe);
+        }
+      }
+      fold_tile_timing(pe_cycles, rows * cols, steps, st);
+      st.pe_steps += static_cast<int64_t>(rows) * cols * steps;
+    }
+  }
+  if (stats != nullptr) *stats += st;
+}
+
+}  // namespace tessera::numerics
