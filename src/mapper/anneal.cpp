@@ -63,7 +63,7 @@ std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const Ann
   if (t0 < 0.0) {  // mean |delta| of 256 random moves
     double s = 0.0;
     for (int i = 0; i < 256; ++i) s += std::fabs(st.delta(rng.below(n), pb.free[rng.below(nf)]));
-    t0 = std::max(1e-9, s / 256.0);
+    t0 = std::max(1e-9, opt.t_scale * s / 256.0);
   }
   const double t1 = t0 * opt.t_end_ratio;
   double cost = core_cost(pb, st.pos()), best = cost;

@@ -25,7 +25,8 @@ std::vector<int> place_greedy(const CoreProblem& pb);
 struct AnnealOptions {
   double seconds = 1.0;        // wall-clock budget (checked every 1024 moves)
   long long max_moves = -1;    // if >= 0, a fixed move budget instead of time (deterministic)
-  double t_start = -1.0;       // initial temperature; < 0 = from the mean |delta| of random moves
+  double t_start = -1.0;       // initial temperature; < 0 = t_scale * mean |delta| of random moves
+  double t_scale = 1.0;        // low values (e.g. 0.02) give a refinement from a good start
   double t_end_ratio = 1e-3;   // final temperature / initial (geometric cooling)
   uint64_t seed = 1;
 };

@@ -1,0 +1,247 @@
+// `tessera map`: place a logical graph on the cores of a many-core system (issue 7, docs/mapper.md).
+//   tessera map --graph g.json --system s.json [--method rl+refine] [--routing xy] [--out p.json] [--svg f.svg]
+//   tessera map gen   --family F --nodes N --seed S --out g.json | --from-model mlp|cnn --out g.json
+//   tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...] --out policy.bin
+//   tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "mapper/bench_suite.h"
+#include "mapper/generators.h"
+#include "mapper/graph_io.h"
+#include "mapper/mapper.h"
+#include "mapper/noc_sim.h"
+#include "mapper/output.h"
+#include "mapper/rl_placer.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace mp = tessera::mapper;
+
+struct GraphSource {
+  std::string graph, format = "auto", model, family;
+  int group = 0, nodes = 64;
+  uint64_t seed = 1;
+};
+
+void add_graph_options(CLI::App* c, GraphSource& g) {
+  c->add_option("--graph", g.graph, "graph file (.json, edge list, or .adj/.csv adjacency matrix)");
+  c->add_option("--format", g.format, "graph file format: auto, json, edges, matrix");
+  c->add_option("--from-model", g.model, "build the graph of a zoo model: mlp, cnn");
+  c->add_option("--group", g.group, "neurons per node (mlp, default 16) or tile side (cnn, default 7)");
+  c->add_option("--family", g.family, "generate a benchmark graph: mlp, conv, tiles, dag, planted, random");
+  c->add_option("--nodes", g.nodes, "approximate node count for --family");
+  c->add_option("--seed", g.seed, "seed for generators and methods");
+}
+
+mp::LogicalGraph load_graph(const GraphSource& s) {
+  int given = !s.graph.empty() + !s.model.empty() + !s.family.empty();
+  if (given != 1) throw Error("tessera map", "give exactly one of --graph, --from-model, --family");
+  if (!s.graph.empty()) return mp::read_graph(s.graph, mp::parse_graph_format(s.format, "--format"));
+  if (!s.model.empty()) return mp::gen_from_model(s.model, s.group > 0 ? s.group : (s.model == "mlp" ? 16 : 7));
+  return mp::gen_family(s.family, s.nodes, s.seed);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string t;
+  while (std::getline(ss, t, ','))
+    if (!t.empty()) out.push_back(t);
+  return out;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(path, "cannot open file for writing");
+  out << text;
+}
+
+struct MapArgs {
+  GraphSource src;
+  std::string system, mesh = "8x8", method = "rl+refine", stage = "louvain", routing = "xy", policy, out, svg;
+  int processors = 1;
+  long long moves = 400;
+  double seconds = 0.0;
+  bool noc = false, timing = false, json = false;
+};
+
+mp::SystemSpec load_system(const MapArgs& a) {
+  if (!a.system.empty()) return mp::read_system(a.system);
+  int w = 0, h = 0;
+  char x = 0;
+  std::istringstream ss(a.mesh);
+  if (!(ss >> w >> x >> h) || x != 'x') throw Error("--mesh", fmt::format("'{}' is not WIDTHxHEIGHT", a.mesh));
+  if (w < 1 || h < 1 || a.processors < 1) throw Error("--mesh", "sizes must be >= 1");
+  return mp::make_system(a.processors, w, h);
+}
+
+void run_map(const MapArgs& a) {
+  mp::LogicalGraph g = load_graph(a.src);
+  mp::SystemSpec sys = load_system(a);
+  mp::MapOptions opt;
+  opt.method = a.method;
+  opt.processor_stage = a.stage;
+  opt.routing = mp::parse_turn_model(a.routing, "--routing");
+  opt.seed = a.src.seed;
+  opt.anneal_moves_per_node = a.moves;
+  opt.anneal_seconds = a.seconds;
+  std::unique_ptr<mp::Policy> policy;
+  if (a.method == "rl" || a.method == "rl+refine") {
+    policy = std::make_unique<mp::Policy>(mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
+    opt.policy = policy.get();
+  }
+  mp::MapResult res = mp::map_graph(g, sys, opt);
+  mp::NocResult noc;
+  if (a.noc) noc = mp::simulate_noc(g, sys, res.core, res.routing);
+  auto j = mp::result_json(g, sys, opt, res, a.noc ? &noc : nullptr, a.timing);
+  if (!a.out.empty()) write_text(a.out, j.dump(1) + "\n");
+  if (!a.svg.empty()) write_text(a.svg, mp::result_svg(g, sys, res));
+  if (a.json) {
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+  const mp::Metrics& m = res.metrics;
+  std::printf("%d nodes, %d edges on %d x %dx%d; method %s, routing %s\n", g.num_nodes(), g.num_edges(), sys.processors,
+              sys.width, sys.height, a.method.c_str(), a.routing.c_str());
+  std::printf("cost %.6g (intra %.6g, inter %.6g), reward %.6g, max link load %.6g, cut %.6g\n", m.cost_total,
+              m.cost_intra, m.cost_inter, m.reward, m.max_link_load, m.cut);
+  std::printf("capacity violations %d, deadlock-free %s\n", m.capacity_violations, m.deadlock_free ? "yes" : "NO");
+  if (!m.deadlock_free) std::printf("cycle: %s\n", mp::describe_cycle(m.cycle, sys).c_str());
+  if (a.noc) std::printf("NoC makespan %.6g cycles, %lld packets, max link utilisation %.3f\n", noc.makespan, noc.packets,
+                         noc.max_link_utilisation);
+  for (auto& [k, v] : res.stage_seconds) std::printf("stage %-9s %.3f s\n", k.c_str(), v);
+}
+
+void register_gen(CLI::App* map) {
+  auto src = std::make_shared<GraphSource>();
+  auto out = std::make_shared<std::string>();
+  auto* c = map->add_subcommand("gen", "generate a benchmark or zoo-model graph as JSON");
+  add_graph_options(c, *src);
+  c->add_option("--out", *out, "output JSON file")->required();
+  c->callback([src, out] {
+    mp::LogicalGraph g = load_graph(*src);
+    mp::write_graph(g, *out);
+    std::printf("%d nodes, %d edges -> %s\n", g.num_nodes(), g.num_edges(), out->c_str());
+  });
+}
+
+struct TrainArgs {
+  std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out, routing = "xy";
+  int count = 2, iterations = 200, hidden = 24;
+  double threshold = 8.0, lr = 3e-3;
+  uint64_t seed = 1;
+};
+
+void run_train(const TrainArgs& a) {
+  std::vector<mp::CoreProblem> problems;
+  auto side_for = [](int n) {
+    int s = 1;
+    while (s * s < n) ++s;
+    return s;
+  };
+  for (const std::string& path : split(a.graphs)) {
+    mp::LogicalGraph g = mp::read_graph(path);
+    problems.push_back(mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
+  }
+  for (const std::string& fam : split(a.families))
+    for (const std::string& size : split(a.sizes))
+      for (int k = 0; k < a.count; ++k) {
+        mp::LogicalGraph g = mp::gen_family(fam, std::stoi(size), a.seed * 100 + k);
+        problems.push_back(mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
+      }
+  if (problems.empty()) throw Error("tessera map train", "no training graphs");
+  mp::TrainOptions opt;
+  opt.iterations = a.iterations;
+  opt.threshold = a.threshold;
+  opt.lr = a.lr;
+  opt.seed = a.seed;
+  opt.hidden = a.hidden;
+  opt.routing = mp::parse_turn_model(a.routing, "--routing");
+  mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
+    if (it % 10 == 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
+  });
+  pol.save(a.out);
+  std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations, a.out.c_str());
+}
+
+void register_train(CLI::App* map) {
+  auto a = std::make_shared<TrainArgs>();
+  auto* c = map->add_subcommand("train", "train the placement policy with PPO");
+  c->add_option("--families", a->families, "generated training families (comma separated)");
+  c->add_option("--sizes", a->sizes, "node counts of generated graphs (comma separated)");
+  c->add_option("--count", a->count, "graphs per family and size");
+  c->add_option("--graphs", a->graphs, "extra training graph files (comma separated)");
+  c->add_option("--iterations", a->iterations, "passes over the training graphs");
+  c->add_option("--threshold", a->threshold, "update once the summed |normalised reward| reaches this");
+  c->add_option("--lr", a->lr, "Adam learning rate");
+  c->add_option("--hidden", a->hidden, "hidden width");
+  c->add_option("--routing", a->routing, "turn model for the reward");
+  c->add_option("--seed", a->seed, "seed");
+  c->add_option("--out", a->out, "policy file to write")->required();
+  c->callback([a] { run_train(*a); });
+}
+
+void register_bench(CLI::App* map) {
+  auto a = std::make_shared<mp::BenchOptions>();
+  auto methods = std::make_shared<std::string>(), families = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>(), policy = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto* c = map->add_subcommand("bench", "benchmark all methods on a suite (S, M, L)");
+  c->add_option("--suite", a->suite, "S, M or L");
+  c->add_option("--seeds", a->seeds, "seeds per family");
+  c->add_option("--seconds", a->anneal_seconds, "annealing wall-clock budget per graph (default per suite)");
+  c->add_option("--methods", *methods, "methods (comma separated; default all)");
+  c->add_option("--families", *families, "families (comma separated; default all)");
+  c->add_option("--policy", *policy, "policy file (default data/mapper/policy.bin)");
+  c->add_option("--out", *out, "write the JSON result here");
+  c->add_flag("--json", *json, "print the JSON result instead of the table");
+  c->callback([a, methods, families, out, policy, json] {
+    a->methods = split(*methods);
+    a->families = split(*families);
+    mp::Policy pol = mp::Policy::load(policy->empty() ? mp::default_policy_path() : *policy);
+    a->policy = &pol;
+    auto r = mp::run_bench(*a, [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+    if (!out->empty()) write_text(*out, r.dump(1) + "\n");
+    if (*json) std::printf("%s\n", r.dump(1).c_str());
+    else std::printf("%s", mp::bench_table(r).c_str());
+  });
+}
+
+}  // namespace
+
+void register_map_command(CLI::App& app) {
+  auto a = std::make_shared<MapArgs>();
+  auto* map = app.add_subcommand("map", "place a logical graph on the cores of a many-core system");
+  add_graph_options(map, a->src);
+  map->add_option("--system", a->system, "system config JSON (processors, mesh, occupied cores, interconnect)");
+  map->add_option("--mesh", a->mesh, "mesh WIDTHxHEIGHT when no --system is given");
+  map->add_option("--processors", a->processors, "processors when no --system is given");
+  map->add_option("--method", a->method,
+                  "random, row-major, snake, hilbert, greedy, sa, greedy+sa, scotch, rl, rl+refine");
+  map->add_option("--processor-stage", a->stage, "louvain (spec), metis, sequential");
+  map->add_option("--routing", a->routing, "xy, west-first, north-last, negative-first, odd-even, free");
+  map->add_option("--policy", a->policy, "policy file (default data/mapper/policy.bin)");
+  map->add_option("--moves-per-node", a->moves, "annealing moves per node (deterministic budget)");
+  map->add_option("--seconds", a->seconds, "annealing wall-clock budget instead of moves");
+  map->add_option("--out", a->out, "write the result JSON here");
+  map->add_option("--svg", a->svg, "draw the placement and link loads here");
+  map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");
+  map->add_flag("--timing", a->timing, "include per-stage seconds in the JSON");
+  map->add_flag("--json", a->json, "print the result JSON");
+  register_gen(map);
+  register_train(map);
+  register_bench(map);
+  map->callback([a, map] {
+    if (!map->get_subcommands().empty()) return;
+    run_map(*a);
+  });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,99 @@
+#include "mapper/mapper.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error.h"
+#include "mapper/communities.h"
+#include "mapper/core_problem.h"
+#include "mapper/placers.h"
+#include "mapper/rl_placer.h"
+
+namespace tessera::mapper {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+AnnealOptions anneal_options(const MapOptions& opt, int n, int total, int p, double t_scale) {
+  AnnealOptions a;
+  a.seed = opt.seed * 1000003ULL + static_cast<uint64_t>(p);
+  a.t_scale = t_scale;
+  if (opt.anneal_seconds > 0.0) {
+    a.seconds = opt.anneal_seconds * n / std::max(1, total);
+  } else {
+    a.max_moves = opt.anneal_moves_per_node * n;
+  }
+  return a;
+}
+
+std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int total, int p) {
+  const std::string& m = opt.method;
+  const uint64_t seed = opt.seed * 7919ULL + static_cast<uint64_t>(p);
+  if (m == "random") return place_random(pb, seed);
+  if (m == "row-major") return place_row_major(pb);
+  if (m == "snake") return place_snake(pb);
+  if (m == "hilbert") return place_hilbert(pb);
+  if (m == "greedy") return place_greedy(pb);
+  if (m == "scotch") return place_scotch(pb, seed);
+  // Annealing methods: a wall-clock budget covers the construction of the start as well.
+  auto t0 = Clock::now();
+  auto refine = [&](std::vector<int> start, double t_scale) {
+    AnnealOptions a = anneal_options(opt, pb.n(), total, p, t_scale);
+    if (opt.anneal_seconds > 0.0) a.seconds = std::max(1e-3, a.seconds - seconds_since(t0));
+    return anneal(pb, std::move(start), a);
+  };
+  if (m == "sa") return refine(place_random(pb, seed), 1.0);
+  if (m == "greedy+sa") return refine(place_greedy(pb), 0.05);
+  if (m == "rl" || m == "rl+refine") {
+    if (!opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", m));
+    std::vector<int> pos = place_rl(pb, *opt.policy);
+    if (m == "rl") return pos;
+    return refine(std::move(pos), 0.05);
+  }
+  throw Error("--method", fmt::format("unknown method '{}'", m));
+}
+
+}  // namespace
+
+std::vector<std::string> core_methods() {
+  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "greedy+sa", "scotch", "rl", "rl+refine"};
+}
+
+std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed) {
+  if (g.num_nodes() > sys.total_free_cores())
+    throw Error("system", fmt::format("the graph has {} nodes but the system has only {} free cores", g.num_nodes(),
+                                      sys.total_free_cores()));
+  if (name == "louvain") return processor_stage_louvain(g, sys, seed);
+  if (name == "metis") return processor_stage_metis(g, sys, seed);
+  if (name == "sequential") return processor_stage_sequential(g, sys);
+  throw Error("--processor-stage", fmt::format("unknown processor stage '{}' (louvain, metis, sequential)", name));
+}
+
+MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt) {
+  auto known = core_methods();
+  if (std::find(known.begin(), known.end(), opt.method) == known.end())
+    throw Error("--method", fmt::format("unknown method '{}'", opt.method));
+  MapResult res;
+  auto t0 = Clock::now();
+  res.proc = processor_stage(g, sys, opt.processor_stage, opt.seed);
+  res.stage_seconds.push_back({"processor", seconds_since(t0)});
+  auto t1 = Clock::now();
+  res.core.assign(g.num_nodes(), -1);
+  for (int p = 0; p < sys.processors; ++p) {
+    CoreProblem pb = make_core_problem(g, sys, res.proc, p);
+    if (pb.n() == 0) continue;
+    std::vector<int> pos = place_core(pb, opt, g.num_nodes(), p);
+    check_core_placement(pb, pos);
+    for (int v = 0; v < pb.n(); ++v) res.core[pb.global[v]] = p * sys.cores_per_processor() + pos[v];
+  }
+  res.stage_seconds.push_back({"core", seconds_since(t1)});
+  auto t2 = Clock::now();
+  res.routing = route_placement(g, sys, res.core, opt.routing);
+  res.metrics = evaluate(g, sys, res.core, res.routing);
+  res.stage_seconds.push_back({"routing", seconds_since(t2)});
+  return res;
+}
+
+}  // namespace tessera::mapper

@@ -1,0 +1,49 @@
+// map_graph: the whole mapping pipeline (spec mapping.md) and its baselines, one entry point.
+//
+// 1. processor stage: "louvain" (the spec: communities + priority rule), "metis" (k-way) or
+//    "sequential"; all end within each processor's free cores.
+// 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
+//    (annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the policy's
+//    placement refined by low-temperature annealing), greedy+sa (annealing from greedy, low
+//    temperature).
+// 3. routing with the turn model, metrics, CDG deadlock check.
+// Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
+// wall-clock budget (anneal_seconds > 0) the result depends on machine speed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mapper/graph.h"
+#include "mapper/metrics.h"
+#include "mapper/policy.h"
+#include "mapper/routing.h"
+#include "mapper/system.h"
+
+namespace tessera::mapper {
+
+struct MapOptions {
+  std::string method = "rl+refine";
+  std::string processor_stage = "louvain";
+  TurnModel routing = TurnModel::kXY;
+  uint64_t seed = 1;
+  long long anneal_moves_per_node = 400;  // annealing budget when anneal_seconds <= 0
+  double anneal_seconds = 0.0;            // wall-clock budget for the whole core stage (split by nodes)
+  const Policy* policy = nullptr;         // required by rl and rl+refine
+};
+
+struct MapResult {
+  std::vector<int> proc;  // processor per node
+  std::vector<int> core;  // global core per node
+  Routing routing;
+  Metrics metrics;
+  std::vector<std::pair<std::string, double>> stage_seconds;  // processor, core, routing+metrics
+};
+
+std::vector<std::string> core_methods();
+std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed);
+MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt);
+
+}  // namespace tessera::mapper
