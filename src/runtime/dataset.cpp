@@ -48,7 +48,9 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
     throw Error(gz, "Fashion-MNIST file not found (install the Debian package dataset-fashion-mnist, "
                     "or pass --data-dir with the IDX files)");
   };
-  Dataset d = load_idx_dataset(locate(prefix + "-images-idx3-ubyte"), locate(prefix + "-labels-idx1-ubyte"), 10);
+  const std::string images = locate(prefix + "-images-idx3-ubyte");
+  const std::string labels = locate(prefix + "-labels-idx1-ubyte");
+  Dataset d = load_idx_dataset(images, labels, 10);
   d.name = "fashion-mnist/" + prefix;
   return d;
 }
