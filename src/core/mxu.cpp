@@ -23,8 +23,9 @@ Mxu::Mxu(const CoreSpec& spec)
 
 int64_t Mxu::mlw_ready(int64_t now) const {
   int64_t t = std::max(now, m_shift_free);
-  // Single-buffered: the array's only weight registers are in use until the last result leaves.
-  if (!m_spec.mxu_double_buffer && m_staged_rows == 0) t = std::max(t, m_drained);
+  // A new tile shifts into weight registers that every earlier input must have left: with one
+  // buffer, all inputs so far; with two (ping-pong), the inputs pushed before the last mflip.
+  if (m_staged_rows == 0) t = std::max(t, m_spec.mxu_double_buffer ? m_staging_free : m_drained);
   return t;
 }
 
@@ -87,6 +88,7 @@ void Mxu::mlw(const float* v, int64_t now) {
 
 void Mxu::mflip(int64_t now) {
   check_mflip();
+  m_staging_free = m_drained;  // the old active tile becomes the staging buffer
   std::swap(m_staging, m_active);
   m_staged_rows = 0;
   m_have_active = true;

@@ -11,10 +11,12 @@
 //   mmul.acc.out as mmul.acc, then a copy of block b goes into the result FIFO.
 //   mpop v      v[s][n] = oldest FIFO block (n < C), v[s][n >= C] = 0.
 //
-// Timing (the fast model; tests/core check it against a cycle-by-cycle PE model):
+// Timing (the fast model; tests/mxu check it against a cycle-by-cycle PE model):
 //   * Weights shift in one row per cycle: an mlw occupies the shift path for `sublanes` cycles, so
-//     a tile takes R cycles. mlw waits for the shift path. With double buffering off there is no
-//     staging tile: mlw also waits until every result of the active tile has left the array.
+//     a tile takes R cycles. mlw waits for the shift path. The first mlw of a tile also waits until
+//     no input in flight uses the registers it shifts into: with double buffering off (one weight
+//     register per PE) every result so far has left the array; with it on (two registers per PE,
+//     ping-pong) every input pushed before the last mflip has.
 //   * mflip waits until the staged tile has finished shifting in ("weight tile not loaded").
 //   * mmul feeds its `sublanes` rows on consecutive cycles (the serialiser) once the input port is
 //     free; a row entering at cycle e has its last column's result out at e + R + C - 2, and the
@@ -92,6 +94,7 @@ class Mxu {
   int64_t m_shift_free = 0;     // first cycle the weight shift path is free
   int64_t m_input_free = 0;     // first cycle the input port is free
   int64_t m_drained = 0;        // first cycle after the last in-flight result left the array
+  int64_t m_staging_free = 0;   // first cycle no input in flight uses the staging buffer
   std::vector<float> m_acc;     // acc_blocks x sublanes x C
   std::vector<float> m_in;      // scratch: one input block rounded to bf16 (sublanes x R)
   std::deque<ResultBlock> m_fifo;
