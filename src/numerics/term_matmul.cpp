@@ -11,6 +11,7 @@
 #include "numerics/bf16.h"
 #include "numerics/term_pe_fast.h"
 #include "numerics/term_pe_reference.h"
+#include "numerics/term_pe_simd.h"
 
 namespace tessera::numerics {
 
@@ -122,6 +123,47 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
   }
 }
 
+// The AVX2 path (L = 8): operands in structure-of-arrays form, one PE's steps in one call.
+void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
+                 int ldc, int M, int K, int N, TermMatmulStats& st) {
+  const PeConfig& pe = cfg.pe;
+  const int L = detail::kSimdLanes;
+  const int kp = (K + L - 1) / L * L, steps = kp / L;
+  const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
+  detail::TermLanesSoA rows, cols;  // rows: a[m][.], cols: w[.][n]
+  rows.resize(M, kp, inputs_serial);
+  cols.resize(N, kp, !inputs_serial);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) rows.set(m, k, detail::make_operand(bf16_from_f32(a[m * lda + k])));
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) cols.set(n, k, detail::make_operand(bf16_from_f32(w[k * ldw + n])));
+  const detail::TermLanesSoA& serial = inputs_serial ? rows : cols;
+  const detail::TermLanesSoA& parallel = inputs_serial ? cols : rows;
+  std::vector<int> pe_cycles(static_cast<size_t>(cfg.rows) * cfg.cols * steps);
+  for (int m0 = 0; m0 < M; m0 += cfg.rows) {
+    for (int n0 = 0; n0 < N; n0 += cfg.cols) {
+      const int nr = std::min(cfg.rows, M - m0), nc = std::min(cfg.cols, N - n0);
+      std::vector<int64_t> a0, b0;
+      std::vector<PeAccumulator> accs;
+      for (int r = 0; r < nr; ++r) {
+        for (int c = 0; c < nc; ++c) {
+          const int64_t row0 = int64_t{m0 + r} * kp, col0 = int64_t{n0 + c} * kp;
+          a0.push_back(inputs_serial ? col0 : row0);
+          b0.push_back(inputs_serial ? row0 : col0);
+          accs.push_back(accumulator_from_f32(acc[(m0 + r) * ldc + n0 + c], pe));
+        }
+      }
+      detail::pe_steps_avx2(pe, parallel, serial, nr * nc, a0.data(), b0.data(), accs.data(), steps,
+                            pe_cycles.data(), &st.terms_processed, &st.terms_skipped_zero,
+                            &st.terms_skipped_oob, &st.lane_idle_cycles);
+      for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < nc; ++c) acc[(m0 + r) * ldc + n0 + c] = accumulator_to_f32(accs[r * nc + c], pe);
+      fold_tile_timing(pe_cycles, nr * nc, steps, st);
+      st.pe_steps += static_cast<int64_t>(nr) * nc * steps;
+    }
+  }
+}
+
 }  // namespace
 
 void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
@@ -131,7 +173,11 @@ void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, 
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
   st.macs = static_cast<int64_t>(M) * K * N;
-  if (M > 0 && N > 0 && K > 0) {
+  const bool simd = detail::host_has_avx2() && cfg.pe.lanes == detail::kSimdLanes &&
+                    cfg.pe.acc_fraction_bits <= detail::kSimdMaxFractionBits;
+  if (M > 0 && N > 0 && K > 0 && simd) {
+    simd_blocks(cfg, a, lda, w, ldw, acc, ldc, M, K, N, st);
+  } else if (M > 0 && N > 0 && K > 0) {
     const Decoded d = decode(a, lda, w, ldw, M, K, N, cfg.pe.lanes);
     if (detail::use_int64(cfg.pe)) fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st);
     else fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st);

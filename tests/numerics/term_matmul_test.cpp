@@ -73,6 +73,47 @@ TEST(TermMatmul, FastModelMatchesReferenceAndStatisticsAddUp) {
   }
 }
 
+// Operands that reach every path of the fast model (the 8-lane vector path for W <= 24 and the
+// scalar one): wide exponent spreads (lanes far below the step's maximum), any bit pattern
+// (subnormals, Inf, NaN), signed zeros, an accumulator with specials; ragged K.
+std::vector<float> hard_values(int n, std::mt19937& rng) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    const uint32_t r = static_cast<uint32_t>(rng());
+    const int kind = static_cast<int>(r % 16);
+    if (kind == 0) x = bf16_to_f32(Bf16{static_cast<uint16_t>(rng())});
+    else if (kind <= 2) x = (r & 0x100) ? -0.0f : 0.0f;
+    else x = bf16_to_f32(Bf16{static_cast<uint16_t>(((r >> 8) & 0x8000) | ((100 + rng() % 50) << 7) | (rng() & 0x7f))});
+  }
+  return v;
+}
+
+TEST(TermMatmul, FastModelMatchesReferenceOnHardOperands) {
+  std::mt19937 rng(21);
+  for (int w : {4, 7, 16, 23, 24, 25}) {
+    for (TermSerialOperand serial : {TermSerialOperand::Inputs, TermSerialOperand::Weights}) {
+      TermTileConfig cfg = tile(3, 5, 8, w, serial);
+      cfg.pe.min_step_cycles = w % 3;
+      const int M = 7, K = 45, N = 11;
+      auto a = hard_values(M * K, rng), wt = hard_values(K * N, rng);
+      if (w != 4) {  // mostly finite operands, so most steps take the vector path
+        for (auto& x : a) x = std::isfinite(x) ? x : 1.0f;
+        for (auto& x : wt) x = std::isfinite(x) ? x : -2.0f;
+      }
+      auto init = hard_values(M * N, rng);
+      init[3] = INFINITY;
+      init[4] = NAN;
+      std::vector<float> fast = init, ref = init;
+      TermMatmulStats fs, rs;
+      term_matmul_accumulate(cfg, a.data(), K, wt.data(), N, fast.data(), N, M, K, N, &fs);
+      term_matmul_accumulate_reference(cfg, a.data(), K, wt.data(), N, ref.data(), N, M, K, N, &rs);
+      expect_bitwise_equal(fast, ref);
+      EXPECT_EQ(fs, rs) << "W=" << w;
+      EXPECT_GT(fs.terms_skipped_oob, 0);
+    }
+  }
+}
+
 // Tile 2 x 2, L = 8, serial operand = inputs. Row 0's inputs have 5 terms (significand 171), row
 // 1's have 1 term (1.0) except one of 2 terms (1.5 = 2^8 - 2^6 in units of 2^-7). Every tile
 // step lasts 5 cycles; the row-1 PEs (2 cycles) stall 3 each; their 7 one-term lanes idle 1 each.
