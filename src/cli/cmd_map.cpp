@@ -134,8 +134,8 @@ void register_gen(CLI::App* map) {
 
 struct TrainArgs {
   std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out, routing = "xy";
-  int count = 2, iterations = 200, hidden = 24;
-  double threshold = 8.0, lr = 3e-3;
+  int count = 2, iterations = 200, hidden = 24, samples = 16;
+  double threshold = 8.0, lr = 1e-3, sigma = 1.0;
   uint64_t seed = 1;
 };
 
@@ -163,6 +163,8 @@ void run_train(const TrainArgs& a) {
   opt.lr = a.lr;
   opt.seed = a.seed;
   opt.hidden = a.hidden;
+  opt.samples = a.samples;
+  opt.sigma_steps = a.sigma;
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
     if (it % 10 == 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
@@ -182,6 +184,8 @@ void register_train(CLI::App* map) {
   c->add_option("--threshold", a->threshold, "update once the summed |normalised reward| reaches this");
   c->add_option("--lr", a->lr, "Adam learning rate");
   c->add_option("--hidden", a->hidden, "hidden width");
+  c->add_option("--samples", a->samples, "placements sampled per graph visit");
+  c->add_option("--sigma", a->sigma, "Gaussian width in core-position steps");
   c->add_option("--routing", a->routing, "turn model for the reward");
   c->add_option("--seed", a->seed, "seed");
   c->add_option("--out", a->out, "policy file to write")->required();

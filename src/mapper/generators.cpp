@@ -179,7 +179,7 @@ LogicalGraph gen_family(const std::string& family, int n, uint64_t seed) {
     std::vector<long long> act = {3, 8, 8, 6, 6, 4, 4, 3, 2, 1};
     long long sum = 0;
     for (long long a : act) sum += a;
-    for (long long& a : act) a = std::max(1LL, a * 4096LL * n / sum);
+    for (long long& a : act) a = std::max(1LL, a * n / sum) * 4096LL;  // whole tiles: sum <= n
     return gen_tiles(act, 4096, 2, seed);
   }
   if (family == "dag") return gen_random_dag(n, std::max(2, n / 16), 2, seed);

@@ -1,6 +1,6 @@
 // train_policy: the spec's training loop (see rl_placer.h). Cycle over the training graphs; for
-// each, sample a placement from the policy (positions drawn from the discretised Gaussians, then the
-// conflict rule), compute its reward, add it to the total; when the total reaches the threshold,
+// each, sample `samples` placements from the policy (positions drawn from the discretised Gaussians, then the
+// conflict rule), compute their rewards (advantage = reward - the group's mean), add them to the total; when the total reaches the threshold,
 // run `epochs` Adam steps on the PPO clipped objective of the collected batch and start a new one.
 #include <cmath>
 
@@ -42,19 +42,18 @@ int sample_index(const Eigen::VectorXd& logp, Rng& rng) {
 
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
                     const std::function<void(int, double)>& progress) {
-  Policy policy(opt.hidden, 1.0, 2.0);
+  Policy policy(opt.hidden, 1.0, opt.sigma_steps);
   policy.init(opt.seed);
   Rng rng(opt.seed ^ 0x5EEDULL);
   std::vector<PolicyInput> inputs;
   std::vector<std::vector<int>> cores;
   std::vector<std::vector<double>> prio;
-  std::vector<double> ref, baseline;
+  std::vector<double> ref;
   for (const CoreProblem& pb : graphs) {
     inputs.push_back(make_policy_input(pb));
     cores.push_back(position_cores(pb));
     prio.push_back(node_priority(pb));
     ref.push_back(std::max(1e-9, std::fabs(core_reward(pb, place_hilbert(pb), opt.routing))));
-    baseline.push_back(-1.0);
   }
   Adam adam(policy.num_params(), opt.lr);
   std::vector<PpoItem> batch;
@@ -64,25 +63,32 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
       const CoreProblem& pb = graphs[gi];
       const int m = static_cast<int>(cores[gi].size());
       Eigen::VectorXd mu = policy.forward(inputs[gi]);
-      PpoItem item{&inputs[gi], {}, {}, 0.0, m};
-      std::vector<int> desired(pb.n());
-      for (int v = 0; v < pb.n(); ++v) {
-        Eigen::VectorXd lp = position_log_probs(mu[v], m, policy.bound(), policy.sigma_steps());
-        int j = sample_index(lp, rng);
-        item.actions.push_back(j);
-        item.old_logp.push_back(lp[j]);
-        desired[v] = cores[gi][j];
+      // `samples` placements of this graph; their mean reward is the baseline of the advantage.
+      std::vector<PpoItem> group;
+      double mean = 0.0;
+      for (int k = 0; k < opt.samples; ++k) {
+        PpoItem item{&inputs[gi], {}, {}, 0.0, m};
+        std::vector<int> desired(pb.n());
+        for (int v = 0; v < pb.n(); ++v) {
+          Eigen::VectorXd lp = position_log_probs(mu[v], m, policy.bound(), policy.sigma_steps());
+          int j = sample_index(lp, rng);
+          item.actions.push_back(j);
+          item.old_logp.push_back(lp[j]);
+          desired[v] = cores[gi][j];
+        }
+        item.advantage = core_reward(pb, resolve_conflicts(pb, desired, prio[gi]), opt.routing) / ref[gi];
+        mean += item.advantage / opt.samples;
+        total += std::fabs(item.advantage);
+        group.push_back(std::move(item));
       }
-      double r = core_reward(pb, resolve_conflicts(pb, desired, prio[gi]), opt.routing) / ref[gi];
-      item.advantage = r - baseline[gi];
-      baseline[gi] = 0.8 * baseline[gi] + 0.2 * r;
-      total += std::fabs(r);
-      batch.push_back(std::move(item));
+      for (PpoItem& item : group) {
+        item.advantage -= mean;
+        batch.push_back(std::move(item));
+      }
       if (total < opt.threshold) continue;
-      double mean = 0.0, var = 0.0;
-      for (const PpoItem& b : batch) mean += b.advantage / batch.size();
-      for (const PpoItem& b : batch) var += (b.advantage - mean) * (b.advantage - mean) / batch.size();
-      for (PpoItem& b : batch) b.advantage = (b.advantage - mean) / (std::sqrt(var) + 1e-8);
+      double var = 0.0;
+      for (const PpoItem& b : batch) var += b.advantage * b.advantage / batch.size();
+      for (PpoItem& b : batch) b.advantage /= std::sqrt(var) + 1e-8;
       for (int e = 0; e < opt.epochs; ++e) {
         Eigen::VectorXd grad;
         ppo_objective(policy, batch, opt.eps, &grad);

@@ -14,8 +14,9 @@
 // ratios are per node, not the product over nodes):
 //   L = mean over decisions of min(r A, clip(r, 1 - eps, 1 + eps) A),  r = exp(logp_new - logp_old)
 // The reward is the spec's (metrics.h) on the problem's mesh with the chosen turn model, divided by
-// |reward of the Hilbert-order placement| so that graphs of any size weigh alike; the advantage is
-// that minus a running mean per graph, then standardised over the batch.
+// |reward of the Hilbert-order placement| so that graphs of any size weigh alike; several placements
+// are sampled per graph visit and the advantage is the reward minus their mean, then scaled to unit
+// variance over the batch.
 #pragma once
 
 #include <cstdint>
@@ -55,12 +56,14 @@ double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, do
 struct TrainOptions {
   int iterations = 200;      // passes over the training graphs
   double threshold = 8.0;    // update once the summed |normalised reward| reaches this
+  int samples = 16;          // placements sampled per graph visit (group baseline)
   int epochs = 4;            // PPO epochs per update
-  double lr = 3e-3;          // Adam
+  double lr = 1e-3;          // Adam
   double eps = 0.2;          // PPO clip
   uint64_t seed = 1;
   TurnModel routing = TurnModel::kXY;
   int hidden = 24;
+  double sigma_steps = 1.0;  // Gaussian width in position steps
 };
 
 // Trains from a fresh policy (deterministic from opt.seed). `progress(iteration, mean reward ratio
