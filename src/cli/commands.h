@@ -14,5 +14,6 @@ void register_run_command(CLI::App& app);
 void register_config_command(CLI::App& app);
 void register_bench_command(CLI::App& app);
 void register_map_command(CLI::App& app);
+void register_isa_command(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   register_config_command(app);
   register_bench_command(app);
   register_map_command(app);
+  register_isa_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
