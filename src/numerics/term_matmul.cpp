@@ -3,6 +3,7 @@
 #include "numerics/term_matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,7 +12,7 @@
 #include "numerics/bf16.h"
 #include "numerics/term_pe_fast.h"
 #include "numerics/term_pe_reference.h"
-#include "numerics/term_pe_simd.h"
+#include "numerics/term_tile_avx2.h"
 
 namespace tessera::numerics {
 
@@ -123,45 +124,59 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
   }
 }
 
-// The AVX2 path (L = 8): operands in structure-of-arrays form, one PE's steps in one call.
+// The AVX2 path: groups of up to 8 PEs sharing their serial operand (term_tile_avx2.h). With the
+// inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
+// a tile column (PEs (r0..r0+7, c)).
 void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
                  int ldc, int M, int K, int N, TermMatmulStats& st) {
   const PeConfig& pe = cfg.pe;
-  const int L = detail::kSimdLanes;
+  const int L = pe.lanes;
   const int kp = (K + L - 1) / L * L, steps = kp / L;
   const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
-  detail::TermLanesSoA rows, cols;  // rows: a[m][.], cols: w[.][n]
-  rows.resize(M, kp, inputs_serial);
-  cols.resize(N, kp, !inputs_serial);
+  detail::TileOperands ops;
+  ops.resize(inputs_serial ? M : N, kp, inputs_serial ? N : M);
   for (int m = 0; m < M; ++m)
-    for (int k = 0; k < K; ++k) rows.set(m, k, detail::make_operand(bf16_from_f32(a[m * lda + k])));
+    for (int k = 0; k < K; ++k) {
+      const detail::TermOperand op = detail::make_operand(bf16_from_f32(a[m * lda + k]));
+      inputs_serial ? ops.set_serial(m, k, op) : ops.set_parallel(k, m, op);
+    }
   for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) cols.set(n, k, detail::make_operand(bf16_from_f32(w[k * ldw + n])));
-  const detail::TermLanesSoA& serial = inputs_serial ? rows : cols;
-  const detail::TermLanesSoA& parallel = inputs_serial ? cols : rows;
+    for (int n = 0; n < N; ++n) {
+      const detail::TermOperand op = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
+      inputs_serial ? ops.set_parallel(k, n, op) : ops.set_serial(n, k, op);
+    }
   std::vector<int> pe_cycles(static_cast<size_t>(cfg.rows) * cfg.cols * steps);
+  std::vector<int> group_cycles(static_cast<size_t>(detail::kGroupPes) * steps);
+  detail::GroupTotals totals;
+  std::array<PeAccumulator, detail::kGroupPes> accs;
   for (int m0 = 0; m0 < M; m0 += cfg.rows) {
     for (int n0 = 0; n0 < N; n0 += cfg.cols) {
       const int nr = std::min(cfg.rows, M - m0), nc = std::min(cfg.cols, N - n0);
-      std::vector<int64_t> a0, b0;
-      std::vector<PeAccumulator> accs;
-      for (int r = 0; r < nr; ++r) {
-        for (int c = 0; c < nc; ++c) {
-          const int64_t row0 = int64_t{m0 + r} * kp, col0 = int64_t{n0 + c} * kp;
-          a0.push_back(inputs_serial ? col0 : row0);
-          b0.push_back(inputs_serial ? row0 : col0);
-          accs.push_back(accumulator_from_f32(acc[(m0 + r) * ldc + n0 + c], pe));
+      const int shared = inputs_serial ? nr : nc, across = inputs_serial ? nc : nr;
+      for (int u = 0; u < shared; ++u) {
+        for (int v0 = 0; v0 < across; v0 += detail::kGroupPes) {
+          const int valid = std::min(detail::kGroupPes, across - v0);
+          const auto out = [&](int v) -> float& {
+            return inputs_serial ? acc[(m0 + u) * ldc + n0 + v0 + v] : acc[(m0 + v0 + v) * ldc + n0 + u];
+          };
+          for (int v = 0; v < valid; ++v) accs[v] = accumulator_from_f32(out(v), pe);
+          detail::group_steps_avx2(pe, ops, inputs_serial ? m0 + u : n0 + u, inputs_serial ? n0 + v0 : m0 + v0,
+                                   valid, steps, accs.data(), group_cycles.data(), totals);
+          for (int v = 0; v < valid; ++v) {
+            out(v) = accumulator_to_f32(accs[v], pe);
+            const int p = inputs_serial ? u * nc + v0 + v : (v0 + v) * nc + u;  // PE (r, c) -> r * nc + c
+            std::copy_n(&group_cycles[static_cast<size_t>(v) * steps], steps, &pe_cycles[static_cast<size_t>(p) * steps]);
+          }
         }
       }
-      detail::pe_steps_avx2(pe, parallel, serial, nr * nc, a0.data(), b0.data(), accs.data(), steps,
-                            pe_cycles.data(), &st.terms_processed, &st.terms_skipped_zero,
-                            &st.terms_skipped_oob, &st.lane_idle_cycles);
-      for (int r = 0; r < nr; ++r)
-        for (int c = 0; c < nc; ++c) acc[(m0 + r) * ldc + n0 + c] = accumulator_to_f32(accs[r * nc + c], pe);
       fold_tile_timing(pe_cycles, nr * nc, steps, st);
       st.pe_steps += static_cast<int64_t>(nr) * nc * steps;
     }
   }
+  st.terms_processed += totals.processed;
+  st.terms_skipped_zero += totals.skipped_zero;
+  st.terms_skipped_oob += totals.skipped_oob;
+  st.lane_idle_cycles += totals.lane_idle;
 }
 
 }  // namespace
@@ -173,9 +188,7 @@ void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, 
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
   st.macs = static_cast<int64_t>(M) * K * N;
-  const bool simd = detail::host_has_avx2() && cfg.pe.lanes == detail::kSimdLanes &&
-                    cfg.pe.acc_fraction_bits <= detail::kSimdMaxFractionBits;
-  if (M > 0 && N > 0 && K > 0 && simd) {
+  if (M > 0 && N > 0 && K > 0 && detail::tile_avx2_supported(cfg.pe)) {
     simd_blocks(cfg, a, lda, w, ldw, acc, ldc, M, K, N, st);
   } else if (M > 0 && N > 0 && K > 0) {
     const Decoded d = decode(a, lda, w, ldw, M, K, N, cfg.pe.lanes);

@@ -1,0 +1,59 @@
+// The fast term-serial tile with AVX2: 8 PEs that share their serial operand, one PE per 32-bit
+// vector lane (contract: numerics/term_pe.h; used by term_matmul_accumulate).
+//
+// PEs of a tile row share the inputs, PEs of a column the weights; a group is 8 PEs that share
+// the serial (term-encoded) operand, so in step j lane i the serial value B (and its CSD terms) is
+// one scalar for the whole group, while the parallel operand A differs per PE and is a vector.
+// Per step: pe = code(A) + code(B) per lane (codes: the exponent if finite, kZeroCode if zero,
+// kSpecialCode if Inf/NaN, so a product code below -2^19 is a zero product and one >= 2^19 has an
+// Inf/NaN operand); E = max(vertical maximum over lanes, accumulator exponent); every processed
+// term adds (ma << 18) >> (32 - W + E - pe - p) = trunc(ma * 2^(p + g)) (the shift is >= 0 since
+// p + g <= W - 6 <= 18; it is in bounds iff < 26, and larger shifts give 0 by themselves); the
+// accumulator (sig < 2^25) is aligned and added, and the sum normalised with round to nearest
+// even, all in 32-bit vector lanes. Bound: L lanes below L * 2^(W + 3) plus the accumulator below
+// 2^(W + 1) must stay below 2^31: W + 3 + ceil(log2(L + 1)) <= 31.
+// Steps with an Inf/NaN operand, and all steps of a group once an accumulator is Inf or NaN, run
+// through the scalar fast_step (term_pe_fast.h) PE by PE.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "numerics/term_pe.h"
+#include "numerics/term_pe_fast.h"
+
+namespace tessera::numerics::detail {
+
+inline constexpr int kGroupPes = 8;
+inline constexpr int32_t kZeroCode = -(1 << 20);
+inline constexpr int32_t kSpecialCode = 1 << 24;
+
+// True if the host, lane count and width allow the vector tile.
+bool tile_avx2_supported(const PeConfig& cfg);
+
+// Operands of one matmul in the layouts the vector tile reads. The serial operand is indexed
+// [s][k] (s: the dimension its PEs share, k padded to kp with +0); the parallel operand [k][x]
+// (x: the other dimension, padded to xp, a multiple of 8, with +0).
+struct TileOperands {
+  int kp = 0, xp = 0;
+  std::vector<TermOperand> s_ops;
+  std::vector<int32_t> s_code;
+  std::vector<TermOperand> p_ops;
+  std::vector<int32_t> p_code, p_word;  // p_word: (ma << 18) | sign << 31
+
+  void resize(int serial_rows, int kp_, int x_count);
+  void set_serial(int s, int k, TermOperand op);
+  void set_parallel(int k, int x, TermOperand op);
+};
+
+// Counters of term_matmul's statistics that the group adds to.
+struct GroupTotals {
+  int64_t processed = 0, skipped_zero = 0, skipped_oob = 0, lane_idle = 0;
+};
+
+// Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s, with
+// accumulators acc[0..valid). Writes cycles[v * steps + j] for PE v and step j.
+void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, int s, int x0, int valid, int steps,
+                      PeAccumulator* acc, int* cycles, GroupTotals& totals);
+
+}  // namespace tessera::numerics::detail
