@@ -47,8 +47,8 @@ class Differentiator {
   }
 
   // Gradient of Add's broadcast operand b: dy summed over the leading dimensions.
-  int broadcast_grad(int dy, const Shape& b) {
-    const Shape& a = m_g.value(dy).shape;
+  int broadcast_grad(int dy, Shape b) {  // by value: adding nodes reallocates the values
+    const Shape a = m_g.value(dy).shape;
     if (a == b) return dy;
     const int64_t nb = num_elements(b);
     int rows = dy;

@@ -93,7 +93,7 @@ void Executor<T>::run_node(const Node& n) {
     m_labels[n.output] = labels(0);
     return;
   }
-  out.assign(static_cast<size_t>(num_elements(out_v.shape)), T(0));
+  out.resize(static_cast<size_t>(num_elements(out_v.shape)));  // every kernel writes all of it
   const long size = static_cast<long>(out.size());
   switch (n.op) {
     case OpKind::kMatMul:
