@@ -36,7 +36,7 @@ Bf16 random_operand(std::mt19937_64& rng) {
 
 TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
   std::mt19937_64 rng(31);
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < 8000; ++trial) {
     PeConfig cfg;
     cfg.acc_fraction_bits = 4 + static_cast<int>(rng() % 21);  // 4..24
     cfg.lanes = static_cast<int>(std::vector<int>{1, 3, 8}[rng() % 3]);
