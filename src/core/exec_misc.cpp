@@ -25,7 +25,7 @@ namespace {
 
 void check_range(std::string_view what, std::string_view mem, int64_t addr, int64_t n, int64_t size) {
   if (addr < 0 || addr + n > size)
-    throw UnitFault(fmt::format("{}: {} words [{}, {}) out of range 0..{}", what, mem, addr, addr + n, size));
+    throw UnitFault(fmt::format("{}: {} words [{}, {}) outside [0, {})", what, mem, addr, addr + n, size));
 }
 
 }  // namespace
