@@ -1,0 +1,350 @@
+#include "kernels/gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/error.h"
+#include "kernels/bundle_builder.h"
+
+namespace tessera::kernels {
+
+namespace {
+
+using isa::Opcode;
+using isa::SlotClass;
+
+constexpr int kFlagWeights = 0, kFlagPanel = 1, kFlagOut = 2;
+constexpr int kRegZero = 0, kRegBlock = 1;
+constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (weights, panel, out)
+constexpr int kVIn = 0, kVWeight = 3, kVPop = 6;  // vreg rotations: 3, 3 and 2 registers
+constexpr int kWeightSlots = 6;
+
+int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+
+struct Tile {
+  int mc, nt, kt;
+  int pushes;        // P: rows of this chunk / S
+  int64_t first;     // first step of the tile's range
+  int weight_slot;   // vector-memory slot of its weights
+};
+
+class GemmGenerator {
+ public:
+  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan) : m_spec(spec), m_plan(plan) {}
+  isa::Program generate();
+
+ private:
+  enum DmaKind { kWeights = 0, kPanel = 1, kOut = 2 };
+
+  int64_t A(int64_t step) const { return 2 * step; }
+  int64_t B(int64_t step) const { return 2 * step + 1; }
+  int64_t push_step(const Tile& t, int p) const { return t.first + (m_plan.double_buffer ? 0 : m_rs) + p; }
+  int64_t mlw_step(const Tile& t, int j) const { return m_plan.double_buffer ? t.first - m_rs + j : t.first + j; }
+  int rows_valid(int mc) const { return std::min(m_plan.Mb, m_plan.M - mc * m_plan.Mb); }
+  int k_valid(int kt) const { return std::min(m_plan.R, m_plan.K - kt * m_plan.R); }
+  int n_valid(int nt) const { return std::min(m_plan.C, m_plan.N - nt * m_plan.C); }
+
+  void layout();
+  void plan_tiles();
+  uint32_t descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride);
+  int64_t place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src, uint32_t desc);
+  void place_wait(int flag, int count, int64_t latest, int64_t after_dma);
+  void emit_mlws(size_t i);
+  void emit_pushes(size_t i);
+  void place_weight_dma(size_t i);
+  void place_out_dma(size_t o);
+  void emit_panel_dmas();
+  void place_waits();
+
+  const core::CoreSpec& m_spec;
+  GemmPlan& m_plan;
+  BundleBuilder m_bb;
+  int m_rs = 0;      // R / S: mlw ops per tile
+  int m_lag = 0;     // D: pushes between a result's push and its pop
+  int m_panels = 1;  // A panel buffers
+  int64_t m_panel_base[2] = {0, 0}, m_weight_base = 0, m_out_base = 0;
+  std::vector<Tile> m_tiles;
+  std::vector<uint32_t> m_smem;
+  std::map<std::array<uint32_t, 4>, uint32_t> m_descriptors;
+  std::array<int64_t, 3> m_last_dma{-1, -1, -1};
+  std::vector<int64_t> m_weight_dma;                  // bundle of each tile's weight DMA
+  std::vector<int64_t> m_panel_last_dma;               // per chunk: bundle of its last region DMA
+  std::vector<int64_t> m_out_dma;                      // per output tile: bundle of its DMA
+  std::vector<size_t> m_outputs;                       // per output tile: its (last K) tile
+  std::set<int64_t> m_first_push_steps;               // steps whose A bundle holds mflip + mmul
+  int64_t m_global_push = 0, m_global_mlw = 0, m_global_pop = 0;
+};
+
+void GemmGenerator::layout() {
+  GemmPlan& p = m_plan;
+  const int64_t rows = m_spec.vmem_rows();
+  const int Mp = ceil_div(p.M, p.S) * p.S;
+  int Mb = Mp;
+  if (p.KT > 1) Mb = std::min(Mb, m_spec.mxu_acc_blocks * p.S);
+  const int weight_slots = p.K % p.R ? 2 * kWeightSlots : kWeightSlots;
+  auto needed = [&](int mb) {
+    const int panels = ceil_div(p.M, mb) > 1 ? 2 : 1;
+    return static_cast<int64_t>(panels) * p.KT * mb + static_cast<int64_t>(weight_slots) * p.R + 2ll * mb;
+  };
+  while (Mb > p.S && needed(Mb) > rows) Mb -= p.S;
+  if (needed(Mb) > rows)
+    throw Error("gemm", "vector memory (" + std::to_string(rows) + " rows) cannot hold a " + std::to_string(p.S) +
+                            "-row A panel of K = " + std::to_string(p.K) + " plus weight and output buffers");
+  p.Mb = Mb;
+  p.MC = ceil_div(p.M, Mb);
+  m_panels = p.MC > 1 ? 2 : 1;
+  m_panel_base[1] = static_cast<int64_t>(p.KT) * Mb;
+  m_weight_base = m_panels * m_panel_base[1];
+  m_out_base = m_weight_base + static_cast<int64_t>(weight_slots) * p.R;
+}
+
+void GemmGenerator::plan_tiles() {
+  const GemmPlan& p = m_plan;
+  int full = 0, ragged = 0;
+  int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + p.KT;  // prologue DMAs
+  int64_t step = m_rs + 8 + dmas * 3;
+  for (int mc = 0; mc < p.MC; ++mc)
+    for (int nt = 0; nt < p.NT; ++nt)
+      for (int kt = 0; kt < p.KT; ++kt) {
+        const bool is_ragged = p.K % p.R != 0 && kt == p.KT - 1;
+        const int slot = is_ragged ? kWeightSlots + ragged++ % kWeightSlots : full++ % kWeightSlots;
+        const int P = ceil_div(rows_valid(mc), p.S);
+        m_tiles.push_back(Tile{mc, nt, kt, P, step, slot});
+        m_first_push_steps.insert(push_step(m_tiles.back(), 0));
+        step += p.double_buffer ? std::max(P, m_rs) : m_rs + P;
+      }
+}
+
+uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride) {
+  const std::array<uint32_t, 4> d{static_cast<uint32_t>(count), static_cast<uint32_t>(chunk),
+                                  static_cast<uint32_t>(src_stride), static_cast<uint32_t>(dst_stride)};
+  auto it = m_descriptors.find(d);
+  if (it != m_descriptors.end()) return it->second;
+  const auto at = static_cast<uint32_t>(m_smem.size());
+  if (at + 4 > static_cast<uint64_t>(m_spec.smem_words)) throw Error("gemm", "scalar memory cannot hold the DMA descriptors");
+  m_smem.insert(m_smem.end(), d.begin(), d.end());
+  m_descriptors.emplace(d, at);
+  return at;
+}
+
+// Places a 2-D DMA at the first bundle >= desired with a free misc slot and three free scalar
+// slots (for the sli of its operands) after the previous DMA of the same kind.
+int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src, uint32_t desc) {
+  const int64_t floor = m_last_dma[kind] + 1;
+  const int base = kDmaRegs[kind];
+  const int64_t values[3] = {dst, src, desc};
+  for (int64_t x = std::max(desired, floor + 1);; ++x) {
+    if (!m_bb.has_free(x, SlotClass::Misc)) continue;
+    std::vector<int64_t> at;
+    for (int64_t y = x - 1; y >= floor && at.size() < 3; --y)
+      for (int k = m_bb.free_count(y, SlotClass::Scalar); k > 0 && at.size() < 3; --k) at.push_back(y);
+    if (at.size() < 3) continue;
+    for (int r = 0; r < 3; ++r) m_bb.put(at[r], op_d_imm(Opcode::SLI, base + r, static_cast<int32_t>(values[r])));
+    m_bb.put(x, op_dma(op, base, base + 1, base + 2, kind == kWeights ? kFlagWeights : kind == kPanel ? kFlagPanel : kFlagOut));
+    m_last_dma[kind] = x;
+    return x;
+  }
+}
+
+void GemmGenerator::place_wait(int flag, int count, int64_t latest, int64_t after_dma) {
+  const int64_t x = m_bb.find_backward(latest, after_dma + 1, SlotClass::Misc);
+  TESSERA_CHECK(x >= 0, "gemm: no misc slot for a wait between its DMA and its first use");
+  m_bb.put(x, op_wait(flag, count));
+}
+
+void GemmGenerator::emit_mlws(size_t i) {
+  const Tile& t = m_tiles[i];
+  const GemmPlan& p = m_plan;
+  const int64_t slot_row = m_weight_base + static_cast<int64_t>(t.weight_slot) * p.R;
+  for (int j = 0; j < m_rs; ++j, ++m_global_mlw) {
+    const int v = kVWeight + static_cast<int>(m_global_mlw % 3);
+    const int64_t load = B(mlw_step(t, j) - 2);
+    m_bb.put(load, op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(slot_row + j * p.S)));
+    m_bb.put(B(mlw_step(t, j)), op_a(Opcode::MLW, v));
+  }
+}
+
+// The weight DMA of tile i: as early as its slot is free (after the last read of the slot's
+// previous tile), so it runs up to a ring of tiles ahead.
+void GemmGenerator::place_weight_dma(size_t i) {
+  const Tile& t = m_tiles[i];
+  const GemmPlan& p = m_plan;
+  const int64_t slot_row = m_weight_base + static_cast<int64_t>(t.weight_slot) * p.R;
+  int64_t desired = 0;
+  for (size_t k = i; k-- > 0;)
+    if (m_tiles[k].weight_slot == t.weight_slot) {
+      desired = std::max(desired, B(mlw_step(m_tiles[k], m_rs - 1) - 2) + 1);
+      break;
+    }
+  const uint32_t desc = descriptor(k_valid(t.kt), n_valid(t.nt), p.N, m_spec.lanes);
+  const int64_t src = p.b_hbm + static_cast<int64_t>(t.kt) * p.R * p.N + static_cast<int64_t>(t.nt) * p.C;
+  m_weight_dma.push_back(place_dma(kWeights, desired, Opcode::DMAHV2, slot_row * m_spec.lanes, src, desc));
+}
+
+void GemmGenerator::emit_pushes(size_t i) {
+  const Tile& t = m_tiles[i];
+  const GemmPlan& p = m_plan;
+  const bool last_k = t.kt == p.KT - 1;
+  const Opcode mul = p.KT == 1 ? Opcode::MMUL : t.kt == 0 ? Opcode::MMULST : last_k ? Opcode::MMULOUT : Opcode::MMULACC;
+  const int64_t region = m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
+  if (p.KT > 1) m_bb.put(B(push_step(t, 0) - 1), op_d_imm(Opcode::SLI, kRegBlock, 0));
+  for (int q = 0; q < t.pushes; ++q, ++m_global_push) {
+    const int v = kVIn + static_cast<int>(m_global_push % 3);
+    const int64_t s = push_step(t, q);
+    m_bb.put(A(s - 2), op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
+    if (q == 0) m_bb.put(A(s), op_none(Opcode::MFLIP));
+    m_bb.put(A(s), p.KT == 1 ? op_a(mul, v) : op_a_b(mul, v, kRegBlock));
+    if (p.KT > 1) m_bb.put(A(s), op_d_a_imm(Opcode::SADDI, kRegBlock, kRegBlock, 1));
+  }
+  if (!last_k) return;
+  // Block q is popped L pushes later, in the A bundle before that push's mmul (so the FIFO has room
+  // for it), or in the B bundle before when that A bundle starts a tile (mflip + mmul fill it).
+  const int64_t out_row = m_out_base + static_cast<int64_t>(m_outputs.size() % 2) * p.Mb;
+  for (int q = 0; q < t.pushes; ++q, ++m_global_pop) {
+    const int v = kVPop + static_cast<int>(m_global_pop % 2);
+    const int64_t s = push_step(t, q) + m_lag;
+    const bool tile_start = m_first_push_steps.count(s) > 0;
+    const int64_t pop = tile_start ? B(s - 1) : A(s);
+    m_bb.put_first(pop, op_d(Opcode::MPOP, v));
+    m_bb.put(pop + 1, op_store(Opcode::VST, v, kRegZero, static_cast<int32_t>(out_row + q * p.S)));
+  }
+  m_outputs.push_back(i);
+}
+
+// Output tile o (of tile i): DMA'd back once its last block is stored.
+void GemmGenerator::place_out_dma(size_t o) {
+  const Tile& t = m_tiles[m_outputs[o]];
+  const GemmPlan& p = m_plan;
+  const int64_t out_row = m_out_base + static_cast<int64_t>(o % 2) * p.Mb;
+  const uint32_t desc = descriptor(rows_valid(t.mc), n_valid(t.nt), m_spec.lanes, p.N);
+  const int64_t dst = p.c_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.N + static_cast<int64_t>(t.nt) * p.C;
+  m_out_dma.push_back(place_dma(kOut, A(push_step(t, t.pushes - 1) + m_lag + 2), Opcode::DMAVH2,
+                                dst, out_row * m_spec.lanes, desc));
+}
+
+// A panel of chunk mc: one 2-D DMA per K region. Chunk 0 in the prologue (waited for before the
+// first weight load, so the MXU span starts with data in place); chunk mc + 1 spread over chunk
+// mc's tiles.
+void GemmGenerator::emit_panel_dmas() {
+  const GemmPlan& p = m_plan;
+  for (int mc = 0; mc < p.MC; ++mc) {
+    const int64_t base = m_panel_base[mc % m_panels];
+    for (int kt = 0; kt < p.KT; ++kt) {
+      int64_t desired = 0;
+      if (mc > 0) {
+        const size_t first = static_cast<size_t>(mc - 1) * p.NT * p.KT;
+        desired = A(m_tiles[first + static_cast<size_t>(kt) * p.NT].first);
+        if (mc >= 2) {  // after the last input load of chunk mc - 2 (same buffer)
+          const Tile& last = m_tiles[first - 1];
+          desired = std::max(desired, A(push_step(last, last.pushes - 1)));
+        }
+      }
+      const uint32_t desc = descriptor(rows_valid(mc), k_valid(kt), p.K, m_spec.lanes);
+      const int64_t src = p.a_hbm + static_cast<int64_t>(mc) * p.Mb * p.K + static_cast<int64_t>(kt) * p.R;
+      const int64_t dst = (base + static_cast<int64_t>(kt) * p.Mb) * m_spec.lanes;
+      const int64_t at = place_dma(kPanel, desired, Opcode::DMAHV2, dst, src, desc);
+      if (kt == p.KT - 1) m_panel_last_dma.push_back(at);
+    }
+  }
+}
+
+// Waits, each as late as possible but no later than the first use of what it waits for.
+void GemmGenerator::place_waits() {
+  const GemmPlan& p = m_plan;
+  place_wait(kFlagPanel, p.KT, B(mlw_step(m_tiles[0], 0) - 2), m_panel_last_dma[0]);
+  for (size_t i = 0; i < m_tiles.size(); ++i) {
+    const Tile& t = m_tiles[i];
+    place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2), m_weight_dma[i]);
+    if (t.kt == 0 && t.nt == 0 && t.mc > 0)
+      place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2), m_panel_last_dma[static_cast<size_t>(t.mc)]);
+  }
+  for (size_t o = 2; o < m_outputs.size(); ++o) {
+    const Tile& t = m_tiles[m_outputs[o]];
+    place_wait(kFlagOut, 1, B(push_step(t, 0) + m_lag - 1), m_out_dma[o - 2]);
+  }
+  const int outstanding = static_cast<int>(std::min<size_t>(2, m_out_dma.size()));
+  place_wait(kFlagOut, outstanding, m_bb.find_forward(m_bb.size(), SlotClass::Misc), m_out_dma.back());
+}
+
+// Three passes: the MXU and vector-memory ops at their steps; then the DMAs (in queue order within
+// each kind), which take free misc and scalar slots; then the waits.
+isa::Program GemmGenerator::generate() {
+  GemmPlan& p = m_plan;
+  m_rs = p.R / p.S;
+  const int latency_pushes = ceil_div(p.S + p.R + p.C - 2, p.S) + 1;
+  m_lag = std::min(m_spec.mxu_result_fifo, latency_pushes);
+  layout();
+  plan_tiles();
+  m_bb.put(0, op_d_imm(Opcode::SLI, kRegZero, 0));
+  for (size_t i = 0; i < m_tiles.size(); ++i) {
+    emit_mlws(i);
+    emit_pushes(i);
+  }
+  for (size_t i = 0; i < m_tiles.size(); ++i) place_weight_dma(i);
+  emit_panel_dmas();
+  for (size_t o = 0; o < m_outputs.size(); ++o) place_out_dma(o);
+  place_waits();
+
+  isa::Program prog;
+  prog.code = m_bb.finish();
+  if (static_cast<int64_t>(prog.code.size()) > m_spec.imem_bundles)
+    throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) + " bundles; instruction memory holds " +
+                            std::to_string(m_spec.imem_bundles) + " (use a smaller shape)");
+  prog.data.push_back(isa::DataSegment{isa::Space::Smem, 0, m_smem});
+  for (int mc = 0; mc < p.MC; ++mc) {
+    const int64_t Mp = ceil_div(rows_valid(mc), p.S) * static_cast<int64_t>(p.S);
+    p.formula_cycles += static_cast<int64_t>(p.KT) * p.NT * (2ll * p.R + p.C + Mp - 2);
+  }
+  return prog;
+}
+
+}  // namespace
+
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N) {
+  if (M < 1 || K < 1 || N < 1) throw Error("gemm", "M, K and N must be positive");
+  GemmPlan plan;
+  plan.M = M, plan.K = K, plan.N = N;
+  plan.R = spec.mxu_rows, plan.C = spec.mxu_cols, plan.S = spec.sublanes;
+  if (plan.R / plan.S < 1 || plan.R % plan.S != 0)
+    throw Error("gemm", "MXU rows must be a positive multiple of sublanes");
+  plan.KT = ceil_div(K, plan.R);
+  plan.NT = ceil_div(N, plan.C);
+  plan.double_buffer = spec.mxu_double_buffer;
+  plan.a_hbm = 0;
+  plan.b_hbm = static_cast<int64_t>(M) * K;
+  plan.c_hbm = plan.b_hbm + static_cast<int64_t>(K) * N;
+  if ((plan.c_hbm + static_cast<int64_t>(M) * N) * 4 > spec.hbm_bytes || plan.c_hbm + static_cast<int64_t>(M) * N > INT32_MAX)
+    throw Error("gemm", "HBM cannot hold A, B and C");
+  GemmGenerator gen(spec, plan);
+  GemmProgram out;
+  out.program = gen.generate();
+  plan.tiles = static_cast<int64_t>(plan.MC) * plan.NT * plan.KT;
+  out.plan = plan;
+  return out;
+}
+
+void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b) {
+  auto segment = [&](int64_t at, const float* x, int64_t n) {
+    isa::DataSegment s{isa::Space::Hbm, static_cast<uint64_t>(at), std::vector<uint32_t>(static_cast<size_t>(n))};
+    std::memcpy(s.words.data(), x, sizeof(float) * static_cast<size_t>(n));
+    program.data.push_back(std::move(s));
+  };
+  segment(plan.a_hbm, a, static_cast<int64_t>(plan.M) * plan.K);
+  segment(plan.b_hbm, b, static_cast<int64_t>(plan.K) * plan.N);
+}
+
+std::vector<float> read_gemm_result(const core::ArchState& state, const GemmPlan& plan) {
+  const int64_t n = static_cast<int64_t>(plan.M) * plan.N;
+  std::vector<uint32_t> words(static_cast<size_t>(n));
+  state.hbm.read_block(plan.c_hbm, words.data(), n);
+  std::vector<float> c(words.size());
+  std::memcpy(c.data(), words.data(), sizeof(float) * words.size());
+  return c;
+}
+
+}  // namespace tessera::kernels
