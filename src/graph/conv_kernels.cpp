@@ -10,11 +10,21 @@ namespace tessera::graph::kernels {
 
 namespace {
 
+// A per-thread scratch buffer of n zeros (slot: which of the kernel's buffers), reused across
+// calls so large im2col matrices do not page-fault on every step.
+template <typename T>
+std::vector<T>& scratch_zeros(int slot, size_t n) {
+  thread_local std::vector<T> buffers[2];
+  std::vector<T>& b = buffers[slot];
+  b.assign(n, T(0));
+  return b;
+}
+
 // cols[(n, oh, ow), (kh, kw, ci)] of x[N, H, W, Ci]; out-of-image taps are zero.
 template <typename T>
-std::vector<T> im2col(const T* x, const ConvGeom& g) {
+const std::vector<T>& im2col(const T* x, const ConvGeom& g) {
   const long K = static_cast<long>(g.kh) * g.kw * g.ci;
-  std::vector<T> cols(static_cast<size_t>(g.n) * g.oh * g.ow * K, T(0));
+  std::vector<T>& cols = scratch_zeros<T>(0, static_cast<size_t>(g.n) * g.oh * g.ow * K);
   T* out = cols.data();
   for (int n = 0; n < g.n; ++n)
     for (int oh = 0; oh < g.oh; ++oh)
@@ -37,7 +47,7 @@ std::vector<T> im2col(const T* x, const ConvGeom& g) {
 
 template <typename T>
 void conv2d(const T* x, const T* w, T* y, const ConvGeom& g, const Matmul& mm) {
-  const std::vector<T> cols = im2col(x, g);
+  const std::vector<T>& cols = im2col(x, g);
   mm(cols.data(), w, y, g.n * g.oh * g.ow, g.kh * g.kw * g.ci, g.co);
 }
 
@@ -45,7 +55,7 @@ template <typename T>
 void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const Matmul& mm) {
   // e[N, H+KH-1, W+KW-1, Co]: dy zero-dilated by the stride, placed at offset KH-1-pad.
   const int eh = g.h + g.kh - 1, ew = g.w + g.kw - 1;
-  std::vector<T> e(static_cast<size_t>(g.n) * eh * ew * g.co, T(0));
+  std::vector<T>& e = scratch_zeros<T>(1, static_cast<size_t>(g.n) * eh * ew * g.co);
   for (int n = 0; n < g.n; ++n)
     for (int oh = 0; oh < g.oh; ++oh) {
       const int j = oh * g.stride + g.kh - 1 - g.pad;
@@ -72,11 +82,8 @@ void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const 
 
 template <typename T>
 void conv2d_weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g, const Matmul& mm) {
-  const std::vector<T> cols = im2col(x, g);
-  const int M = g.n * g.oh * g.ow, K = g.kh * g.kw * g.ci;
-  std::vector<T> cols_t(cols.size());
-  transpose(cols.data(), cols_t.data(), M, K);
-  mm(cols_t.data(), dy, dw, K, M, g.co);
+  const std::vector<T>& cols = im2col(x, g);
+  mm.transposed_a(cols.data(), dy, dw, g.kh * g.kw * g.ci, g.n * g.oh * g.ow, g.co);
 }
 
 namespace {

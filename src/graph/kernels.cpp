@@ -78,6 +78,23 @@ void Matmul::operator()(const float* a, const float* b, float* c, int M, int K, 
   }
 }
 
+void Matmul::transposed_a(const double* a, const double* b, double* c, int M, int K, int N) const {
+  std::vector<double> at(static_cast<size_t>(M) * K);
+  transpose(a, at.data(), K, M);
+  (*this)(at.data(), b, c, M, K, N);
+}
+
+void Matmul::transposed_a(const float* a, const float* b, float* c, int M, int K, int N) const {
+  if (mode == Numerics::kF32 && use_blas && M > 0 && N > 0 && K > 0) {
+    blas_single_thread();
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, a, M, b, N, 0.0f, c, N);
+    return;
+  }
+  std::vector<float> at(static_cast<size_t>(M) * K);
+  transpose(a, at.data(), K, M);
+  (*this)(at.data(), b, c, M, K, N);
+}
+
 template <typename T>
 void add_broadcast(const T* a, const T* b, T* out, long n, long nb) {
   for (long row = 0; row < n; row += nb)

@@ -37,6 +37,10 @@ struct Matmul {
   // c[M,N] = a[M,K] x b[K,N] (c overwritten).
   void operator()(const double* a, const double* b, double* c, int M, int K, int N) const;
   void operator()(const float* a, const float* b, float* c, int M, int K, int N) const;
+  // c[M,N] = a^T x b with a stored [K,M] (same arithmetic as transposing a first; fp32 BLAS
+  // reads a transposed in place).
+  void transposed_a(const double* a, const double* b, double* c, int M, int K, int N) const;
+  void transposed_a(const float* a, const float* b, float* c, int M, int K, int N) const;
 };
 
 struct ConvGeom {

@@ -215,6 +215,36 @@ TEST(ChipNumerics, ChipTrainingStepIsCloseToFp32AndDeterministic) {
   }
 }
 
+// The fp32 paths (BLAS with transposed operands, naive loops) compute the same training step
+// as fp64 up to fp32 rounding.
+TEST(HostNumerics, Fp32TrainingStepMatchesFp64) {
+  const Model m = build_model(zoo_spec("cnn_small"), 3);
+  const TrainingGraph t = build_training_graph(m.graph, m.loss);
+  const auto params = init_params(m, 2);
+  std::vector<float> pixels = random_floats(3 * 784, 13, 0.5f);
+  for (float& p : pixels) p = p + 0.5f;
+  Executor<double> f64(t.graph, Numerics::kF64);
+  for (size_t i = 0; i < params.size(); ++i) f64.set(t.params[i], std::vector<double>(params[i].begin(), params[i].end()));
+  f64.set(m.input, std::vector<double>(pixels.begin(), pixels.end()));
+  f64.set_labels(m.labels, {7, 0, 2});
+  f64.run();
+  for (bool blas : {true, false}) {
+    Executor<float> f32(t.graph, Numerics::kF32, blas);
+    for (size_t i = 0; i < params.size(); ++i) f32.set(t.params[i], params[i]);
+    f32.set(m.input, pixels);
+    f32.set_labels(m.labels, {7, 0, 2});
+    f32.run();
+    for (size_t i = 0; i < t.grads.size(); ++i) {
+      const auto& a = f32.get(t.grads[i]);
+      const auto& b = f64.get(t.grads[i]);
+      double scale = 0;
+      for (double x : b) scale = std::max(scale, std::abs(x));
+      for (size_t k = 0; k < a.size(); ++k)
+        ASSERT_NEAR(a[k], b[k], 1e-4 * scale) << m.graph.value(t.params[i]).name << " blas " << blas;
+    }
+  }
+}
+
 TEST(Executor_bad, UnboundValuesWrongSizesAndBadLabelsAreErrors) {
   Graph g;
   const int x = g.add_input("x", {2, 3});
