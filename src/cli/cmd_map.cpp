@@ -69,6 +69,8 @@ struct MapArgs {
   int processors = 1;
   long long moves = 400;
   double seconds = 0.0;
+  double refine_t = 0.3;
+  int refine_window = 3;
   bool noc = false, timing = false, json = false;
 };
 
@@ -92,6 +94,8 @@ void run_map(const MapArgs& a) {
   opt.seed = a.src.seed;
   opt.anneal_moves_per_node = a.moves;
   opt.anneal_seconds = a.seconds;
+  opt.refine_t_scale = a.refine_t;
+  opt.refine_window = a.refine_window;
   std::unique_ptr<mp::Policy> policy;
   if (a.method == "rl" || a.method == "rl+refine") {
     policy = std::make_unique<mp::Policy>(mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
@@ -228,12 +232,14 @@ void register_map_command(CLI::App& app) {
   map->add_option("--mesh", a->mesh, "mesh WIDTHxHEIGHT when no --system is given");
   map->add_option("--processors", a->processors, "processors when no --system is given");
   map->add_option("--method", a->method,
-                  "random, row-major, snake, hilbert, greedy, sa, greedy+sa, scotch, rl, rl+refine");
+                  "random, row-major, snake, hilbert, greedy, sa, greedy+refine, scotch, rl, rl+refine");
   map->add_option("--processor-stage", a->stage, "louvain (spec), metis, sequential");
   map->add_option("--routing", a->routing, "xy, west-first, north-last, negative-first, odd-even, free");
   map->add_option("--policy", a->policy, "policy file (default data/mapper/policy.bin)");
   map->add_option("--moves-per-node", a->moves, "annealing moves per node (deterministic budget)");
   map->add_option("--seconds", a->seconds, "annealing wall-clock budget instead of moves");
+  map->add_option("--refine-temperature", a->refine_t, "refinement start temperature (x mean |delta|)");
+  map->add_option("--refine-window", a->refine_window, "refinement move radius (cores)");
   map->add_option("--out", a->out, "write the result JSON here");
   map->add_option("--svg", a->svg, "draw the placement and link loads here");
   map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");

@@ -13,8 +13,10 @@ namespace {
 
 class Annealer {
  public:
-  Annealer(const CoreProblem& pb, std::vector<int> pos) : m_pb(pb), m_pos(std::move(pos)), m_at(pb.width * pb.height, -1) {
+  Annealer(const CoreProblem& pb, std::vector<int> pos)
+      : m_pb(pb), m_pos(std::move(pos)), m_at(pb.width * pb.height, -1), m_free(pb.width * pb.height, 0) {
     for (int v = 0; v < pb.n(); ++v) m_at[m_pos[v]] = v;
+    for (int c : pb.free) m_free[c] = 1;
   }
 
   // Cost change if node v moves to core c (swapping with the node there, if any).
@@ -45,10 +47,27 @@ class Annealer {
 
   const std::vector<int>& pos() const { return m_pos; }
 
+  // A core near the weighted centroid of v's neighbours, or -1 (off mesh / occupied / no neighbours).
+  int window_target(int v, int r, Rng& rng) const {
+    double sx = 0.0, sy = 0.0, sw = 0.0;
+    for (const Neighbor& nb : m_pb.adj[v]) {
+      sx += nb.weight * (m_pos[nb.node] % m_pb.width);
+      sy += nb.weight * (m_pos[nb.node] / m_pb.width);
+      sw += nb.weight;
+    }
+    if (sw == 0.0) return -1;
+    int x = static_cast<int>(std::lround(sx / sw)) + rng.below(2 * r + 1) - r;
+    int y = static_cast<int>(std::lround(sy / sw)) + rng.below(2 * r + 1) - r;
+    if (x < 0 || y < 0 || x >= m_pb.width || y >= m_pb.height) return -1;
+    int c = y * m_pb.width + x;
+    return m_free[c] ? c : -1;
+  }
+
  private:
   const CoreProblem& m_pb;
   std::vector<int> m_pos;
   std::vector<int> m_at;
+  std::vector<char> m_free;
 };
 
 }  // namespace
@@ -81,7 +100,8 @@ std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const Ann
     }
     double t = t0 * std::pow(t1 / t0, progress);
     int v = rng.below(n);
-    int c = pb.free[rng.below(nf)];
+    int c = opt.window > 0 ? st.window_target(v, opt.window, rng) : pb.free[rng.below(nf)];
+    if (c < 0) continue;
     if (c == st.pos()[v]) continue;
     double d = st.delta(v, c);
     if (d <= 0.0 || rng.uniform() < std::exp(-d / t)) {

@@ -4,7 +4,7 @@
 //   L: ~16k nodes on 16 processors of 32x32 (all-to-all interconnect, no occupied cores).
 // For every family (generators.h), seed and method the graph is mapped and routed (XY) and the
 // cost, max link load, reward, deadlock verdict, capacity violations and wall time are recorded.
-// Annealing-based methods (sa, greedy+sa, rl+refine) all get the same wall-clock budget for their
+// Annealing-based methods (sa, greedy+refine, rl+refine) all get the same wall-clock budget for their
 // core stage, so ratio_to_sa compares methods with SA at equal time; rl+refine's budget includes
 // its policy inference. Scotch uses METIS for the processor stage, the other methods Louvain.
 // Summary per method: geometric means over graphs of cost / cost(sa) and cost / cost(scotch).

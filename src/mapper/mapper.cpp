@@ -39,18 +39,19 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
   if (m == "scotch") return place_scotch(pb, seed);
   // Annealing methods: a wall-clock budget covers the construction of the start as well.
   auto t0 = Clock::now();
-  auto refine = [&](std::vector<int> start, double t_scale) {
+  auto refine = [&](std::vector<int> start, double t_scale, int window) {
     AnnealOptions a = anneal_options(opt, pb.n(), total, p, t_scale);
+    a.window = window;
     if (opt.anneal_seconds > 0.0) a.seconds = std::max(1e-3, a.seconds - seconds_since(t0));
     return anneal(pb, std::move(start), a);
   };
-  if (m == "sa") return refine(place_random(pb, seed), 1.0);
-  if (m == "greedy+sa") return refine(place_greedy(pb), 0.05);
+  if (m == "sa") return refine(place_random(pb, seed), 1.0, 0);
+  if (m == "greedy+refine") return refine(place_greedy(pb), opt.refine_t_scale, opt.refine_window);
   if (m == "rl" || m == "rl+refine") {
     if (!opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", m));
     std::vector<int> pos = place_rl(pb, *opt.policy);
     if (m == "rl") return pos;
-    return refine(std::move(pos), 0.05);
+    return refine(std::move(pos), opt.refine_t_scale, opt.refine_window);
   }
   throw Error("--method", fmt::format("unknown method '{}'", m));
 }
@@ -58,7 +59,7 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
 }  // namespace
 
 std::vector<std::string> core_methods() {
-  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "greedy+sa", "scotch", "rl", "rl+refine"};
+  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "greedy+refine", "scotch", "rl", "rl+refine"};
 }
 
 std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed) {

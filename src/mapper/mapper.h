@@ -3,9 +3,9 @@
 // 1. processor stage: "louvain" (the spec: communities + priority rule), "metis" (k-way) or
 //    "sequential"; all end within each processor's free cores.
 // 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
-//    (annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the policy's
-//    placement refined by low-temperature annealing), greedy+sa (annealing from greedy, low
-//    temperature).
+//    (textbook annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the
+//    policy's placement refined by low-temperature annealing with local, centroid-directed moves),
+//    greedy+refine (the same refinement from the greedy placement, to separate the start's share).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
 // wall-clock budget (anneal_seconds > 0) the result depends on machine speed.
@@ -32,6 +32,8 @@ struct MapOptions {
   long long anneal_moves_per_node = 400;  // annealing budget when anneal_seconds <= 0
   double anneal_seconds = 0.0;            // wall-clock budget for the whole core stage (split by nodes)
   const Policy* policy = nullptr;         // required by rl and rl+refine
+  double refine_t_scale = 0.3;            // refinement temperature (x mean |delta| of random moves)
+  int refine_window = 3;                  // refinement move radius around the neighbours' centroid
 };
 
 struct MapResult {

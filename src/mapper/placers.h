@@ -29,10 +29,15 @@ struct AnnealOptions {
   double t_scale = 1.0;        // low values (e.g. 0.02) give a refinement from a good start
   double t_end_ratio = 1e-3;   // final temperature / initial (geometric cooling)
   uint64_t seed = 1;
+  int window = 0;              // 0: target core uniform over the free cores; r > 0: see below
 };
-// Simulated annealing from `start`: a move takes a random node to a random free core, swapping with
-// the node there if occupied; Metropolis acceptance; geometric cooling over the budget. Returns the
+// Simulated annealing from `start`: a move takes a random node to a target core, swapping with the
+// node there if occupied; Metropolis acceptance; geometric cooling over the budget. Returns the
 // best placement seen. With max_moves >= 0 the result depends only on the inputs and seed.
+// Target core: uniform over the free cores (window = 0, the textbook move set), or, for a local
+// refinement (window = r), a core drawn uniformly from the (2r+1)^2 square around the weighted
+// centroid of the node's neighbours (moves towards where the node's traffic is; an occupied or
+// off-mesh target is skipped).
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
 
 // Scotch graphMap onto the processor's mesh (sub-architecture of its free cores) with zero

@@ -50,6 +50,21 @@ TEST(Placers, AnnealingImprovesOnItsStartAndIsDeterministic) {
   EXPECT_EQ(a, anneal(pb, start, opt));
 }
 
+TEST(Placers, WindowedRefinementKeepsAValidPlacementAndNeverWorsensItsStart) {
+  LogicalGraph g = gen_family("dag", 60, 2);
+  SystemSpec sys = make_system(1, 8, 8);
+  for (int c = 0; c < 64; c += 11) sys.occupied[0][c] = true;
+  CoreProblem pb = make_core_problem(g, sys, std::vector<int>(60, 0), 0);
+  std::vector<int> start = place_greedy(pb);
+  AnnealOptions opt;
+  opt.max_moves = 20000;
+  opt.window = 2;
+  opt.t_scale = 0.3;
+  auto a = anneal(pb, start, opt);
+  EXPECT_NO_THROW(check_core_placement(pb, a));
+  EXPECT_LE(core_cost(pb, a), core_cost(pb, start));
+}
+
 TEST(Placers, GreedyAndScotchBeatRandom) {
   LogicalGraph g = gen_family("conv", 64, 1);
   CoreProblem pb = make_core_problem(g, 8, 8);
