@@ -72,7 +72,9 @@ const std::vector<T>& Executor<T>::get(int value) const {
 
 template <typename T>
 std::vector<T>& Executor<T>::at(int value) {
-  return const_cast<std::vector<T>&>(get(value));
+  const Value& v = m_graph.value(value);
+  if (v.dtype != DType::kF32) throw Error(value_where(v), "is i32; at() reads f32 values");
+  return m_values[value];
 }
 
 template <typename T>
