@@ -51,10 +51,10 @@ TEST(Placers, AnnealingImprovesOnItsStartAndIsDeterministic) {
 }
 
 TEST(Placers, WindowedRefinementKeepsAValidPlacementAndNeverWorsensItsStart) {
-  LogicalGraph g = gen_family("dag", 60, 2);
+  LogicalGraph g = gen_family("dag", 48, 2);
   SystemSpec sys = make_system(1, 8, 8);
   for (int c = 0; c < 64; c += 11) sys.occupied[0][c] = true;
-  CoreProblem pb = make_core_problem(g, sys, std::vector<int>(60, 0), 0);
+  CoreProblem pb = make_core_problem(g, sys, std::vector<int>(g.num_nodes(), 0), 0);
   std::vector<int> start = place_greedy(pb);
   AnnealOptions opt;
   opt.max_moves = 20000;
