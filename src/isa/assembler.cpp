@@ -236,7 +236,7 @@ class Assembler {
 
   void check_writes(BundleState& st, const Instr& in, const std::array<int, 8>& column) {
     auto sig = signature(in.op);
-    for (const RegRef& r : written_registers(in).view()) {
+    for (const RegRef& r : written_registers(in)) {
       if (std::find(st.written.begin(), st.written.end(), r) == st.written.end()) {
         st.written.push_back(r);
         continue;

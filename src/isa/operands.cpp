@@ -73,7 +73,7 @@ const SignatureTable& table() {
 }
 
 void add(RegList& list, RegRef r) {
-  for (const RegRef& x : list.view()) {
+  for (const RegRef& x : list) {
     if (x == r) return;
   }
   list.reg[list.count++] = r;

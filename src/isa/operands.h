@@ -60,10 +60,16 @@ std::string_view reg_prefix(RegFile f);  // "s", "v", "m"
 // Registers an instruction writes, at most 2 (a destination, and the counter of `loop`).
 // Destinations are the register operands in field D, except for DMA ops whose sD is an address;
 // `loop sA` also writes sA.
+// A small value type: iterate it directly (`for (RegRef r : written_registers(in))`), which keeps
+// the temporary alive for the loop. view() returns a copy for the same reason (a span into a
+// temporary would dangle).
 struct RegList {
   RegRef reg[4];
   int count = 0;
-  std::span<const RegRef> view() const { return {reg, static_cast<size_t>(count)}; }
+  const RegRef* begin() const { return reg; }
+  const RegRef* end() const { return reg + count; }
+  int size() const { return count; }
+  RegList view() const { return *this; }
 };
 RegList written_registers(const Instr& in);
 // Registers an instruction reads (every register operand that is not a pure destination).

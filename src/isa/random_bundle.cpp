@@ -26,7 +26,7 @@ const std::array<std::vector<Opcode>, kNumSlotClasses>& ops_by_class() {
 }
 
 bool conflicts(const Instr& in, const std::vector<RegRef>& written) {
-  for (const RegRef& r : written_registers(in).view()) {
+  for (const RegRef& r : written_registers(in)) {
     if (std::find(written.begin(), written.end(), r) != written.end()) return true;
   }
   return false;
@@ -96,7 +96,7 @@ Bundle RandomBundleGenerator::next() {
     for (int tries = 0; tries < kMaxTries; ++tries) {
       Instr in = instr_for(static_cast<Slot>(s));
       if (in.op == Opcode::NOP || conflicts(in, written)) continue;
-      for (const RegRef& r : written_registers(in).view()) written.push_back(r);
+      for (const RegRef& r : written_registers(in)) written.push_back(r);
       b.slot[s] = in;
       break;
     }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "isa/operands.h"
 
@@ -42,6 +43,15 @@ TEST(Operands, DestinationsAreFieldDExceptForDmaAndLoopWritesItsCounter) {
   Instr st{Opcode::VSTM, 0, 2, 6, 3, 16};
   EXPECT_EQ(written_registers(st).count, 0);
   EXPECT_EQ(read_registers(st).count, 3);
+}
+
+// Regression: iterating the result of written_registers() directly once dangled (found by
+// fuzz_assembler under ASan).
+TEST(Operands, RegisterListsCanBeIteratedAsTemporaries) {
+  std::vector<RegRef> seen;
+  for (RegRef r : written_registers(Instr{Opcode::SADD, 7, 1, 2, 0, 0})) seen.push_back(r);
+  for (RegRef r : read_registers(Instr{Opcode::SADD, 7, 1, 2, 0, 0}).view()) seen.push_back(r);
+  EXPECT_EQ(seen, (std::vector<RegRef>{{RegFile::Scalar, 7}, {RegFile::Scalar, 1}, {RegFile::Scalar, 2}}));
 }
 
 }  // namespace
