@@ -95,11 +95,11 @@ isa::Program program_from_recipe(std::span<const uint8_t> bytes) {
     const auto slot = static_cast<isa::Slot>(gen.below(isa::kNumSlots));
     const isa::Instr in = gen.instr_for(slot);
     bool clash = bundle[slot].op != isa::Opcode::NOP;
-    for (const isa::RegRef& r : isa::written_registers(in).view())
+    for (const isa::RegRef& r : isa::written_registers(in))
       for (const isa::RegRef& w : written) clash |= r == w;
     if (!clash) {
       bundle[slot] = in;
-      for (const isa::RegRef& r : isa::written_registers(in).view()) written.push_back(r);
+      for (const isa::RegRef& r : isa::written_registers(in)) written.push_back(r);
     }
     if (bytes[8 * static_cast<size_t>(i)] & 0x80) close();
   }
