@@ -171,7 +171,7 @@ void run_train(const TrainArgs& a) {
   opt.sigma_steps = a.sigma;
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
-    if (it % 10 == 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
+    if (it % 10 == 0 || it < 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
   });
   pol.save(a.out);
   std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations, a.out.c_str());

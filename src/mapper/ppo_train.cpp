@@ -2,6 +2,7 @@
 // each, sample `samples` placements from the policy (positions drawn from the discretised Gaussians, then the
 // conflict rule), compute their rewards (advantage = reward - the group's mean), add them to the total; when the total reaches the threshold,
 // run `epochs` Adam steps on the PPO clipped objective of the collected batch and start a new one.
+// After every pass the policy's own placements are scored; the best-scoring parameters are kept.
 #include <cmath>
 
 #include "mapper/placers.h"
@@ -55,6 +56,16 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     prio.push_back(node_priority(pb));
     ref.push_back(std::max(1e-9, std::fabs(core_reward(pb, place_hilbert(pb), opt.routing))));
   }
+  // Mean normalised reward of the policy's own (most probable) placements over the training graphs;
+  // the best parameters seen, the initial ones included, are returned.
+  auto evaluate = [&] {
+    double s = 0.0;
+    for (size_t gi = 0; gi < graphs.size(); ++gi) s += core_reward(graphs[gi], place_rl(graphs[gi], policy), opt.routing) / ref[gi];
+    return s / static_cast<double>(graphs.size());
+  };
+  double best_score = evaluate();
+  Eigen::VectorXd best = policy.params();
+  if (progress) progress(-1, best_score);
   Adam adam(policy.num_params(), opt.lr);
   std::vector<PpoItem> batch;
   double total = 0.0;
@@ -99,13 +110,14 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
       batch.clear();
       total = 0.0;
     }
-    if (progress) {
-      double s = 0.0;
-      for (size_t gi = 0; gi < graphs.size(); ++gi)
-        s += core_reward(graphs[gi], place_rl(graphs[gi], policy), opt.routing) / ref[gi];
-      progress(it, s / graphs.size());
+    double score = evaluate();
+    if (score > best_score) {
+      best_score = score;
+      best = policy.params();
     }
+    if (progress) progress(it, score);
   }
+  policy.set_params(best);
   return policy;
 }
 

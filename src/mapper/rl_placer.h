@@ -66,8 +66,10 @@ struct TrainOptions {
   double sigma_steps = 1.0;  // Gaussian width in position steps
 };
 
-// Trains from a fresh policy (deterministic from opt.seed). `progress(iteration, mean reward ratio
-// of the greedy policy over the graphs)` is called after each pass.
+// Trains from a fresh policy (deterministic from opt.seed) and returns the parameters whose own
+// placements scored best over the training graphs (mean reward / |Hilbert reward|), the initial
+// ones included. `progress(iteration, that score)` is called before training (iteration -1) and
+// after each pass.
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
                     const std::function<void(int, double)>& progress = {});
 

@@ -142,7 +142,7 @@ TEST(Training, IsDeterministic) {
   Policy a = train_policy(graphs, opt, [&](int, double r) { curve.push_back(r); });
   Policy b = train_policy(graphs, opt);
   EXPECT_EQ(a.params(), b.params());
-  EXPECT_EQ(curve.size(), 30u);
+  EXPECT_EQ(curve.size(), 31u);
 }
 
 }  // namespace
