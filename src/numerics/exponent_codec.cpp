@@ -1,9 +1,9 @@
 #include "numerics/exponent_codec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -21,9 +21,7 @@ struct Fields {
   uint32_t sign, exponent, mantissa;
 };
 
-Fields split(uint32_t v, int m) {
-  return Fields{(v >> (m + 8)) & 1u, (v >> m) & 0xffu, v & ((1u << m) - 1u)};
-}
+Fields split(uint32_t v, int m) { return Fields{(v >> (m + 8)) & 1u, (v >> m) & 0xffu, v & ((1u << m) - 1u)}; }
 
 int max_delta(int d) { return (1 << (d - 1)) - 1; }
 uint32_t escape_code(int d) { return 1u << (d - 1); }
@@ -52,7 +50,8 @@ class BitReader {
   }
   uint32_t get(int n) {
     if (m_pos + n > m_limit)
-      throw Error("exponent codec", fmt::format("stream ends at bit {}, {} bits short of the next field", m_limit, m_pos + n - m_limit));
+      throw Error("exponent codec",
+                  fmt::format("stream ends at bit {}, {} bits short of the next field", m_limit, m_pos + n - m_limit));
     uint32_t v = 0;
     for (int i = 0; i < n; ++i, ++m_pos) v |= static_cast<uint32_t>((m_data[m_pos / 8] >> (m_pos % 8)) & 1u) << i;
     return v;
@@ -96,8 +95,8 @@ void check_values(std::span<const uint32_t> values, const ExponentCodecConfig& c
   const uint64_t limit = uint64_t{1} << (9 + cfg.mantissa_bits);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i] >= limit)
-      throw Error("exponent codec", fmt::format("value {} = 0x{:x} has bits above its {}-bit format", i,
-                                                values[i], 9 + cfg.mantissa_bits));
+      throw Error("exponent codec", fmt::format("value {} = 0x{:x} has bits above its {}-bit format", i, values[i],
+                                                9 + cfg.mantissa_bits));
 }
 
 }  // namespace
@@ -151,7 +150,8 @@ std::vector<uint32_t> exponent_decode(const EncodedTensor& enc) {
           const int delta = (code & escape_code(d)) != 0 ? static_cast<int>(code) - (1 << d) : static_cast<int>(code);
           const int e = base + delta;
           if (e < 0 || e > 255)
-            throw Error("exponent codec", fmt::format("value {}: exponent {} + delta {} is outside 0..255", i, base, delta));
+            throw Error("exponent codec",
+                        fmt::format("value {}: exponent {} + delta {} is outside 0..255", i, base, delta));
           exponent = static_cast<uint32_t>(e);
         }
       }

@@ -2,11 +2,11 @@
 // fold the tile's lockstep timing: a tile step lasts as long as its slowest PE's step.
 #include "numerics/term_matmul.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "numerics/bf16.h"
@@ -17,10 +17,8 @@
 namespace tessera::numerics {
 
 void TermTileConfig::validate() const {
-  if (rows < 1 || rows > 4096)
-    throw Error("TermTileConfig.rows", fmt::format("{} is out of range [1, 4096]", rows));
-  if (cols < 1 || cols > 4096)
-    throw Error("TermTileConfig.cols", fmt::format("{} is out of range [1, 4096]", cols));
+  if (rows < 1 || rows > 4096) throw Error("TermTileConfig.rows", fmt::format("{} is out of range [1, 4096]", rows));
+  if (cols < 1 || cols > 4096) throw Error("TermTileConfig.cols", fmt::format("{} is out of range [1, 4096]", cols));
   pe.validate();
 }
 
@@ -91,8 +89,7 @@ Decoded decode(const float* a, int lda, const float* w, int ldw, int M, int K, i
 }
 
 template <class Int>
-void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N,
-                 TermMatmulStats& st) {
+void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N, TermMatmulStats& st) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int steps = d.kp / L;
@@ -127,8 +124,8 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
 // The AVX2 path: groups of up to 8 PEs sharing their serial operand (term_tile_avx2.h). With the
 // inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
 // a tile column (PEs (r0..r0+7, c)).
-void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
-                 int ldc, int M, int K, int N, TermMatmulStats& st) {
+void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc, int ldc,
+                 int M, int K, int N, TermMatmulStats& st) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int kp = (K + L - 1) / L * L, steps = kp / L;
@@ -160,12 +157,13 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
             return inputs_serial ? acc[(m0 + u) * ldc + n0 + v0 + v] : acc[(m0 + v0 + v) * ldc + n0 + u];
           };
           for (int v = 0; v < valid; ++v) accs[v] = accumulator_from_f32(out(v), pe);
-          detail::group_steps_avx2(pe, ops, inputs_serial ? m0 + u : n0 + u, inputs_serial ? n0 + v0 : m0 + v0,
-                                   valid, steps, accs.data(), group_cycles.data(), totals);
+          detail::group_steps_avx2(pe, ops, inputs_serial ? m0 + u : n0 + u, inputs_serial ? n0 + v0 : m0 + v0, valid,
+                                   steps, accs.data(), group_cycles.data(), totals);
           for (int v = 0; v < valid; ++v) {
             out(v) = accumulator_to_f32(accs[v], pe);
             const int p = inputs_serial ? u * nc + v0 + v : (v0 + v) * nc + u;  // PE (r, c) -> r * nc + c
-            std::copy_n(&group_cycles[static_cast<size_t>(v) * steps], steps, &pe_cycles[static_cast<size_t>(p) * steps]);
+            std::copy_n(&group_cycles[static_cast<size_t>(v) * steps], steps,
+                        &pe_cycles[static_cast<size_t>(p) * steps]);
           }
         }
       }
@@ -181,9 +179,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
 
 }  // namespace
 
-void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
-                            int ldw, float* acc, int ldc, int M, int K, int N,
-                            TermMatmulStats* stats) {
+void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
+                            int ldc, int M, int K, int N, TermMatmulStats* stats) {
   cfg.validate();
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
@@ -192,15 +189,16 @@ void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, 
     simd_blocks(cfg, a, lda, w, ldw, acc, ldc, M, K, N, st);
   } else if (M > 0 && N > 0 && K > 0) {
     const Decoded d = decode(a, lda, w, ldw, M, K, N, cfg.pe.lanes);
-    if (detail::use_int64(cfg.pe)) fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st);
-    else fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st);
+    if (detail::use_int64(cfg.pe))
+      fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st);
+    else
+      fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st);
   }
   if (stats != nullptr) *stats += st;
 }
 
-void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda,
-                                      const float* w, int ldw, float* acc, int ldc, int M, int K,
-                                      int N, TermMatmulStats* stats) {
+void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
+                                      float* acc, int ldc, int M, int K, int N, TermMatmulStats* stats) {
   cfg.validate();
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;

@@ -38,11 +38,11 @@ struct TermTileConfig {
 
 // Statistics of one call; plain counters that add up over calls (operator+=).
 struct TermMatmulStats {
-  int64_t macs = 0;              // M * K * N
-  int64_t pe_steps = 0;          // steps of individual PEs (M * N * ceil(K / L))
-  int64_t tile_steps = 0;        // lockstep steps of the tile
-  int64_t cycles = 0;            // sum over tile steps of the slowest PE's step cycles
-  int64_t terms_processed = 0;   // over all lanes of all PE steps
+  int64_t macs = 0;             // M * K * N
+  int64_t pe_steps = 0;         // steps of individual PEs (M * N * ceil(K / L))
+  int64_t tile_steps = 0;       // lockstep steps of the tile
+  int64_t cycles = 0;           // sum over tile steps of the slowest PE's step cycles
+  int64_t terms_processed = 0;  // over all lanes of all PE steps
   int64_t terms_skipped_zero = 0;
   int64_t terms_skipped_oob = 0;
   int64_t pe_stall_cycles = 0;   // sum over PE steps of (tile step cycles - the PE's own cycles)
@@ -53,13 +53,11 @@ struct TermMatmulStats {
 };
 
 // The fast model (pre-decoded operands, TermPe's integer step). Adds to *stats if non-null.
-void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
-                            int ldw, float* acc, int ldc, int M, int K, int N,
-                            TermMatmulStats* stats);
+void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
+                            int ldc, int M, int K, int N, TermMatmulStats* stats);
 
 // The same contract on reference_step, one PE step at a time: the oracle for tests.
-void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda,
-                                      const float* w, int ldw, float* acc, int ldc, int M, int K,
-                                      int N, TermMatmulStats* stats);
+void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
+                                      float* acc, int ldc, int M, int K, int N, TermMatmulStats* stats);
 
 }  // namespace tessera::numerics

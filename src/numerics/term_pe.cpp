@@ -1,9 +1,9 @@
 #include "numerics/term_pe.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "numerics/term_pe_fast.h"
@@ -14,8 +14,7 @@ namespace {
 
 void check_range(const char* field, int value, int lo, int hi) {
   if (value < lo || value > hi)
-    throw Error(fmt::format("PeConfig.{}", field),
-                fmt::format("{} is out of range [{}, {}]", value, lo, hi));
+    throw Error(fmt::format("PeConfig.{}", field), fmt::format("{} is out of range [{}, {}]", value, lo, hi));
 }
 
 std::string u128_hex(unsigned __int128 x) {
@@ -36,10 +35,14 @@ void PeConfig::validate() const {
 std::string to_string(const PeAccumulator& acc) {
   const char* sign = acc.negative ? "-" : "+";
   switch (acc.kind) {
-    case PeAccumulator::Kind::Zero: return fmt::format("{}0", sign);
-    case PeAccumulator::Kind::Inf: return fmt::format("{}Inf", sign);
-    case PeAccumulator::Kind::NaN: return "NaN";
-    case PeAccumulator::Kind::Finite: break;
+    case PeAccumulator::Kind::Zero:
+      return fmt::format("{}0", sign);
+    case PeAccumulator::Kind::Inf:
+      return fmt::format("{}Inf", sign);
+    case PeAccumulator::Kind::NaN:
+      return "NaN";
+    case PeAccumulator::Kind::Finite:
+      break;
   }
   return fmt::format("{}{} * 2^(exp {} - W)", sign, u128_hex(acc.significand), acc.exponent);
 }
@@ -81,19 +84,26 @@ float accumulator_to_f32(const PeAccumulator& acc, const PeConfig& cfg) {
   using Kind = PeAccumulator::Kind;
   const uint32_t sign = acc.negative ? 0x80000000u : 0u;
   switch (acc.kind) {
-    case Kind::Zero: return std::bit_cast<float>(sign);
-    case Kind::Inf: return std::bit_cast<float>(sign | 0x7f800000u);
-    case Kind::NaN: return std::bit_cast<float>(0x7fc00000u);
-    case Kind::Finite: break;
+    case Kind::Zero:
+      return std::bit_cast<float>(sign);
+    case Kind::Inf:
+      return std::bit_cast<float>(sign | 0x7f800000u);
+    case Kind::NaN:
+      return std::bit_cast<float>(0x7fc00000u);
+    case Kind::Finite:
+      break;
   }
   const int W = cfg.acc_fraction_bits;
   if (acc.exponent > 127) return std::bit_cast<float>(sign | 0x7f800000u);
   const int lsb_exp = std::max(acc.exponent - 23, -149);  // weight of fp32's last kept bit
-  const int s = lsb_exp - (acc.exponent - W);              // bits of sig below it
+  const int s = lsb_exp - (acc.exponent - W);             // bits of sig below it
   unsigned __int128 q;
-  if (s <= 0) q = acc.significand << -s;
-  else if (s > W + 1) q = 0;  // below half of the smallest subnormal
-  else q = detail::shift_right_rne(acc.significand, s);
+  if (s <= 0)
+    q = acc.significand << -s;
+  else if (s > W + 1)
+    q = 0;  // below half of the smallest subnormal
+  else
+    q = detail::shift_right_rne(acc.significand, s);
   if (acc.exponent < -126) return std::bit_cast<float>(sign | static_cast<uint32_t>(q));
   int exponent = acc.exponent;
   if ((q >> 24) != 0) {

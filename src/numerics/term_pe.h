@@ -59,10 +59,10 @@ inline constexpr int kMinAccFractionBits = 4;
 inline constexpr int kMaxAccFractionBits = 100;  // the fast model's 128-bit arithmetic bound
 
 struct PeConfig {
-  int lanes = 8;                // L, 1..kMaxPeLanes
-  int acc_fraction_bits = 23;   // W: bits kept below the accumulator's leading one (fp32-like)
-  int acc_max_exponent = 127;   // largest accumulator exponent; beyond it the result is +-Inf
-  int min_step_cycles = 1;      // a step lasts at least this long, 0..8
+  int lanes = 8;               // L, 1..kMaxPeLanes
+  int acc_fraction_bits = 23;  // W: bits kept below the accumulator's leading one (fp32-like)
+  int acc_max_exponent = 127;  // largest accumulator exponent; beyond it the result is +-Inf
+  int min_step_cycles = 1;     // a step lasts at least this long, 0..8
 
   // Throws tessera::Error naming the field if a value is out of range.
   void validate() const;
@@ -72,7 +72,7 @@ struct PeAccumulator {
   enum class Kind : uint8_t { Zero, Finite, Inf, NaN };
   Kind kind = Kind::Zero;
   bool negative = false;
-  int exponent = 0;                  // Finite only: weight of the leading one is 2^exponent
+  int exponent = 0;                   // Finite only: weight of the leading one is 2^exponent
   unsigned __int128 significand = 0;  // Finite only: in [2^W, 2^(W+1))
 
   friend bool operator==(const PeAccumulator&, const PeAccumulator&) = default;

@@ -40,26 +40,39 @@ class BigInt {
     return limb < m_limbs.size() && ((m_limbs[limb] >> (i % 32)) & 1u) != 0;
   }
   bool any_bit_below(int i) const {
-    for (int k = 0; k < i; ++k)
-      if (bit(k)) return true;
+    for (size_t limb = 0; limb < m_limbs.size() && static_cast<int>(32 * limb) < i; ++limb) {
+      const int bits = std::min(32, i - static_cast<int>(32 * limb));
+      const uint32_t mask = bits == 32 ? ~0u : (1u << bits) - 1;
+      if ((m_limbs[limb] & mask) != 0) return true;
+    }
     return false;
   }
 
-  // Magnitude * 2^n, sign kept.
+  // Magnitude * 2^n (n >= 0), sign kept.
   BigInt shifted_left(int n) const {
     BigInt r;
     r.m_negative = m_negative;
-    const int bits = bit_length();
-    for (int k = 0; k < bits; ++k)
-      if (bit(k)) r.set_bit(k + n);
+    if (is_zero()) return r;
+    const int words = n / 32, bits = n % 32;
+    r.m_limbs.assign(static_cast<size_t>(words), 0);
+    uint32_t carry = 0;
+    for (uint32_t limb : m_limbs) {
+      r.m_limbs.push_back(bits == 0 ? limb : (limb << bits) | carry);
+      carry = bits == 0 ? 0 : limb >> (32 - bits);
+    }
+    if (carry != 0) r.m_limbs.push_back(carry);
     return r;
   }
-  // floor(magnitude / 2^n), sign kept: truncation of the magnitude toward zero.
+  // floor(magnitude / 2^n) (n >= 0), sign kept: truncation of the magnitude toward zero.
   BigInt shifted_right(int n) const {
     BigInt r;
-    const int bits = bit_length();
-    for (int k = n; k < bits; ++k)
-      if (bit(k)) r.set_bit(k - n);
+    const size_t words = static_cast<size_t>(n / 32);
+    const int bits = n % 32;
+    for (size_t i = words; i < m_limbs.size(); ++i) {
+      const uint32_t high = i + 1 < m_limbs.size() ? m_limbs[i + 1] : 0;
+      r.m_limbs.push_back(bits == 0 ? m_limbs[i] : (m_limbs[i] >> bits) | (high << (32 - bits)));
+    }
+    r.trim();
     r.m_negative = m_negative && !r.is_zero();
     return r;
   }
@@ -85,11 +98,6 @@ class BigInt {
   }
 
  private:
-  void set_bit(int i) {
-    const size_t limb = static_cast<size_t>(i) / 32;
-    if (m_limbs.size() <= limb) m_limbs.resize(limb + 1, 0);
-    m_limbs[limb] |= 1u << (i % 32);
-  }
   void trim() {
     while (!m_limbs.empty() && m_limbs.back() == 0) m_limbs.pop_back();
   }
@@ -103,8 +111,7 @@ class BigInt {
     BigInt r;
     uint64_t carry = 0;
     for (size_t i = 0; i < std::max(x.m_limbs.size(), y.m_limbs.size()); ++i) {
-      const uint64_t s = carry + (i < x.m_limbs.size() ? x.m_limbs[i] : 0) +
-                         (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
+      const uint64_t s = carry + (i < x.m_limbs.size() ? x.m_limbs[i] : 0) + (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
       r.m_limbs.push_back(static_cast<uint32_t>(s));
       carry = s >> 32;
     }
@@ -141,12 +148,10 @@ struct Lane {
 
 }  // namespace
 
-StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b,
-                         PeAccumulator& acc) {
+StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b, PeAccumulator& acc) {
   using Kind = PeAccumulator::Kind;
   cfg.validate();
-  TESSERA_CHECK(a.size() == b.size() && a.size() <= static_cast<size_t>(cfg.lanes),
-                "reference_step: bad lane count");
+  TESSERA_CHECK(a.size() == b.size() && a.size() <= static_cast<size_t>(cfg.lanes), "reference_step: bad lane count");
   const int W = cfg.acc_fraction_bits;
 
   // Decode; every lane of the PE, the missing ones fed with +0 * +0.
@@ -156,8 +161,8 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
     l.a = decode_bf16(i < static_cast<int>(a.size()) ? a[i] : Bf16{0});
     l.b = decode_bf16(i < static_cast<int>(b.size()) ? b[i] : Bf16{0});
     l.product_negative = l.a.negative != l.b.negative;
-    const bool special = l.a.cls == Bf16Class::Inf || l.a.cls == Bf16Class::NaN ||
-                         l.b.cls == Bf16Class::Inf || l.b.cls == Bf16Class::NaN;
+    const bool special = l.a.cls == Bf16Class::Inf || l.a.cls == Bf16Class::NaN || l.b.cls == Bf16Class::Inf ||
+                         l.b.cls == Bf16Class::NaN;
     const bool zero = l.a.cls == Bf16Class::Zero || l.b.cls == Bf16Class::Zero;
     l.kind = special ? LaneKind::Special : zero ? LaneKind::Zero : LaneKind::Live;
   }
@@ -167,9 +172,12 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
   if (acc.kind == Kind::Inf) (acc.negative ? neg_inf : pos_inf) = true;
   for (const Lane& l : lanes) {
     if (l.kind != LaneKind::Special) continue;
-    if (l.a.cls == Bf16Class::NaN || l.b.cls == Bf16Class::NaN) nan = true;
-    else if (l.a.cls == Bf16Class::Zero || l.b.cls == Bf16Class::Zero) nan = true;  // Inf * 0
-    else (l.product_negative ? neg_inf : pos_inf) = true;
+    if (l.a.cls == Bf16Class::NaN || l.b.cls == Bf16Class::NaN)
+      nan = true;
+    else if (l.a.cls == Bf16Class::Zero || l.b.cls == Bf16Class::Zero)
+      nan = true;  // Inf * 0
+    else
+      (l.product_negative ? neg_inf : pos_inf) = true;
   }
 
   // 1. Exponents: add per lane, find the maximum, compare with the accumulator's.
@@ -249,7 +257,8 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
     sig = sum.shifted_right(dropped);
     const bool half = sum.bit(dropped - 1);
     const bool sticky = sum.any_bit_below(dropped - 1);
-    if (half && (sticky || sig.bit(0))) sig = sig + (sig.negative() ? BigInt::from_u128(1).negated() : BigInt::from_u128(1));
+    if (half && (sticky || sig.bit(0)))
+      sig = sig + (sig.negative() ? BigInt::from_u128(1).negated() : BigInt::from_u128(1));
     if (sig.bit_length() > W + 1) {
       sig = sig.shifted_right(1);  // 2^(W+1): the low bit is 0, nothing is lost
       ++exponent;

@@ -14,7 +14,7 @@ namespace tessera::numerics::detail {
 
 void TileOperands::resize(int serial_rows, int kp_, int x_count) {
   kp = kp_;
-  xp = (x_count + kGroupPes - 1) / kGroupPes * kGroupPes;
+  xp = (x_count + 2 * kGroupPes - 2) / kGroupPes * kGroupPes;  // >= x_count + 7: any x0 < x_count reads 8
   const TermOperand zero = make_operand(Bf16{0});
   s_ops.assign(static_cast<size_t>(serial_rows) * kp, zero);
   s_code.assign(s_ops.size(), kZeroCode);
@@ -26,9 +26,12 @@ void TileOperands::resize(int serial_rows, int kp_, int x_count) {
 namespace {
 int32_t code_of(TermOperand op) {
   switch (op.cls()) {
-    case Bf16Class::Finite: return op.exponent;
-    case Bf16Class::Zero: return kZeroCode;
-    default: return kSpecialCode;
+    case Bf16Class::Finite:
+      return op.exponent;
+    case Bf16Class::Zero:
+      return kZeroCode;
+    default:
+      return kSpecialCode;
   }
 }
 }  // namespace
@@ -134,8 +137,8 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
   const __m256i nonzero = _mm256_xor_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
   const __m256i mag = _mm256_abs_epi32(sum);
   // Leading bit: the float exponent, less one where the conversion rounded up to a power of two.
-  __m256i lead = _mm256_sub_epi32(_mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(mag)), 23),
-                                  _mm256_set1_epi32(127));
+  __m256i lead =
+      _mm256_sub_epi32(_mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(mag)), 23), _mm256_set1_epi32(127));
   lead = _mm256_add_epi32(lead, _mm256_cmpgt_epi32(_mm256_sllv_epi32(one, lead), mag));
   __m256i s = _mm256_sub_epi32(lead, _mm256_set1_epi32(W));
   const __m256i right = _mm256_cmpgt_epi32(s, _mm256_setzero_si256());
@@ -143,7 +146,8 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
   const __m256i rem = _mm256_and_si256(mag, _mm256_sub_epi32(_mm256_sllv_epi32(one, s), one));
   const __m256i half = _mm256_sllv_epi32(one, _mm256_sub_epi32(s, one));
   const __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(q_right, one), one);
-  const __m256i up = _mm256_or_si256(_mm256_cmpgt_epi32(rem, half), _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), odd));
+  const __m256i up =
+      _mm256_or_si256(_mm256_cmpgt_epi32(rem, half), _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), odd));
   q_right = _mm256_sub_epi32(q_right, up);
   const __m256i q_left = _mm256_sllv_epi32(mag, _mm256_sub_epi32(_mm256_setzero_si256(), s));
   __m256i q = _mm256_blendv_epi8(q_left, q_right, right);
@@ -161,8 +165,8 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
 }  // namespace
 
 __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, int s, int x0,
-                                                       int valid, int steps, PeAccumulator* acc_io, int* cycles,
-                                                       GroupTotals& totals) {
+                                                      int valid, int steps, PeAccumulator* acc_io, int* cycles,
+                                                      GroupTotals& totals) {
   using Kind = PeAccumulator::Kind;
   TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
   const GroupContext g{cfg, ops, s, x0, valid, steps, cycles};
@@ -191,7 +195,8 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
     const int64_t k0 = int64_t{j} * L;
     __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
     for (int i = 0; i < L; ++i)
-      pe_max = _mm256_max_epi32(pe_max, _mm256_add_epi32(ld(p_code + (k0 + i) * xp), _mm256_set1_epi32(s_code[k0 + i])));
+      pe_max =
+          _mm256_max_epi32(pe_max, _mm256_add_epi32(ld(p_code + (k0 + i) * xp), _mm256_set1_epi32(s_code[k0 + i])));
     const __m256i special = _mm256_and_si256(_mm256_cmpgt_epi32(pe_max, special_floor), valid_mask);
     if (scalar_mode || !_mm256_testz_si256(special, special)) {
       if (!scalar_mode) from_vectors(va, st);
@@ -212,7 +217,8 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
     for (int i = 0; i < L; ++i) {
       const TermOperand b = s_ops[k0 + i];
       const __m256i wa = ld(p_word + (k0 + i) * xp);
-      const __m256i lane_negative = _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31);
+      const __m256i lane_negative =
+          _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31);
       all_negative = _mm256_and_si256(all_negative, lane_negative);
       if (b.cls() != Bf16Class::Finite) continue;  // a zero B: no terms
       const TermList& tl = table[b.significand];
@@ -222,19 +228,22 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
       __m256i lane_value = _mm256_setzero_si256(), lane_processed = _mm256_setzero_si256();
       for (int t = 0; t < tl.count; ++t) {
         const __m256i amount = _mm256_sub_epi32(q, _mm256_set1_epi32(tl.terms[t].power));
-        lane_value = _mm256_add_epi32(lane_value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount),
-                                                                    _mm256_set1_epi32(tl.terms[t].sign)));
+        lane_value = _mm256_add_epi32(
+            lane_value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(tl.terms[t].sign)));
         lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
       }
       value = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative));
       proc_max = _mm256_max_epi32(proc_max, lane_processed);
       processed_acc = _mm256_add_epi32(processed_acc, _mm256_and_si256(lane_processed, valid_mask));
       const __m256i live = _mm256_cmpgt_epi32(pe, live_floor);
-      nonzero_acc = _mm256_add_epi32(nonzero_acc, _mm256_and_si256(_mm256_set1_epi32(tl.count), _mm256_and_si256(live, valid_mask)));
+      nonzero_acc = _mm256_add_epi32(nonzero_acc,
+                                     _mm256_and_si256(_mm256_set1_epi32(tl.count), _mm256_and_si256(live, valid_mask)));
     }
-    const __m256i aligned = _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
+    const __m256i aligned =
+        _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
     const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
-    const __m256i zero_negative = _mm256_andnot_si256(any_live, _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), all_negative));
+    const __m256i zero_negative =
+        _mm256_andnot_si256(any_live, _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), all_negative));
     const __m256i overflow = _mm256_and_si256(normalise(sum, E, zero_negative, cfg, va), valid_mask);
     alignas(32) int32_t c[kGroupPes];
     _mm256_store_si256(reinterpret_cast<__m256i*>(c), _mm256_max_epi32(proc_max, min_cycles));

@@ -33,7 +33,8 @@ bool tile_avx2_supported(const PeConfig& cfg);
 
 // Operands of one matmul in the layouts the vector tile reads. The serial operand is indexed
 // [s][k] (s: the dimension its PEs share, k padded to kp with +0); the parallel operand [k][x]
-// (x: the other dimension, padded to xp, a multiple of 8, with +0).
+// (x: the other dimension, padded with +0 to xp >= x_count + 7, a multiple of 8, so that the 8
+// PEs from any x0 < x_count can be read as one vector).
 struct TileOperands {
   int kp = 0, xp = 0;
   std::vector<TermOperand> s_ops;

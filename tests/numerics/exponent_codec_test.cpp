@@ -70,7 +70,8 @@ TEST(ExponentCodec, RandomPatternsRoundTripLosslesslyWithTheDocumentedSize) {
 
 TEST(ExponentCodec, SpecialValuesRoundTrip) {
   const std::vector<uint32_t> zeros(40, 0x0000), neg_zeros(40, 0x8000);
-  std::vector<uint32_t> mixed = {0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81, 0x0001, 0x807f, 0x0000, 0x8000, 0x7f7f, 0x0080};
+  std::vector<uint32_t> mixed = {0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81, 0x0001,
+                                 0x807f, 0x0000, 0x8000, 0x7f7f, 0x0080};
   for (int i = 0; i < 5; ++i) mixed.insert(mixed.end(), mixed.begin(), mixed.begin() + 11);
   std::vector<uint32_t> nans(33);
   for (size_t i = 0; i < nans.size(); ++i) nans[i] = 0x7f80u | static_cast<uint32_t>(1 + i) | (i % 2 ? 0x8000u : 0u);

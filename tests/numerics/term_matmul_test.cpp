@@ -46,10 +46,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 TEST(TermMatmul, FastModelMatchesReferenceAndStatisticsAddUp) {
   std::mt19937 rng(3);
   const int shapes[][3] = {{1, 1, 1}, {3, 7, 5}, {8, 16, 8}, {9, 20, 17}, {13, 33, 10}};
-  const TermTileConfig cfgs[] = {tile(8, 8, 8, 23, TermSerialOperand::Inputs),
-                                 tile(4, 2, 3, 8, TermSerialOperand::Weights),
-                                 tile(1, 1, 1, 23, TermSerialOperand::Weights),
-                                 tile(2, 3, 16, 60, TermSerialOperand::Inputs)};
+  const TermTileConfig cfgs[] = {
+      tile(8, 8, 8, 23, TermSerialOperand::Inputs), tile(4, 2, 3, 8, TermSerialOperand::Weights),
+      tile(1, 1, 1, 23, TermSerialOperand::Weights), tile(2, 3, 16, 60, TermSerialOperand::Inputs)};
   for (const auto& s : shapes) {
     const int M = s[0], K = s[1], N = s[2];
     const auto a = random_bf16(M * K, rng, 1.0f, 0.3f);
@@ -81,9 +80,12 @@ std::vector<float> hard_values(int n, std::mt19937& rng) {
   for (auto& x : v) {
     const uint32_t r = static_cast<uint32_t>(rng());
     const int kind = static_cast<int>(r % 16);
-    if (kind == 0) x = bf16_to_f32(Bf16{static_cast<uint16_t>(rng())});
-    else if (kind <= 2) x = (r & 0x100) ? -0.0f : 0.0f;
-    else x = bf16_to_f32(Bf16{static_cast<uint16_t>(((r >> 8) & 0x8000) | ((100 + rng() % 50) << 7) | (rng() & 0x7f))});
+    if (kind == 0)
+      x = bf16_to_f32(Bf16{static_cast<uint16_t>(rng())});
+    else if (kind <= 2)
+      x = (r & 0x100) ? -0.0f : 0.0f;
+    else
+      x = bf16_to_f32(Bf16{static_cast<uint16_t>(((r >> 8) & 0x8000) | ((100 + rng() % 50) << 7) | (rng() & 0x7f))});
   }
   return v;
 }
@@ -123,8 +125,8 @@ TEST(TermMatmul, TileMovesInLockstepWithTheSlowestPe) {
   for (int k = 0; k < 8; ++k) a[k] = five_terms;
   a[8] = 1.5f;
   TermMatmulStats st;
-  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Inputs), a.data(), 8, w.data(), 2, acc.data(),
-                         2, 2, 8, 2, &st);
+  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Inputs), a.data(), 8, w.data(), 2, acc.data(), 2, 2, 8, 2,
+                         &st);
   EXPECT_EQ(st.tile_steps, 1);
   EXPECT_EQ(st.cycles, 5);
   EXPECT_EQ(st.pe_stall_cycles, 2 * 3);
@@ -135,8 +137,8 @@ TEST(TermMatmul, TileMovesInLockstepWithTheSlowestPe) {
   // Serialising the weights (all 1.0: one term each) instead makes every step one cycle.
   TermMatmulStats ws;
   std::vector<float> acc2(4, 0.0f);
-  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Weights), a.data(), 8, w.data(), 2,
-                         acc2.data(), 2, 2, 8, 2, &ws);
+  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Weights), a.data(), 8, w.data(), 2, acc2.data(), 2, 2, 8,
+                         2, &ws);
   EXPECT_EQ(ws.cycles, 1);
   EXPECT_EQ(ws.pe_stall_cycles, 0);
   expect_bitwise_equal(acc, acc2);

@@ -2,6 +2,9 @@
 // agreement tests (fast model vs bit-level reference).
 #pragma once
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -9,9 +12,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "numerics/bf16.h"
 #include "numerics/term_pe.h"
@@ -21,9 +21,9 @@ namespace tessera::numerics::testing {
 
 // Edge operands: signed zeros, subnormal extremes, normal extremes, one, Inf, NaN (quiet and
 // signalling patterns).
-inline constexpr std::array<uint16_t, 20> kEdgeBf16 = {
-    0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x7f7f, 0xff7f,
-    0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81, 0x3fff, 0x4000, 0x0040};
+inline constexpr std::array<uint16_t, 20> kEdgeBf16 = {0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080,
+                                                       0x8080, 0x7f7f, 0xff7f, 0x3f80, 0xbf80, 0x7f80, 0xff80,
+                                                       0x7fc0, 0xffc1, 0x7f81, 0x3fff, 0x4000, 0x0040};
 
 struct PeCase {
   PeConfig cfg;
@@ -79,12 +79,18 @@ class PeCaseGenerator {
   PeAccumulator accumulator(const PeConfig& cfg, int center) {
     using Kind = PeAccumulator::Kind;
     switch (pick(12)) {
-      case 0: return PeAccumulator{Kind::Zero, pick(2) == 1, 0, 0};
-      case 1: return PeAccumulator{Kind::Inf, pick(2) == 1, 0, 0};
-      case 2: return PeAccumulator{Kind::NaN, false, 0, 0};
-      case 3: return accumulator_from_f32(std::bit_cast<float>(static_cast<uint32_t>(m_rng())), cfg);
-      case 4: return PeAccumulator{Kind::Zero, false, 0, 0};
-      default: break;
+      case 0:
+        return PeAccumulator{Kind::Zero, pick(2) == 1, 0, 0};
+      case 1:
+        return PeAccumulator{Kind::Inf, pick(2) == 1, 0, 0};
+      case 2:
+        return PeAccumulator{Kind::NaN, false, 0, 0};
+      case 3:
+        return accumulator_from_f32(std::bit_cast<float>(static_cast<uint32_t>(m_rng())), cfg);
+      case 4:
+        return PeAccumulator{Kind::Zero, false, 0, 0};
+      default:
+        break;
     }
     // A finite state of the configured width, exponent near the operands' products or anywhere.
     const int W = cfg.acc_fraction_bits;
@@ -112,8 +118,8 @@ inline ::testing::AssertionResult fast_matches_reference(const PeCase& c) {
   const StepStats fast = TermPe(c.cfg).step(c.a, c.b, fast_acc);
   const StepStats ref = reference_step(c.cfg, c.a, c.b, ref_acc);
   if (!(fast_acc == ref_acc))
-    return ::testing::AssertionFailure() << "value: fast " << to_string(fast_acc) << " reference "
-                                         << to_string(ref_acc) << " for " << describe(c);
+    return ::testing::AssertionFailure() << "value: fast " << to_string(fast_acc) << " reference " << to_string(ref_acc)
+                                         << " for " << describe(c);
   if (!(fast == ref)) return ::testing::AssertionFailure() << "term statistics differ for " << describe(c);
   return ::testing::AssertionSuccess();
 }

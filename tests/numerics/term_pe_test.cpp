@@ -131,7 +131,7 @@ TEST(TermPe, HugeProductsDropATinyAccumulator) {
   EXPECT_EQ(r.value, std::ldexp(3.0f, 100));
   // The accumulator's own exponent bounds the window when it is the largest.
   const StepRun cancel = step_both(PeConfig{}, {bf(std::ldexp(1.0f, 60)), bf(-std::ldexp(1.0f, 60))},
-                               {bf(1.0f), bf(1.0f)}, std::ldexp(1.0f, -40));
+                                   {bf(1.0f), bf(1.0f)}, std::ldexp(1.0f, -40));
   EXPECT_EQ(cancel.value, 0.0f);  // 2^-40 is far below the window (LSB 2^37): truncated away
   EXPECT_FALSE(std::signbit(cancel.value));
 }
@@ -170,7 +170,7 @@ TEST(TermPe, NaNAndInfinitiesFollowIeee) {
   const float inf = std::numeric_limits<float>::infinity();
   const Bf16 nan{0x7fc0};
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {nan, bf(1)}, {bf(1), bf(1)}, 0.0f).value));
-  EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(0.0f)}, 0.0f).value));      // Inf * 0
+  EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(0.0f)}, 0.0f).value));  // Inf * 0
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf), bf(-inf)}, {bf(1), bf(1)}, 0.0f).value));
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(1)}, -inf).value));         // Inf - Inf
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(1)}, {bf(1)}, std::nanf("")).value));  // sticky
@@ -221,8 +221,10 @@ TEST(TermPe, AccumulatorRoundTripsEveryFp32ClassAtFp32Width) {
     const uint32_t u = i < 64 ? (i * 0x04000001u) : static_cast<uint32_t>(rng());
     const float f = std::bit_cast<float>(u);
     const float back = accumulator_to_f32(accumulator_from_f32(f, cfg), cfg);
-    if (std::isnan(f)) EXPECT_TRUE(std::isnan(back));
-    else ASSERT_EQ(std::bit_cast<uint32_t>(back), u) << std::hex << u;
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(back));
+    else
+      ASSERT_EQ(std::bit_cast<uint32_t>(back), u) << std::hex << u;
   }
 }
 
@@ -250,7 +252,7 @@ TEST(TermPe, ReadOutRoundsOnceToNearestEven) {
 
 TEST(TermPe, NarrowAccumulatorLoadsFp32RoundedToNearestEven) {
   const PeConfig cfg = width(7);
-  EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.00390625f, cfg), cfg), 1.0f);      // tie, even
+  EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.00390625f, cfg), cfg), 1.0f);       // tie, even
   EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.01171875f, cfg), cfg), 1.015625f);  // tie, up
   EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.999f, cfg), cfg), 2.0f);            // carry
 }
