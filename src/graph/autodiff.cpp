@@ -52,9 +52,9 @@ class Differentiator {
     if (a == b) return dy;
     const int64_t nb = num_elements(b);
     int rows = dy;
-    if (b.size() != 1) rows = add(OpKind::kReshape, {dy}, Attrs{.shape = {num_elements(a) / nb, nb}});
+    if (b.size() != 1) rows = add(OpKind::kReshape, {dy}, Attrs::reshape({num_elements(a) / nb, nb}));
     const int sum = add(OpKind::kReduceRows, {rows});
-    return b.size() == 1 ? sum : add(OpKind::kReshape, {sum}, Attrs{.shape = b});
+    return b.size() == 1 ? sum : add(OpKind::kReshape, {sum}, Attrs::reshape(b));
   }
 
   void apply_rule(const Node& n, int dy) {
@@ -76,22 +76,18 @@ class Differentiator {
         if (needs(x)) accumulate(x, add(OpKind::kSoftmaxCrossEntropyGrad, {x, y, dy}));
         return;
       case OpKind::kConv2D: {
-        Attrs a{.stride = n.attrs.stride, .pad = n.attrs.pad, .kernel = 0, .shape = {}};
-        if (needs(x)) {
-          a.shape = m_g.value(x).shape;
-          accumulate(x, add(OpKind::kConv2DInputGrad, {dy, y}, a));
-        }
-        if (needs(y)) {
-          a.shape = m_g.value(y).shape;
-          accumulate(y, add(OpKind::kConv2DWeightGrad, {x, dy}, a));
-        }
+        const int stride = n.attrs.stride, pad = n.attrs.pad;
+        if (needs(x))
+          accumulate(x, add(OpKind::kConv2DInputGrad, {dy, y}, Attrs::conv(stride, pad, m_g.value(x).shape)));
+        if (needs(y))
+          accumulate(y, add(OpKind::kConv2DWeightGrad, {x, dy}, Attrs::conv(stride, pad, m_g.value(y).shape)));
         return;
       }
       case OpKind::kMaxPool2D:
         accumulate(x, add(OpKind::kMaxPool2DGrad, {dy, x}, n.attrs));
         return;
       case OpKind::kReshape:
-        accumulate(x, add(OpKind::kReshape, {dy}, Attrs{.shape = m_g.value(x).shape}));
+        accumulate(x, add(OpKind::kReshape, {dy}, Attrs::reshape(m_g.value(x).shape)));
         return;
       case OpKind::kTranspose:
         accumulate(x, add(OpKind::kTranspose, {dy}));

@@ -41,13 +41,13 @@ class Builder {
         break;
       case LayerKind::kMaxPool2D: {
         const int stride = l.stride > 0 ? l.stride : l.kernel;
-        m_cur = g().add_node(OpKind::kMaxPool2D, {m_cur}, Attrs{.stride = stride, .pad = 0, .kernel = l.kernel, .shape = {}},
+        m_cur = g().add_node(OpKind::kMaxPool2D, {m_cur}, Attrs::pool(l.kernel, stride),
                              "pool" + std::to_string(index));
         break;
       }
       case LayerKind::kFlatten: {
         const Shape& s = shape();
-        m_cur = g().add_node(OpKind::kReshape, {m_cur}, Attrs{.stride = 1, .pad = 0, .kernel = 0, .shape = {s[0], num_elements(s) / s[0]}},
+        m_cur = g().add_node(OpKind::kReshape, {m_cur}, Attrs::reshape({s[0], num_elements(s) / s[0]}),
                              "flatten" + std::to_string(index));
         break;
       }
@@ -99,7 +99,7 @@ class Builder {
     const int64_t fan_in = ci * l.kernel * l.kernel;
     const int w = param(name + ".w", {l.kernel, l.kernel, ci, l.units}, fan_in);
     const int b = param(name + ".b", {l.units}, fan_in);
-    const int c = g().add_node(OpKind::kConv2D, {m_cur, w}, Attrs{.stride = l.stride, .pad = l.pad, .kernel = 0, .shape = {}},
+    const int c = g().add_node(OpKind::kConv2D, {m_cur, w}, Attrs::conv(l.stride, l.pad),
                                name + ".conv");
     m_cur = g().add_node(OpKind::kAdd, {c, b}, {}, name);
   }

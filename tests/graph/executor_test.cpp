@@ -145,7 +145,7 @@ TEST(ChipNumerics, Conv2DIsTheMxuContractOnTheIm2colMatrix) {
   Graph g;
   const int x = g.add_input("x", {2, 5, 6, 3});
   const int w = g.add_param("w", {3, 3, 3, 4});
-  const int y = g.add_node(OpKind::kConv2D, {x, w}, Attrs{.stride = 2, .pad = 1, .kernel = 0, .shape = {}});
+  const int y = g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(2, 1));
   const std::vector<float> xv = random_floats(2 * 5 * 6 * 3, 11), wv = random_floats(3 * 3 * 3 * 4, 12);
   Executor<float> ex(g, Numerics::kChip);
   ex.set(x, xv);

@@ -113,7 +113,7 @@ TEST(Gradcheck, Conv2DOverStridesAndPadding) {
                         Case{{1, 4, 4, 1}, {2, 2, 1, 1}, 3, 2}}) {
     Check c;
     const int x = c.g.add_param("x", k.x), w = c.g.add_param("w", k.w);
-    c.output = c.g.add_node(OpKind::kConv2D, {x, w}, Attrs{.stride = k.stride, .pad = k.pad, .kernel = 0, .shape = {}});
+    c.output = c.g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(k.stride, k.pad));
     SCOPED_TRACE("x " + shape_str(k.x) + " w " + shape_str(k.w) + " stride " + std::to_string(k.stride) +
                  " pad " + std::to_string(k.pad));
     expect_gradients_match(std::move(c), 40);
@@ -124,7 +124,7 @@ TEST(Gradcheck, MaxPool2DDisjointAndOverlappingWindows) {
   for (const auto& [kernel, stride] : {std::pair{2, 2}, std::pair{3, 2}, std::pair{2, 1}}) {
     Check c;
     const int x = c.g.add_param("x", {2, 6, 5, 3});
-    c.output = c.g.add_node(OpKind::kMaxPool2D, {x}, Attrs{.stride = stride, .pad = 0, .kernel = kernel, .shape = {}});
+    c.output = c.g.add_node(OpKind::kMaxPool2D, {x}, Attrs::pool(kernel, stride));
     expect_gradients_match(std::move(c), 60);
   }
 }
@@ -132,7 +132,7 @@ TEST(Gradcheck, MaxPool2DDisjointAndOverlappingWindows) {
 TEST(Gradcheck, ReshapeAndTranspose) {
   Check c;
   const int x = c.g.add_param("x", {2, 3, 4});
-  const int r = c.g.add_node(OpKind::kReshape, {x}, Attrs{.stride = 1, .pad = 0, .kernel = 0, .shape = {6, 4}});
+  const int r = c.g.add_node(OpKind::kReshape, {x}, Attrs::reshape({6, 4}));
   c.output = c.g.add_node(OpKind::kTranspose, {r});
   expect_gradients_match(std::move(c));
 }

@@ -31,13 +31,13 @@ TEST(ShapeInference, ForwardOpsGiveDocumentedShapes) {
   Graph g;
   const int x = g.add_input("x", {2, 28, 28, 1});
   const int w = g.add_param("w", {5, 5, 1, 8});
-  const int c = g.add_node(OpKind::kConv2D, {x, w}, Attrs{.stride = 1, .pad = 2, .kernel = 0, .shape = {}});
+  const int c = g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(1, 2));
   EXPECT_EQ(g.value(c).shape, (Shape{2, 28, 28, 8}));
-  const int s2 = g.add_node(OpKind::kConv2D, {x, w}, Attrs{.stride = 2, .pad = 0, .kernel = 0, .shape = {}});
+  const int s2 = g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(2, 0));
   EXPECT_EQ(g.value(s2).shape, (Shape{2, 12, 12, 8}));
-  const int p = g.add_node(OpKind::kMaxPool2D, {c}, Attrs{.stride = 2, .pad = 0, .kernel = 2, .shape = {}});
+  const int p = g.add_node(OpKind::kMaxPool2D, {c}, Attrs::pool(2, 2));
   EXPECT_EQ(g.value(p).shape, (Shape{2, 14, 14, 8}));
-  const int f = g.add_node(OpKind::kReshape, {p}, Attrs{.stride = 1, .pad = 0, .kernel = 0, .shape = {2, 1568}});
+  const int f = g.add_node(OpKind::kReshape, {p}, Attrs::reshape({2, 1568}));
   const int t = g.add_node(OpKind::kTranspose, {f});
   EXPECT_EQ(g.value(t).shape, (Shape{1568, 2}));
   const int r = g.add_node(OpKind::kReduceRows, {c});
@@ -69,9 +69,9 @@ TEST(ShapeInference_bad, ErrorsNameTheOpAndTheShapes) {
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kSoftmaxCrossEntropy, {a, a}); }),
             "softmax_cross_entropy: labels must have rank 1, got [4, 3]");
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {lab}); }), "relu: input 0 must be f32, got i32");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kReshape, {a}, Attrs{.stride = 1, .pad = 0, .kernel = 0, .shape = {5, 2}}); }),
+  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kReshape, {a}, Attrs::reshape({5, 2})); }),
             "reshape: element counts differ: x [4, 3] vs target [5, 2]");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kMaxPool2D, {x}, Attrs{.stride = 1, .pad = 0, .kernel = 9, .shape = {}}); }),
+  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kMaxPool2D, {x}, Attrs::pool(9, 1)); }),
             "maxpool2d: window 9 larger than x [1, 8, 8, 3]");
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {a, b}); }), "relu: expects 1 inputs, got 2");
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {99}); }), "relu: input value id 99 does not exist");
@@ -82,8 +82,8 @@ TEST(Graph, DumpListsValuesAndNodesWithAttributes) {
   Graph g;
   const int x = g.add_input("x", {2, 4, 4, 1});
   const int w = g.add_param("w", {3, 3, 1, 2});
-  const int c = g.add_node(OpKind::kConv2D, {x, w}, Attrs{.stride = 1, .pad = 1, .kernel = 0, .shape = {}}, "conv");
-  g.add_node(OpKind::kMaxPool2D, {c}, Attrs{.stride = 2, .pad = 0, .kernel = 2, .shape = {}});
+  const int c = g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(1, 1), "conv");
+  g.add_node(OpKind::kMaxPool2D, {c}, Attrs::pool(2, 2));
   EXPECT_EQ(g.dump(),
             "input x: f32[2, 4, 4, 1]\n"
             "param w: f32[3, 3, 1, 2]\n"
