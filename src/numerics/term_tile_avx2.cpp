@@ -54,7 +54,8 @@ void TileOperands::set_parallel(int k, int x, TermOperand op) {
 bool tile_avx2_supported(const PeConfig& cfg) {
   static const bool has = __builtin_cpu_supports("avx2");
   const int lane_bits = std::bit_width(static_cast<unsigned>(cfg.lanes));  // ceil(log2(L + 1))
-  return has && cfg.acc_fraction_bits + 3 + lane_bits <= 31;
+  // W <= 24 keeps every term shift (ma << 18) >> (18 - p - g) non-negative (p + g <= W - 6).
+  return has && cfg.acc_fraction_bits <= 24 && cfg.acc_fraction_bits + 3 + lane_bits <= 31;
 }
 
 namespace {

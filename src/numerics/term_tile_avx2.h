@@ -11,7 +11,7 @@
 // p + g <= W - 6 <= 18; it is in bounds iff < 26, and larger shifts give 0 by themselves); the
 // accumulator (sig < 2^25) is aligned and added, and the sum normalised with round to nearest
 // even, all in 32-bit vector lanes. Bound: L lanes below L * 2^(W + 3) plus the accumulator below
-// 2^(W + 1) must stay below 2^31: W + 3 + ceil(log2(L + 1)) <= 31.
+// 2^(W + 1) must stay below 2^31: W + 3 + ceil(log2(L + 1)) <= 31; and W <= 24 for the shifts.
 // Steps with an Inf/NaN operand, and all steps of a group once an accumulator is Inf or NaN, run
 // through the scalar fast_step (term_pe_fast.h) PE by PE.
 #pragma once

@@ -116,6 +116,25 @@ TEST(TermMatmul, FastModelMatchesReferenceOnHardOperands) {
   }
 }
 
+// Every width and lane count around the vector path's limits (W <= 24 and
+// W + 3 + ceil(log2(L + 1)) <= 31) gives the reference's values and statistics.
+TEST(TermMatmul, FastModelMatchesReferenceAtTheVectorPathLimits) {
+  std::mt19937 rng(22);
+  for (int lanes : {1, 2, 4, 7, 8, 9}) {
+    for (int w = 22; w <= 28; ++w) {
+      const TermTileConfig cfg = tile(2, 9, lanes, w, TermSerialOperand::Inputs);
+      const int M = 3, K = 2 * lanes + 1, N = 10;
+      const auto a = hard_values(M * K, rng), wt = hard_values(K * N, rng), init = hard_values(M * N, rng);
+      std::vector<float> fast = init, ref = init;
+      TermMatmulStats fs, rs;
+      term_matmul_accumulate(cfg, a.data(), K, wt.data(), N, fast.data(), N, M, K, N, &fs);
+      term_matmul_accumulate_reference(cfg, a.data(), K, wt.data(), N, ref.data(), N, M, K, N, &rs);
+      expect_bitwise_equal(fast, ref);
+      EXPECT_EQ(fs, rs) << "L=" << lanes << " W=" << w;
+    }
+  }
+}
+
 // Tile 2 x 2, L = 8, serial operand = inputs. Row 0's inputs have 5 terms (significand 171), row
 // 1's have 1 term (1.0) except one of 2 terms (1.5 = 2^8 - 2^6 in units of 2^-7). Every tile
 // step lasts 5 cycles; the row-1 PEs (2 cycles) stall 3 each; their 7 one-term lanes idle 1 each.
