@@ -169,6 +169,8 @@ Program Program::without_debug() const {
 }
 
 std::vector<uint8_t> write_image(const Program& p) {
+  TESSERA_CHECK(p.debug.lines.empty() || p.debug.lines.size() == p.code.size(),
+                "debug info must have no source lines or one per bundle");
   std::vector<uint8_t> debug;
   if (!p.debug.empty()) debug = debug_section(p.debug);
   Writer w;

@@ -33,6 +33,12 @@ TEST(Image, WriteThenReadGivesTheSameProgramWithAndWithoutDebugInfo) {
   EXPECT_EQ(read_image(write_image(Program{})), Program{});
 }
 
+TEST(Image, WritingDebugLinesThatDoNotMatchTheCodeIsRefused_bad) {
+  Program p = small_program();
+  p.debug.lines.pop_back();
+  EXPECT_THROW(write_image(p), Error);
+}
+
 TEST(Image, LayoutMatchesTheDocumentedHeader) {
   Program p = small_program().without_debug();
   auto bytes = write_image(p);
