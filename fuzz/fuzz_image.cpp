@@ -36,13 +36,18 @@ constexpr int64_t kMaxBundles = 20'000;
 constexpr size_t kMaxProgramBytes = 64 * 1024;  // larger inputs only go through read_image
 
 const core::CoreSpec& spec() {
-  static const core::CoreSpec s = core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
+  static const core::CoreSpec s =
+      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
   return s;
 }
 
-[[noreturn]] void crash() { __builtin_trap(); }
+[[noreturn]] void crash() {
+  __builtin_trap();
+}
 
-bool is_internal(const Error& e) { return e.why().rfind("internal check", 0) == 0; }
+bool is_internal(const Error& e) {
+  return e.why().rfind("internal check", 0) == 0;
+}
 
 // Runs `f`; tessera::Error is an acceptable outcome unless it reports a failed internal check.
 template <typename F>

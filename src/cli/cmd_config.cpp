@@ -3,10 +3,10 @@
 //   empty ConfigReader::schema() (so the list cannot drift from the code).
 // `tessera config --check FILE [--json]`: reads and validates FILE exactly as `tessera run` does
 //   (unknown keys, types, ranges, cross-key constraints) and prints the machine it describes.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

@@ -19,7 +19,8 @@ std::pair<std::string_view, std::string_view> split_first(std::string_view path)
 
 void check_name(std::string_view name) {
   if (name.empty() || name.find('.') != std::string_view::npos)
-    throw Error("stats", fmt::format("invalid counter or group name '{}' (non-empty, no dots)", name));
+    throw Error("stats",
+                fmt::format("invalid counter or group name '{}' (non-empty, no dots)", name));
 }
 
 // Integers print without a fraction; other numbers with up to 6 significant digits.

@@ -30,11 +30,21 @@ void append_escaped(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c >= 0x80)  // control and non-ASCII bytes: \u00XX (read as Latin-1)
           out += fmt::format("\\u{:04x}", c);
@@ -45,7 +55,9 @@ void append_escaped(std::string& out, std::string_view s) {
   out += '"';
 }
 
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+std::string number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
 
 }  // namespace
 
@@ -68,8 +80,8 @@ void ChromeTrace::span(std::string_view track, std::string_view name, int64_t st
     ++m_dropped;
     return;
   }
-  m_events.push_back({track_id(track), false, std::string(name), std::string(detail), start,
-                      duration, 0.0});
+  m_events.push_back(
+      {track_id(track), false, std::string(name), std::string(detail), start, duration, 0.0});
 }
 
 void ChromeTrace::counter(std::string_view track, std::string_view name, int64_t time,
@@ -98,8 +110,7 @@ class Writer {
 };
 
 void write_trace(std::ostream& out, const std::string& process, double clock_hz,
-                        const std::vector<std::string>& tracks, size_t dropped,
-                        const auto& events) {
+                 const std::vector<std::string>& tracks, size_t dropped, const auto& events) {
   const double us_per_cycle = 1e6 / clock_hz;
   out << "{\"traceEvents\": [";
   Writer w(out);
@@ -109,8 +120,9 @@ void write_trace(std::ostream& out, const std::string& process, double clock_hz,
   append_escaped(s, process);
   w.event(s + "}}");
   for (size_t i = 0; i < tracks.size(); ++i) {
-    s = fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": )",
-                    kPid, i + 1);
+    s = fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": )", kPid,
+        i + 1);
     append_escaped(s, tracks[i]);
     w.event(s + "}}");
     w.event(fmt::format(
@@ -127,9 +139,10 @@ void write_trace(std::ostream& out, const std::string& process, double clock_hz,
       s += ": " + number(e.value) + "}}";
     } else {
       append_escaped(s, e.name);
-      s += fmt::format(R"(, "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"detail": )",
-                       kPid, e.track + 1, number(static_cast<double>(e.start) * us_per_cycle),
-                       number(static_cast<double>(e.duration) * us_per_cycle));
+      s += fmt::format(
+          R"(, "ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"detail": )", kPid,
+          e.track + 1, number(static_cast<double>(e.start) * us_per_cycle),
+          number(static_cast<double>(e.duration) * us_per_cycle));
       append_escaped(s, e.detail);
       s += fmt::format(R"(, "cycle": {}, "cycles": {}}}}})", e.start, e.duration);
     }

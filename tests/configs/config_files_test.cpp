@@ -152,14 +152,17 @@ TEST(ConfigFiles, OutOfRange_bad) {
 }
 
 TEST(ConfigFiles, CrossKeyConstraint_bad) {
-  EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": 8, "sublanes": 2}, "mxu": {"rows": 8, "cols": 16}}})"),
-            "test.json: key 'core.mxu.cols': MXU columns cannot exceed the vector lanes");
+  EXPECT_EQ(
+      error_of(
+          R"({"core": {"vector": {"lanes": 8, "sublanes": 2}, "mxu": {"rows": 8, "cols": 16}}})"),
+      "test.json: key 'core.mxu.cols': MXU columns cannot exceed the vector lanes");
   EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": 96}}})"),
             "test.json: key 'core.vector.lanes': lanes must be a power of two (reduction tree)");
 }
 
 TEST(ConfigFiles, JsonSyntaxErrorNamesLineAndColumn_bad) {
-  const std::string text = "{\n  \"core\": {\n    \"name\": \"x\",\n    \"clock_hz\": 7e8,,\n  }\n}\n";
+  const std::string text =
+      "{\n  \"core\": {\n    \"name\": \"x\",\n    \"clock_hz\": 7e8,,\n  }\n}\n";
   const std::string err = error_of(text);  // line 4, column 21: the second comma
   EXPECT_EQ(err,
             "test.json:4:21: invalid JSON: syntax error while parsing object key - unexpected ','; "

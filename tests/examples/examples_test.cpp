@@ -92,7 +92,9 @@ int64_t bit_mismatches(const std::vector<float>& got, const std::vector<float>& 
   int64_t bad = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i])) continue;
-    if (bad++ == 0) ADD_FAILURE() << "first mismatch at element " << i << ": got " << got[i] << ", want " << want[i];
+    if (bad++ == 0)
+      ADD_FAILURE() << "first mismatch at element " << i << ": got " << got[i] << ", want "
+                    << want[i];
   }
   return bad;
 }
@@ -115,7 +117,8 @@ TEST(Examples, MatmulInputsInHbmAreTheGeneratedValues) {
   const auto b = hbm_floats(s, kBHbm, int64_t{kK} * kN);
   std::vector<float> want_a(a.size()), want_b(b.size());
   for (size_t i = 0; i < a.size(); ++i) want_a[i] = generated(static_cast<uint32_t>(i));
-  for (size_t i = 0; i < b.size(); ++i) want_b[i] = generated(static_cast<uint32_t>(kBHbm + static_cast<int64_t>(i)));
+  for (size_t i = 0; i < b.size(); ++i)
+    want_b[i] = generated(static_cast<uint32_t>(kBHbm + static_cast<int64_t>(i)));
   EXPECT_EQ(bit_mismatches(a, want_a), 0);
   EXPECT_EQ(bit_mismatches(b, want_b), 0);
 }
@@ -124,9 +127,11 @@ TEST(Examples, MatmulIsBitExactWithTheMxuNumericsOverTheWholeK) {
   const auto r = run_example("matmul");
   const auto& s = r->core->state();
   std::vector<float> a(static_cast<size_t>(kM) * kK), b(static_cast<size_t>(kK) * kN);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = numerics::round_to_bf16(generated(static_cast<uint32_t>(i)));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = numerics::round_to_bf16(generated(static_cast<uint32_t>(i)));
   for (size_t i = 0; i < b.size(); ++i)
-    b[i] = numerics::round_to_bf16(generated(static_cast<uint32_t>(kBHbm + static_cast<int64_t>(i))));
+    b[i] =
+        numerics::round_to_bf16(generated(static_cast<uint32_t>(kBHbm + static_cast<int64_t>(i))));
   std::vector<float> want(static_cast<size_t>(kM) * kN, 0.0f);
   numerics::mxu_matmul_accumulate(a.data(), kK, b.data(), kN, want.data(), kN, kM, kK, kN);
   const auto got = hbm_floats(s, kCHbm, int64_t{kM} * kN);
@@ -173,13 +178,16 @@ TEST(Examples, MatmulOverlapsOperandDmaAndWeightLoadsWithMultiplies) {
   ASSERT_EQ(mlws.size(), 16u * 6u);
   for (size_t i = 16; i < mlws.size(); ++i) {
     bool overlapped = false;
-    for (const auto& m : multiplies) overlapped |= m.start <= mlws[i].start && mlws[i].start < m.end;
+    for (const auto& m : multiplies)
+      overlapped |= m.start <= mlws[i].start && mlws[i].start < m.end;
     EXPECT_TRUE(overlapped) << "mlw " << i << " at cycle " << mlws[i].start;
   }
   EXPECT_LT(r->core->stall_cycles(core::StallCause::MxuWeights), 128);
 }
 
-TEST(Examples, MatmulFunctionalInterpreterAgrees) { expect_functional_state_matches(*run_example("matmul")); }
+TEST(Examples, MatmulFunctionalInterpreterAgrees) {
+  expect_functional_state_matches(*run_example("matmul"));
+}
 
 // ---- softmax -----------------------------------------------------------------------------------
 
@@ -210,7 +218,9 @@ TEST(Examples, SoftmaxIsBitExactWithTheReduceAndEupNumerics) {
   EXPECT_EQ(bit_mismatches(y, want), 0);
 }
 
-TEST(Examples, SoftmaxFunctionalInterpreterAgrees) { expect_functional_state_matches(*run_example("softmax")); }
+TEST(Examples, SoftmaxFunctionalInterpreterAgrees) {
+  expect_functional_state_matches(*run_example("softmax"));
+}
 
 // ---- transpose ---------------------------------------------------------------------------------
 
@@ -221,13 +231,17 @@ TEST(Examples, TransposeMovesEveryWordToItsTransposedPlace) {
   ASSERT_EQ(L, 128);
   for (int i = 0; i < L; ++i)
     for (int j = 0; j < L; ++j) {
-      ASSERT_EQ(s.vmem[int64_t{i} * L + j], static_cast<uint32_t>(i * L + j)) << "input " << i << "," << j;
-      ASSERT_EQ(s.vmem[int64_t{L + j} * L + i], static_cast<uint32_t>(i * L + j)) << "output " << j << "," << i;
+      ASSERT_EQ(s.vmem[int64_t{i} * L + j], static_cast<uint32_t>(i * L + j))
+          << "input " << i << "," << j;
+      ASSERT_EQ(s.vmem[int64_t{L + j} * L + i], static_cast<uint32_t>(i * L + j))
+          << "output " << j << "," << i;
     }
   EXPECT_EQ(r->core->stats().get("ops.transpose"), 32);
 }
 
-TEST(Examples, TransposeFunctionalInterpreterAgrees) { expect_functional_state_matches(*run_example("transpose")); }
+TEST(Examples, TransposeFunctionalInterpreterAgrees) {
+  expect_functional_state_matches(*run_example("transpose"));
+}
 
 }  // namespace
 }  // namespace tessera

@@ -26,7 +26,9 @@ TEST(Stats, JsonKeepsDeclarationOrderAndNesting) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"cycles", "utilisation", "mxu", "bundles"}));
-  EXPECT_EQ(j.dump(), R"({"cycles":1234,"utilisation":0.75,"mxu":{"busy_cycles":1000,"fifo":{"max_occupancy":3}},"bundles":99})");
+  EXPECT_EQ(
+      j.dump(),
+      R"({"cycles":1234,"utilisation":0.75,"mxu":{"busy_cycles":1000,"fifo":{"max_occupancy":3}},"bundles":99})");
 }
 
 TEST(Stats, IntegerCountersAreJsonIntegersAndFloatsAreFloats) {

@@ -129,9 +129,9 @@ TEST(Trace, WriteProducesTheSameDocumentAsToJson) {
   ChromeTrace t("core", 1e9);
   t.span("mxu", "mmul", 3, 8, "d");
   t.counter("mxu", "fifo", 11, 1);
-  const auto path =
-      (std::filesystem::temp_directory_path() / ("tessera_trace_test_" + std::to_string(::getpid()) + ".json"))
-          .string();
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("tessera_trace_test_" + std::to_string(::getpid()) + ".json"))
+                        .string();
   t.write(path);
   std::ifstream in(path);
   const auto j = nlohmann::json::parse(in);
