@@ -5,7 +5,8 @@
 //   - a program that assembles survives disassemble -> assemble bit-identically (code, data,
 //     index) and write_image -> read_image exactly (debug info included);
 //   - read_image on the same bytes (as given, and behind a valid magic and version) either throws tessera::Error or yields a program that
-//     disassembles and rewrites to an equal program.
+//     disassembles and rewrites to an equal program;
+//   - a random program generated from the first bytes as a seed survives disassemble -> assemble.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,7 @@
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
 #include "isa/image.h"
+#include "isa/random_bundle.h"
 
 namespace {
 
@@ -49,11 +51,20 @@ void fuzz_image(std::span<const uint8_t> bytes) {
   check(isa::read_image(isa::write_image(p)) == p);
 }
 
+// A program of seeded random bundles and data: must survive disassemble -> assemble exactly.
+void fuzz_generated(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 9) return;
+  isa::Program p = isa::random_program(isa::load_le64(bytes.data()), 1 + bytes[8] % 16);
+  check(isa::assemble(isa::disassemble(p), "generated.s").without_debug() == p);
+  check(isa::read_image(isa::write_image(p)) == p);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_text(std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz_image(std::span(data, size));
+  fuzz_generated(std::span(data, size));
   // The same bytes after a valid magic and version, so mutations reach the header and sections.
   std::vector<uint8_t> image(isa::kImageMagic, isa::kImageMagic + sizeof isa::kImageMagic);
   uint8_t version[4];
