@@ -10,7 +10,8 @@ namespace {
 
 class Differentiator {
  public:
-  explicit Differentiator(Graph& g) : m_g(g), m_grad(g.values().size(), -1), m_needs(g.values().size(), false) {
+  explicit Differentiator(Graph& g)
+      : m_g(g), m_grad(g.values().size(), -1), m_needs(g.values().size(), false) {
     for (const Value& v : g.values()) m_needs[v.id] = v.kind == ValueKind::kParam;
     for (const Node& n : g.nodes()) {
       if (n.op == OpKind::kOnesLike) continue;  // constant: no gradient flows through
@@ -52,7 +53,8 @@ class Differentiator {
     if (a == b) return dy;
     const int64_t nb = num_elements(b);
     int rows = dy;
-    if (b.size() != 1) rows = add(OpKind::kReshape, {dy}, Attrs::reshape({num_elements(a) / nb, nb}));
+    if (b.size() != 1)
+      rows = add(OpKind::kReshape, {dy}, Attrs::reshape({num_elements(a) / nb, nb}));
     const int sum = add(OpKind::kReduceRows, {rows});
     return b.size() == 1 ? sum : add(OpKind::kReshape, {sum}, Attrs::reshape(b));
   }
@@ -78,9 +80,11 @@ class Differentiator {
       case OpKind::kConv2D: {
         const int stride = n.attrs.stride, pad = n.attrs.pad;
         if (needs(x))
-          accumulate(x, add(OpKind::kConv2DInputGrad, {dy, y}, Attrs::conv(stride, pad, m_g.value(x).shape)));
+          accumulate(x, add(OpKind::kConv2DInputGrad, {dy, y},
+                            Attrs::conv(stride, pad, m_g.value(x).shape)));
         if (needs(y))
-          accumulate(y, add(OpKind::kConv2DWeightGrad, {x, dy}, Attrs::conv(stride, pad, m_g.value(y).shape)));
+          accumulate(y, add(OpKind::kConv2DWeightGrad, {x, dy},
+                            Attrs::conv(stride, pad, m_g.value(y).shape)));
         return;
       }
       case OpKind::kMaxPool2D:
@@ -99,7 +103,8 @@ class Differentiator {
       case OpKind::kMaxPool2DGrad:
       case OpKind::kReduceRows:
       case OpKind::kOnesLike:
-        throw Error("autodiff", std::string(op_name(n.op)) + " (value '" + m_g.value(n.output).name +
+        throw Error("autodiff", std::string(op_name(n.op)) + " (value '" +
+                                    m_g.value(n.output).name +
                                     "') is a backward-only op with no gradient rule");
     }
   }
@@ -127,7 +132,8 @@ TrainingGraph build_training_graph(const Graph& forward, int loss) {
   t.grads = append_backward(t.graph, loss, seed);
   for (size_t i = 0; i < t.params.size(); ++i)
     if (t.grads[i] < 0)
-      throw Error("autodiff", "parameter '" + forward.value(t.params[i]).name + "' does not affect the loss");
+      throw Error("autodiff",
+                  "parameter '" + forward.value(t.params[i]).name + "' does not affect the loss");
   t.graph.verify();
   return t;
 }

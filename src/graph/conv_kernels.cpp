@@ -75,7 +75,8 @@ void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const 
       for (int co = 0; co < g.co; ++co)
         for (int ci = 0; ci < g.ci; ++ci)
           wf[((static_cast<size_t>(kh) * g.kw + kw) * g.co + co) * g.ci + ci] =
-              w[((static_cast<size_t>(g.kh - 1 - kh) * g.kw + (g.kw - 1 - kw)) * g.ci + ci) * g.co + co];
+              w[((static_cast<size_t>(g.kh - 1 - kh) * g.kw + (g.kw - 1 - kw)) * g.ci + ci) * g.co +
+                co];
   const ConvGeom full{g.n, eh, ew, g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
   conv2d(e.data(), wf.data(), dx, full, mm);
 }
@@ -123,11 +124,11 @@ void maxpool2d_grad(const T* dy, const T* x, T* dx, const ConvGeom& g) {
         }
 }
 
-#define TESSERA_INSTANTIATE(T)                                                             \
-  template void conv2d<T>(const T*, const T*, T*, const ConvGeom&, const Matmul&);         \
-  template void conv2d_input_grad<T>(const T*, const T*, T*, const ConvGeom&, const Matmul&); \
+#define TESSERA_INSTANTIATE(T)                                                                 \
+  template void conv2d<T>(const T*, const T*, T*, const ConvGeom&, const Matmul&);             \
+  template void conv2d_input_grad<T>(const T*, const T*, T*, const ConvGeom&, const Matmul&);  \
   template void conv2d_weight_grad<T>(const T*, const T*, T*, const ConvGeom&, const Matmul&); \
-  template void maxpool2d<T>(const T*, T*, const ConvGeom&);                               \
+  template void maxpool2d<T>(const T*, T*, const ConvGeom&);                                   \
   template void maxpool2d_grad<T>(const T*, const T*, T*, const ConvGeom&);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)

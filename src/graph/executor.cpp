@@ -9,17 +9,35 @@ namespace tessera::graph {
 
 namespace {
 
-std::string value_where(const Value& v) { return "value '" + v.name + "'"; }
+std::string value_where(const Value& v) {
+  return "value '" + v.name + "'";
+}
 
 kernels::ConvGeom conv_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
-  return {static_cast<int>(x[0]), static_cast<int>(x[1]), static_cast<int>(x[2]),
-          static_cast<int>(x[3]), static_cast<int>(w[0]), static_cast<int>(w[1]),
-          static_cast<int>(w[3]), a.stride, a.pad, static_cast<int>(y[1]), static_cast<int>(y[2])};
+  return {static_cast<int>(x[0]),
+          static_cast<int>(x[1]),
+          static_cast<int>(x[2]),
+          static_cast<int>(x[3]),
+          static_cast<int>(w[0]),
+          static_cast<int>(w[1]),
+          static_cast<int>(w[3]),
+          a.stride,
+          a.pad,
+          static_cast<int>(y[1]),
+          static_cast<int>(y[2])};
 }
 
 kernels::ConvGeom pool_geom(const Shape& x, const Shape& y, const Attrs& a) {
-  return {static_cast<int>(x[0]), static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(x[3]),
-          a.kernel, a.kernel, static_cast<int>(x[3]), a.stride, 0, static_cast<int>(y[1]),
+  return {static_cast<int>(x[0]),
+          static_cast<int>(x[1]),
+          static_cast<int>(x[2]),
+          static_cast<int>(x[3]),
+          a.kernel,
+          a.kernel,
+          static_cast<int>(x[3]),
+          a.stride,
+          0,
+          static_cast<int>(y[1]),
           static_cast<int>(y[2])};
 }
 
@@ -46,7 +64,8 @@ void Executor<T>::set(int value, std::vector<T> data) {
     throw Error(value_where(v), "only f32 inputs and parameters can be bound with set()");
   if (static_cast<int64_t>(data.size()) != num_elements(v.shape))
     throw Error(value_where(v), "bound " + std::to_string(data.size()) + " elements, shape " +
-                                    shape_str(v.shape) + " needs " + std::to_string(num_elements(v.shape)));
+                                    shape_str(v.shape) + " needs " +
+                                    std::to_string(num_elements(v.shape)));
   m_values[value] = std::move(data);
   m_bound[value] = true;
 }
@@ -58,7 +77,8 @@ void Executor<T>::set_labels(int value, std::vector<int32_t> labels) {
     throw Error(value_where(v), "only i32 inputs can be bound with set_labels()");
   if (static_cast<int64_t>(labels.size()) != num_elements(v.shape))
     throw Error(value_where(v), "bound " + std::to_string(labels.size()) + " labels, shape " +
-                                    shape_str(v.shape) + " needs " + std::to_string(num_elements(v.shape)));
+                                    shape_str(v.shape) + " needs " +
+                                    std::to_string(num_elements(v.shape)));
   m_labels[value] = std::move(labels);
   m_bound[value] = true;
 }
@@ -103,20 +123,27 @@ void Executor<T>::run_node(const Node& n) {
                static_cast<int>(shape(0)[1]), static_cast<int>(shape(1)[1]));
       return;
     case OpKind::kAdd:
-      kernels::add_broadcast(in(0).data(), in(1).data(), out.data(), size, static_cast<long>(in(1).size()));
+      kernels::add_broadcast(in(0).data(), in(1).data(), out.data(), size,
+                             static_cast<long>(in(1).size()));
       return;
-    case OpKind::kRelu: kernels::relu(in(0).data(), out.data(), size, m_mode); return;
-    case OpKind::kReluGrad: kernels::relu_grad(in(0).data(), in(1).data(), out.data(), size); return;
+    case OpKind::kRelu:
+      kernels::relu(in(0).data(), out.data(), size, m_mode);
+      return;
+    case OpKind::kReluGrad:
+      kernels::relu_grad(in(0).data(), in(1).data(), out.data(), size);
+      return;
     case OpKind::kSoftmaxCrossEntropy:
-      kernels::softmax_xent(in(0).data(), labels(1).data(), out.data(), static_cast<int>(shape(0)[0]),
-                            static_cast<int>(shape(0)[1]), m_mode);
+      kernels::softmax_xent(in(0).data(), labels(1).data(), out.data(),
+                            static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]), m_mode);
       return;
     case OpKind::kSoftmaxCrossEntropyGrad:
       kernels::softmax_xent_grad(in(0).data(), labels(1).data(), in(2)[0], out.data(),
-                                 static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]), m_mode);
+                                 static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]),
+                                 m_mode);
       return;
     case OpKind::kConv2D:
-      kernels::conv2d(in(0).data(), in(1).data(), out.data(), conv_geom(shape(0), shape(1), out_v.shape, n.attrs), m_matmul);
+      kernels::conv2d(in(0).data(), in(1).data(), out.data(),
+                      conv_geom(shape(0), shape(1), out_v.shape, n.attrs), m_matmul);
       return;
     case OpKind::kConv2DInputGrad:
       kernels::conv2d_input_grad(in(0).data(), in(1).data(), out.data(),
@@ -130,18 +157,25 @@ void Executor<T>::run_node(const Node& n) {
       kernels::maxpool2d(in(0).data(), out.data(), pool_geom(shape(0), out_v.shape, n.attrs));
       return;
     case OpKind::kMaxPool2DGrad:
-      kernels::maxpool2d_grad(in(0).data(), in(1).data(), out.data(), pool_geom(shape(1), shape(0), n.attrs));
+      kernels::maxpool2d_grad(in(0).data(), in(1).data(), out.data(),
+                              pool_geom(shape(1), shape(0), n.attrs));
       return;
-    case OpKind::kReshape: out = in(0); return;
+    case OpKind::kReshape:
+      out = in(0);
+      return;
     case OpKind::kTranspose:
-      kernels::transpose(in(0).data(), out.data(), static_cast<int>(shape(0)[0]), static_cast<int>(shape(0)[1]));
+      kernels::transpose(in(0).data(), out.data(), static_cast<int>(shape(0)[0]),
+                         static_cast<int>(shape(0)[1]));
       return;
     case OpKind::kReduceRows: {
       const int cols = static_cast<int>(out_v.shape[0]);
-      kernels::reduce_rows(in(0).data(), out.data(), static_cast<long>(in(0).size()) / cols, cols, m_mode);
+      kernels::reduce_rows(in(0).data(), out.data(), static_cast<long>(in(0).size()) / cols, cols,
+                           m_mode);
       return;
     }
-    case OpKind::kOnesLike: out.assign(out.size(), T(1)); return;
+    case OpKind::kOnesLike:
+      out.assign(out.size(), T(1));
+      return;
   }
 }
 

@@ -20,12 +20,16 @@ std::string attrs_str(OpKind op, const Attrs& a) {
     case OpKind::kMaxPool2D:
     case OpKind::kMaxPool2DGrad:
       return " kernel=" + std::to_string(a.kernel) + " stride=" + std::to_string(a.stride);
-    case OpKind::kReshape: return " shape=" + shape_str(a.shape);
-    default: return "";
+    case OpKind::kReshape:
+      return " shape=" + shape_str(a.shape);
+    default:
+      return "";
   }
 }
 
-std::string type_str(const Value& v) { return std::string(dtype_name(v.dtype)) + shape_str(v.shape); }
+std::string type_str(const Value& v) {
+  return std::string(dtype_name(v.dtype)) + shape_str(v.shape);
+}
 
 }  // namespace
 
@@ -53,7 +57,8 @@ int Graph::add_node(OpKind op, std::vector<int> inputs, Attrs attrs, std::string
   std::vector<const Value*> in;
   for (int id : inputs) {
     if (id < 0 || id >= static_cast<int>(m_values.size()))
-      throw Error(std::string(op_name(op)), "input value id " + std::to_string(id) + " does not exist");
+      throw Error(std::string(op_name(op)),
+                  "input value id " + std::to_string(id) + " does not exist");
     in.push_back(&m_values[id]);
   }
   InferredType t;
@@ -64,7 +69,8 @@ int Graph::add_node(OpKind op, std::vector<int> inputs, Attrs attrs, std::string
     throw Error(e.where() + " '" + name + "'", e.why());
   }
   const int node_id = static_cast<int>(m_nodes.size());
-  const int out = add_value(Value{-1, std::move(name), std::move(t.shape), t.dtype, ValueKind::kNode, node_id});
+  const int out =
+      add_value(Value{-1, std::move(name), std::move(t.shape), t.dtype, ValueKind::kNode, node_id});
   m_nodes.push_back(Node{node_id, op, std::move(inputs), out, std::move(attrs)});
   return out;
 }
@@ -114,13 +120,14 @@ void Graph::verify() const {
     if (!names.insert(v.name).second) throw Error(where, "duplicate name");
     const bool produced = v.kind == ValueKind::kNode;
     if (produced != (v.producer >= 0)) throw Error(where, "producer does not match the value kind");
-    if (produced && (v.producer >= static_cast<int>(m_nodes.size()) ||
-                     m_nodes[v.producer].output != v.id))
+    if (produced &&
+        (v.producer >= static_cast<int>(m_nodes.size()) || m_nodes[v.producer].output != v.id))
       throw Error(where, "producer node " + std::to_string(v.producer) + " does not output it");
   }
   for (size_t i = 0; i < m_nodes.size(); ++i) {
     const Node& n = m_nodes[i];
-    const std::string where = "verify: node " + std::to_string(i) + " (" + std::string(op_name(n.op)) + ")";
+    const std::string where =
+        "verify: node " + std::to_string(i) + " (" + std::string(op_name(n.op)) + ")";
     if (n.id != static_cast<int>(i)) throw Error(where, "id != index");
     std::vector<const Value*> in;
     for (int id : n.inputs) {
@@ -146,7 +153,8 @@ std::string Graph::dump() const {
   for (const Node& n : m_nodes) {
     const Value& v = m_values[n.output];
     out += v.name + ": " + type_str(v) + " = " + std::string(op_name(n.op)) + "(";
-    for (size_t i = 0; i < n.inputs.size(); ++i) out += (i ? ", " : "") + m_values[n.inputs[i]].name;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      out += (i ? ", " : "") + m_values[n.inputs[i]].name;
     out += ")" + attrs_str(n.op, n.attrs) + "\n";
   }
   return out;

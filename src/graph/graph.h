@@ -27,7 +27,9 @@ struct Attrs {
   int kernel = 0;  // MaxPool2D*: square window size
   Shape shape;     // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape
 
-  static Attrs conv(int stride, int pad, Shape shape = {}) { return {stride, pad, 0, std::move(shape)}; }
+  static Attrs conv(int stride, int pad, Shape shape = {}) {
+    return {stride, pad, 0, std::move(shape)};
+  }
   static Attrs pool(int kernel, int stride) { return {stride, 0, kernel, {}}; }
   static Attrs reshape(Shape shape) { return {1, 0, 0, std::move(shape)}; }
   friend bool operator==(const Attrs&, const Attrs&) = default;

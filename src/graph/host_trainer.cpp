@@ -20,8 +20,8 @@ struct HostTrainer::Program {
   std::unique_ptr<Executor<float>> exec;
 };
 
-HostTrainer::HostTrainer(const ModelSpec& spec, int batch, Numerics mode, const OptimizerConfig& opt,
-                         uint64_t seed, bool use_blas)
+HostTrainer::HostTrainer(const ModelSpec& spec, int batch, Numerics mode,
+                         const OptimizerConfig& opt, uint64_t seed, bool use_blas)
     : m_spec(spec),
       m_mode(mode),
       m_use_blas(use_blas),

@@ -20,16 +20,16 @@
 namespace tessera::graph {
 
 struct EvalResult {
-  double loss_sum = 0;   // sum over samples of the per-batch mean loss times the batch size
-  int64_t correct = 0;   // argmax(logits) == label (first maximum wins)
+  double loss_sum = 0;  // sum over samples of the per-batch mean loss times the batch size
+  int64_t correct = 0;  // argmax(logits) == label (first maximum wins)
   int64_t samples = 0;
 };
 
 class HostTrainer {
  public:
   // mode: kF32 or kChip. Parameters from init_params(build_model(spec, batch), seed).
-  HostTrainer(const ModelSpec& spec, int batch, Numerics mode, const OptimizerConfig& opt, uint64_t seed,
-              bool use_blas = true);
+  HostTrainer(const ModelSpec& spec, int batch, Numerics mode, const OptimizerConfig& opt,
+              uint64_t seed, bool use_blas = true);
   ~HostTrainer();
 
   // One step on n samples (images: n x sample elements, row-major). Returns the loss before the

@@ -21,9 +21,12 @@ namespace tessera::graph {
 
 const char* numerics_name(Numerics n) {
   switch (n) {
-    case Numerics::kF64: return "f64";
-    case Numerics::kF32: return "f32";
-    case Numerics::kChip: return "chip";
+    case Numerics::kF64:
+      return "f64";
+    case Numerics::kF32:
+      return "f32";
+    case Numerics::kChip:
+      return "chip";
   }
   return "?";
 }
@@ -125,7 +128,8 @@ void transpose(const T* x, T* out, int rows, int cols) {
     for (int c0 = 0; c0 < cols; c0 += kBlock) {
       const int r1 = std::min(rows, r0 + kBlock), c1 = std::min(cols, c0 + kBlock);
       for (int r = r0; r < r1; ++r)
-        for (int c = c0; c < c1; ++c) out[static_cast<long>(c) * rows + r] = x[static_cast<long>(r) * cols + c];
+        for (int c = c0; c < c1; ++c)
+          out[static_cast<long>(c) * rows + r] = x[static_cast<long>(r) * cols + c];
     }
 }
 
@@ -212,13 +216,13 @@ void softmax_xent_grad(const T* logits, const int32_t* labels, T dloss, T* out, 
   }
 }
 
-#define TESSERA_INSTANTIATE(T)                                                                  \
-  template void add_broadcast<T>(const T*, const T*, T*, long, long);                           \
-  template void relu<T>(const T*, T*, long, Numerics);                                          \
-  template void relu_grad<T>(const T*, const T*, T*, long);                                     \
-  template void transpose<T>(const T*, T*, int, int);                                           \
-  template void reduce_rows<T>(const T*, T*, long, int, Numerics);                              \
-  template void softmax_xent<T>(const T*, const int32_t*, T*, int, int, Numerics);              \
+#define TESSERA_INSTANTIATE(T)                                                     \
+  template void add_broadcast<T>(const T*, const T*, T*, long, long);              \
+  template void relu<T>(const T*, T*, long, Numerics);                             \
+  template void relu_grad<T>(const T*, const T*, T*, long);                        \
+  template void transpose<T>(const T*, T*, int, int);                              \
+  template void reduce_rows<T>(const T*, T*, long, int, Numerics);                 \
+  template void softmax_xent<T>(const T*, const int32_t*, T*, int, int, Numerics); \
   template void softmax_xent_grad<T>(const T*, const int32_t*, T, T*, int, int, Numerics);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)

@@ -19,7 +19,8 @@
 // Softmax cross-entropy, per row b of logits x[B, C] with label y:
 //   m = max_c x; e_c = exp(x_c - m); s = sum_c e_c; loss_b = log(s) - (x_y - m)
 //   loss = (sum_b loss_b) * f32(1/B)   (chip: column_sum over the B losses)
-//   grad: g = dloss * f32(1/B); p_c = e_c * rcp(s) (host modes: e_c / s); d_c = (p_c - [c == y]) * g
+//   grad: g = dloss * f32(1/B); p_c = e_c * rcp(s) (host modes: e_c / s); d_c = (p_c - [c == y]) *
+//   g
 #pragma once
 
 #include <cstdint>
@@ -44,17 +45,22 @@ struct Matmul {
 };
 
 struct ConvGeom {
-  int n, h, w, ci;   // input
-  int kh, kw, co;    // kernel
+  int n, h, w, ci;  // input
+  int kh, kw, co;   // kernel
   int stride, pad;
-  int oh, ow;        // output
+  int oh, ow;  // output
 };
 
-template <typename T> void add_broadcast(const T* a, const T* b, T* out, long n, long nb);
-template <typename T> void relu(const T* x, T* out, long n, Numerics mode);
-template <typename T> void relu_grad(const T* dy, const T* x, T* out, long n);
-template <typename T> void transpose(const T* x, T* out, int rows, int cols);
-template <typename T> void reduce_rows(const T* x, T* out, long rows, int cols, Numerics mode);
+template <typename T>
+void add_broadcast(const T* a, const T* b, T* out, long n, long nb);
+template <typename T>
+void relu(const T* x, T* out, long n, Numerics mode);
+template <typename T>
+void relu_grad(const T* dy, const T* x, T* out, long n);
+template <typename T>
+void transpose(const T* x, T* out, int rows, int cols);
+template <typename T>
+void reduce_rows(const T* x, T* out, long rows, int cols, Numerics mode);
 
 // loss[0] = mean softmax cross-entropy. Throws Error if a label is outside [0, C).
 template <typename T>
@@ -63,15 +69,18 @@ template <typename T>
 void softmax_xent_grad(const T* logits, const int32_t* labels, T dloss, T* out, int B, int C,
                        Numerics mode);
 
-template <typename T> void conv2d(const T* x, const T* w, T* y, const ConvGeom& g, const Matmul& mm);
+template <typename T>
+void conv2d(const T* x, const T* w, T* y, const ConvGeom& g, const Matmul& mm);
 template <typename T>
 void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const Matmul& mm);
 template <typename T>
 void conv2d_weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g, const Matmul& mm);
 
 // Pooling geometry uses ConvGeom with kh = kw = window, co = ci, pad = 0.
-template <typename T> void maxpool2d(const T* x, T* y, const ConvGeom& g);
-template <typename T> void maxpool2d_grad(const T* dy, const T* x, T* dx, const ConvGeom& g);
+template <typename T>
+void maxpool2d(const T* x, T* y, const ConvGeom& g);
+template <typename T>
+void maxpool2d_grad(const T* dy, const T* x, T* dx, const ConvGeom& g);
 
 }  // namespace kernels
 }  // namespace tessera::graph

@@ -9,11 +9,16 @@ namespace tessera::graph {
 
 const char* layer_kind_name(LayerKind k) {
   switch (k) {
-    case LayerKind::kDense: return "dense";
-    case LayerKind::kConv2D: return "conv2d";
-    case LayerKind::kRelu: return "relu";
-    case LayerKind::kMaxPool2D: return "maxpool2d";
-    case LayerKind::kFlatten: return "flatten";
+    case LayerKind::kDense:
+      return "dense";
+    case LayerKind::kConv2D:
+      return "conv2d";
+    case LayerKind::kRelu:
+      return "relu";
+    case LayerKind::kMaxPool2D:
+      return "maxpool2d";
+    case LayerKind::kFlatten:
+      return "flatten";
   }
   return "?";
 }
@@ -34,8 +39,12 @@ class Builder {
 
   void layer(const LayerSpec& l, int index) {
     switch (l.kind) {
-      case LayerKind::kDense: dense(l); break;
-      case LayerKind::kConv2D: conv(l); break;
+      case LayerKind::kDense:
+        dense(l);
+        break;
+      case LayerKind::kConv2D:
+        conv(l);
+        break;
       case LayerKind::kRelu:
         m_cur = g().add_node(OpKind::kRelu, {m_cur}, {}, "relu" + std::to_string(index));
         break;
@@ -47,8 +56,9 @@ class Builder {
       }
       case LayerKind::kFlatten: {
         const Shape& s = shape();
-        m_cur = g().add_node(OpKind::kReshape, {m_cur}, Attrs::reshape({s[0], num_elements(s) / s[0]}),
-                             "flatten" + std::to_string(index));
+        m_cur =
+            g().add_node(OpKind::kReshape, {m_cur}, Attrs::reshape({s[0], num_elements(s) / s[0]}),
+                         "flatten" + std::to_string(index));
         break;
       }
     }
@@ -90,7 +100,8 @@ class Builder {
 
   void conv(const LayerSpec& l) {
     if (shape().size() != 4)
-      throw Error("", "needs an NHWC input [batch, height, width, channels], got " + shape_str(shape()));
+      throw Error(
+          "", "needs an NHWC input [batch, height, width, channels], got " + shape_str(shape()));
     if (l.units < 1 || l.kernel < 1)
       throw Error("", "filters and kernel must be >= 1, got filters " + std::to_string(l.units) +
                           " kernel " + std::to_string(l.kernel));
@@ -99,8 +110,8 @@ class Builder {
     const int64_t fan_in = ci * l.kernel * l.kernel;
     const int w = param(name + ".w", {l.kernel, l.kernel, ci, l.units}, fan_in);
     const int b = param(name + ".b", {l.units}, fan_in);
-    const int c = g().add_node(OpKind::kConv2D, {m_cur, w}, Attrs::conv(l.stride, l.pad),
-                               name + ".conv");
+    const int c =
+        g().add_node(OpKind::kConv2D, {m_cur, w}, Attrs::conv(l.stride, l.pad), name + ".conv");
     m_cur = g().add_node(OpKind::kAdd, {c, b}, {}, name);
   }
 
@@ -113,7 +124,8 @@ class Builder {
 }  // namespace
 
 Model build_model(const ModelSpec& spec, int batch) {
-  if (batch < 1) throw Error("model '" + spec.name + "'", "batch must be >= 1, got " + std::to_string(batch));
+  if (batch < 1)
+    throw Error("model '" + spec.name + "'", "batch must be >= 1, got " + std::to_string(batch));
   if (spec.input.empty()) throw Error("model '" + spec.name + "'", "input shape is empty");
   if (spec.classes < 2) throw Error("model '" + spec.name + "'", "classes must be >= 2");
   Builder b(spec, batch);
@@ -130,7 +142,9 @@ Model build_model(const ModelSpec& spec, int batch) {
   return b.finish();
 }
 
-std::vector<std::string> zoo_names() { return {"mlp", "cnn", "cnn_small"}; }
+std::vector<std::string> zoo_names() {
+  return {"mlp", "cnn", "cnn_small"};
+}
 
 ModelSpec zoo_spec(const std::string& name) {
   const LayerSpec relu{LayerKind::kRelu};
@@ -140,9 +154,13 @@ ModelSpec zoo_spec(const std::string& name) {
   const LayerSpec flatten{LayerKind::kFlatten};
   if (name == "mlp") return {"mlp", {784}, 10, {dense(256), relu, dense(128), relu, dense(10)}};
   if (name == "cnn")
-    return {"cnn", {28, 28, 1}, 10, {conv5(32), relu, pool, conv5(64), relu, pool, flatten, dense(10)}};
+    return {
+        "cnn", {28, 28, 1}, 10, {conv5(32), relu, pool, conv5(64), relu, pool, flatten, dense(10)}};
   if (name == "cnn_small")
-    return {"cnn_small", {28, 28, 1}, 10, {conv5(4), relu, pool, conv5(8), relu, pool, flatten, dense(10)}};
+    return {"cnn_small",
+            {28, 28, 1},
+            10,
+            {conv5(4), relu, pool, conv5(8), relu, pool, flatten, dense(10)}};
   std::string known;
   for (const std::string& n : zoo_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("model zoo", "unknown model '" + name + "' (known: " + known + ")");

@@ -48,8 +48,8 @@ struct Model {
   int batch = 0;
   Graph graph;  // forward + loss
   int input = -1, labels = -1, logits = -1, loss = -1;
-  std::vector<int> params;         // graph.params() order
-  std::vector<int64_t> fan_in;     // per parameter: the fan-in of its layer (initialisation)
+  std::vector<int> params;      // graph.params() order
+  std::vector<int64_t> fan_in;  // per parameter: the fan-in of its layer (initialisation)
 };
 
 // Builds the forward graph for `batch` samples. Throws Error with where =

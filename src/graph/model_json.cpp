@@ -24,7 +24,8 @@ class Reader {
     throw Error(m_origin + (entry.empty() ? "" : ": " + entry), why);
   }
 
-  void only_keys(const Json& obj, const std::string& entry, const std::set<std::string>& allowed) const {
+  void only_keys(const Json& obj, const std::string& entry,
+                 const std::set<std::string>& allowed) const {
     for (const auto& [key, value] : obj.items())
       if (!allowed.count(key)) {
         std::string list;
@@ -44,7 +45,8 @@ class Reader {
     if (!v.is_number_integer()) fail(at, "must be an integer, got " + v.dump());
     const int64_t x = v.get<int64_t>();
     if (x < min || x > max)
-      fail(at, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + std::to_string(x));
+      fail(at, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                   std::to_string(x));
     return static_cast<int>(x);
   }
 
@@ -60,8 +62,9 @@ class Reader {
       l = {LayerKind::kDense, get_int(j, entry, "units", 1, kBig, {}), 0, 1, 0};
     } else if (op == "conv2d") {
       only_keys(j, entry, {"op", "filters", "kernel", "stride", "pad"});
-      l = {LayerKind::kConv2D, get_int(j, entry, "filters", 1, kBig, {}), get_int(j, entry, "kernel", 1, 64, {}),
-           get_int(j, entry, "stride", 1, 64, 1), get_int(j, entry, "pad", 0, 64, 0)};
+      l = {LayerKind::kConv2D, get_int(j, entry, "filters", 1, kBig, {}),
+           get_int(j, entry, "kernel", 1, 64, {}), get_int(j, entry, "stride", 1, 64, 1),
+           get_int(j, entry, "pad", 0, 64, 0)};
     } else if (op == "maxpool2d") {
       only_keys(j, entry, {"op", "kernel", "stride"});
       const int k = get_int(j, entry, "kernel", 1, 64, {});
@@ -70,13 +73,15 @@ class Reader {
       only_keys(j, entry, {"op"});
       l.kind = op == "relu" ? LayerKind::kRelu : LayerKind::kFlatten;
     } else {
-      fail(entry + ".op", "unknown op '" + op + "' (known: dense, conv2d, relu, maxpool2d, flatten)");
+      fail(entry + ".op",
+           "unknown op '" + op + "' (known: dense, conv2d, relu, maxpool2d, flatten)");
     }
     return l;
   }
 
   ModelSpec model(const Json& j) const {
-    if (!j.is_object()) fail("", "the top level must be an object with name, input, classes, layers");
+    if (!j.is_object())
+      fail("", "the top level must be an object with name, input, classes, layers");
     only_keys(j, "", {"name", "input", "classes", "layers"});
     ModelSpec spec;
     if (!j.contains("name") || !j.at("name").is_string() || j.at("name").get<std::string>().empty())
@@ -87,7 +92,8 @@ class Reader {
     for (size_t i = 0; i < j.at("input").size(); ++i) {
       const Json& d = j.at("input")[i];
       if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (1 << 24))
-        fail("input[" + std::to_string(i) + "]", "must be an integer in [1, 16777216], got " + d.dump());
+        fail("input[" + std::to_string(i) + "]",
+             "must be an integer in [1, 16777216], got " + d.dump());
       spec.input.push_back(d.get<int64_t>());
     }
     spec.classes = get_int(j, "", "classes", 2, 1 << 20, {});

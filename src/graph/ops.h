@@ -34,8 +34,12 @@ inline constexpr std::array kOpTable = {
 inline constexpr int kNumOps = 15;
 static_assert(kOpTable.size() == kNumOps, "ops.def changed: update kNumOps and every op switch");
 
-constexpr const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<size_t>(k)]; }
-constexpr std::string_view op_name(OpKind k) { return op_info(k).mnemonic; }
+constexpr const OpInfo& op_info(OpKind k) {
+  return kOpTable[static_cast<size_t>(k)];
+}
+constexpr std::string_view op_name(OpKind k) {
+  return op_info(k).mnemonic;
+}
 std::optional<OpKind> op_from_mnemonic(std::string_view mnemonic);
 
 }  // namespace tessera::graph

@@ -26,7 +26,8 @@ void Optimizer::step(const std::vector<float*>& params, const std::vector<const 
   if (m_config.kind == OptimizerKind::kSgd) {
     const auto c = numerics::sgd_constants(m_config.lr, m_config.momentum);
     for (size_t i = 0; i < np; ++i)
-      numerics::sgd_momentum_update(params[i], m_state[i].data(), grads[i], static_cast<long>(m_sizes[i]), c);
+      numerics::sgd_momentum_update(params[i], m_state[i].data(), grads[i],
+                                    static_cast<long>(m_sizes[i]), c);
     return;
   }
   const auto c = numerics::adam_constants(m_config.beta1, m_config.beta2, m_config.eps);

@@ -17,7 +17,7 @@ enum class OptimizerKind : uint8_t { kSgd, kAdam };
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdam;
   double lr = 1e-3;
-  double momentum = 0.9;  // SGD
+  double momentum = 0.9;                          // SGD
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
 };
 

@@ -47,7 +47,8 @@ InferredType infer_add(const Ctx& c) {
 }
 
 InferredType infer_same(const Ctx& c, const char* a, const char* b) {
-  if (c.shape(0) != c.shape(1)) c.fail(std::string(a) + " " + c.s(0) + " and " + b + " " + c.s(1) + " differ");
+  if (c.shape(0) != c.shape(1))
+    c.fail(std::string(a) + " " + c.s(0) + " and " + b + " " + c.s(1) + " differ");
   return {c.shape(0), DType::kF32};
 }
 
@@ -90,7 +91,8 @@ InferredType infer_conv_input_grad(const Ctx& c, const Attrs& a) {
   c.rank(0, 4, "dy");
   c.rank(1, 4, "w");
   check_conv_attrs(c, a);
-  if (a.shape.size() != 4) c.fail("attr shape (x's shape) must have rank 4, got " + shape_str(a.shape));
+  if (a.shape.size() != 4)
+    c.fail("attr shape (x's shape) must have rank 4, got " + shape_str(a.shape));
   if (conv_out(c, a.shape, c.shape(1), a) != c.shape(0))
     c.fail("dy " + c.s(0) + " is not conv(x " + shape_str(a.shape) + ", w " + c.s(1) + ")'s shape");
   return {a.shape, DType::kF32};
@@ -100,7 +102,8 @@ InferredType infer_conv_weight_grad(const Ctx& c, const Attrs& a) {
   c.rank(0, 4, "x");
   c.rank(1, 4, "dy");
   check_conv_attrs(c, a);
-  if (a.shape.size() != 4) c.fail("attr shape (w's shape) must have rank 4, got " + shape_str(a.shape));
+  if (a.shape.size() != 4)
+    c.fail("attr shape (w's shape) must have rank 4, got " + shape_str(a.shape));
   if (conv_out(c, c.shape(0), a.shape, a) != c.shape(1))
     c.fail("dy " + c.s(1) + " is not conv(x " + c.s(0) + ", w " + shape_str(a.shape) + ")'s shape");
   return {a.shape, DType::kF32};
@@ -158,23 +161,37 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
     c.f32(static_cast<int>(i), ("input " + std::to_string(i)).c_str());
   }
   switch (op) {
-    case OpKind::kMatMul: return infer_matmul(c);
-    case OpKind::kAdd: return infer_add(c);
-    case OpKind::kRelu: return {c.shape(0), DType::kF32};
-    case OpKind::kReluGrad: return infer_same(c, "dy", "x");
-    case OpKind::kSoftmaxCrossEntropy: return infer_sce(c, false);
-    case OpKind::kSoftmaxCrossEntropyGrad: return infer_sce(c, true);
-    case OpKind::kConv2D: return infer_conv(c, a);
-    case OpKind::kConv2DInputGrad: return infer_conv_input_grad(c, a);
-    case OpKind::kConv2DWeightGrad: return infer_conv_weight_grad(c, a);
-    case OpKind::kMaxPool2D: return infer_pool(c, a);
-    case OpKind::kMaxPool2DGrad: return infer_pool_grad(c, a);
-    case OpKind::kReshape: return infer_reshape(c, a);
+    case OpKind::kMatMul:
+      return infer_matmul(c);
+    case OpKind::kAdd:
+      return infer_add(c);
+    case OpKind::kRelu:
+      return {c.shape(0), DType::kF32};
+    case OpKind::kReluGrad:
+      return infer_same(c, "dy", "x");
+    case OpKind::kSoftmaxCrossEntropy:
+      return infer_sce(c, false);
+    case OpKind::kSoftmaxCrossEntropyGrad:
+      return infer_sce(c, true);
+    case OpKind::kConv2D:
+      return infer_conv(c, a);
+    case OpKind::kConv2DInputGrad:
+      return infer_conv_input_grad(c, a);
+    case OpKind::kConv2DWeightGrad:
+      return infer_conv_weight_grad(c, a);
+    case OpKind::kMaxPool2D:
+      return infer_pool(c, a);
+    case OpKind::kMaxPool2DGrad:
+      return infer_pool_grad(c, a);
+    case OpKind::kReshape:
+      return infer_reshape(c, a);
     case OpKind::kTranspose:
       c.rank(0, 2, "x");
       return {{c.shape(0)[1], c.shape(0)[0]}, DType::kF32};
-    case OpKind::kReduceRows: return infer_reduce_rows(c);
-    case OpKind::kOnesLike: return {c.shape(0), DType::kF32};
+    case OpKind::kReduceRows:
+      return infer_reduce_rows(c);
+    case OpKind::kOnesLike:
+      return {c.shape(0), DType::kF32};
   }
   c.fail("unknown op");
 }

@@ -2,7 +2,9 @@
 
 namespace tessera::graph {
 
-const char* dtype_name(DType t) { return t == DType::kF32 ? "f32" : "i32"; }
+const char* dtype_name(DType t) {
+  return t == DType::kF32 ? "f32" : "i32";
+}
 
 int64_t num_elements(const Shape& s) {
   int64_t n = 1;

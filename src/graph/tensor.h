@@ -29,7 +29,8 @@ struct HostTensor {
   std::vector<T> data;
 
   HostTensor() = default;
-  explicit HostTensor(Shape s) : shape(std::move(s)), data(static_cast<size_t>(num_elements(shape))) {}
+  explicit HostTensor(Shape s)
+      : shape(std::move(s)), data(static_cast<size_t>(num_elements(shape))) {}
   HostTensor(Shape s, std::vector<T> d) : shape(std::move(s)), data(std::move(d)) {}
   int64_t size() const { return static_cast<int64_t>(data.size()); }
 };

@@ -61,16 +61,19 @@ void adam_update_scalar(float* theta, float* m, float* v, const float* g, long n
 #if defined(__x86_64__)
 // The same operations 8 lanes at a time: IEEE mul/add/div/sqrt are correctly rounded, so every
 // element is bit-identical to the scalar order (eup_sqrt is the correctly rounded sqrt).
-__attribute__((target("avx2"))) long adam_update_avx2(float* theta, float* m, float* v, const float* g, long n,
-                                                      AdamConstants c, AdamStepScalars s) {
+__attribute__((target("avx2"))) long adam_update_avx2(float* theta, float* m, float* v,
+                                                      const float* g, long n, AdamConstants c,
+                                                      AdamStepScalars s) {
   const __m256 b1 = _mm256_set1_ps(c.b1), omb1 = _mm256_set1_ps(c.omb1), b2 = _mm256_set1_ps(c.b2);
   const __m256 omb2 = _mm256_set1_ps(c.omb2), eps = _mm256_set1_ps(c.eps);
   const __m256 sqrt_bc2 = _mm256_set1_ps(s.sqrt_bc2), neg_step = _mm256_set1_ps(-s.step);
   long i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 gi = _mm256_loadu_ps(g + i);
-    const __m256 mi = _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(omb1, gi));
-    const __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)), _mm256_mul_ps(_mm256_mul_ps(omb2, gi), gi));
+    const __m256 mi =
+        _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(omb1, gi));
+    const __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
+                                    _mm256_mul_ps(_mm256_mul_ps(omb2, gi), gi));
     const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), sqrt_bc2), eps);
     const __m256 delta = _mm256_mul_ps(neg_step, _mm256_div_ps(mi, denom));
     _mm256_storeu_ps(m + i, mi);

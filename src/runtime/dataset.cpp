@@ -10,17 +10,20 @@
 
 namespace tessera::runtime {
 
-Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path, int classes) {
+Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path,
+                         int classes) {
   const IdxArray images = read_idx(images_path);
   const IdxArray labels = read_idx(labels_path);
   if (images.dims.size() != 3)
     throw Error(images_path, "image file must have 3 dimensions [count, rows, cols], got " +
                                  std::to_string(images.dims.size()));
   if (labels.dims.size() != 1)
-    throw Error(labels_path, "label file must have 1 dimension [count], got " + std::to_string(labels.dims.size()));
+    throw Error(labels_path, "label file must have 1 dimension [count], got " +
+                                 std::to_string(labels.dims.size()));
   if (labels.dims[0] != images.dims[0])
-    throw Error(labels_path, "label count " + std::to_string(labels.dims[0]) + " differs from the image count " +
-                                 std::to_string(images.dims[0]) + " of " + images_path);
+    throw Error(labels_path, "label count " + std::to_string(labels.dims[0]) +
+                                 " differs from the image count " + std::to_string(images.dims[0]) +
+                                 " of " + images_path);
   Dataset d;
   d.count = images.dims[0];
   d.rows = static_cast<int>(images.dims[1]);
@@ -29,12 +32,14 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
   d.labels.resize(static_cast<size_t>(d.count));
   for (int64_t i = 0; i < d.count; ++i) {
     if (labels.data[i] >= classes)
-      throw Error(labels_path, "label " + std::to_string(labels.data[i]) + " of sample " + std::to_string(i) +
-                                   " is out of range [0, " + std::to_string(classes) + ")");
+      throw Error(labels_path, "label " + std::to_string(labels.data[i]) + " of sample " +
+                                   std::to_string(i) + " is out of range [0, " +
+                                   std::to_string(classes) + ")");
     d.labels[i] = labels.data[i];
   }
   d.images.resize(images.data.size());
-  for (size_t i = 0; i < images.data.size(); ++i) d.images[i] = static_cast<float>(images.data[i]) / 255.0f;
+  for (size_t i = 0; i < images.data.size(); ++i)
+    d.images[i] = static_cast<float>(images.data[i]) / 255.0f;
   return d;
 }
 
@@ -45,8 +50,9 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
     if (std::filesystem::exists(plain)) return plain;
     const std::string gz = plain + ".gz";
     if (std::filesystem::exists(gz)) return gz;
-    throw Error(gz, "Fashion-MNIST file not found (install the Debian package dataset-fashion-mnist, "
-                    "or pass --data-dir with the IDX files)");
+    throw Error(gz,
+                "Fashion-MNIST file not found (install the Debian package dataset-fashion-mnist, "
+                "or pass --data-dir with the IDX files)");
   };
   const std::string images = locate(prefix + "-images-idx3-ubyte");
   const std::string labels = locate(prefix + "-labels-idx1-ubyte");
@@ -68,7 +74,8 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
   graph::SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
-  for (int64_t i = n - 1; i >= 1; --i) std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
+  for (int64_t i = n - 1; i >= 1; --i)
+    std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
   return order;
 }
 
@@ -105,6 +112,8 @@ bool Batcher::next(Batch& out) {
   return true;
 }
 
-int64_t Batcher::batches_per_epoch() const { return (m_data.count + m_batch - 1) / m_batch; }
+int64_t Batcher::batches_per_epoch() const {
+  return (m_data.count + m_batch - 1) / m_batch;
+}
 
 }  // namespace tessera::runtime

@@ -31,7 +31,8 @@ struct Dataset {
 
 // Loads an IDX image file [n, rows, cols] and label file [n]; checks n matches and every label
 // is in [0, classes). Errors name the file and the problem.
-Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path, int classes);
+Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path,
+                         int classes);
 
 enum class Split : uint8_t { kTrain, kTest };
 

@@ -31,8 +31,10 @@ int64_t read_some(gzFile f, uint8_t* dst, int64_t n, const std::string& path) {
       int errnum = 0;
       const char* msg = gzerror(f, &errnum);
       if (errnum != Z_OK && errnum != Z_BUF_ERROR)
-        throw Error(path, std::string("corrupt gzip stream: ") + (msg ? msg : "unknown zlib error"));
-      if (errnum == Z_BUF_ERROR) throw Error(path, "truncated gzip stream (unexpected end of file)");
+        throw Error(path,
+                    std::string("corrupt gzip stream: ") + (msg ? msg : "unknown zlib error"));
+      if (errnum == Z_BUF_ERROR)
+        throw Error(path, "truncated gzip stream (unexpected end of file)");
       break;
     }
     total += got;
@@ -46,12 +48,14 @@ IdxArray read_idx(const std::string& path) {
   GzPtr f(gzopen(path.c_str(), "rb"));
   if (!f) throw Error(path, "cannot open IDX file");
   uint8_t head[4];
-  if (read_some(f.get(), head, 4, path) != 4) throw Error(path, "truncated header (file shorter than 4 bytes)");
+  if (read_some(f.get(), head, 4, path) != 4)
+    throw Error(path, "truncated header (file shorter than 4 bytes)");
   if (head[0] != 0 || head[1] != 0)
     throw Error(path, "bad magic: first two bytes must be 0, got " + std::to_string(head[0]) + " " +
                           std::to_string(head[1]) + " (not an IDX file)");
   if (head[2] != 0x08)
-    throw Error(path, "unsupported element type " + std::to_string(head[2]) + " (only 8 = unsigned byte)");
+    throw Error(
+        path, "unsupported element type " + std::to_string(head[2]) + " (only 8 = unsigned byte)");
   if (head[3] < 1 || head[3] > 4)
     throw Error(path, "bad dimension count " + std::to_string(head[3]) + " (expected 1..4)");
   IdxArray a;
@@ -60,7 +64,8 @@ IdxArray read_idx(const std::string& path) {
     uint8_t b[4];
     if (read_some(f.get(), b, 4, path) != 4)
       throw Error(path, "truncated header: missing size of dimension " + std::to_string(d));
-    const int64_t size = (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
+    const int64_t size =
+        (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
     if (size == 0) throw Error(path, "dimension " + std::to_string(d) + " has size 0");
     a.dims.push_back(size);
     count *= size;
@@ -69,22 +74,25 @@ IdxArray read_idx(const std::string& path) {
   a.data.resize(static_cast<size_t>(count));
   const int64_t got = read_some(f.get(), a.data.data(), count, path);
   if (got != count)
-    throw Error(path, "truncated data: expected " + std::to_string(count) + " data bytes, found " + std::to_string(got));
+    throw Error(path, "truncated data: expected " + std::to_string(count) + " data bytes, found " +
+                          std::to_string(got));
   uint8_t extra[256];
   const int64_t trailing = read_some(f.get(), extra, sizeof extra, path);
-  if (trailing > 0) throw Error(path, "trailing bytes after the " + std::to_string(count) + " data bytes");
+  if (trailing > 0)
+    throw Error(path, "trailing bytes after the " + std::to_string(count) + " data bytes");
   return a;
 }
 
-void write_idx(const std::string& path, const std::vector<int64_t>& dims, const std::vector<uint8_t>& data,
-               bool gzip) {
+void write_idx(const std::string& path, const std::vector<int64_t>& dims,
+               const std::vector<uint8_t>& data, bool gzip) {
   std::vector<uint8_t> bytes{0, 0, 0x08, static_cast<uint8_t>(dims.size())};
   for (int64_t d : dims)
     for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<uint8_t>(d >> shift));
   bytes.insert(bytes.end(), data.begin(), data.end());
   GzPtr f(gzopen(path.c_str(), gzip ? "wb" : "wbT"));
   if (!f) throw Error(path, "cannot create IDX file");
-  if (!bytes.empty() && gzwrite(f.get(), bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size()))
+  if (!bytes.empty() && gzwrite(f.get(), bytes.data(), static_cast<unsigned>(bytes.size())) !=
+                            static_cast<int>(bytes.size()))
     throw Error(path, "write failed");
 }
 

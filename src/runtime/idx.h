@@ -22,7 +22,7 @@ struct IdxArray {
 IdxArray read_idx(const std::string& path);
 
 // Writes a plain (gzip = false) or gzip-compressed IDX file of unsigned bytes (tests, tools).
-void write_idx(const std::string& path, const std::vector<int64_t>& dims, const std::vector<uint8_t>& data,
-               bool gzip);
+void write_idx(const std::string& path, const std::vector<int64_t>& dims,
+               const std::vector<uint8_t>& data, bool gzip);
 
 }  // namespace tessera::runtime

@@ -1,12 +1,13 @@
-#include <gtest/gtest.h>
+#include "graph/executor.h"
 
 #include <bit>
 #include <cmath>
 #include <functional>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
 #include "graph/autodiff.h"
-#include "graph/executor.h"
 #include "graph/model.h"
 #include "graph/rng.h"
 #include "numerics/bf16.h"
@@ -100,7 +101,8 @@ TEST(ChipNumerics, BiasGradientIsTheNumericsColumnSum) {
 
 TEST(ChipNumerics, ColumnSumFollowsSublanePartialsThenTree) {
   std::vector<float> x(20);
-  for (int i = 0; i < 20; ++i) x[i] = std::ldexp(1.0f, i % 5 == 0 ? 24 : 0) * (i % 3 == 0 ? -1.0f : 1.0f);
+  for (int i = 0; i < 20; ++i)
+    x[i] = std::ldexp(1.0f, i % 5 == 0 ? 24 : 0) * (i % 3 == 0 ? -1.0f : 1.0f);
   float partial[8] = {};
   for (int r = 0; r < 20; ++r) partial[r % 8] = partial[r % 8] + x[r];
   float got = 0;
@@ -132,7 +134,8 @@ TEST(ChipNumerics, SoftmaxCrossEntropyUsesTreeReductionsAndEup) {
     const float s = numerics::tree_sum(e, 10);
     per[b] = numerics::eup_log(s) - (row[labels[b]] - m);
     const float r = numerics::eup_rcp(s);
-    for (int c = 0; c < 10; ++c) want_grad[b * 10 + c] = (e[c] * r - (c == labels[b] ? 1.0f : 0.0f)) * inv_b;
+    for (int c = 0; c < 10; ++c)
+      want_grad[b * 10 + c] = (e[c] * r - (c == labels[b] ? 1.0f : 0.0f)) * inv_b;
   }
   float total;
   numerics::column_sum(per, 3, 1, 1, &total, 8);
@@ -146,7 +149,8 @@ TEST(ChipNumerics, Conv2DIsTheMxuContractOnTheIm2colMatrix) {
   const int x = g.add_input("x", {2, 5, 6, 3});
   const int w = g.add_param("w", {3, 3, 3, 4});
   const int y = g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(2, 1));
-  const std::vector<float> xv = random_floats(2 * 5 * 6 * 3, 11), wv = random_floats(3 * 3 * 3 * 4, 12);
+  const std::vector<float> xv = random_floats(2 * 5 * 6 * 3, 11),
+                           wv = random_floats(3 * 3 * 3 * 4, 12);
   Executor<float> ex(g, Numerics::kChip);
   ex.set(x, xv);
   ex.set(w, wv);
@@ -161,12 +165,14 @@ TEST(ChipNumerics, Conv2DIsTheMxuContractOnTheIm2colMatrix) {
             for (int c = 0; c < 3; ++c) {
               const int h = oh * 2 - 1 + kh, ww = ow * 2 - 1 + kw;
               if (h < 0 || h >= 5 || ww < 0 || ww >= 6) continue;
-              cols[((n * OH + oh) * OW + ow) * K + (kh * 3 + kw) * 3 + c] = xv[((n * 5 + h) * 6 + ww) * 3 + c];
+              cols[((n * OH + oh) * OW + ow) * K + (kh * 3 + kw) * 3 + c] =
+                  xv[((n * 5 + h) * 6 + ww) * 3 + c];
             }
   std::vector<float> wr = wv, want(2 * OH * OW * 4, 0.0f);
   numerics::round_to_bf16(cols.data(), static_cast<long>(cols.size()));
   numerics::round_to_bf16(wr.data(), static_cast<long>(wr.size()));
-  numerics::mxu_matmul_accumulate_reference(cols.data(), K, wr.data(), 4, want.data(), 4, 2 * OH * OW, K, 4);
+  numerics::mxu_matmul_accumulate_reference(cols.data(), K, wr.data(), 4, want.data(), 4,
+                                            2 * OH * OW, K, 4);
   expect_bitwise_equal(ex.get(y), want);
 }
 
@@ -224,7 +230,8 @@ TEST(HostNumerics, Fp32TrainingStepMatchesFp64) {
   std::vector<float> pixels = random_floats(3 * 784, 13, 0.5f);
   for (float& p : pixels) p = p + 0.5f;
   Executor<double> f64(t.graph, Numerics::kF64);
-  for (size_t i = 0; i < params.size(); ++i) f64.set(t.params[i], std::vector<double>(params[i].begin(), params[i].end()));
+  for (size_t i = 0; i < params.size(); ++i)
+    f64.set(t.params[i], std::vector<double>(params[i].begin(), params[i].end()));
   f64.set(m.input, std::vector<double>(pixels.begin(), pixels.end()));
   f64.set_labels(m.labels, {7, 0, 2});
   f64.run();
@@ -240,7 +247,8 @@ TEST(HostNumerics, Fp32TrainingStepMatchesFp64) {
       double scale = 0;
       for (double x : b) scale = std::max(scale, std::abs(x));
       for (size_t k = 0; k < a.size(); ++k)
-        ASSERT_NEAR(a[k], b[k], 1e-4 * scale) << m.graph.value(t.params[i]).name << " blas " << blas;
+        ASSERT_NEAR(a[k], b[k], 1e-4 * scale)
+            << m.graph.value(t.params[i]).name << " blas " << blas;
     }
   }
 }
@@ -252,11 +260,18 @@ TEST(Executor_bad, UnboundValuesWrongSizesAndBadLabelsAreErrors) {
   g.add_node(OpKind::kSoftmaxCrossEntropy, {x, y});
   Executor<float> ex(g, Numerics::kF32);
   EXPECT_EQ(error_of([&] { ex.run(); }), "value 'x': is not bound");
-  EXPECT_EQ(error_of([&] { ex.set(x, {1, 2}); }), "value 'x': bound 2 elements, shape [2, 3] needs 6");
-  EXPECT_EQ(error_of([&] { ex.set(y, {1, 2}); }), "value 'labels': only f32 inputs and parameters can be bound with set()");
+  EXPECT_EQ(error_of([&] {
+              ex.set(x, {1, 2});
+            }),
+            "value 'x': bound 2 elements, shape [2, 3] needs 6");
+  EXPECT_EQ(error_of([&] {
+              ex.set(y, {1, 2});
+            }),
+            "value 'labels': only f32 inputs and parameters can be bound with set()");
   ex.set(x, {0, 0, 0, 0, 0, 0});
   ex.set_labels(y, {1, 3});
-  EXPECT_EQ(error_of([&] { ex.run(); }), "softmax_cross_entropy: label 3 of sample 1 is outside [0, 3)");
+  EXPECT_EQ(error_of([&] { ex.run(); }),
+            "softmax_cross_entropy: label 3 of sample 1 is outside [0, 3)");
 }
 
 }  // namespace

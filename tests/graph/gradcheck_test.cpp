@@ -1,11 +1,11 @@
 // Finite-difference checks in fp64 of every differentiable op's gradient rule (and, through
 // them, of every backward-only op: relu_grad, softmax_cross_entropy_grad, conv2d_input_grad,
 // conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like), and of whole models.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "graph/autodiff.h"
 #include "graph/executor.h"
@@ -41,8 +41,10 @@ void expect_gradients_match(Check c, int samples = 24) {
   SplitMix64 rng(7);
   for (const Value& v : c.g.values()) {
     if (v.kind == ValueKind::kNode) continue;
-    if (v.dtype == DType::kI32) ex.set_labels(v.id, c.labels);
-    else ex.set(v.id, random_values(num_elements(v.shape), rng));
+    if (v.dtype == DType::kI32)
+      ex.set_labels(v.id, c.labels);
+    else
+      ex.set(v.id, random_values(num_elements(v.shape), rng));
   }
   ex.run();
   const std::vector<double> seed_v = ex.get(seed);
@@ -61,7 +63,8 @@ void expect_gradients_match(Check c, int samples = 24) {
     std::vector<double>& theta = ex.at(params[p]);
     const int64_t n = static_cast<int64_t>(theta.size());
     for (int s = 0; s < std::min<int64_t>(samples, n); ++s) {
-      const int64_t i = n <= samples ? s : static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
+      const int64_t i =
+          n <= samples ? s : static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
       const double keep = theta[i], h = 1e-6;
       theta[i] = keep + h;
       const double up = loss();
@@ -107,15 +110,19 @@ TEST(Gradcheck, SoftmaxCrossEntropyMeanOverBatch) {
 }
 
 TEST(Gradcheck, Conv2DOverStridesAndPadding) {
-  struct Case { Shape x, w; int stride, pad; };
-  for (const Case& k : {Case{{2, 5, 5, 3}, {3, 3, 3, 4}, 1, 1}, Case{{1, 6, 7, 2}, {2, 3, 2, 3}, 2, 0},
-                        Case{{2, 7, 6, 1}, {3, 3, 1, 2}, 2, 1}, Case{{1, 5, 5, 2}, {5, 5, 2, 2}, 1, 2},
-                        Case{{1, 4, 4, 1}, {2, 2, 1, 1}, 3, 2}}) {
+  struct Case {
+    Shape x, w;
+    int stride, pad;
+  };
+  for (const Case& k :
+       {Case{{2, 5, 5, 3}, {3, 3, 3, 4}, 1, 1}, Case{{1, 6, 7, 2}, {2, 3, 2, 3}, 2, 0},
+        Case{{2, 7, 6, 1}, {3, 3, 1, 2}, 2, 1}, Case{{1, 5, 5, 2}, {5, 5, 2, 2}, 1, 2},
+        Case{{1, 4, 4, 1}, {2, 2, 1, 1}, 3, 2}}) {
     Check c;
     const int x = c.g.add_param("x", k.x), w = c.g.add_param("w", k.w);
     c.output = c.g.add_node(OpKind::kConv2D, {x, w}, Attrs::conv(k.stride, k.pad));
-    SCOPED_TRACE("x " + shape_str(k.x) + " w " + shape_str(k.w) + " stride " + std::to_string(k.stride) +
-                 " pad " + std::to_string(k.pad));
+    SCOPED_TRACE("x " + shape_str(k.x) + " w " + shape_str(k.w) + " stride " +
+                 std::to_string(k.stride) + " pad " + std::to_string(k.pad));
     expect_gradients_match(std::move(c), 40);
   }
 }
@@ -147,11 +154,19 @@ TEST(Gradcheck, ValueUsedTwiceAccumulatesBothGradients) {
 
 // The composite loss of whole (small) models: every parameter of mlp-like and cnn-like graphs.
 TEST(Gradcheck, ModelLossesAllParameters) {
-  const ModelSpec mlp{"mlp_tiny", {12}, 4, {{LayerKind::kDense, 7}, {LayerKind::kRelu}, {LayerKind::kDense, 4}}};
-  const ModelSpec cnn{"cnn_tiny", {8, 8, 1}, 3,
-                      {{LayerKind::kConv2D, 3, 3, 1, 1}, {LayerKind::kRelu}, {LayerKind::kMaxPool2D, 0, 2, 2, 0},
-                       {LayerKind::kConv2D, 4, 3, 1, 1}, {LayerKind::kRelu}, {LayerKind::kMaxPool2D, 0, 2, 2, 0},
-                       {LayerKind::kFlatten}, {LayerKind::kDense, 3}}};
+  const ModelSpec mlp{
+      "mlp_tiny", {12}, 4, {{LayerKind::kDense, 7}, {LayerKind::kRelu}, {LayerKind::kDense, 4}}};
+  const ModelSpec cnn{"cnn_tiny",
+                      {8, 8, 1},
+                      3,
+                      {{LayerKind::kConv2D, 3, 3, 1, 1},
+                       {LayerKind::kRelu},
+                       {LayerKind::kMaxPool2D, 0, 2, 2, 0},
+                       {LayerKind::kConv2D, 4, 3, 1, 1},
+                       {LayerKind::kRelu},
+                       {LayerKind::kMaxPool2D, 0, 2, 2, 0},
+                       {LayerKind::kFlatten},
+                       {LayerKind::kDense, 3}}};
   for (const ModelSpec& spec : {mlp, cnn}) {
     Model m = build_model(spec, 3);
     Check c;

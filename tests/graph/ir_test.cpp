@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <functional>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "graph/graph.h"
@@ -57,24 +57,41 @@ TEST(ShapeInference_bad, ErrorsNameTheOpAndTheShapes) {
   const int x = g.add_input("x", {1, 8, 8, 3});
   const int w = g.add_param("w", {3, 3, 2, 4});
   const int lab = g.add_input("lab", {3}, DType::kI32);
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kMatMul, {a, b}, {}, "fc"); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kMatMul, {a, b}, {}, "fc");
+            }),
             "matmul 'fc': inner dimensions differ: a [4, 3] x b [5, 2]");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kAdd, {a, v}); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kAdd, {a, v});
+            }),
             "add: b [7] does not broadcast to a [4, 3] (b's shape must be a suffix of a's)");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kConv2D, {x, w}); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kConv2D, {x, w});
+            }),
             "conv2d: input channels differ: x [1, 8, 8, 3] vs w [3, 3, 2, 4] (NHWC, HWIO)");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kMatMul, {v, a}); }), "matmul: a must have rank 2, got [7]");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kSoftmaxCrossEntropy, {a, lab}); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kMatMul, {v, a});
+            }),
+            "matmul: a must have rank 2, got [7]");
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kSoftmaxCrossEntropy, {a, lab});
+            }),
             "softmax_cross_entropy: labels [3] do not match the batch of logits [4, 3]");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kSoftmaxCrossEntropy, {a, a}); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kSoftmaxCrossEntropy, {a, a});
+            }),
             "softmax_cross_entropy: labels must have rank 1, got [4, 3]");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {lab}); }), "relu: input 0 must be f32, got i32");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kReshape, {a}, Attrs::reshape({5, 2})); }),
+  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {lab}); }),
+            "relu: input 0 must be f32, got i32");
+  EXPECT_EQ(error_of([&] {
+              g.add_node(OpKind::kReshape, {a}, Attrs::reshape({5, 2}));
+            }),
             "reshape: element counts differ: x [4, 3] vs target [5, 2]");
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kMaxPool2D, {x}, Attrs::pool(9, 1)); }),
             "maxpool2d: window 9 larger than x [1, 8, 8, 3]");
   EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {a, b}); }), "relu: expects 1 inputs, got 2");
-  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {99}); }), "relu: input value id 99 does not exist");
+  EXPECT_EQ(error_of([&] { g.add_node(OpKind::kRelu, {99}); }),
+            "relu: input value id 99 does not exist");
   EXPECT_EQ(error_of([&] { g.add_input("a", {1}); }), "graph: duplicate value name 'a'");
 }
 

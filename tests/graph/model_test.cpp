@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
+#include "graph/model.h"
 
 #include <cmath>
 #include <functional>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
-#include "graph/model.h"
 #include "graph/model_json.h"
 
 namespace tessera::graph {
@@ -41,7 +42,8 @@ TEST(Zoo, MlpAndCnnHaveTheIssueArchitectures) {
 }
 
 TEST(Zoo_bad, UnknownModelListsTheKnownOnes) {
-  EXPECT_EQ(error_of([] { zoo_spec("resnet"); }), "model zoo: unknown model 'resnet' (known: mlp, cnn, cnn_small)");
+  EXPECT_EQ(error_of([] { zoo_spec("resnet"); }),
+            "model zoo: unknown model 'resnet' (known: mlp, cnn, cnn_small)");
 }
 
 TEST(Init, KaimingUniformBoundsPerLayerAndDeterministic) {
@@ -73,31 +75,40 @@ TEST(Init, KaimingUniformBoundsPerLayerAndDeterministic) {
 TEST(ModelJson, FilesDescribeTheSameGraphsAsTheZoo) {
   for (const char* name : {"mlp", "cnn_small"}) {
     const ModelSpec spec = read_model_json(kData + name + ".json");
-    EXPECT_EQ(build_model(spec, 3).graph.dump(), build_model(zoo_spec(name), 3).graph.dump()) << name;
+    EXPECT_EQ(build_model(spec, 3).graph.dump(), build_model(zoo_spec(name), 3).graph.dump())
+        << name;
   }
 }
 
 TEST(ModelJson_bad, ErrorsNameTheFileTheEntryAndWhy) {
-  auto parse = [](const std::string& text) { return error_of([&] { parse_model_json(text, "m.json"); }); };
+  auto parse = [](const std::string& text) {
+    return error_of([&] { parse_model_json(text, "m.json"); });
+  };
   const std::string head = R"("name": "m", "input": [4], "classes": 3, )";
   EXPECT_EQ(parse("{\"name\": "), "m.json: byte 10: JSON syntax error");
-  EXPECT_EQ(parse("[1]"), "m.json: the top level must be an object with name, input, classes, layers");
+  EXPECT_EQ(parse("[1]"),
+            "m.json: the top level must be an object with name, input, classes, layers");
   EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "dense", "units": 3}], "lr": 1})"),
             "m.json: unknown key 'lr' (allowed: classes, input, layers, name)");
   EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "relu"}, {"op": "softmax"}]})"),
-            "m.json: layers[1].op: unknown op 'softmax' (known: dense, conv2d, relu, maxpool2d, flatten)");
-  EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "dense"}]})"), "m.json: layers[0].units: missing required key");
+            "m.json: layers[1].op: unknown op 'softmax' (known: dense, conv2d, relu, maxpool2d, "
+            "flatten)");
+  EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "dense"}]})"),
+            "m.json: layers[0].units: missing required key");
   EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "dense", "units": "ten"}]})"),
             "m.json: layers[0].units: must be an integer, got \"ten\"");
   EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "conv2d", "filters": 2, "kernel": 0}]})"),
             "m.json: layers[0].kernel: must be in [1, 64], got 0");
   EXPECT_EQ(parse("{" + head + R"("layers": [{"op": "relu", "units": 2}]})"),
             "m.json: layers[0]: unknown key 'units' (allowed: op)");
-  EXPECT_EQ(parse("{" + head + R"("layers": [{"units": 2}]})"), "m.json: layers[0]: missing required key 'op'");
+  EXPECT_EQ(parse("{" + head + R"("layers": [{"units": 2}]})"),
+            "m.json: layers[0]: missing required key 'op'");
   EXPECT_EQ(parse(R"({"name": "m", "input": [0], "classes": 3, "layers": [{"op": "relu"}]})"),
             "m.json: input[0]: must be an integer in [1, 16777216], got 0");
-  EXPECT_EQ(parse(R"({"name": "m", "input": [4], "layers": [{"op": "relu"}]})"), "m.json: classes: missing required key");
-  EXPECT_EQ(parse("{" + head + R"("layers": []})"), "m.json: layers: missing or not a non-empty array");
+  EXPECT_EQ(parse(R"({"name": "m", "input": [4], "layers": [{"op": "relu"}]})"),
+            "m.json: classes: missing required key");
+  EXPECT_EQ(parse("{" + head + R"("layers": []})"),
+            "m.json: layers: missing or not a non-empty array");
   EXPECT_EQ(error_of([] { read_model_json(kData + "does_not_exist.json"); }),
             kData + "does_not_exist.json: cannot open model file");
 }
@@ -105,14 +116,16 @@ TEST(ModelJson_bad, ErrorsNameTheFileTheEntryAndWhy) {
 TEST(ModelJson_bad, ShapeProblemsNameTheLayer) {
   const ModelSpec spec = read_model_json(kData + "bad_missing_flatten.json");
   EXPECT_EQ(error_of([&] { build_model(spec, 2); }),
-            "model 'no_flatten': layer 1 (dense): needs a flat input [batch, features], got [2, 28, 28, 4] "
+            "model 'no_flatten': layer 1 (dense): needs a flat input [batch, features], got [2, "
+            "28, 28, 4] "
             "(add a flatten layer)");
   const ModelSpec wrong_logits{"w", {6}, 10, {{LayerKind::kDense, 7}}};
   EXPECT_EQ(error_of([&] { build_model(wrong_logits, 2); }),
             "model 'w': the last layer's output [2, 7] must be the logits [2, 10]");
   const ModelSpec big_kernel{"k", {4, 4, 1}, 2, {{LayerKind::kConv2D, 2, 7, 1, 0}}};
   EXPECT_EQ(error_of([&] { build_model(big_kernel, 1); }),
-            "model 'k': layer 0 (conv2d): conv2d 'conv1.conv': kernel [7, 7, 1, 2] larger than padded input "
+            "model 'k': layer 0 (conv2d): conv2d 'conv1.conv': kernel [7, 7, 1, 2] larger than "
+            "padded input "
             "[1, 4, 4, 1] (pad 0)");
 }
 

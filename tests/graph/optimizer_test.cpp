@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
+#include "graph/optimizer.h"
 
 #include <bit>
 #include <cmath>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
-#include "graph/optimizer.h"
 #include "graph/rng.h"
 
 namespace tessera::graph {
@@ -27,8 +28,10 @@ TEST(Optimizer, AdamFollowsTheReferenceOrderBitForBit) {
     const std::vector<float> g = random_floats(257, rng);
     opt.step({mine.data()}, {g.data()});
     const double bc1 = 1.0 - std::pow(0.9, t), bc2 = 1.0 - std::pow(0.999, t);
-    const float step = static_cast<float>(1e-3 / bc1), sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
-    const float b1 = 0.9f, b2 = 0.999f, omb1 = static_cast<float>(1.0 - 0.9), omb2 = static_cast<float>(1.0 - 0.999);
+    const float step = static_cast<float>(1e-3 / bc1),
+                sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+    const float b1 = 0.9f, b2 = 0.999f, omb1 = static_cast<float>(1.0 - 0.9),
+                omb2 = static_cast<float>(1.0 - 0.999);
     const float eps = 1e-8f;
     for (size_t i = 0; i < theta.size(); ++i) {
       volatile float a = b1 * m[i], b = omb1 * g[i];
@@ -40,7 +43,8 @@ TEST(Optimizer, AdamFollowsTheReferenceOrderBitForBit) {
       theta[i] = theta[i] + delta;
     }
     for (size_t i = 0; i < theta.size(); ++i)
-      ASSERT_EQ(std::bit_cast<uint32_t>(mine[i]), std::bit_cast<uint32_t>(theta[i])) << "step " << t << " i " << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(mine[i]), std::bit_cast<uint32_t>(theta[i]))
+          << "step " << t << " i " << i;
   }
   EXPECT_EQ(opt.steps(), 5);
   EXPECT_EQ(opt.state().size(), 2u);  // m, v

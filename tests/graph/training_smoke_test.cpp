@@ -1,8 +1,8 @@
 // Host-only training smoke checks: a few optimizer steps of the small models on a few hundred
 // synthetic samples lower the loss, and chip-numerics training is deterministic.
-#include <gtest/gtest.h>
-
 #include <bit>
+
+#include <gtest/gtest.h>
 
 #include "graph/host_trainer.h"
 #include "graph/rng.h"
@@ -39,7 +39,8 @@ double mean_loss(HostTrainer& t, const Synthetic& d, int batch) {
   return r.loss_sum / r.samples;
 }
 
-void expect_training_lowers_loss(const char* model, Numerics mode, OptimizerKind opt, double lr, int steps) {
+void expect_training_lowers_loss(const char* model, Numerics mode, OptimizerKind opt, double lr,
+                                 int steps) {
   const Synthetic d = synthetic(256, 5);
   const int batch = 32;
   HostTrainer t(zoo_spec(model), batch, mode, OptimizerConfig{opt, lr}, 0);
@@ -49,13 +50,22 @@ void expect_training_lowers_loss(const char* model, Numerics mode, OptimizerKind
     t.step(d.images.data() + static_cast<size_t>(b) * 784, d.labels.data() + b, batch);
   }
   const double after = mean_loss(t, d, batch);
-  EXPECT_LT(after, 0.7 * before) << model << " " << numerics_name(mode) << ": " << before << " -> " << after;
+  EXPECT_LT(after, 0.7 * before) << model << " " << numerics_name(mode) << ": " << before << " -> "
+                                 << after;
 }
 
-TEST(TrainingSmoke, MlpAdamLowersTheLoss) { expect_training_lowers_loss("mlp", Numerics::kF32, OptimizerKind::kAdam, 1e-3, 16); }
-TEST(TrainingSmoke, MlpSgdMomentumLowersTheLoss) { expect_training_lowers_loss("mlp", Numerics::kF32, OptimizerKind::kSgd, 0.1, 16); }
-TEST(TrainingSmoke, SmallCnnAdamLowersTheLoss) { expect_training_lowers_loss("cnn_small", Numerics::kF32, OptimizerKind::kAdam, 3e-3, 16); }
-TEST(TrainingSmoke, MlpChipNumericsLowersTheLoss) { expect_training_lowers_loss("mlp", Numerics::kChip, OptimizerKind::kAdam, 1e-3, 16); }
+TEST(TrainingSmoke, MlpAdamLowersTheLoss) {
+  expect_training_lowers_loss("mlp", Numerics::kF32, OptimizerKind::kAdam, 1e-3, 16);
+}
+TEST(TrainingSmoke, MlpSgdMomentumLowersTheLoss) {
+  expect_training_lowers_loss("mlp", Numerics::kF32, OptimizerKind::kSgd, 0.1, 16);
+}
+TEST(TrainingSmoke, SmallCnnAdamLowersTheLoss) {
+  expect_training_lowers_loss("cnn_small", Numerics::kF32, OptimizerKind::kAdam, 3e-3, 16);
+}
+TEST(TrainingSmoke, MlpChipNumericsLowersTheLoss) {
+  expect_training_lowers_loss("mlp", Numerics::kChip, OptimizerKind::kAdam, 1e-3, 16);
+}
 
 TEST(TrainingSmoke, ChipNumericsTrainingIsBitReproducibleIncludingAPartialBatch) {
   const Synthetic d = synthetic(44, 9);

@@ -1,10 +1,10 @@
-#include <gtest/gtest.h>
+#include "runtime/dataset.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
 
-#include "runtime/dataset.h"
+#include <gtest/gtest.h>
 
 namespace tessera::runtime {
 namespace {
@@ -72,7 +72,8 @@ TEST(Batcher, WithoutShuffleKeepsFileOrder) {
 
 // The installed Debian package (scripts/debian-packages.txt: dataset-fashion-mnist).
 TEST(FashionMnist, InstalledPackageLoadsBothSplits) {
-  if (!std::filesystem::exists(kFashionMnistDir)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  if (!std::filesystem::exists(kFashionMnistDir))
+    GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const Dataset test = load_fashion_mnist(kFashionMnistDir, Split::kTest);
   EXPECT_EQ(test.count, 10000);
   EXPECT_EQ(test.rows, 28);

@@ -1,4 +1,4 @@
-#include <gtest/gtest.h>
+#include "runtime/idx.h"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -8,9 +8,10 @@
 #include <fstream>
 #include <functional>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
 #include "runtime/dataset.h"
-#include "runtime/idx.h"
 
 namespace tessera::runtime {
 namespace {
@@ -37,7 +38,8 @@ class IdxFiles : public ::testing::Test {
   std::string path(const std::string& name) const { return (m_dir / name).string(); }
   std::string raw(const std::string& name, const std::vector<uint8_t>& bytes) const {
     std::ofstream out(path(name), std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     return path(name);
   }
   // Writes n 2x3 images with pixel values i*10+p and labels i % classes.
@@ -68,7 +70,8 @@ TEST_F(IdxFiles, PlainAndGzipFilesReadTheSameArray) {
 
 TEST_F(IdxFiles, DatasetScalesPixelsAndKeepsLabels) {
   pair("train", 5, true);
-  const Dataset d = load_idx_dataset(path("train-images-idx3-ubyte.gz"), path("train-labels-idx1-ubyte.gz"), 10);
+  const Dataset d =
+      load_idx_dataset(path("train-images-idx3-ubyte.gz"), path("train-labels-idx1-ubyte.gz"), 10);
   EXPECT_EQ(d.count, 5);
   EXPECT_EQ(d.rows, 2);
   EXPECT_EQ(d.cols, 3);
@@ -88,22 +91,40 @@ TEST_F(IdxFiles, CorruptFilesAreErrorsNamingTheFileAndTheProblem) {
   const std::vector<uint8_t> header{0, 0, 8, 1, 0, 0, 0, 4};
   std::vector<uint8_t> ok = header;
   ok.insert(ok.end(), {1, 2, 3, 4});
-  EXPECT_EQ(error_of([&] { read_idx(path("missing")); }), path("missing") + ": cannot open IDX file");
-  EXPECT_EQ(error_of([&] { read_idx(raw("short", {0, 0})); }), path("short") + ": truncated header (file shorter than 4 bytes)");
-  EXPECT_EQ(error_of([&] { read_idx(raw("magic", {'P', 'K', 3, 4, 0, 0})); }),
+  EXPECT_EQ(error_of([&] { read_idx(path("missing")); }),
+            path("missing") + ": cannot open IDX file");
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("short", {0, 0}));
+            }),
+            path("short") + ": truncated header (file shorter than 4 bytes)");
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("magic", {'P', 'K', 3, 4, 0, 0}));
+            }),
             path("magic") + ": bad magic: first two bytes must be 0, got 80 75 (not an IDX file)");
-  EXPECT_EQ(error_of([&] { read_idx(raw("type", {0, 0, 0x0d, 1, 0, 0, 0, 1, 0})); }),
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("type", {0, 0, 0x0d, 1, 0, 0, 0, 1, 0}));
+            }),
             path("type") + ": unsupported element type 13 (only 8 = unsigned byte)");
-  EXPECT_EQ(error_of([&] { read_idx(raw("ndim", {0, 0, 8, 9})); }), path("ndim") + ": bad dimension count 9 (expected 1..4)");
-  EXPECT_EQ(error_of([&] { read_idx(raw("dims", {0, 0, 8, 2, 0, 0, 0, 4, 0})); }),
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("ndim", {0, 0, 8, 9}));
+            }),
+            path("ndim") + ": bad dimension count 9 (expected 1..4)");
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("dims", {0, 0, 8, 2, 0, 0, 0, 4, 0}));
+            }),
             path("dims") + ": truncated header: missing size of dimension 1");
-  EXPECT_EQ(error_of([&] { read_idx(raw("zero", {0, 0, 8, 1, 0, 0, 0, 0})); }), path("zero") + ": dimension 0 has size 0");
+  EXPECT_EQ(error_of([&] {
+              read_idx(raw("zero", {0, 0, 8, 1, 0, 0, 0, 0}));
+            }),
+            path("zero") + ": dimension 0 has size 0");
   std::vector<uint8_t> cut = header;
   cut.insert(cut.end(), {1, 2});
-  EXPECT_EQ(error_of([&] { read_idx(raw("cut", cut)); }), path("cut") + ": truncated data: expected 4 data bytes, found 2");
+  EXPECT_EQ(error_of([&] { read_idx(raw("cut", cut)); }),
+            path("cut") + ": truncated data: expected 4 data bytes, found 2");
   std::vector<uint8_t> extra = ok;
   extra.push_back(9);
-  EXPECT_EQ(error_of([&] { read_idx(raw("extra", extra)); }), path("extra") + ": trailing bytes after the 4 data bytes");
+  EXPECT_EQ(error_of([&] { read_idx(raw("extra", extra)); }),
+            path("extra") + ": trailing bytes after the 4 data bytes");
   EXPECT_EQ(read_idx(raw("ok", ok)).data, (std::vector<uint8_t>{1, 2, 3, 4}));
 }
 
@@ -125,15 +146,25 @@ TEST_F(IdxFiles, DamagedGzipStreamsAreErrors) {
 TEST_F(IdxFiles, MismatchedPairsAreErrors) {
   pair("a", 3, false);
   pair("b", 4, false);
-  EXPECT_EQ(error_of([&] { load_idx_dataset(path("a-images-idx3-ubyte"), path("b-labels-idx1-ubyte"), 10); }),
-            path("b-labels-idx1-ubyte") + ": label count 4 differs from the image count 3 of " + path("a-images-idx3-ubyte"));
-  EXPECT_EQ(error_of([&] { load_idx_dataset(path("a-images-idx3-ubyte"), path("a-labels-idx1-ubyte"), 2); }),
+  EXPECT_EQ(error_of([&] {
+              load_idx_dataset(path("a-images-idx3-ubyte"), path("b-labels-idx1-ubyte"), 10);
+            }),
+            path("b-labels-idx1-ubyte") + ": label count 4 differs from the image count 3 of " +
+                path("a-images-idx3-ubyte"));
+  EXPECT_EQ(error_of([&] {
+              load_idx_dataset(path("a-images-idx3-ubyte"), path("a-labels-idx1-ubyte"), 2);
+            }),
             path("a-labels-idx1-ubyte") + ": label 2 of sample 2 is out of range [0, 2)");
-  EXPECT_EQ(error_of([&] { load_idx_dataset(path("a-labels-idx1-ubyte"), path("a-labels-idx1-ubyte"), 10); }),
-            path("a-labels-idx1-ubyte") + ": image file must have 3 dimensions [count, rows, cols], got 1");
-  EXPECT_EQ(error_of([&] { load_fashion_mnist(path("nowhere"), Split::kTrain); }),
-            path("nowhere") + "/train-images-idx3-ubyte.gz: Fashion-MNIST file not found (install the Debian package "
-                              "dataset-fashion-mnist, or pass --data-dir with the IDX files)");
+  EXPECT_EQ(error_of([&] {
+              load_idx_dataset(path("a-labels-idx1-ubyte"), path("a-labels-idx1-ubyte"), 10);
+            }),
+            path("a-labels-idx1-ubyte") +
+                ": image file must have 3 dimensions [count, rows, cols], got 1");
+  EXPECT_EQ(
+      error_of([&] { load_fashion_mnist(path("nowhere"), Split::kTrain); }),
+      path("nowhere") +
+          "/train-images-idx3-ubyte.gz: Fashion-MNIST file not found (install the Debian package "
+          "dataset-fashion-mnist, or pass --data-dir with the IDX files)");
 }
 
 }  // namespace

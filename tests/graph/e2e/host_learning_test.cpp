@@ -1,10 +1,10 @@
 // The learning recipes on the host reference executor (fp32 with OpenBLAS, and chip
 // numerics): the simulated chip must later reach the same figures. Fashion-MNIST from the Debian
 // package; pixels / 255, no normalisation, default (Kaiming-uniform) initialisation, seed 0.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "graph/host_trainer.h"
 #include "runtime/dataset.h"
@@ -14,8 +14,10 @@ namespace {
 
 double train_and_test(const char* model, Numerics mode, int epochs) {
   if (!std::filesystem::exists(runtime::kFashionMnistDir)) return -1;
-  const runtime::Dataset train = runtime::load_fashion_mnist(runtime::kFashionMnistDir, runtime::Split::kTrain);
-  const runtime::Dataset test = runtime::load_fashion_mnist(runtime::kFashionMnistDir, runtime::Split::kTest);
+  const runtime::Dataset train =
+      runtime::load_fashion_mnist(runtime::kFashionMnistDir, runtime::Split::kTrain);
+  const runtime::Dataset test =
+      runtime::load_fashion_mnist(runtime::kFashionMnistDir, runtime::Split::kTest);
   const int batch = 128;
   HostTrainer t(zoo_spec(model), batch, mode, OptimizerConfig{OptimizerKind::kAdam, 1e-3}, 0);
   runtime::Batcher batches(train, batch, 0, true);
@@ -28,8 +30,8 @@ double train_and_test(const char* model, Numerics mode, int epochs) {
   EvalResult r;
   while (eval.next(b)) t.evaluate(b.images.data(), b.labels.data(), b.size, r);
   const double acc = static_cast<double>(r.correct) / r.samples;
-  std::printf("%s %s %d epoch(s): test accuracy %.2f%%, test loss %.4f\n", model, numerics_name(mode), epochs,
-              100 * acc, r.loss_sum / r.samples);
+  std::printf("%s %s %d epoch(s): test accuracy %.2f%%, test loss %.4f\n", model,
+              numerics_name(mode), epochs, 100 * acc, r.loss_sum / r.samples);
   return acc;
 }
 
