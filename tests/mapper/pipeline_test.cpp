@@ -119,3 +119,30 @@ TEST(Pipeline, UnknownMethodOrStageIsAnError_bad) {
 
 }  // namespace
 }  // namespace tessera::mapper
+
+namespace tessera::mapper {
+namespace {
+
+TEST(Output, SvgDrawsEveryCoreAndEveryLoadedLink) {
+  SystemSpec sys = make_system(2, 4, 3);
+  LogicalGraph g = gen_family("dag", 16, 1);
+  MapOptions opt;
+  opt.method = "greedy";
+  MapResult r = map_graph(g, sys, opt);
+  std::string svg = result_svg(g, sys, r);
+  auto count = [&](const std::string& s) {
+    size_t n = 0;
+    for (size_t p = svg.find(s); p != std::string::npos; p = svg.find(s, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<rect"), 24u);
+  size_t loaded = 0;
+  for (double l : r.routing.link_load) loaded += l > 0.0;
+  EXPECT_EQ(count("<line"), loaded);
+  auto j = result_json(g, sys, opt, r, nullptr, false);
+  EXPECT_EQ(j["placement"].size(), 16u);
+  EXPECT_EQ(j["routes"].size() + j["inter_processor"].size(), static_cast<size_t>(g.num_edges()));
+}
+
+}  // namespace
+}  // namespace tessera::mapper
