@@ -36,6 +36,9 @@ std::string type_str(const Value& v) {
 int Graph::add_value(Value v) {
   if (v.name.empty()) v.name = "%" + std::to_string(m_values.size());
   if (has_value(v.name)) throw Error("graph", "duplicate value name '" + v.name + "'");
+  if (num_elements(v.shape) > kMaxElements)
+    throw Error("value '" + v.name + "'",
+                "shape " + shape_str(v.shape) + " has more than 2^30 elements");
   v.id = static_cast<int>(m_values.size());
   m_values.push_back(std::move(v));
   return m_values.back().id;

@@ -56,6 +56,9 @@ struct Node {
 
 class Graph {
  public:
+  // The largest tensor the IR accepts (element counts and their products stay in int range).
+  static constexpr int64_t kMaxElements = int64_t{1} << 30;
+
   int add_input(const std::string& name, Shape shape, DType dtype = DType::kF32);
   int add_param(const std::string& name, Shape shape);
   // Adds a node; its output value is named `name` (or "%<id>" when empty). Throws on bad

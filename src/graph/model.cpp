@@ -1,6 +1,7 @@
 #include "graph/model.h"
 
 #include <cmath>
+#include <optional>
 
 #include "common/error.h"
 #include "graph/rng.h"
@@ -128,7 +129,13 @@ Model build_model(const ModelSpec& spec, int batch) {
     throw Error("model '" + spec.name + "'", "batch must be >= 1, got " + std::to_string(batch));
   if (spec.input.empty()) throw Error("model '" + spec.name + "'", "input shape is empty");
   if (spec.classes < 2) throw Error("model '" + spec.name + "'", "classes must be >= 2");
-  Builder b(spec, batch);
+  std::optional<Builder> built;
+  try {
+    built.emplace(spec, batch);
+  } catch (const Error& e) {
+    throw Error("model '" + spec.name + "': input", e.what());
+  }
+  Builder& b = *built;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& l = spec.layers[i];
     try {

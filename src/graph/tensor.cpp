@@ -1,5 +1,7 @@
 #include "graph/tensor.h"
 
+#include <limits>
+
 namespace tessera::graph {
 
 const char* dtype_name(DType t) {
@@ -8,7 +10,8 @@ const char* dtype_name(DType t) {
 
 int64_t num_elements(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

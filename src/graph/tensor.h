@@ -17,7 +17,7 @@ enum class DType : uint8_t { kF32, kI32 };
 using Shape = std::vector<int64_t>;
 
 const char* dtype_name(DType t);
-// Product of the dimensions (1 for a scalar).
+// Product of the dimensions (1 for a scalar; INT64_MAX if the product overflows).
 int64_t num_elements(const Shape& s);
 // "[128, 784]"; "[]" for a scalar.
 std::string shape_str(const Shape& s);

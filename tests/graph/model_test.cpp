@@ -122,6 +122,16 @@ TEST(ModelJson_bad, ShapeProblemsNameTheLayer) {
   const ModelSpec wrong_logits{"w", {6}, 10, {{LayerKind::kDense, 7}}};
   EXPECT_EQ(error_of([&] { build_model(wrong_logits, 2); }),
             "model 'w': the last layer's output [2, 7] must be the logits [2, 10]");
+  const ModelSpec huge{"h", {16777216, 16777216, 16777216}, 2, {{LayerKind::kFlatten}}};
+  EXPECT_EQ(
+      error_of([&] { build_model(huge, 1); }),
+      "model 'h': input: value 'x': shape [1, 16777216, 16777216, 16777216] has more than 2^30 "
+      "elements");
+  const ModelSpec wide{"wide", {1 << 20}, 2, {{LayerKind::kDense, 1 << 20}}};
+  EXPECT_EQ(
+      error_of([&] { build_model(wide, 1); }),
+      "model 'wide': layer 0 (dense): value 'dense1.w': shape [1048576, 1048576] has more than "
+      "2^30 elements");
   const ModelSpec big_kernel{"k", {4, 4, 1}, 2, {{LayerKind::kConv2D, 2, 7, 1, 0}}};
   EXPECT_EQ(error_of([&] { build_model(big_kernel, 1); }),
             "model 'k': layer 0 (conv2d): conv2d 'conv1.conv': kernel [7, 7, 1, 2] larger than "
