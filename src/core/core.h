@@ -73,8 +73,10 @@ class Core {
   std::array<int64_t, isa::kNumUnits> m_busy{}, m_busy_until{};
 };
 
-// Event counters (ops, bytes per memory level) and energy of a machine into `g`; both
-// interpreters report through this. `cycles` and `seconds` size the static energy.
+// Memory traffic (bytes per level) and energy of a machine into `g`; both interpreters report
+// through this. `cycles` sizes the static energy and the average bandwidth and power.
 void report_events(const Machine& m, int64_t cycles, report::StatGroup& g);
+// Ops per unit into g.ops (the timed core reports them under units.<unit>.ops).
+void report_ops(const Machine& m, report::StatGroup& g);
 
 }  // namespace tessera::core

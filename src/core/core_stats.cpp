@@ -10,14 +10,16 @@
 
 namespace tessera::core {
 
+void report_ops(const Machine& m, report::StatGroup& g) {
+  report::StatGroup& ops = g.group("ops");
+  for (int u = 1; u < isa::kNumUnits; ++u)
+    ops.set_int(isa::to_string(static_cast<isa::Unit>(u)), m.events().unit_ops[static_cast<size_t>(u)], "ops");
+}
+
 void report_events(const Machine& m, int64_t cycles, report::StatGroup& g) {
   const EventCounts& ev = m.events();
   const CoreSpec& spec = m.spec();
   const double seconds = static_cast<double>(cycles) / spec.clock_hz;
-
-  report::StatGroup& ops = g.group("ops");
-  for (int u = 1; u < isa::kNumUnits; ++u)
-    ops.set_int(isa::to_string(static_cast<isa::Unit>(u)), ev.unit_ops[static_cast<size_t>(u)], "ops");
 
   report::StatGroup& mem = g.group("memory");
   mem.set_int("smem_read_bytes", ev.smem_read_bytes, "B", "scalar memory bytes read (sld, DMA)");

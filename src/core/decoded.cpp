@@ -2,10 +2,7 @@
 
 #include <fmt/format.h>
 
-#if __has_include("isa/disassembler.h")
 #include "isa/disassembler.h"
-#define TESSERA_HAVE_DISASSEMBLER 1
-#endif
 
 namespace tessera::core {
 
@@ -142,41 +139,8 @@ DecodedProgram decode_program(std::span<const isa::Bundle> code, const CoreSpec&
   return p;
 }
 
-std::string op_text(const isa::Instr& in) {
-  std::string s(isa::op_info(in.op).mnemonic);
-  bool first = true;
-  for (const isa::Operand& o : isa::signature(in.op)) {
-    s += first ? " " : ", ";
-    first = false;
-    const uint8_t v = isa::field_value(in, o.field);
-    switch (o.kind) {
-      case OperandKind::SReg: case OperandKind::VReg: case OperandKind::MReg:
-        s += fmt::format("{}{}", isa::reg_prefix(isa::reg_file(o.kind)), v);
-        break;
-      case OperandKind::Imm: case OperandKind::Label: s += fmt::format("{}", in.imm); break;
-      case OperandKind::Mem: s += fmt::format("[s{}{:+}]", v, in.imm); break;
-      case OperandKind::Special:
-        s += in.imm >= 0 && in.imm < isa::kNumSpecialRegs ? std::string(isa::kSpecialRegName[in.imm])
-                                                         : fmt::format("%{}", in.imm);
-        break;
-      case OperandKind::Flag: s += fmt::format("{}", v); break;
-    }
-  }
-  return s;
-}
+std::string op_text(const isa::Instr& in) { return isa::disassemble(in); }
 
-std::string bundle_text(const isa::Bundle& b) {
-#ifdef TESSERA_HAVE_DISASSEMBLER
-  return isa::disassemble(b);
-#else
-  std::string s;
-  for (const isa::Instr& in : b.slot) {
-    if (in.op == isa::Opcode::NOP) continue;
-    if (!s.empty()) s += " ;; ";
-    s += op_text(in);
-  }
-  return s.empty() ? "nop" : s;
-#endif
-}
+std::string bundle_text(const isa::Bundle& b) { return isa::disassemble(b); }
 
 }  // namespace tessera::core

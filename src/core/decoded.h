@@ -59,8 +59,7 @@ struct DecodedProgram {
 
 DecodedProgram decode_program(std::span<const isa::Bundle> code, const CoreSpec& spec);
 
-// The text of a bundle for fault messages and traces: the ISA's disassembler when it is present,
-// else a fallback listing of mnemonics and fields.
+// The text of a bundle / one instruction for fault messages and traces (the ISA's disassembler).
 std::string bundle_text(const isa::Bundle& b);
 std::string op_text(const isa::Instr& in);
 

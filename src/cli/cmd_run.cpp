@@ -1,0 +1,152 @@
+// `tessera run prog.s|prog.bin [--config C] [--trace t.json] [--stats s.json] [--functional]
+//  [--max-bundles N] [--dump-vmem ROW:COUNT ...] [--dump-hex]`: runs a program on one tensor core.
+// The timed core (default) prints a summary of its statistics; --stats writes the same tree as
+// JSON and --trace a Chrome trace-event file (one track per unit; opens in Perfetto).
+// --functional runs the functional interpreter instead (no timing: bundles, ops and traffic only).
+// Without --config the built-in CoreSpec defaults (tpu-v2-like) are used. A simulated fault is an
+// error (exit 1); the trace up to the fault is still written.
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "core/core.h"
+#include "core/fault.h"
+#include "core/functional.h"
+#include "isa/assembler.h"
+#include "report/trace.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string program;
+  std::string config;
+  std::string trace;
+  std::string stats;
+  bool functional = false;
+  bool dump_hex = false;
+  int64_t max_bundles = 1'000'000'000;
+  std::vector<std::string> dump_vmem;
+};
+
+core::CoreSpec spec_for(const std::string& path) {
+  if (!path.empty()) return core::load_core_spec(path);
+  ConfigReader r = ConfigReader::from_string("{}", "<built-in defaults>");
+  core::CoreSpec s = core::read_core_spec(r);
+  r.finish();
+  return s;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) throw Error(path, "cannot open for writing");
+  out << j.dump(2) << "\n";
+  if (!out) throw Error(path, "write failed");
+}
+
+void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::string& arg, bool hex) {
+  const auto colon = arg.find(':');
+  int64_t row = 0, count = 0;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument(arg);
+    size_t used = 0;
+    row = std::stoll(arg.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument(arg);
+    count = std::stoll(arg.substr(colon + 1), &used);
+    if (used != arg.size() - colon - 1) throw std::invalid_argument(arg);
+  } catch (const std::exception&) {
+    throw Error("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
+  }
+  if (row < 0 || count < 0 || row + count > spec.vmem_rows())
+    throw Error("--dump-vmem " + arg, fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
+  for (int64_t r = row; r < row + count; ++r) {
+    std::string line = fmt::format("vmem row {}:", r);
+    for (int l = 0; l < spec.lanes; ++l) {
+      const uint32_t w = s.vmem[r * spec.lanes + l];
+      line += hex ? fmt::format(" {:08x}", w) : fmt::format(" {:.9g}", std::bit_cast<float>(w));
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void print_header(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
+  std::printf("%s: %zu bundles on core \"%s\" (%d x %d vector unit, %d x %d MXU, %.0f MHz)%s\n", a.program.c_str(),
+              p.code.size(), spec.name.c_str(), spec.sublanes, spec.lanes, spec.mxu_rows, spec.mxu_cols,
+              spec.clock_hz / 1e6, a.functional ? ", functional" : "");
+}
+
+void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
+  core::FunctionalCore f(spec, p, core::RunOptions{a.max_bundles});
+  f.run();
+  report::StatGroup g;
+  g.set_int("bundles", f.bundles(), "bundles");
+  core::report_ops(f.machine(), g);
+  core::report_events(f.machine(), f.bundles(), g);
+  std::printf("halted after %lld bundles\n%s", static_cast<long long>(f.bundles()), g.to_text().c_str());
+  if (!a.stats.empty()) write_json(a.stats, g.to_json());
+  for (const auto& d : a.dump_vmem) dump_vmem(f.state(), spec, d, a.dump_hex);
+}
+
+void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
+  std::unique_ptr<report::ChromeTrace> trace;
+  core::TimedOptions o;
+  o.max_bundles = a.max_bundles;
+  if (!a.trace.empty()) {
+    trace = std::make_unique<report::ChromeTrace>(spec.name, spec.clock_hz);
+    o.trace = trace.get();
+  }
+  core::Core c(spec, p, o);
+  try {
+    c.run();
+  } catch (const core::SimFault&) {
+    if (trace) trace->write(a.trace);
+    throw;
+  }
+  const report::StatGroup g = c.stats();
+  std::printf("halted after %lld bundles in %lld cycles (%.3f us)\n%s", static_cast<long long>(c.bundles()),
+              static_cast<long long>(c.cycles()), g.get("seconds") * 1e6, g.to_text().c_str());
+  if (!a.stats.empty()) write_json(a.stats, g.to_json());
+  if (trace) trace->write(a.trace);
+  for (const auto& d : a.dump_vmem) dump_vmem(c.state(), spec, d, a.dump_hex);
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "run a program (assembly or binary image) on one tensor core");
+  cmd->add_option("program", args->program, "assembly source (.s) or binary image")->required();
+  cmd->add_option("--config", args->config, "core config file (default: built-in tpu-v2-like defaults)");
+  cmd->add_option("--trace", args->trace, "write a Chrome trace-event JSON file (Perfetto)");
+  cmd->add_option("--stats", args->stats, "write the statistics as JSON");
+  cmd->add_flag("--functional", args->functional, "run the functional interpreter (no timing)");
+  cmd->add_option("--max-bundles", args->max_bundles, "fault after this many bundles (runaway loops)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dump-vmem", args->dump_vmem, "print vector memory rows ROW:COUNT after the run (as fp32)");
+  cmd->add_flag("--dump-hex", args->dump_hex, "print dumped words in hex instead of fp32");
+  cmd->callback([args] {
+    const core::CoreSpec spec = spec_for(args->config);
+    isa::AsmOptions o;
+    o.scalar_regs = spec.scalar_regs;
+    o.vector_regs = spec.vector_regs;
+    o.mask_regs = spec.mask_regs;
+    const isa::Program p = isa::load_program(args->program, o);
+    print_header(*args, spec, p);
+    if (args->functional)
+      run_functional(*args, spec, p);
+    else
+      run_timed(*args, spec, p);
+  });
+}
+
+}  // namespace tessera::cli
