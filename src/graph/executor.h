@@ -29,6 +29,8 @@ class Executor {
   void run();
 
   const std::vector<T>& get(int value) const;
+  // A copy of an f32 value with its shape.
+  HostTensor<T> tensor(int value) const { return {m_graph.value(value).shape, get(value)}; }
   std::vector<T>& at(int value);
   const Graph& graph() const { return m_graph; }
   Numerics numerics() const { return m_mode; }

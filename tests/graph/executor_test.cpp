@@ -186,6 +186,9 @@ TEST(HostNumerics, UniformLogitsGiveLossLogC) {
   ex.set_labels(y, {0, 1, 2, 9});
   ex.run();
   EXPECT_NEAR(ex.get(loss)[0], std::log(10.0), 1e-15);
+  const TensorD t = ex.tensor(loss);
+  EXPECT_EQ(t.shape, Shape{});
+  EXPECT_EQ(t.size(), 1);
 }
 
 TEST(ChipNumerics, ChipTrainingStepIsCloseToFp32AndDeterministic) {
