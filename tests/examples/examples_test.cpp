@@ -236,7 +236,7 @@ TEST(Examples, TransposeMovesEveryWordToItsTransposedPlace) {
       ASSERT_EQ(s.vmem[int64_t{L + j} * L + i], static_cast<uint32_t>(i * L + j))
           << "output " << j << "," << i;
     }
-  EXPECT_EQ(r->core->stats().get("ops.transpose"), 32);
+  EXPECT_EQ(r->core->stats().get("units.transpose.ops"), 32);
 }
 
 TEST(Examples, TransposeFunctionalInterpreterAgrees) {
