@@ -77,18 +77,26 @@ std::vector<int> louvain(const LogicalGraph& g, double resolution, uint64_t seed
         igraph_vector_int_push_back(&edges, nb.node);
         igraph_vector_push_back(&weights, nb.weight);
       }
+  // igraph's default handler aborts; report its errors as return codes instead.
+  igraph_set_error_handler(igraph_error_handler_ignore);
   igraph_t graph;
-  igraph_create(&graph, &edges, g.num_nodes(), IGRAPH_UNDIRECTED);
+  if (igraph_create(&graph, &edges, g.num_nodes(), IGRAPH_UNDIRECTED) != IGRAPH_SUCCESS) {
+    igraph_vector_destroy(&weights);
+    igraph_vector_int_destroy(&edges);
+    throw Error("louvain", "igraph_create failed");
+  }
   igraph_rng_seed(igraph_rng_default(), static_cast<igraph_uint_t>(seed));
   igraph_vector_int_t membership;
   igraph_vector_int_init(&membership, 0);
-  igraph_community_multilevel(&graph, &weights, resolution, &membership, nullptr, nullptr);
-  std::vector<int> labels(g.num_nodes());
-  for (int v = 0; v < g.num_nodes(); ++v) labels[v] = static_cast<int>(VECTOR(membership)[v]);
+  igraph_error_t rc = igraph_community_multilevel(&graph, &weights, resolution, &membership, nullptr, nullptr);
+  std::vector<int> labels(g.num_nodes(), 0);
+  if (rc == IGRAPH_SUCCESS)
+    for (int v = 0; v < g.num_nodes(); ++v) labels[v] = static_cast<int>(VECTOR(membership)[v]);
   igraph_vector_int_destroy(&membership);
   igraph_destroy(&graph);
   igraph_vector_destroy(&weights);
   igraph_vector_int_destroy(&edges);
+  if (rc != IGRAPH_SUCCESS) throw Error("louvain", fmt::format("igraph_community_multilevel failed ({})", static_cast<int>(rc)));
   return dense_labels(labels);
 }
 
