@@ -60,6 +60,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<vo
                         {"method", m}, {"cost", r.metrics.cost_total}, {"max_link_load", r.metrics.max_link_load},
                         {"reward", r.metrics.reward}, {"cut", r.metrics.cut}, {"deadlock_free", r.metrics.deadlock_free},
                         {"capacity_violations", r.metrics.capacity_violations}, {"seconds", sec}});
+        for (auto& [stage, t] : r.stage_seconds) rows.back()["stage_seconds"][stage] = t;
         if (log) log(fmt::format("{} seed {} {:10s} cost {:.6g} ({:.2f} s)", fam, seed, m, r.metrics.cost_total, sec));
       }
     }
