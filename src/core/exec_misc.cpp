@@ -46,7 +46,10 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     case Opcode::SIGNAL:
       s.flags[op.a] += static_cast<uint32_t>(op.imm);
       return fixed(op, now);
-    default: break;
+    case Opcode::DMAHV: case Opcode::DMAVH: case Opcode::DMAHS: case Opcode::DMASH: case Opcode::DMAHV2:
+    case Opcode::DMAVH2:
+      break;
+    default: throw UnitFault(fmt::format("{}: not implemented by this core", name));
   }
   DmaRequest r;
   r.flag = op.c;
