@@ -155,7 +155,7 @@ TEST(Equivalence, RandomProgramsWithFifoUnitsAgreeOnStateOrOnTheirFault) {
     (ok ? completed : faulted) += 1;
   }
   EXPECT_GT(faulted, 0);
-  EXPECT_GT(completed + faulted, 0);
+  EXPECT_GT(completed, 0);
 }
 
 TEST(Equivalence, DefaultMachineRandomPrograms) {
