@@ -25,15 +25,16 @@ namespace {
 
 const std::string kSource = TESSERA_SOURCE_DIR;
 
-struct Run {
+struct ExampleRun {
   core::CoreSpec spec;
   isa::Program program;
   std::unique_ptr<core::Core> core;
 };
 
 // Assembles examples/<name>.s and runs it to the end on the timed core of tpu-v2-like.json.
-std::unique_ptr<Run> run_example(const std::string& name, report::TraceSink* trace = nullptr) {
-  auto r = std::make_unique<Run>();
+std::unique_ptr<ExampleRun> run_example(const std::string& name,
+                                        report::TraceSink* trace = nullptr) {
+  auto r = std::make_unique<ExampleRun>();
   r->spec = core::load_core_spec(kSource + "/configs/tpu-v2-like.json");
   r->program = isa::assemble_file(kSource + "/examples/" + name + ".s");
   core::TimedOptions options;
@@ -99,7 +100,7 @@ int64_t bit_mismatches(const std::vector<float>& got, const std::vector<float>& 
   return bad;
 }
 
-void expect_functional_state_matches(const Run& r) {
+void expect_functional_state_matches(const ExampleRun& r) {
   core::FunctionalCore f(r.spec, r.program);
   f.run();
   EXPECT_EQ(core::diff_architectural_state(f.state(), r.core->state()), "");
@@ -110,8 +111,14 @@ void expect_functional_state_matches(const Run& r) {
 constexpr int kM = 512, kK = 384, kN = 256;
 constexpr int64_t kAHbm = 0, kBHbm = int64_t{kM} * kK, kCHbm = 393216;
 
+// The timed run of matmul.s, shared by the tests that only read its results (it is the largest).
+const ExampleRun& matmul_run() {
+  static const std::unique_ptr<ExampleRun> run = run_example("matmul");
+  return *run;
+}
+
 TEST(Examples, MatmulInputsInHbmAreTheGeneratedValues) {
-  const auto r = run_example("matmul");
+  const ExampleRun* r = &matmul_run();
   const auto& s = r->core->state();
   const auto a = hbm_floats(s, kAHbm, int64_t{kM} * kK);
   const auto b = hbm_floats(s, kBHbm, int64_t{kK} * kN);
@@ -124,7 +131,7 @@ TEST(Examples, MatmulInputsInHbmAreTheGeneratedValues) {
 }
 
 TEST(Examples, MatmulIsBitExactWithTheMxuNumericsOverTheWholeK) {
-  const auto r = run_example("matmul");
+  const ExampleRun* r = &matmul_run();
   const auto& s = r->core->state();
   std::vector<float> a(static_cast<size_t>(kM) * kK), b(static_cast<size_t>(kK) * kN);
   for (size_t i = 0; i < a.size(); ++i)
@@ -148,7 +155,7 @@ TEST(Examples, MatmulIsBitExactWithTheMxuNumericsOverTheWholeK) {
 }
 
 TEST(Examples, MatmulUsesTheMxuAsTiled) {
-  const auto r = run_example("matmul");
+  const ExampleRun* r = &matmul_run();
   const auto st = r->core->stats();
   EXPECT_EQ(st.get("mxu.macs"), double{kM} * kK * kN);
   EXPECT_EQ(st.get("mxu.tiles_loaded"), (kK / 128) * (kN / 128));
@@ -186,7 +193,7 @@ TEST(Examples, MatmulOverlapsOperandDmaAndWeightLoadsWithMultiplies) {
 }
 
 TEST(Examples, MatmulFunctionalInterpreterAgrees) {
-  expect_functional_state_matches(*run_example("matmul"));
+  expect_functional_state_matches(matmul_run());
 }
 
 // ---- softmax -----------------------------------------------------------------------------------
