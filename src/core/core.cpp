@@ -88,6 +88,16 @@ void Core::issue_one() {
   if (ctl.halt) s.halted = true;
 }
 
+void Core::load(const isa::Program& program) {
+  m_program = decode_program(program.code, m_spec);
+  ArchState& s = m_machine.state();
+  load_program_data(program, s, m_spec);
+  s.pc = 0;
+  s.halted = false;
+  m_next = std::max(m_next, m_cycles);
+  m_fetch_ready = std::max(m_fetch_ready, m_cycles);
+}
+
 void Core::run() {
   ArchState& s = m_machine.state();
   while (!s.halted) issue_one();

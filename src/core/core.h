@@ -42,6 +42,13 @@ class Core {
   // Runs until halt and drains. Throws SimFault on a fault.
   void run();
 
+  // Replaces the code with `program`'s and loads its data segments, keeping every other piece of
+  // machine state (memories, registers, flags, clock and statistics): the next run() starts at
+  // bundle 0 at the cycle the previous run ended (a compiled training step run again and again).
+  void load(const isa::Program& program);
+  // The machine state, for a host that writes inputs into HBM between runs.
+  ArchState& host_state() { return m_machine.state(); }
+
   int64_t cycles() const { return m_cycles; }
   int64_t bundles() const { return m_bundles; }
   int64_t stall_cycles(StallCause c) const { return m_stalls[static_cast<int>(c)]; }

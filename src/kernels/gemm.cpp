@@ -35,7 +35,8 @@ struct Tile {
 
 class GemmGenerator {
  public:
-  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan) : m_spec(spec), m_plan(plan) {}
+  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base)
+      : m_spec(spec), m_plan(plan), m_smem_base(smem_base) {}
   isa::Program generate();
 
  private:
@@ -63,6 +64,7 @@ class GemmGenerator {
 
   const core::CoreSpec& m_spec;
   GemmPlan& m_plan;
+  int64_t m_smem_base = 0;
   BundleBuilder m_bb;
   int m_rs = 0;      // R / S: mlw ops per tile
   int m_lag = 0;     // D: pushes between a result's push and its pop
@@ -125,7 +127,7 @@ uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_str
                                   static_cast<uint32_t>(src_stride), static_cast<uint32_t>(dst_stride)};
   auto it = m_descriptors.find(d);
   if (it != m_descriptors.end()) return it->second;
-  const auto at = static_cast<uint32_t>(m_smem.size());
+  const auto at = static_cast<uint32_t>(m_smem_base + static_cast<int64_t>(m_smem.size()));
   if (at + 4 > static_cast<uint64_t>(m_spec.smem_words)) throw Error("gemm", "scalar memory cannot hold the DMA descriptors");
   m_smem.insert(m_smem.end(), d.begin(), d.end());
   m_descriptors.emplace(d, at);
@@ -295,7 +297,7 @@ isa::Program GemmGenerator::generate() {
   if (static_cast<int64_t>(prog.code.size()) > m_spec.imem_bundles)
     throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) + " bundles; instruction memory holds " +
                             std::to_string(m_spec.imem_bundles) + " (use a smaller shape)");
-  prog.data.push_back(isa::DataSegment{isa::Space::Smem, 0, m_smem});
+  prog.data.push_back(isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
   for (int mc = 0; mc < p.MC; ++mc) {
     const int64_t Mp = ceil_div(rows_valid(mc), p.S) * static_cast<int64_t>(p.S);
     p.formula_cycles += static_cast<int64_t>(p.KT) * p.NT * (2ll * p.R + p.C + Mp - 2);
@@ -306,6 +308,13 @@ isa::Program GemmGenerator::generate() {
 }  // namespace
 
 GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N) {
+  GemmPlacement at;
+  at.b_hbm = static_cast<int64_t>(M) * K;
+  at.c_hbm = at.b_hbm + static_cast<int64_t>(K) * N;
+  return make_gemm(spec, M, K, N, at);
+}
+
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at) {
   if (M < 1 || K < 1 || N < 1) throw Error("gemm", "M, K and N must be positive");
   GemmPlan plan;
   plan.M = M, plan.K = K, plan.N = N;
@@ -315,12 +324,13 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N) {
   plan.KT = ceil_div(K, plan.R);
   plan.NT = ceil_div(N, plan.C);
   plan.double_buffer = spec.mxu_double_buffer;
-  plan.a_hbm = 0;
-  plan.b_hbm = static_cast<int64_t>(M) * K;
-  plan.c_hbm = plan.b_hbm + static_cast<int64_t>(K) * N;
-  if ((plan.c_hbm + static_cast<int64_t>(M) * N) * 4 > spec.hbm_bytes || plan.c_hbm + static_cast<int64_t>(M) * N > INT32_MAX)
-    throw Error("gemm", "HBM cannot hold A, B and C");
-  GemmGenerator gen(spec, plan);
+  plan.a_hbm = at.a_hbm;
+  plan.b_hbm = at.b_hbm;
+  plan.c_hbm = at.c_hbm;
+  const int64_t end = std::max({plan.a_hbm + static_cast<int64_t>(M) * K, plan.b_hbm + static_cast<int64_t>(K) * N,
+                                plan.c_hbm + static_cast<int64_t>(M) * N});
+  if (end * 4 > spec.hbm_bytes || end > INT32_MAX) throw Error("gemm", "HBM cannot hold A, B and C");
+  GemmGenerator gen(spec, plan, at.smem_base);
   GemmProgram out;
   out.program = gen.generate();
   plan.tiles = static_cast<int64_t>(plan.MC) * plan.NT * plan.KT;

@@ -58,6 +58,15 @@ struct GemmProgram {
 
 GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N);
 
+// Where a GEMM embedded in a larger program keeps its operands (HBM word addresses) and its DMA
+// descriptors (scalar memory from word smem_base). The code still uses vector memory from row 0,
+// flags 0..2 and any register; every DMA it issues is waited for before its final halt.
+struct GemmPlacement {
+  int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
+  int64_t smem_base = 0;
+};
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at);
+
 // Appends A (M x K) and B (K x N) as HBM data segments at the plan's addresses.
 void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b);
 

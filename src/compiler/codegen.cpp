@@ -1,0 +1,129 @@
+#include "compiler/codegen.h"
+
+#include "common/error.h"
+
+namespace tessera::compiler {
+
+using isa::Opcode;
+
+namespace {
+isa::Instr make(Opcode op, int d, int a, int b, int c, int32_t imm) {
+  isa::Instr in;
+  in.op = op;
+  in.d = static_cast<uint8_t>(d);
+  in.a = static_cast<uint8_t>(a);
+  in.b = static_cast<uint8_t>(b);
+  in.c = static_cast<uint8_t>(c);
+  in.imm = imm;
+  return in;
+}
+
+int32_t imm32(int64_t v, const char* what) {
+  if (v < INT32_MIN || v > INT32_MAX) throw Error("compiler", std::string(what) + " does not fit a 32-bit immediate");
+  return static_cast<int32_t>(v);
+}
+}  // namespace
+
+Codegen::Codegen(const core::CoreSpec& spec) : m_spec(spec), m_em(spec), m_smem_next(kDescriptorWords) {
+  if (spec.scalar_regs < 32 || spec.vector_regs < 24 || spec.mask_regs < 2)
+    throw Error("compiler", "the core needs at least 32 scalar, 24 vector and 2 mask registers");
+  sli(kRegZero, 0);
+}
+
+int Codegen::vreg() {
+  const int v = m_next_v;
+  m_next_v = m_next_v + 1 >= m_spec.vector_regs ? kConstRegs : m_next_v + 1;
+  return v;
+}
+
+int Codegen::sreg() {
+  const int s = m_next_s;
+  m_next_s = m_next_s + 1 >= kRegStride ? 1 : m_next_s + 1;
+  return s;
+}
+
+void Codegen::sli(int reg, int64_t value) { m_em.emit(make(Opcode::SLI, reg, 0, 0, 0, imm32(value, "a constant"))); }
+
+void Codegen::dma(Opcode op, int64_t dst, int64_t src, int64_t count_or_desc) {
+  const int d = sreg(), a = sreg(), b = sreg();
+  sli(d, dst);
+  sli(a, src);
+  sli(b, count_or_desc);
+  m_em.emit(make(op, d, a, b, 0, 0));
+  const int64_t lanes = m_spec.lanes;
+  if (op == Opcode::DMAHV) touch((dst + count_or_desc + lanes - 1) / lanes);
+  if (op == Opcode::DMAHV2) {
+    const uint32_t* desc = &m_smem.at(static_cast<size_t>(count_or_desc));
+    touch((dst + static_cast<int64_t>(desc[0] - 1) * desc[3] + desc[1] + lanes - 1) / lanes);
+  }
+  ++m_pending;
+}
+
+uint32_t Codegen::descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride) {
+  const std::array<uint32_t, 4> d{static_cast<uint32_t>(count), static_cast<uint32_t>(chunk),
+                                  static_cast<uint32_t>(src_stride), static_cast<uint32_t>(dst_stride)};
+  auto it = m_descriptors.find(d);
+  if (it != m_descriptors.end()) return it->second;
+  const auto at = static_cast<uint32_t>(m_smem.size());
+  if (static_cast<int64_t>(at) + 4 > std::min(kDescriptorWords, m_spec.smem_words))
+    throw Error("compiler", "more than " + std::to_string(kDescriptorWords / 4) + " distinct DMA descriptors");
+  m_smem.insert(m_smem.end(), d.begin(), d.end());
+  m_descriptors.emplace(d, at);
+  return at;
+}
+
+void Codegen::wait_dmas() {
+  if (m_pending == 0) return;
+  m_em.barrier();
+  m_em.emit(make(Opcode::WAIT, 0, 0, 0, 0, m_pending));
+  m_pending = 0;
+  m_em.barrier();
+}
+
+void Codegen::vld(int v, int64_t row) {
+  touch(row + m_spec.sublanes);
+  m_em.emit(make(Opcode::VLD, v, kRegZero, 0, 0, imm32(row, "a vector-memory row")), row, row + m_spec.sublanes - 1);
+}
+
+void Codegen::vld_strided(int v, int64_t row, int stride_reg, int stride) {
+  touch(row + static_cast<int64_t>(m_spec.sublanes - 1) * stride + 1);
+  m_em.emit(make(Opcode::VLDS, v, kRegZero, stride_reg, 0, imm32(row, "a vector-memory row")), row,
+            row + static_cast<int64_t>(m_spec.sublanes - 1) * stride);
+}
+
+void Codegen::vst(int v, int64_t row) {
+  touch(row + m_spec.sublanes);
+  m_em.emit(make(Opcode::VST, 0, v, kRegZero, 0, imm32(row, "a vector-memory row")), row, row + m_spec.sublanes - 1);
+}
+
+void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) { m_em.emit(make(o, d, a, b, c, imm)); }
+
+void Codegen::append(const isa::Program& kernel) {
+  wait_dmas();
+  std::vector<isa::Bundle> code = kernel.code;
+  TESSERA_CHECK(!code.empty() && code.back().slot[0].op == Opcode::HALT, "appended kernel must end with halt");
+  code.pop_back();
+  for (const isa::Bundle& b : code)
+    for (const isa::Instr& in : b.slot)
+      if (in.op == Opcode::VLD || in.op == Opcode::VST) touch(in.imm + m_spec.sublanes);
+  m_em.append(code);
+  for (const isa::DataSegment& d : kernel.data) {
+    if (d.space == isa::Space::Smem)
+      m_smem_next = std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
+    m_data.push_back(d);
+  }
+}
+
+isa::Program Codegen::finish() {
+  wait_dmas();
+  isa::Program p;
+  p.code = m_em.finish();
+  if (static_cast<int64_t>(p.code.size()) > m_spec.imem_bundles)
+    throw Error("compiler", "the program needs " + std::to_string(p.code.size()) + " bundles; instruction memory holds " +
+                                std::to_string(m_spec.imem_bundles));
+  if (!m_smem.empty()) p.data.push_back(isa::DataSegment{isa::Space::Smem, 0, m_smem});
+  for (const isa::DataSegment& d : m_data) p.data.push_back(d);
+  return p;
+}
+
+}  // namespace tessera::compiler

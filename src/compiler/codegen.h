@@ -1,0 +1,76 @@
+// Codegen: the instruction-level helpers every lowering uses, on top of the Emitter: rotating
+// register pools, DMA requests with their scalar operands, DMA descriptors in scalar memory, and
+// vector-memory loads/stores with the rows they touch.
+//
+// Register convention of the compiled program: s0 = 0 (every address is s0 + immediate), s28 the
+// stride of strided loads; v0..v7 per-kernel constants; v8.. the rotating pool. All DMAs use flag
+// 0; wait_dmas() waits for every DMA issued since the last wait. GEMM kernels (kernels/gemm) are
+// appended whole; they use vector memory from row 0 and flags 0..2 and leave every flag at 0.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "compiler/emitter.h"
+#include "core/spec.h"
+#include "isa/image.h"
+
+namespace tessera::compiler {
+
+inline constexpr int kRegZero = 0;
+inline constexpr int kRegStride = 28;   // s28, s29: strides of strided loads
+inline constexpr int kRegStride2 = 29;
+inline constexpr int kConstRegs = 8;
+// Scalar memory: words [0, kDescriptorWords) hold the compiler's DMA descriptors; appended
+// kernels' data follow (next_smem()).
+inline constexpr int64_t kDescriptorWords = 256;
+
+class Codegen {
+ public:
+  explicit Codegen(const core::CoreSpec& spec);
+
+  const core::CoreSpec& spec() const { return m_spec; }
+  Emitter& em() { return m_em; }
+  int words_per_vreg() const { return m_spec.sublanes * m_spec.lanes; }
+
+  int vreg();  // next register of the rotating pool
+  int sreg();
+
+  // sD = imm
+  void sli(int reg, int64_t value);
+  // One DMA (flag 0); for 2-D ones `count_or_desc` is the descriptor's smem address.
+  void dma(isa::Opcode op, int64_t dst, int64_t src, int64_t count_or_desc);
+  uint32_t descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride);
+  void wait_dmas();
+
+  void vld(int v, int64_t row);
+  // sublane s from row + s * stride; `stride_reg` must hold `stride`.
+  void vld_strided(int v, int64_t row, int stride_reg, int stride);
+  void vst(int v, int64_t row);
+  void op(isa::Opcode op, int d, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
+
+  // GEMM or other pre-scheduled code; its scalar-memory data go to the program.
+  void append(const isa::Program& kernel);
+  int64_t next_smem() const { return m_smem_next; }
+  // Highest vector-memory row + 1 any kernel touched so far (loads, stores, DMA destinations).
+  int64_t vmem_peak_rows() const { return m_vmem_peak; }
+
+  isa::Program finish();
+
+ private:
+  const core::CoreSpec& m_spec;
+  Emitter m_em;
+  int m_next_v = kConstRegs, m_next_s = 1;
+  int m_pending = 0;
+  std::vector<uint32_t> m_smem;
+  std::map<std::array<uint32_t, 4>, uint32_t> m_descriptors;
+  int64_t m_smem_next;
+  std::vector<isa::DataSegment> m_data;
+  int64_t m_vmem_peak = 0;
+  void touch(int64_t row_end) { m_vmem_peak = std::max(m_vmem_peak, row_end); }
+};
+
+}  // namespace tessera::compiler

@@ -1,0 +1,72 @@
+// The compiler: a model (graph IR) -> ONE tensor-core program (isa::Program) that runs a whole
+// training step (forward, loss, backward, optimizer update) or an inference pass.
+//
+// Pipeline (one pass per file, the IR verified after each; --dump-after=PASS prints it):
+//   autodiff      graph::build_training_graph (training only)          pass_autodiff.cpp
+//   plan-hbm      HBM addresses: persistent (inputs, parameters, optimizer state, per-step
+//                 scalars) and transient values with live ranges and first-fit reuse  pass_plan_hbm.cpp
+//   lower         one kernel per graph node (GEMMs from kernels/gemm, vector kernels from
+//                 kernels*.cpp), then the optimizer update per parameter          pass_lower.cpp
+//   schedule      the emitter's list scheduling into bundles, DMA descriptors, halt  (codegen.cpp)
+//
+// The program's contract with the host (runtime/train*): before each run the host writes the
+// batch (x: batch x sample fp32, labels: batch int32) and, for Adam, the step's scalars
+// {step_f, sqrt_bc2_f} at the addresses below; parameters and optimizer state live in HBM across
+// runs (written once by the host from the initial values); the loss (training) or logits and
+// loss (inference) are read back after the run.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+#include "graph/model.h"
+#include "graph/optimizer.h"
+#include "isa/image.h"
+
+namespace tessera::compiler {
+
+struct CompileOptions {
+  int batch = 128;
+  bool training = true;
+  graph::OptimizerConfig optimizer;
+  std::string dump_after;       // pass name, "all" or empty
+  std::ostream* dump = nullptr;  // where dumps go
+};
+
+struct HbmTensor {
+  std::string name;
+  int64_t hbm = 0;   // word address
+  int64_t words = 0;
+};
+
+struct CompileStats {
+  int64_t bundles = 0;
+  int64_t kernels = 0;
+  int64_t gemms = 0;
+  int64_t hbm_words = 0;         // peak HBM footprint
+  int64_t transient_words = 0;   // of which live-range planned values
+  int64_t transient_unshared_words = 0;  // what they would need without reuse
+  int64_t vmem_peak_rows = 0;    // largest vector-memory footprint of a kernel
+  int64_t smem_words = 0;
+  int64_t mxu_macs = 0;          // multiply-accumulates of the GEMMs (unpadded)
+};
+
+struct CompiledProgram {
+  isa::Program program;
+  HbmTensor x, labels, loss, logits, scalars;
+  std::vector<HbmTensor> params;  // aligned with graph::Model::params
+  std::vector<HbmTensor> state;   // SGD: one velocity per parameter; Adam: all m, then all v
+  CompileStats stats;
+};
+
+// The pass names, in order (for --dump-after).
+std::vector<std::string> pass_names();
+
+CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec, const CompileOptions& options);
+
+std::string stats_json(const CompileStats& s);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,141 @@
+#include "compiler/emitter.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "common/error.h"
+#include "isa/opcodes.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+int file_index(char f) { return f == 's' ? 0 : f == 'v' ? 1 : 2; }
+
+int field(const isa::Instr& in, char f) {
+  switch (f) {
+    case 'D': return in.d;
+    case 'A': return in.a;
+    case 'B': return in.b;
+    default: return in.c;
+  }
+}
+
+bool slot_in_class(int slot, isa::SlotClass cls) { return isa::kSlotClass[static_cast<size_t>(slot)] == cls; }
+
+// DMA requests and waits share one order (a wait must follow the DMAs it waits for).
+size_t order_key(isa::Unit u) { return static_cast<size_t>(u == isa::Unit::Sync ? isa::Unit::Dma : u); }
+
+}  // namespace
+
+std::vector<RegUse> reg_uses(const isa::Instr& in) {
+  const isa::OpInfo& info = isa::op_info(in.op);
+  const bool dma = info.unit == isa::Unit::Dma;
+  std::vector<RegUse> out;
+  const std::string_view sig = info.operands;
+  for (size_t i = 0; i + 1 < sig.size(); ++i) {
+    const char f = sig[i];
+    const char x = sig[i + 1];
+    if ((f != 's' && f != 'v' && f != 'm') || (x != 'D' && x != 'A' && x != 'B' && x != 'C')) continue;
+    if (i > 0 && sig[i - 1] != ',' && sig[i - 1] != '[') continue;
+    out.push_back(RegUse{f, field(in, x), x == 'D' && !dma});
+  }
+  return out;
+}
+
+Emitter::Emitter(const core::CoreSpec& spec) : m_spec(spec) {
+  const int counts[3] = {spec.scalar_regs, spec.vector_regs, spec.mask_regs};
+  for (int f = 0; f < 3; ++f) {
+    m_ready[f].assign(static_cast<size_t>(counts[f]), 0);
+    m_read[f].assign(static_cast<size_t>(counts[f]), -1);
+  }
+  m_unit_last.fill(0);
+}
+
+int64_t& Emitter::ready(char file, int index) { return m_ready[file_index(file)].at(static_cast<size_t>(index)); }
+int64_t& Emitter::last_read(char file, int index) { return m_read[file_index(file)].at(static_cast<size_t>(index)); }
+
+bool Emitter::slot_free(int64_t at, isa::SlotClass cls) const {
+  if (at >= size()) return true;
+  const isa::Bundle& b = m_bundles[static_cast<size_t>(at)];
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (slot_in_class(s, cls) && b.slot[static_cast<size_t>(s)].op == isa::Opcode::NOP) return true;
+  return false;
+}
+
+void Emitter::put(int64_t at, const isa::Instr& in) {
+  if (at >= size()) m_bundles.resize(static_cast<size_t>(at + 1));
+  isa::Bundle& b = m_bundles[static_cast<size_t>(at)];
+  const isa::SlotClass cls = isa::op_info(in.op).slot;
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (slot_in_class(s, cls) && b.slot[static_cast<size_t>(s)].op == isa::Opcode::NOP) {
+      b.slot[static_cast<size_t>(s)] = in;
+      return;
+    }
+  TESSERA_CHECK(false, "emitter: no free slot");
+}
+
+int64_t Emitter::emit(const isa::Instr& in, int64_t row_lo, int64_t row_hi) {
+  const isa::OpInfo& info = isa::op_info(in.op);
+  const std::vector<RegUse> uses = reg_uses(in);
+  int64_t at = m_floor;
+  for (const RegUse& u : uses) {
+    if (!u.write) at = std::max(at, ready(u.file, u.index));
+    if (u.write) {
+      at = std::max(at, ready(u.file, u.index));  // WAW: after the previous value is complete
+      at = std::max(at, last_read(u.file, u.index));
+    }
+  }
+  const bool ordered = info.unit != isa::Unit::Scalar && info.unit != isa::Unit::Vector &&
+                       info.unit != isa::Unit::VectorMem;
+  if (ordered) at = std::max(at, m_unit_last[order_key(info.unit)]);
+  const bool is_store = info.slot == isa::SlotClass::VecStore;
+  if (row_lo >= 0)
+    for (const Access& a : m_vmem)
+      if (a.lo <= row_hi && row_lo <= a.hi && (a.store || is_store)) at = std::max(at, a.at + 1);
+  while (!slot_free(at, info.slot)) ++at;
+  put(at, in);
+  const int lat = std::max(1, m_spec.latency_of(info.latency));
+  for (const RegUse& u : uses) {
+    if (u.write) {
+      ready(u.file, u.index) = at + lat;
+    } else {
+      int64_t& r = last_read(u.file, u.index);
+      r = std::max(r, at);
+    }
+  }
+  if (ordered) m_unit_last[order_key(info.unit)] = at;
+  if (row_lo >= 0) m_vmem.push_back(Access{row_lo, row_hi, at, is_store});
+  return at;
+}
+
+void Emitter::barrier() {
+  m_floor = std::max(m_floor, size());
+  m_unit_last.fill(m_floor);
+  m_vmem.clear();
+}
+
+void Emitter::append(const std::vector<isa::Bundle>& code) {
+  barrier();
+  m_bundles.insert(m_bundles.end(), code.begin(), code.end());
+  m_floor = size();
+  // The appended code may use any register: later readers and writers go after it.
+  for (int f = 0; f < 3; ++f) {
+    std::fill(m_ready[f].begin(), m_ready[f].end(), m_floor);
+    std::fill(m_read[f].begin(), m_read[f].end(), m_floor - 1);
+  }
+  m_unit_last.fill(m_floor);
+}
+
+std::vector<isa::Bundle> Emitter::finish() const {
+  std::vector<isa::Bundle> out;
+  out.reserve(m_bundles.size() + 1);
+  for (const isa::Bundle& b : m_bundles)
+    if (b != isa::Bundle{}) out.push_back(b);
+  isa::Bundle halt;
+  halt.slot[0].op = isa::Opcode::HALT;
+  out.push_back(halt);
+  return out;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,66 @@
+// Emitter: a list scheduler that turns a sequential stream of instructions into VLIW bundles.
+//
+// Contract: executing the bundles gives the values of executing the emitted instructions one by
+// one in emission order. Each instruction goes to the earliest bundle >= the current floor that
+//   * has a free slot of its class,
+//   * is after the bundle of the last write of every register it reads (RAW; placed at least the
+//     producer's latency later when possible, the core's scoreboard covers the rest),
+//   * is after the last write (WAW) and not before the last read (WAR) of every register it writes,
+//   * keeps the order of the ops of its unit (FIFO units: pushes and pops stay in program order;
+//     DMA, waits and signals stay in order),
+//   * for vector-memory ops, is after every earlier store to an overlapping row range (and stores
+//     after every earlier load or store of an overlapping range).
+// barrier() moves the floor past everything placed so far (used around DMAs and waits, which
+// order memory the scheduler does not track: HBM and vmem written by DMA).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/spec.h"
+#include "isa/instruction.h"
+
+namespace tessera::compiler {
+
+class Emitter {
+ public:
+  explicit Emitter(const core::CoreSpec& spec);
+
+  // Places `in`; `vmem_rows` = [first, last] vector-memory rows it touches (vld/vst only).
+  int64_t emit(const isa::Instr& in, int64_t row_lo = -1, int64_t row_hi = -1);
+  void barrier();
+  // Appends already scheduled code (e.g. a GEMM kernel) after everything placed so far.
+  void append(const std::vector<isa::Bundle>& code);
+  int64_t size() const { return static_cast<int64_t>(m_bundles.size()); }
+  const std::vector<isa::Bundle>& bundles() const { return m_bundles; }
+  // The bundles with empty ones dropped (straight-line code) and a final halt.
+  std::vector<isa::Bundle> finish() const;
+
+ private:
+  struct Access {
+    int64_t lo, hi, at;
+    bool store;
+  };
+  int64_t& ready(char file, int index);
+  int64_t& last_read(char file, int index);
+  bool slot_free(int64_t at, isa::SlotClass cls) const;
+  void put(int64_t at, const isa::Instr& in);
+
+  const core::CoreSpec& m_spec;
+  std::vector<isa::Bundle> m_bundles;
+  int64_t m_floor = 0;
+  std::vector<int64_t> m_ready[3], m_read[3];  // scalar, vector, mask: earliest use / last read
+  std::array<int64_t, isa::kNumUnits> m_unit_last{};
+  std::vector<Access> m_vmem;
+};
+
+// Register operands of an instruction, from its operand signature.
+struct RegUse {
+  char file;  // 's', 'v', 'm'
+  int index;
+  bool write;
+};
+std::vector<RegUse> reg_uses(const isa::Instr& in);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,61 @@
+// Vector-unit kernels of the compiled program: each reads its operands from HBM, computes in
+// vector memory and writes its results back to HBM (so kernels compose in any order; the only
+// state between them is HBM). Tensors are row-major fp32 (labels int32) at HBM word addresses.
+// Tiles: a kernel processes its tensors in chunks of whole rows sized to the configured vector
+// memory; a tensor whose single row (or vreg) cannot fit is an Error naming it and the sizes.
+// Every arithmetic step follows graph/kernels (chip numerics) and numerics/ exactly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen.h"
+
+namespace tessera::compiler {
+
+// A streamed input: flat, or one row of `row_len` elements repeated for every row (a bias).
+struct StreamIn {
+  int64_t hbm = 0;
+  bool row_broadcast = false;
+};
+// Computes the output vregs from the input vregs of one vreg position.
+using StreamBody = std::function<std::vector<int>(Codegen&, const std::vector<int>&)>;
+
+// Element-wise over a [rows, row_len] tensor; outputs may alias inputs (in-place updates).
+// `setup` emits the kernel's constants (v0..v7) once per chunk; the top `reserved_top` rows of
+// vector memory are left alone.
+void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t row_len,
+                 const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs, const StreamBody& body,
+                 const std::function<void(Codegen&)>& setup = {}, int64_t reserved_top = 0);
+
+void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
+              int64_t row_len, bool broadcast);
+void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n);
+void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out, int64_t n);
+
+// x [rows, cols] -> out [cols, rows] through vector memory and element-strided DMAs.
+void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols);
+
+// out[c] = numerics::column_sum over the rows (sublanes = the core's).
+void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols);
+
+// Softmax cross-entropy (graph/kernels.cpp chip numerics): loss[] = mean over the batch; or the
+// gradient (softmax - onehot) * f32(1/B) (the seed d loss is 1) into grad [B, C].
+void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels, int64_t loss,
+                       int64_t grad, int64_t batch, int64_t classes);
+
+// IEEE fp32 a / b (correctly rounded) on the vector unit and the EUP, by Markstein's theorem: with
+// y = eup_rcp(b) (correctly rounded), q0 = a * y, r = fma(-q0, b, a) (exact), q = fma(r, y, q0)
+// is RN(a / b) for normal results. `rcp_b` is a register already holding y, or -1. Returns q.
+int emit_divide(Codegen& cg, int a, int b, int rcp_b);
+
+// Optimizer updates in place (numerics/optimizer.h); Adam's per-step scalars {step_f,
+// sqrt_bc2_f} are two fp32 words at `scalars` (written by the host before each step).
+void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, int64_t grad, int64_t n, float lr,
+              float mu);
+void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v, int64_t grad, int64_t n,
+               float b1, float b2, float eps, float omb1, float omb2, int64_t scalars);
+
+}  // namespace tessera::compiler

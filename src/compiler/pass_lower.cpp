@@ -1,0 +1,140 @@
+// Pass lower: one kernel per graph node, in graph order, then the optimizer update per parameter,
+// into one instruction stream (the Codegen's list scheduler packs it into bundles).
+//   matmul                GEMM program from kernels/gemm (weight double buffering, DMA prefetch,
+//                         K chained in the accumulators: numerics::mxu_matmul_accumulate order)
+//   transpose             element-strided DMAs (the backward matmuls' transposed operands)
+//   add / relu / relu_grad / ones_like   streamed vector-unit kernels
+//   reduce_rows           column sum (vector unit + sublane tree)
+//   softmax_cross_entropy(_grad)         RPU + EUP row kernel
+//   optimizer             SGD with momentum or Adam, in place on parameters and state
+// Other ops (conv2d, maxpool2d, reshape, ...) are an Error naming the op and the node.
+#include "common/error.h"
+#include "compiler/kernels.h"
+#include "compiler/pipeline.h"
+#include "kernels/gemm.h"
+#include "numerics/optimizer.h"
+
+namespace tessera::compiler {
+
+using graph::OpKind;
+
+namespace {
+
+int64_t count(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
+
+// A GEMM with a ragged last K tile relies on zeros in vector memory past the K columns of its
+// A panels and past the K rows of its weight slots (the DMAs write only the valid part); other
+// kernels leave data there, so the rows it reads are cleared first.
+void zero_vmem_footprint(Codegen& cg, const isa::Program& gemm) {
+  int64_t rows = 0;
+  for (const isa::Bundle& b : gemm.code)
+    for (const isa::Instr& in : b.slot)
+      if (in.op == isa::Opcode::VLD) rows = std::max<int64_t>(rows, in.imm + cg.spec().sublanes);
+  cg.op(isa::Opcode::VBCASTI, 0, 0, 0, 0, 0);
+  for (int64_t r = 0; r < rows; r += cg.spec().sublanes) cg.vst(0, r);
+}
+
+void lower_matmul(Pipeline& p, Codegen& cg, const graph::Node& n) {
+  const graph::Graph& g = p.graph;
+  const graph::Value& a = g.value(n.inputs[0]);
+  const graph::Value& b = g.value(n.inputs[1]);
+  const int M = static_cast<int>(a.shape[0]), K = static_cast<int>(a.shape[1]), N = static_cast<int>(b.shape[1]);
+  kernels::GemmPlacement at;
+  at.a_hbm = p.hbm.at(a.id);
+  at.b_hbm = p.hbm.at(b.id);
+  at.c_hbm = p.hbm.at(n.output);
+  at.smem_base = cg.next_smem();
+  try {
+    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
+    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.program);
+    cg.append(gemm.program);
+    p.out.stats.mxu_macs += gemm.plan.macs();
+    ++p.out.stats.gemms;
+  } catch (const Error& e) {
+    throw Error("compiler", "matmul '" + g.value(n.output).name + "' [" + std::to_string(M) + " x " +
+                                std::to_string(K) + "] x [" + std::to_string(K) + " x " + std::to_string(N) +
+                                "]: " + e.what());
+  }
+}
+
+void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
+  const graph::Graph& g = p.graph;
+  const graph::Value& out = g.value(n.output);
+  const std::string& name = out.name;
+  auto in = [&](int i) { return p.hbm.at(n.inputs[static_cast<size_t>(i)]); };
+  auto in_v = [&](int i) -> const graph::Value& { return g.value(n.inputs[static_cast<size_t>(i)]); };
+  const int64_t dst = p.hbm.at(n.output);
+  switch (n.op) {
+    case OpKind::kMatMul: lower_matmul(p, cg, n); return;
+    case OpKind::kAdd: {
+      const bool broadcast = in_v(1).shape != in_v(0).shape;
+      const int64_t row = count(in_v(1));
+      emit_add(cg, name, in(0), in(1), dst, broadcast ? count(out) / row : count(out), broadcast ? row : 1, broadcast);
+      return;
+    }
+    case OpKind::kRelu: emit_relu(cg, name, in(0), dst, count(out)); return;
+    case OpKind::kReluGrad: emit_relu_grad(cg, name, in(0), in(1), dst, count(out)); return;
+    case OpKind::kTranspose: emit_transpose(cg, name, in(0), dst, in_v(0).shape[0], in_v(0).shape[1]); return;
+    case OpKind::kReduceRows: {
+      const int64_t cols = out.shape[0];
+      emit_reduce_rows(cg, name, in(0), dst, count(in_v(0)) / cols, cols);
+      return;
+    }
+    case OpKind::kSoftmaxCrossEntropy:
+      emit_softmax_xent(cg, name, in(0), in(1), dst, -1, in_v(0).shape[0], in_v(0).shape[1]);
+      return;
+    case OpKind::kSoftmaxCrossEntropyGrad: {
+      const graph::Value& seed = in_v(2);
+      if (seed.producer < 0 || g.node(seed.producer).op != OpKind::kOnesLike)
+        throw Error("compiler", "softmax_cross_entropy_grad '" + name + "': the loss seed must be ones_like(loss)");
+      emit_softmax_xent(cg, name, in(0), in(1), -1, dst, in_v(0).shape[0], in_v(0).shape[1]);
+      return;
+    }
+    case OpKind::kOnesLike:
+      emit_stream(cg, name, count(out), 1, {}, {dst}, [](Codegen& c, const std::vector<int>&) {
+        const int r = c.vreg();
+        c.op(isa::Opcode::VBCASTI, r, 0, 0, 0, 0x3f800000);
+        return std::vector<int>{r};
+      });
+      return;
+    default:
+      throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
+                                  "') is not supported by the tensor-core lowering yet");
+  }
+}
+
+void lower_optimizer(Pipeline& p, Codegen& cg) {
+  const graph::OptimizerConfig& o = p.options.optimizer;
+  const size_t np = p.params.size();
+  for (size_t i = 0; i < np; ++i) {
+    const HbmTensor& t = p.out.params[i];
+    const int64_t grad = p.hbm.at(p.grads[i]);
+    if (o.kind == graph::OptimizerKind::kSgd) {
+      const auto c = numerics::sgd_constants(o.lr, o.momentum);
+      emit_sgd(cg, "sgd." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words, c.lr, c.mu);
+    } else {
+      const auto c = numerics::adam_constants(o.beta1, o.beta2, o.eps);
+      emit_adam(cg, "adam." + t.name, t.hbm, p.out.state[i].hbm, p.out.state[np + i].hbm, grad, t.words, c.b1, c.b2,
+                c.eps, c.omb1, c.omb2, p.out.scalars.hbm);
+    }
+    ++p.out.stats.kernels;
+  }
+}
+
+}  // namespace
+
+void pass_lower(Pipeline& p) {
+  Codegen cg(*p.spec);
+  for (const graph::Node& n : p.graph.nodes()) {
+    lower_node(p, cg, n);
+    ++p.out.stats.kernels;
+  }
+  if (p.options.training) lower_optimizer(p, cg);
+  p.out.program = cg.finish();
+  p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
+  p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
+  p.out.stats.smem_words = cg.next_smem();
+  p.out.stats.vmem_peak_rows = cg.vmem_peak_rows();
+}
+
+}  // namespace tessera::compiler

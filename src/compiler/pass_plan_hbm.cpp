@@ -1,0 +1,167 @@
+// Pass plan-hbm: assigns every value of the graph an HBM word address.
+//   * Persistent (the host reads or writes them between runs): the input batch x, the labels, the
+//     per-step optimizer scalars, the constant 1.0 (the loss seed), the parameters and the
+//     optimizer state, the loss (and logits in inference).
+//   * Transient: every other node output lives from its producing node to its last consumer
+//     (gradients to the end: the optimizer update reads them). Values are placed first-fit in a
+//     free list in node order and their space is reused once their last consumer has run (never by
+//     an output of that same consumer: kernels read inputs while they write outputs).
+// The peak is checked against the configured HBM; a model that does not fit is an Error naming the
+// value that did not fit and the sizes.
+#include <algorithm>
+#include <sstream>
+
+#include "common/error.h"
+#include "compiler/pipeline.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+int64_t words_of(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
+
+class FreeList {
+ public:
+  explicit FreeList(int64_t base) : m_end(base) {}
+  int64_t alloc(int64_t n) {
+    for (auto it = m_free.begin(); it != m_free.end(); ++it)
+      if (it->second >= n) {
+        const int64_t at = it->first;
+        const int64_t rest = it->second - n;
+        m_free.erase(it);
+        if (rest > 0) m_free.emplace(at + n, rest);
+        return at;
+      }
+    const int64_t at = m_end;
+    m_end += n;
+    return at;
+  }
+  void release(int64_t at, int64_t n) {
+    auto [it, ok] = m_free.emplace(at, n);
+    TESSERA_CHECK(ok, "plan-hbm: double free");
+    auto next = std::next(it);
+    if (next != m_free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      m_free.erase(next);
+    }
+    if (it != m_free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        m_free.erase(it);
+      }
+    }
+  }
+  int64_t end() const { return m_end; }
+
+ private:
+  std::map<int64_t, int64_t> m_free;
+  int64_t m_end;
+};
+
+}  // namespace
+
+void pass_plan_hbm(Pipeline& p) {
+  const graph::Graph& g = p.graph;
+  int64_t next = 0;
+  auto persistent = [&](int64_t words) {
+    const int64_t at = next;
+    next += words;
+    return at;
+  };
+  auto tensor = [&](const std::string& name, int64_t words) { return HbmTensor{name, persistent(words), words}; };
+  // Parameters and optimizer state first: their addresses do not depend on the batch, so the
+  // training programs of every batch size and the inference programs share them.
+  CompiledProgram& out = p.out;
+  out.params.clear();
+  for (int id : p.params) {
+    out.params.push_back(tensor(g.value(id).name, words_of(g.value(id))));
+    p.hbm[id] = out.params.back().hbm;
+  }
+  out.state.clear();
+  const int copies = p.options.optimizer.kind == graph::OptimizerKind::kAdam ? 2 : 1;
+  for (int c = 0; c < copies; ++c)
+    for (size_t i = 0; i < p.params.size(); ++i)
+      out.state.push_back(tensor((copies == 1 ? "sgd.vel." : c == 0 ? "adam.m." : "adam.v.") + out.params[i].name,
+                                 out.params[i].words));
+  out.scalars = tensor("optimizer.scalars", 2);
+  p.ones_hbm = persistent(1);
+  out.loss = tensor(g.value(p.loss).name, 1);
+  out.x = tensor(g.value(p.x).name, words_of(g.value(p.x)));
+  out.labels = tensor(g.value(p.labels).name, words_of(g.value(p.labels)));
+  out.logits = tensor(g.value(p.logits).name, p.options.training ? 0 : words_of(g.value(p.logits)));
+  p.hbm[p.x] = out.x.hbm;
+  p.hbm[p.labels] = out.labels.hbm;
+  p.hbm[p.loss] = out.loss.hbm;
+  if (!p.options.training) p.hbm[p.logits] = out.logits.hbm;
+  if (next * 4 > p.spec->hbm_bytes)
+    throw Error("compiler", "parameters and optimizer state need " + std::to_string(next * 4) +
+                                " bytes of HBM, the core has " + std::to_string(p.spec->hbm_bytes));
+  // Live ranges of the transient values.
+  const int n = static_cast<int>(g.nodes().size());
+  p.live.clear();
+  for (int i = 0; i < n; ++i) {
+    const graph::Node& node = g.nodes()[static_cast<size_t>(i)];
+    if (!p.hbm.count(node.output)) p.live[node.output] = {i, i};
+    for (int in : node.inputs)
+      if (p.live.count(in)) p.live[in].second = std::max(p.live[in].second, i);
+  }
+  for (int gr : p.grads)
+    if (p.live.count(gr)) p.live[gr].second = n;
+  FreeList fl(next);
+  std::map<int, std::vector<int>> dying;  // node index -> values whose last use it is
+  for (const auto& [v, r] : p.live) dying[r.second].push_back(v);
+  for (int i = 0; i < n; ++i) {
+    const int v = g.nodes()[static_cast<size_t>(i)].output;
+    if (p.live.count(v)) {
+      p.hbm[v] = fl.alloc(words_of(g.value(v)));
+      out.stats.transient_unshared_words += words_of(g.value(v));
+    }
+    for (int d : dying[i]) fl.release(p.hbm[d], words_of(g.value(d)));
+    if (fl.end() * 4 > p.spec->hbm_bytes)
+      throw Error("compiler", "value '" + g.value(v).name + "' " + graph::shape_str(g.value(v).shape) +
+                                  " does not fit HBM: the plan needs " + std::to_string(fl.end() * 4) +
+                                  " bytes, the core has " + std::to_string(p.spec->hbm_bytes));
+  }
+  out.stats.hbm_words = fl.end();
+  out.stats.transient_words = fl.end() - next;
+  verify_plan(p);
+}
+
+// Every value a node touches has an address; no two values live at the same time overlap.
+void verify_plan(const Pipeline& p) {
+  const graph::Graph& g = p.graph;
+  for (const graph::Node& node : g.nodes()) {
+    for (int in : node.inputs)
+      if (!p.hbm.count(in)) throw Error("plan-hbm", "value '" + g.value(in).name + "' has no HBM address");
+    if (!p.hbm.count(node.output)) throw Error("plan-hbm", "value '" + g.value(node.output).name + "' has no HBM address");
+  }
+  std::vector<std::pair<int, std::pair<int, int>>> items(p.live.begin(), p.live.end());
+  for (size_t a = 0; a < items.size(); ++a)
+    for (size_t b = a + 1; b < items.size(); ++b) {
+      const auto& [va, ra] = items[a];
+      const auto& [vb, rb] = items[b];
+      if (ra.second < rb.first || rb.second < ra.first) continue;
+      const int64_t a0 = p.hbm.at(va), a1 = a0 + words_of(g.value(va));
+      const int64_t b0 = p.hbm.at(vb), b1 = b0 + words_of(g.value(vb));
+      if (a0 < b1 && b0 < a1)
+        throw Error("plan-hbm", "values '" + g.value(va).name + "' and '" + g.value(vb).name + "' overlap while both live");
+    }
+}
+
+std::string dump_plan(const Pipeline& p) {
+  std::ostringstream os;
+  const graph::Graph& g = p.graph;
+  for (const graph::Value& v : g.values()) {
+    auto it = p.hbm.find(v.id);
+    if (it == p.hbm.end()) continue;
+    os << "hbm " << it->second << " +" << words_of(v) << " " << v.name << " " << graph::shape_str(v.shape);
+    auto l = p.live.find(v.id);
+    if (l != p.live.end()) os << " live [" << l->second.first << ", " << l->second.second << "]";
+    os << "\n";
+  }
+  for (const HbmTensor& t : p.out.state) os << "hbm " << t.hbm << " +" << t.words << " " << t.name << "\n";
+  return os.str();
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,34 @@
+// The state the compiler's passes hand each other (internal to compiler/).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "graph/autodiff.h"
+
+namespace tessera::compiler {
+
+struct Pipeline {
+  const core::CoreSpec* spec = nullptr;
+  CompileOptions options;
+  graph::Model model;
+  graph::Graph graph;  // forward (inference) or training graph
+  int x = -1, labels = -1, loss = -1, logits = -1;
+  std::vector<int> params, grads;  // value ids in `graph`, aligned with model.params
+  std::map<int, int64_t> hbm;      // value id -> HBM word address
+  std::map<int, std::pair<int, int>> live;  // value id -> [first, last] node index (transients)
+  int64_t ones_hbm = -1;           // the constant 1.0 (d loss / d loss)
+  CompiledProgram out;
+};
+
+void pass_autodiff(Pipeline& p);
+void pass_plan_hbm(Pipeline& p);
+void pass_lower(Pipeline& p);
+
+// Checks after each pass (tessera::Error on a broken invariant).
+void verify_plan(const Pipeline& p);
+std::string dump_plan(const Pipeline& p);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,61 @@
+// ChipTrainer: training and evaluation on the simulated chip. The compiler's program for the
+// step (and one per other batch size: the last partial batch) runs on one timed core whose HBM
+// keeps the parameters and optimizer state across steps; before each run the host link writes the
+// batch (and Adam's per-step scalars) into HBM, timed at `host_bytes_per_second`.
+// The compiled programs share the parameter and state addresses (compiler/pass_plan_hbm.cpp), so
+// switching programs (Core::load) keeps the training state.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "core/core.h"
+#include "graph/host_trainer.h"
+
+namespace tessera::runtime {
+
+struct ChipTrainerOptions {
+  int batch = 128;
+  graph::OptimizerConfig optimizer;
+  uint64_t seed = 0;
+  double host_bytes_per_second = 16e9;  // host link into HBM
+};
+
+class ChipTrainer {
+ public:
+  ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const ChipTrainerOptions& options);
+
+  // One training step on n samples; returns the loss (computed on the chip) before the update.
+  float step(const float* images, const int32_t* labels, int n);
+  // Inference on the chip for n samples; adds loss * n and argmax hits to `acc`.
+  void evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc);
+
+  // Parameters as they are in the simulated HBM (aligned with graph::Model::params).
+  std::vector<std::vector<float>> params() const;
+  std::vector<std::vector<float>> optimizer_state() const;
+
+  const core::Core& core() const { return *m_core; }
+  double host_link_seconds() const { return m_host_seconds; }
+  int64_t host_link_bytes() const { return m_host_bytes; }
+  int64_t steps() const { return m_steps; }
+  const compiler::CompiledProgram& program(int n, bool training);
+
+ private:
+  void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
+  std::vector<float> read(int64_t addr, int64_t n) const;
+
+  graph::ModelSpec m_model;
+  core::CoreSpec m_spec;
+  ChipTrainerOptions m_options;
+  int64_t m_sample = 0;
+  std::map<std::pair<int, bool>, std::unique_ptr<compiler::CompiledProgram>> m_programs;
+  std::unique_ptr<core::Core> m_core;
+  double m_host_seconds = 0;
+  int64_t m_host_bytes = 0;
+  int64_t m_steps = 0;
+};
+
+}  // namespace tessera::runtime

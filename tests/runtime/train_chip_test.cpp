@@ -1,0 +1,92 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/spec.h"
+#include "graph/host_trainer.h"
+#include "graph/rng.h"
+#include "runtime/train_chip.h"
+
+namespace tessera::runtime {
+namespace {
+
+core::CoreSpec default_config() {
+  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+}
+
+struct Data {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
+// Fashion-MNIST-shaped synthetic batches: pixels k/255 (some exact zeros), labels in [0, 10).
+Data synthetic(int n, uint64_t seed) {
+  graph::SplitMix64 rng(seed);
+  Data d;
+  d.images.resize(static_cast<size_t>(n) * 784);
+  for (float& p : d.images) {
+    const uint64_t r = rng.next() % 400;
+    p = r < 255 ? static_cast<float>(r) / 255.0f : 0.0f;
+  }
+  for (int i = 0; i < n; ++i) d.labels.push_back(static_cast<int32_t>(rng.next() % 10));
+  return d;
+}
+
+void expect_bit_identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size());
+    size_t diff = 0;
+    for (size_t j = 0; j < a[i].size(); ++j) diff += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
+    EXPECT_EQ(diff, 0u) << "parameter " << i;
+  }
+}
+
+void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
+  const graph::ModelSpec mlp = graph::zoo_spec("mlp");
+  graph::OptimizerConfig opt;
+  opt.kind = kind;
+  opt.lr = lr;
+  ChipTrainerOptions o;
+  o.batch = batch;
+  o.optimizer = opt;
+  o.seed = 0;
+  ChipTrainer chip(mlp, default_config(), o);
+  graph::HostTrainer host(mlp, batch, graph::Numerics::kChip, opt, 0);
+  expect_bit_identical(chip.params(), host.params());
+  for (int s = 0; s < steps; ++s) {
+    const Data d = synthetic(batch, 100 + static_cast<uint64_t>(s));
+    const float lc = chip.step(d.images.data(), d.labels.data(), batch);
+    const float lh = host.step(d.images.data(), d.labels.data(), batch);
+    ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0) << "loss of step " << s << ": chip " << lc << " host " << lh;
+  }
+  expect_bit_identical(chip.params(), host.params());
+  expect_bit_identical(chip.optimizer_state(), host.optimizer().state());
+}
+
+TEST(ChipTrainer, MlpSgdWeightsAfter20StepsAreBitIdenticalToTheChipNumericsReference) {
+  check_exact(graph::OptimizerKind::kSgd, 0.05, 1, 8);
+  check_exact(graph::OptimizerKind::kSgd, 0.05, 20, 8);
+}
+
+TEST(ChipTrainer, MlpAdamWeightsAfter20StepsAreBitIdenticalToTheChipNumericsReference) {
+  check_exact(graph::OptimizerKind::kAdam, 1e-3, 20, 8);
+}
+
+TEST(ChipTrainer, EvaluationOnTheChipMatchesTheReference) {
+  const graph::ModelSpec mlp = graph::zoo_spec("mlp");
+  ChipTrainerOptions o;
+  o.batch = 8;
+  ChipTrainer chip(mlp, default_config(), o);
+  graph::HostTrainer host(mlp, 8, graph::Numerics::kChip, o.optimizer, 0);
+  const Data d = synthetic(12, 7);
+  graph::EvalResult a, b;
+  chip.evaluate(d.images.data(), d.labels.data(), 12, a);
+  host.evaluate(d.images.data(), d.labels.data(), 12, b);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.samples, 12);
+  EXPECT_EQ(a.loss_sum, b.loss_sum);
+}
+
+}  // namespace
+}  // namespace tessera::runtime
