@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/adam_unit.h"
 #include "core/decoded.h"
 #include "core/dma.h"
 #include "core/events.h"
@@ -65,7 +66,13 @@ class Machine {
   const EventCounts& events() const { return m_ev; }
 
   // Value of the cycle counter special register for the bundle being executed.
-  void set_cycle(int64_t c) { m_cycle = c; }
+  // Also completes the Adam unit runs that finished by c (their sync flags).
+  void set_cycle(int64_t c) {
+    m_cycle = c;
+    m_adam.retire(c, m_state.flags);
+  }
+  AdamUnit& adam() { return m_adam; }
+  const AdamUnit& adam() const { return m_adam; }
 
   // Copies the bundle's shadow registers (call before its first op).
   void prepare(const DecodedBundle& b);
@@ -82,6 +89,7 @@ class Machine {
   OpTiming exec_mxu(const DecodedOp& op, int64_t now);
   OpTiming exec_ext(const DecodedOp& op, int64_t now);
   OpTiming exec_misc(const DecodedOp& op, int64_t now);
+  OpTiming exec_adam(const DecodedOp& op, int64_t now);  // adam_unit_exec.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   int64_t ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
   OpTiming push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
@@ -96,6 +104,7 @@ class Machine {
   ArchState m_state;
   Mxu m_mxu;
   DmaEngine m_dma;
+  AdamUnit m_adam;
   ResultFifo m_eup, m_rpu, m_xu;
   int64_t m_eup_free = 0, m_rpu_free = 0, m_xu_free = 0, m_rng_free = 0;
   std::vector<uint32_t> m_xu_matrix;  // lanes x lanes, rows filled by pending slices

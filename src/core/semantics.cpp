@@ -27,6 +27,7 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma)
       m_state(spec),
       m_mxu(spec),
       m_dma(spec),
+      m_adam(spec),
       m_eup("EUP", spec.eup_fifo, spec.sublanes * spec.lanes),
       m_rpu("reduce/permute", spec.rpu_fifo, spec.sublanes * spec.lanes),
       m_xu("transpose", spec.xu_fifo, spec.sublanes * spec.lanes),
@@ -69,10 +70,12 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
     case Opcode::DMAHV2: case Opcode::DMAVH2:
       t = m_dma.queue_ready(now), cause = StallCause::DmaQueue;
       break;
+    case Opcode::ADAMSTART: t = m_adam.busy_until(), cause = StallCause::DmaQueue; break;
     case Opcode::WAIT: {
       const int64_t value = m_state.flags[op.a];
       if (value >= op.imm) break;
-      const int64_t at = m_dma.flag_ready(op.a, value, op.imm);
+      int64_t at = m_dma.flag_ready(op.a, value, op.imm);
+      if (at < 0) at = m_adam.flag_ready(op.a, value, op.imm);  // a flag adam.start signals
       if (at < 0)
         throw UnitFault(fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
                                     "no outstanding DMA signals it enough",
@@ -89,6 +92,7 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   ++m_ev.unit_ops[static_cast<int>(isa::op_info(op.op).unit)];
+  if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
   switch (isa::op_info(op.op).slot) {
     case isa::SlotClass::Scalar: return exec_scalar(op, now, ctl);
     case isa::SlotClass::VecAlu: return exec_vector(op, now);

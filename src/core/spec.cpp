@@ -87,6 +87,8 @@ CoreSpec read_core_spec(ConfigReader& r) {
   e.bundle_fetch_pj = r.get_float("core.energy.bundle_fetch_pj", 20, {0, 1e6}, "pJ", "fetch and decode one bundle");
   e.static_mw = r.get_float("core.energy.static_mw", 0, {0, 1e9}, "mW", "static power");
 
+  s.adam = read_adam_unit_spec(r);
+
   if (!r.is_schema()) {
     r.require(s.lanes % s.sublanes == 0 || s.lanes < s.sublanes, "core.vector.lanes",
               "lanes must be a multiple of sublanes (the transpose unit moves lanes/sublanes slices)");

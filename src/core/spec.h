@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "core/adam_unit_spec.h"
 #include "isa/opcodes.h"
 
 namespace tessera::core {
@@ -67,6 +68,7 @@ struct CoreSpec {
   int sync_flags = 32;
 
   EnergySpec energy;
+  AdamUnitSpec adam;  // the Adam optimizer unit (core.adam.*)
 };
 
 // Reads (and validates) a CoreSpec. Keys under "core." in the config document; unknown keys are

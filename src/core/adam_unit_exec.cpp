@@ -1,0 +1,27 @@
+// adam.start sA, #C: the tensor core starts the Adam unit on the program at HBM word sA.
+// Values: the unit runs its whole program when the op executes (adam_unit.h), reading and writing
+// HBM in program order. Time: the op issues once the unit is idle (a second start waits for the
+// first run to end); in the timed core flag C is incremented at the run's completion cycle (a
+// program must `wait` on it before touching what the unit writes; use a flag no DMA in flight
+// shares); the functional interpreter increments it at once. The tensor core's DMA engine and the
+// unit's DMA path are modelled as separate paths to HBM.
+#include <fmt/format.h>
+
+#include "core/fault.h"
+#include "core/machine.h"
+
+namespace tessera::core {
+
+OpTiming Machine::exec_adam(const DecodedOp& op, int64_t now) {
+  const int64_t addr = m_state.sreg(op.a);
+  const int64_t start = std::max(now, m_adam.busy_until());
+  const int64_t done = m_adam.run(m_state.hbm, addr, start);
+  if (m_timed_dma) {
+    m_adam.add_completion(op.c, done);
+  } else {
+    m_state.flags[static_cast<size_t>(op.c)] += 1;
+  }
+  return OpTiming{start, 1, start + m_spec.latency_of(isa::LatencyClass::Dma)};
+}
+
+}  // namespace tessera::core
