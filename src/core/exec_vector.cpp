@@ -51,9 +51,12 @@ OpTiming Machine::exec_vector(const DecodedOp& op, int64_t now) {
   const int n = m_words;
   m_ev.vector_elements += n;
   m_ev.vreg_elements += static_cast<int64_t>(op.vreg_reads + 1) * n;
-  uint32_t* d = s.vreg(op.d);
-  const uint32_t* a = s.vreg(op.a);
-  const uint32_t* b = s.vreg(op.b);
+  // Fields name vector registers only for some ops (others: masks, a scalar); only form
+  // pointers into the vector register file for indices inside it.
+  const int nv = s.vector_regs() + kShadowRegs;
+  uint32_t* d = op.d < nv ? s.vreg(op.d) : nullptr;
+  const uint32_t* a = op.a < nv ? s.vreg(op.a) : nullptr;
+  const uint32_t* b = op.b < nv ? s.vreg(op.b) : nullptr;
   switch (op.op) {
     case Opcode::VADDF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) + f(y)); }); break;
     case Opcode::VSUBF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) - f(y)); }); break;
