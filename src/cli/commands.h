@@ -15,5 +15,7 @@ void register_config_command(CLI::App& app);
 void register_bench_command(CLI::App& app);
 void register_map_command(CLI::App& app);
 void register_isa_command(CLI::App& app);
+void register_train_command(CLI::App& app);
+void register_compile_command(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   register_bench_command(app);
   register_map_command(app);
   register_isa_command(app);
+  register_train_command(app);
+  register_compile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
