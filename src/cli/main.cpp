@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   register_isa_command(app);
   register_train_command(app);
   register_compile_command(app);
+  register_adam_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
