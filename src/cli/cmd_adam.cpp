@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "common/config.h"
 #include "common/error.h"
 #include "core/adam_unit_bench.h"
 #include "core/adam_unit_programs.h"
@@ -49,8 +50,13 @@ struct AdamArgs {
   std::vector<int64_t> params = {100000, 1000000, 10000000};
 };
 
+// The built-in defaults are those the config reader declares (CoreSpec{} leaves energies at 0).
 core::CoreSpec spec_from(const std::string& config) {
-  return config.empty() ? core::CoreSpec{} : core::load_core_spec(config);
+  if (!config.empty()) return core::load_core_spec(config);
+  ConfigReader r = ConfigReader::from_string("{}", "<defaults>");
+  core::CoreSpec s = core::read_core_spec(r);
+  r.finish();
+  return s;
 }
 
 // The three problems (docs/adam-unit.md). Objective in double; gradient rounded to fp32.
