@@ -17,7 +17,17 @@ Mxu::Mxu(const CoreSpec& spec)
       m_staging(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
       m_active(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
       m_acc(static_cast<size_t>(spec.mxu_acc_blocks) * spec.sublanes * spec.mxu_cols, 0.0f),
-      m_in(static_cast<size_t>(spec.sublanes) * spec.mxu_rows, 0.0f) {}
+      m_in(static_cast<size_t>(spec.sublanes) * spec.mxu_rows, 0.0f),
+      m_block_size(static_cast<size_t>(spec.sublanes) * spec.mxu_cols),
+      m_fifo_values(m_block_size * spec.mxu_result_fifo, 0.0f),
+      m_fifo_ready(spec.mxu_result_fifo, 0) {}
+
+float* Mxu::fifo_push(int64_t ready) {
+  const int slot = (m_fifo_head + m_fifo_count) % m_spec.mxu_result_fifo;
+  m_fifo_ready[slot] = ready;
+  ++m_fifo_count;
+  return fifo_block(slot);
+}
 
 // ---- readiness -----------------------------------------------------------------------------
 
@@ -34,7 +44,7 @@ int64_t Mxu::mflip_ready(int64_t now) const { return std::max(now, m_shift_free)
 int64_t Mxu::mmul_ready(int64_t now) const { return std::max(now, m_input_free); }
 
 int64_t Mxu::mpop_ready(int64_t now) const {
-  return m_fifo.empty() ? now : std::max(now, m_fifo.front().ready);
+  return m_fifo_count == 0 ? now : std::max(now, m_fifo_ready[m_fifo_head]);
 }
 
 // ---- checks (no state change) --------------------------------------------------------------
@@ -59,13 +69,13 @@ void Mxu::check_mmul(MmulMode mode, int64_t acc_block) const {
     throw UnitFault(fmt::format("mmul: accumulator block {} is out of range 0..{}", acc_block,
                                 m_spec.mxu_acc_blocks - 1));
   const bool pushes_result = mode == MmulMode::ToFifo || mode == MmulMode::AccumulateOut;
-  if (pushes_result && static_cast<int>(m_fifo.size()) >= m_spec.mxu_result_fifo)
+  if (pushes_result && m_fifo_count >= m_spec.mxu_result_fifo)
     throw UnitFault(fmt::format("mmul: the result FIFO is full ({} blocks not popped); only mpop makes room",
-                                m_fifo.size()));
+                                m_fifo_count));
 }
 
 void Mxu::check_mpop() const {
-  if (m_fifo.empty()) throw UnitFault("mpop: the result FIFO is empty and no result is in flight");
+  if (m_fifo_count == 0) throw UnitFault("mpop: the result FIFO is empty and no result is in flight");
 }
 
 // ---- operations ----------------------------------------------------------------------------
@@ -117,27 +127,28 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
   const size_t block = static_cast<size_t>(S) * C;
   auto run = [&](float* out) { numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C); };
   if (mode == MmulMode::ToFifo) {
-    ResultBlock rb{std::vector<float>(block, 0.0f), last_out + 1};
-    run(rb.values.data());
-    m_fifo.push_back(std::move(rb));
+    float* out = fifo_push(last_out + 1);
+    std::fill(out, out + block, 0.0f);
+    run(out);
     return;
   }
   float* acc = &m_acc[static_cast<size_t>(acc_block) * block];
   if (mode == MmulMode::Store) std::fill(acc, acc + block, 0.0f);
   run(acc);
-  if (mode == MmulMode::AccumulateOut) m_fifo.push_back({std::vector<float>(acc, acc + block), last_out + 1});
+  if (mode == MmulMode::AccumulateOut) std::copy(acc, acc + block, fifo_push(last_out + 1));
 }
 
 void Mxu::mpop(float* v, int64_t now) {
   check_mpop();
   const int S = m_rows_per_push, C = m_spec.mxu_cols, L = m_spec.lanes;
-  const ResultBlock& rb = m_fifo.front();
+  const float* values = fifo_block(m_fifo_head);
   for (int s = 0; s < S; ++s) {
     float* row = v + static_cast<size_t>(s) * L;
-    std::memcpy(row, &rb.values[static_cast<size_t>(s) * C], sizeof(float) * C);
+    std::memcpy(row, values + static_cast<size_t>(s) * C, sizeof(float) * C);
     std::fill(row + C, row + L, 0.0f);
   }
-  m_fifo.pop_front();
+  m_fifo_head = (m_fifo_head + 1) % m_spec.mxu_result_fifo;
+  --m_fifo_count;
 }
 
 }  // namespace tessera::core

@@ -31,7 +31,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "core/spec.h"
@@ -77,14 +76,14 @@ class Mxu {
   void check_mmul(MmulMode mode, int64_t acc_block) const;
   void check_mpop() const;
 
-  int fifo_occupancy() const { return static_cast<int>(m_fifo.size()); }
+  int fifo_occupancy() const { return m_fifo_count; }
   const MxuStats& stats() const { return m_stats; }
 
  private:
-  struct ResultBlock {
-    std::vector<float> values;  // sublanes x C
-    int64_t ready;              // first cycle it may be popped
-  };
+  // The result FIFO is a ring of `mxu_result_fifo` preallocated blocks (sublanes x C each):
+  // no allocation per push.
+  float* fifo_block(int slot) { return &m_fifo_values[static_cast<size_t>(slot) * m_block_size]; }
+  float* fifo_push(int64_t ready);  // claims the next slot; returns its storage
 
   const CoreSpec& m_spec;
   int m_rows_per_push;  // = sublanes
@@ -97,7 +96,10 @@ class Mxu {
   int64_t m_staging_free = 0;   // first cycle no input in flight uses the staging buffer
   std::vector<float> m_acc;     // acc_blocks x sublanes x C
   std::vector<float> m_in;      // scratch: one input block rounded to bf16 (sublanes x R)
-  std::deque<ResultBlock> m_fifo;
+  size_t m_block_size;                 // sublanes x C
+  std::vector<float> m_fifo_values;    // result_fifo blocks
+  std::vector<int64_t> m_fifo_ready;   // per slot: first cycle its block may be popped
+  int m_fifo_head = 0, m_fifo_count = 0;
   MxuStats m_stats;
 };
 

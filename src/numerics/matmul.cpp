@@ -1,7 +1,8 @@
-// Kernel: register-blocked 8 rows x 16 columns (16 AVX2 accumulators), k innermost and strictly
+// Kernel: register-blocked 4 rows x 24 columns (12 AVX2 accumulators), k innermost and strictly
 // ascending, so each output follows exactly the fma chain of the contract in matmul.h.
-// The unroll pragmas let GCC keep the 16 accumulators in registers (without them it spills them
-// to the stack every k step, at half the speed).
+// 12 accumulators + 3 weight vectors + 1 broadcast fill AVX2's 16 ymm registers exactly; the
+// earlier 8 x 16 block needed 19 and spilled to the stack every k step. The unroll pragmas keep
+// the small arrays in registers.
 #include "numerics/matmul.h"
 
 #include <cmath>
@@ -25,37 +26,42 @@ void mxu_matmul_accumulate_reference(const float* a, int lda, const float* w, in
 #if defined(__x86_64__)
 namespace {
 
-// One block of `rows` (<= 8) x 16 columns; fixed-trip loops over `rows` unroll into registers.
-template <int Rows>
+// One block of `Rows` (<= 4) rows x `Vecs` (<= 3) vectors of 8 columns. 4 x 3 keeps 12
+// accumulators, 3 weight vectors and 1 broadcast in AVX2's 16 ymm registers (no spills); the k
+// loop stays strictly ascending for every output, as the contract requires.
+template <int Rows, int Vecs>
 __attribute__((target("avx2,fma"))) void block_avx2(const float* a, int lda, const float* w,
                                                       int ldw, float* acc, int ldc, int K) {
-  __m256 c0[Rows], c1[Rows];
-#pragma GCC unroll 8
-  for (int r = 0; r < Rows; ++r) {
-    c0[r] = _mm256_loadu_ps(acc + r * ldc);
-    c1[r] = _mm256_loadu_ps(acc + r * ldc + 8);
-  }
+  __m256 c[Rows][Vecs];
+#pragma GCC unroll 4
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < Vecs; ++v) c[r][v] = _mm256_loadu_ps(acc + r * ldc + 8 * v);
   for (int k = 0; k < K; ++k) {
-    const __m256 w0 = _mm256_loadu_ps(w + k * ldw);
-    const __m256 w1 = _mm256_loadu_ps(w + k * ldw + 8);
-#pragma GCC unroll 8
+    __m256 wv[Vecs];
+#pragma GCC unroll 3
+    for (int v = 0; v < Vecs; ++v) wv[v] = _mm256_loadu_ps(w + k * ldw + 8 * v);
+#pragma GCC unroll 4
     for (int r = 0; r < Rows; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
-      c0[r] = _mm256_fmadd_ps(av, w0, c0[r]);
-      c1[r] = _mm256_fmadd_ps(av, w1, c1[r]);
+#pragma GCC unroll 3
+      for (int v = 0; v < Vecs; ++v) c[r][v] = _mm256_fmadd_ps(av, wv[v], c[r][v]);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < Rows; ++r) {
-    _mm256_storeu_ps(acc + r * ldc, c0[r]);
-    _mm256_storeu_ps(acc + r * ldc + 8, c1[r]);
-  }
+#pragma GCC unroll 4
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < Vecs; ++v) _mm256_storeu_ps(acc + r * ldc + 8 * v, c[r][v]);
 }
 
 using BlockFn = void (*)(const float*, int, const float*, int, float*, int, int);
-constexpr BlockFn kBlocks[9] = {nullptr,        block_avx2<1>, block_avx2<2>,
-                                block_avx2<3>,  block_avx2<4>, block_avx2<5>,
-                                block_avx2<6>,  block_avx2<7>, block_avx2<8>};
+// kBlocks[rows][vecs]: rows 1..4, vecs 1..3.
+constexpr BlockFn kBlocks[5][4] = {
+    {nullptr, nullptr, nullptr, nullptr},
+    {nullptr, block_avx2<1, 1>, block_avx2<1, 2>, block_avx2<1, 3>},
+    {nullptr, block_avx2<2, 1>, block_avx2<2, 2>, block_avx2<2, 3>},
+    {nullptr, block_avx2<3, 1>, block_avx2<3, 2>, block_avx2<3, 3>},
+    {nullptr, block_avx2<4, 1>, block_avx2<4, 2>, block_avx2<4, 3>}};
 
 bool host_has_avx2_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -69,11 +75,13 @@ void mxu_matmul_accumulate(const float* a, int lda, const float* w, int ldw, flo
                            int M, int K, int N) {
 #if defined(__x86_64__)
   if (host_has_avx2_fma()) {
-    const int n_vec = N - N % 16;
-    for (int m0 = 0; m0 < M; m0 += 8) {
-      const int rows = M - m0 < 8 ? M - m0 : 8;
-      for (int n0 = 0; n0 < n_vec; n0 += 16)
-        kBlocks[rows](a + m0 * lda, lda, w + n0, ldw, acc + m0 * ldc + n0, ldc, K);
+    const int n_vec = N - N % 8;
+    for (int m0 = 0; m0 < M; m0 += 4) {
+      const int rows = M - m0 < 4 ? M - m0 : 4;
+      for (int n0 = 0; n0 < n_vec; n0 += 24) {
+        const int vecs = (n_vec - n0) / 8 < 3 ? (n_vec - n0) / 8 : 3;
+        kBlocks[rows][vecs](a + m0 * lda, lda, w + n0, ldw, acc + m0 * ldc + n0, ldc, K);
+      }
     }
     if (n_vec < N)
       mxu_matmul_accumulate_reference(a, lda, w + n_vec, ldw, acc + n_vec, ldc, M, K, N - n_vec);
