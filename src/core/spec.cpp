@@ -57,7 +57,7 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.mxu_rows = static_cast<int>(r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
   s.mxu_cols = static_cast<int>(r.get_int("core.mxu.cols", 128, {1, 1024}, "PEs", "systolic array columns C (output dim)"));
   s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true, "load the next weight tile while the current one multiplies");
-  s.mxu_result_fifo = static_cast<int>(r.get_int("core.mxu.result_fifo", 8, {1, 1024}, "blocks", "result FIFO depth"));
+  s.mxu_result_fifo = static_cast<int>(r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
   s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks", "accumulator blocks (sublanes x cols fp32)"));
 
   s.xu_fifo = static_cast<int>(r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));

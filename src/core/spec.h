@@ -47,7 +47,7 @@ struct CoreSpec {
   int mxu_rows = 128;      // R: reduction dimension (weights rows)
   int mxu_cols = 128;      // C: output columns
   bool mxu_double_buffer = true;
-  int mxu_result_fifo = 8;       // result blocks (sublanes x C) the FIFO holds
+  int mxu_result_fifo = 33;      // result blocks: ceil((R + C + sublanes) / sublanes) keeps the array streaming
   int mxu_acc_blocks = 256;      // accumulator blocks (sublanes x C fp32 each)
 
   // extended units: FIFO depths (in vregs) and pipeline latencies (cycles)
