@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #endif
 
+#include "numerics/adam.h"
 #include "numerics/eup.h"
 
 namespace tessera::numerics {
@@ -37,25 +38,12 @@ void sgd_momentum_update(float* theta, float* vel, const float* g, long n, SgdCo
 
 namespace {
 
-// The contract's order, one element at a time.
+// The contract's order, one element at a time: the unit's two stages (numerics/adam.h) applied
+// in turn. Elements are independent, so this equals the fused per-element loop bit for bit.
 void adam_update_scalar(float* theta, float* m, float* v, const float* g, long n, AdamConstants c,
                         AdamStepScalars s) {
-  const float neg_step = -s.step;
-  for (long i = 0; i < n; ++i) {
-    const float m1 = c.b1 * m[i];
-    const float m2 = c.omb1 * g[i];
-    m[i] = m1 + m2;
-    const float v1 = c.b2 * v[i];
-    const float g1 = c.omb2 * g[i];
-    const float v2 = g1 * g[i];
-    v[i] = v1 + v2;
-    const float root = eup_sqrt(v[i]);
-    const float scaled = root / s.sqrt_bc2;
-    const float denom = scaled + c.eps;
-    const float ratio = m[i] / denom;
-    const float delta = neg_step * ratio;
-    theta[i] = theta[i] + delta;
-  }
+  adam_moments(m, v, g, n, c);
+  adam_params(theta, m, v, n, c, s);
 }
 
 #if defined(__x86_64__)
