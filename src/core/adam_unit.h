@@ -159,8 +159,8 @@ class AdamUnit {
   void occupy(AdamSub s, int64_t start, int64_t elements, int width);
   void check_hbm(std::string_view what, int64_t addr, int64_t words) const;
 
-  const AdamUnitSpec& m_spec;
-  const EnergySpec& m_energy;
+  AdamUnitSpec m_spec;  // a copy: the unit must not outlive a caller's temporary spec
+  EnergySpec m_energy;  // a copy, as m_spec
   PagedMemory* m_hbm = nullptr;
   GradientHook m_hook;
   int64_t m_limit = int64_t{1} << 32;

@@ -85,7 +85,7 @@ class Mxu {
   float* fifo_block(int slot) { return &m_fifo_values[static_cast<size_t>(slot) * m_block_size]; }
   float* fifo_push(int64_t ready);  // claims the next slot; returns its storage
 
-  const CoreSpec& m_spec;
+  CoreSpec m_spec;  // a copy: the unit must not outlive a caller's temporary spec
   int m_rows_per_push;  // = sublanes
   std::vector<float> m_staging, m_active;  // R x C, bf16 values held as fp32
   int m_staged_rows = 0;
