@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cmath>
-#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -15,6 +14,7 @@
 #include "numerics/eup.h"
 #include "numerics/matmul.h"
 #include "numerics/reduce.h"
+#include "support/error_of.h"
 
 namespace tessera::graph {
 namespace {
@@ -32,14 +32,7 @@ void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>&
     ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])) << "element " << i;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 struct MatmulGraph {
   Graph g;

@@ -1,22 +1,15 @@
-#include <functional>
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "graph/graph.h"
 #include "graph/ops.h"
+#include "support/error_of.h"
 
 namespace tessera::graph {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(OpTable, MnemonicsAreUniqueAndRoundTrip) {
   for (const OpInfo& info : kOpTable) {

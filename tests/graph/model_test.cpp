@@ -1,24 +1,17 @@
 #include "graph/model.h"
 
 #include <cmath>
-#include <functional>
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "graph/model_json.h"
+#include "support/error_of.h"
 
 namespace tessera::graph {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 const std::string kData = std::string(TESSERA_SOURCE_DIR) + "/data/graph/";
 

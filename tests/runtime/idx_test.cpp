@@ -6,24 +6,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "runtime/dataset.h"
+#include "support/error_of.h"
 
 namespace tessera::runtime {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 // A fresh directory per test for the small IDX files the tests write.
 class IdxFiles : public ::testing::Test {
