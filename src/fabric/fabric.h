@@ -1,0 +1,104 @@
+// The inter-chip packet fabric: exchange blocks, routers, links (contract with system/ and the BSP
+// machine, issue 4).
+//
+// A Transfer is one core -> core message. Between chips it is split into packets of
+// spec.packet_payload_bytes (header: fabric/packet.h), streamed by the source chip's exchange
+// block (XB) under the XREQ / XON / XOFF protocol of spec/exchange.md, routed hop by hop with the
+// static tables of fabric/routing.h, carried by links with bandwidth, latency, half/full duplex,
+// bounded queues and seeded loss, acknowledged and retransmitted, and reassembled at the
+// destination in any arrival order. Between the cores of ONE chip a transfer takes the
+// time-deterministic on-chip path (no header): onchip_latency + bytes / onchip bandwidth.
+//
+// Protocol and timing model (all times integer picoseconds, so runs are bit-reproducible):
+// - post(ready, t): at `ready` the source core announces t to its XB (XREQ). The XB grants XON to
+//   one core at a time (cores in index order, round robin); the granted core streams the packets
+//   of all its announced transfers, interleaved one packet per transfer in post order, into the
+//   output queue of the link its routing table names, instantly (the on-chip path is not the
+//   bottleneck). When the next packet's queue has no free slot the XB sends XOFF; when a slot
+//   frees, XON. When the core has nothing left it gets XOFF and the next core gets XON.
+// - A link's output queue holds spec.queue_packets packets: waiting to be sent or sent and not yet
+//   acknowledged. The XB may fill it only up to queue_packets - reserve (reserve = max(1, Q/4)
+//   slots kept for packets in transit, so through traffic is never starved by local traffic).
+// - Sending a packet of p payload + h header bytes holds the link (full duplex: its direction;
+//   half duplex: the one wire) for transfer_ps(p + h); it arrives link_latency later. With
+//   probability loss_rate (SplitMix64 per link, seeded from `seed` and the link) it is dropped on
+//   the wire. A packet that arrives where its next queue is full is refused (not acknowledged).
+//   An accepted packet is acknowledged; the ack reaches the sender link_latency later (acks
+//   travel out of band: no bandwidth, never lost) and frees the sender's slot. A packet not
+//   acknowledged ack_timeout after it left is sent again ahead of new packets. The receiver keeps
+//   a bitmap per transfer and discards duplicates: nothing is lost or duplicated.
+// - A transfer has arrived when its last missing packet arrives; Arrival::time is that time.
+// - Watchdog: if for spec.watchdog_us of simulated time no packet is accepted anywhere (or no
+//   event is left while transfers are pending), drain() throws tessera::Error naming the waiting
+//   transfers (source, destination, packets delivered) and the links holding packets.
+//
+// Contract changes are additive only; additions so far: Transfer::phantom_words (timing-only
+// transfers for benchmarks), Fabric::now(), Fabric::routing().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fabric/stats.h"
+#include "system/system_spec.h"
+
+namespace tessera::fabric {
+
+using Picos = int64_t;  // simulated time, picoseconds (integers: deterministic)
+
+struct Endpoint {
+  int chip = 0;
+  int core = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+enum class Combine : uint8_t { kStore, kAdd, kMax };  // what the receiver does with the words
+
+struct Transfer {  // one core->core message (a send instruction's region)
+  Endpoint src, dst;
+  uint64_t dst_addr = 0;  // word address in the destination core's vector memory
+  Combine combine = Combine::kStore;
+  std::vector<uint32_t> words;  // payload (fp32 bit patterns or int32)
+  uint64_t id = 0;              // sender-assigned, deterministic; unique per (src, superstep)
+  // Additive: when `words` is empty, a timing-only transfer of this many words (benchmarks).
+  uint64_t phantom_words = 0;
+  uint64_t size_words() const { return words.empty() ? phantom_words : words.size(); }
+};
+
+struct Arrival {  // fully reassembled at dst
+  Transfer transfer;
+  Picos time = 0;
+};
+
+class Routing;
+class Engine;
+
+class Fabric {
+ public:
+  // Builds the routing tables (throws tessera::Error for an invalid spec or an unreachable chip).
+  Fabric(const system::SystemSpec& spec, uint64_t seed);
+  ~Fabric();
+  Fabric(Fabric&&) noexcept;
+  Fabric& operator=(Fabric&&) noexcept;
+
+  // Queue a transfer at the source chip's exchange block, available from time `ready`
+  // (>= now()). Throws tessera::Error for an endpoint outside the system.
+  void post(Picos ready, Transfer t);
+  // Simulate until every posted transfer has arrived (packets, links, loss + retransmission,
+  // XREQ/XON/XOFF); return the arrivals sorted by (time, dst, src, id). If nothing moves for the
+  // watchdog limit, throw tessera::Error naming the waiting parties (never hang).
+  std::vector<Arrival> drain();
+  // Per link and per chip: bytes, packets, retransmissions, queue occupancy (max/mean), XOFF time,
+  // busy time; accumulated over every drain() since construction.
+  const FabricStats& stats() const;
+  // Simulated time reached by the last drain() (0 before the first).
+  Picos now() const;
+  const Routing& routing() const;
+  const system::SystemSpec& spec() const;
+
+ private:
+  std::unique_ptr<Engine> m_engine;
+};
+
+}  // namespace tessera::fabric
