@@ -28,6 +28,8 @@
 //   acknowledged ack_timeout after it left is sent again ahead of new packets. The receiver keeps
 //   a bitmap per transfer and discards duplicates: nothing is lost or duplicated.
 // - A transfer has arrived when its last missing packet arrives; Arrival::time is that time.
+// - Between drains the fabric is empty, so a later post may be ready before now() (a core that
+//   finished its compute early); each wire still stays busy until the end of its last transmission.
 // - Watchdog: if for spec.watchdog_us of simulated time no packet is accepted anywhere (or no
 //   event is left while transfers are pending), drain() throws tessera::Error naming the waiting
 //   transfers (source, destination, packets delivered) and the links holding packets.
@@ -40,6 +42,7 @@
 #include <memory>
 #include <vector>
 
+#include "fabric/routing.h"
 #include "fabric/stats.h"
 #include "system/system_spec.h"
 
@@ -71,7 +74,7 @@ struct Arrival {  // fully reassembled at dst
   Picos time = 0;
 };
 
-class Routing;
+
 class Engine;
 
 class Fabric {
@@ -83,7 +86,7 @@ class Fabric {
   Fabric& operator=(Fabric&&) noexcept;
 
   // Queue a transfer at the source chip's exchange block, available from time `ready`
-  // (>= now()). Throws tessera::Error for an endpoint outside the system.
+  // (see "Between drains" above). Throws tessera::Error for an endpoint outside the system.
   void post(Picos ready, Transfer t);
   // Simulate until every posted transfer has arrived (packets, links, loss + retransmission,
   // XREQ/XON/XOFF); return the arrivals sorted by (time, dst, src, id). If nothing moves for the
@@ -92,7 +95,7 @@ class Fabric {
   // Per link and per chip: bytes, packets, retransmissions, queue occupancy (max/mean), XOFF time,
   // busy time; accumulated over every drain() since construction.
   const FabricStats& stats() const;
-  // Simulated time reached by the last drain() (0 before the first).
+  // Time of the last arrival of the last drain() (0 before the first).
   Picos now() const;
   const Routing& routing() const;
   const system::SystemSpec& spec() const;

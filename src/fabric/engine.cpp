@@ -1,0 +1,398 @@
+#include "fabric/engine.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace tessera::fabric {
+
+namespace {
+
+bool later(const auto& x, const auto& y) { return std::tie(x.time, x.order) > std::tie(y.time, y.order); }
+
+uint64_t mix_seed(uint64_t seed, uint64_t channel) {
+  graph::SplitMix64 g(seed ^ (0x9e3779b97f4a7c15ull * (channel + 1)));
+  return g.next();
+}
+
+}  // namespace
+
+Engine::Engine(const system::SystemSpec& spec, uint64_t seed) : m_spec(spec), m_routing(spec), m_seed(seed) {
+  TESSERA_CHECK(spec.link_gbytes_per_s > 0 && spec.onchip_gbytes_per_s > 0, "bandwidths must be positive");
+  m_latency_ps = system::ns_to_ps(spec.link_latency_ns);
+  m_timeout_ps = system::ns_to_ps(spec.ack_timeout_ns);
+  m_watchdog_ps = system::ns_to_ps(spec.watchdog_us * 1000.0);
+  m_words_per_packet = static_cast<uint32_t>(std::max(1, spec.packet_payload_bytes / 4));
+  const auto& chans = m_routing.channels();
+  m_channel.resize(chans.size());
+  m_wire.resize(m_routing.wires());
+  m_stats.links.resize(chans.size());
+  for (size_t c = 0; c < chans.size(); ++c) {
+    m_channel[c].ring.resize(std::max(1, spec.queue_packets));
+    m_channel[c].rng = graph::SplitMix64(mix_seed(seed, c));
+    m_stats.links[c].from_chip = chans[c].from;
+    m_stats.links[c].to_chip = chans[c].to;
+    WireState& w = m_wire[chans[c].wire];
+    w.channels[w.channels[0] < 0 ? 0 : 1] = static_cast<int>(c);
+  }
+  m_stats.chips.resize(spec.chips);
+  m_xb.resize(spec.chips);
+  for (auto& xb : m_xb) {
+    xb.active.resize(spec.cores_per_chip);
+    xb.rr.assign(spec.cores_per_chip, 0);
+  }
+}
+
+int Engine::inject_limit() const { return m_spec.queue_packets - m_spec.queue_packets / 4; }
+
+void Engine::post(Picos ready, Transfer t) {
+  const auto bad = [&](const Endpoint& e) {
+    return e.chip < 0 || e.chip >= m_spec.chips || e.core < 0 || e.core >= m_spec.cores_per_chip;
+  };
+  const std::string who = fmt::format("fabric: transfer {} from chip {} core {}", t.id, t.src.chip, t.src.core);
+  if (bad(t.src) || bad(t.dst)) {
+    const Endpoint& e = bad(t.src) ? t.src : t.dst;
+    throw Error(who, fmt::format("{} chip {} core {} does not exist (the system has {} chips x {} cores)",
+                                 bad(t.src) ? "source" : "destination", e.chip, e.core, m_spec.chips,
+                                 m_spec.cores_per_chip));
+  }
+  if (ready < 0) throw Error(who, fmt::format("ready time {} ps is negative", ready));
+  TransferState s;
+  s.ready = ready;
+  const uint64_t words = t.size_words();
+  const uint64_t packets = std::max<uint64_t>(1, (words + m_words_per_packet - 1) / m_words_per_packet);
+  if (packets > UINT32_MAX) throw Error(who, fmt::format("{} words is too large a transfer", words));
+  s.packets = static_cast<uint32_t>(packets);
+  s.t = std::move(t);
+  m_transfers.push_back(std::move(s));
+}
+
+void Engine::schedule(Picos t, Ev kind, uint32_t a) {
+  m_heap.push_back({t, m_order++, kind, a});
+  std::push_heap(m_heap.begin(), m_heap.end(), [](const Event& x, const Event& y) { return later(x, y); });
+}
+
+std::vector<Arrival> Engine::drain() {
+  if (m_transfers.empty()) return {};
+  Picos start = m_transfers.front().ready;
+  for (const auto& s : m_transfers) start = std::min(start, s.ready);
+  m_now = std::min(m_now, start);  // the fabric is empty between drains
+  m_last_progress = start;
+  m_pending = m_transfers.size();
+  for (uint32_t i = 0; i < m_transfers.size(); ++i) {
+    TransferState& s = m_transfers[i];
+    s.got.assign((s.packets + 63) / 64, 0);
+    auto& cs = m_stats.chips[s.t.src.chip];
+    ++cs.transfers_sent;
+    cs.bytes_sent += 4 * s.t.size_words();
+    if (s.t.src.chip == s.t.dst.chip) {
+      const Picos dt = system::ns_to_ps(m_spec.onchip_latency_ns) +
+                       system::transfer_ps(static_cast<int64_t>(4 * s.t.size_words()), m_spec.onchip_gbytes_per_s);
+      schedule(s.ready + dt, Ev::kOnchipDone, i);
+    } else {
+      schedule(s.ready, Ev::kReady, i);
+    }
+  }
+  const auto cmp = [](const Event& x, const Event& y) { return later(x, y); };
+  Picos last_arrival = 0;
+  while (!m_heap.empty()) {
+    std::pop_heap(m_heap.begin(), m_heap.end(), cmp);
+    const Event e = m_heap.back();
+    m_heap.pop_back();
+    if (m_pending > 0 && e.time - m_last_progress > m_watchdog_ps)
+      stuck(fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
+    m_now = e.time;
+    ++m_stats.events;
+    const size_t before = m_pending;
+    run_event(e);
+    if (m_pending < before) last_arrival = m_now;
+  }
+  if (m_pending > 0) stuck("no event is left that could move a packet");
+
+  std::vector<Arrival> out;
+  out.reserve(m_transfers.size());
+  for (auto& s : m_transfers) out.push_back({std::move(s.t), s.done_time});
+  m_transfers.clear();
+  std::sort(out.begin(), out.end(), [](const Arrival& x, const Arrival& y) {
+    const auto key = [](const Arrival& a) {
+      return std::make_tuple(a.time, a.transfer.dst.chip, a.transfer.dst.core, a.transfer.src.chip,
+                             a.transfer.src.core, a.transfer.id);
+    };
+    return key(x) < key(y);
+  });
+  m_stats.transfers += out.size();
+  for (size_t c = 0; c < m_channel.size(); ++c) set_occupancy(static_cast<uint32_t>(c), 0);  // close integrals
+  m_stats.end_ps = std::max(m_stats.end_ps, m_now);  // the last event (an ack) of any drain
+  const double span = static_cast<double>(m_stats.end_ps);
+  for (size_t c = 0; c < m_channel.size(); ++c) {
+    LinkStats& l = m_stats.links[c];
+    l.mean_queue = span > 0 ? m_channel[c].occ_integral / span : 0;
+    l.utilisation = span > 0 ? static_cast<double>(l.busy_ps) / span : 0;
+  }
+  m_now = last_arrival;
+  return out;
+}
+
+void Engine::run_event(const Event& e) {
+  switch (e.kind) {
+    case Ev::kReady: on_ready(e.a); break;
+    case Ev::kOnchipDone: {
+      TransferState& s = m_transfers[e.a];
+      s.done_time = m_now;
+      --m_pending;
+      m_last_progress = m_now;
+      auto& cs = m_stats.chips[s.t.dst.chip];
+      ++cs.transfers_received;
+      cs.bytes_received += 4 * s.t.size_words();
+      break;
+    }
+    case Ev::kWireFree:
+      m_wire[e.a].busy = false;
+      start_wire(static_cast<int>(e.a));
+      break;
+    case Ev::kArrive: on_arrive(e.a); break;
+    case Ev::kAck: on_ack(e.a); break;
+    case Ev::kTimeout: on_timeout(e.a); break;
+  }
+}
+
+// XREQ: the source core announces the transfer; the XB grants XON if no core streams.
+void Engine::on_ready(uint32_t tr) {
+  const Endpoint src = m_transfers[tr].t.src;
+  ExchangeBlock& xb = m_xb[src.chip];
+  xb.active[src.core].push_back(tr);
+  if (xb.granted < 0) grant_next(src.chip);
+  else if (xb.granted == src.core && !xb.xoff) pump(src.chip);
+}
+
+// XOFF to the current core (it has nothing left) and XON to the next core with work, round robin.
+void Engine::grant_next(int chip) {
+  ExchangeBlock& xb = m_xb[chip];
+  const int cores = m_spec.cores_per_chip;
+  const int from = xb.granted < 0 ? 0 : xb.granted + 1;
+  xb.granted = -1;
+  for (int i = 0; i < cores; ++i) {
+    const int core = (from + i) % cores;
+    if (!xb.active[core].empty()) {
+      xb.granted = core;
+      pump(chip);
+      return;
+    }
+  }
+}
+
+// The granted core streams packets, one per announced transfer in turn, until a queue is full.
+void Engine::pump(int chip) {
+  ExchangeBlock& xb = m_xb[chip];
+  while (xb.granted >= 0) {
+    auto& list = xb.active[xb.granted];
+    uint32_t& rr = xb.rr[xb.granted];
+    if (list.empty()) {
+      rr = 0;
+      grant_next(chip);
+      return;
+    }
+    if (rr >= list.size()) rr = 0;
+    const uint32_t tr = list[rr];
+    TransferState& s = m_transfers[tr];
+    const uint32_t ch = static_cast<uint32_t>(m_routing.next_channel(chip, s.t.dst.chip));
+    ChannelState& cs = m_channel[ch];
+    if (cs.occupancy >= inject_limit()) {
+      if (!xb.xoff) {
+        xb.xoff = true;
+        xb.xoff_since = m_now;
+        ++m_stats.chips[chip].xoff_count;
+      }
+      cs.xb_waiting = true;
+      return;
+    }
+    if (xb.xoff) {
+      xb.xoff = false;
+      m_stats.chips[chip].xoff_ps += m_now - xb.xoff_since;
+    }
+    const uint32_t p = new_packet();
+    Packet& pk = m_packets[p];
+    pk.transfer = tr;
+    pk.seq = s.injected++;
+    const uint64_t first = static_cast<uint64_t>(pk.seq) * m_words_per_packet;
+    pk.bytes = static_cast<uint32_t>(4 * std::min<uint64_t>(m_words_per_packet, s.t.size_words() - std::min(first, s.t.size_words())));
+    ++m_stats.chips[chip].packets_injected;
+    m_last_progress = m_now;
+    set_occupancy(ch, +1);
+    enqueue(ch, p, false);
+    if (s.injected == s.packets) list.erase(list.begin() + rr);
+    else ++rr;
+  }
+}
+
+uint32_t Engine::new_packet() {
+  if (!m_free_packets.empty()) {
+    const uint32_t p = m_free_packets.back();
+    m_free_packets.pop_back();
+    m_packets[p] = Packet{};
+    return p;
+  }
+  m_packets.emplace_back();
+  return static_cast<uint32_t>(m_packets.size() - 1);
+}
+
+void Engine::enqueue(uint32_t ch, uint32_t p, bool front) {
+  ChannelState& cs = m_channel[ch];
+  TESSERA_CHECK(cs.count < cs.ring.size(), "fabric: a channel queue overflowed");
+  const uint32_t cap = static_cast<uint32_t>(cs.ring.size());
+  if (front) {
+    cs.head = (cs.head + cap - 1) % cap;
+    cs.ring[cs.head] = p;
+  } else {
+    cs.ring[(cs.head + cs.count) % cap] = p;
+  }
+  ++cs.count;
+  m_packets[p].channel = ch;
+  kick(ch);
+}
+
+void Engine::kick(uint32_t ch) {
+  const int wire = m_routing.channels()[ch].wire;
+  if (!m_wire[wire].busy) start_wire(wire);
+}
+
+void Engine::set_occupancy(uint32_t ch, int delta) {
+  ChannelState& cs = m_channel[ch];
+  if (m_now > cs.occ_since) cs.occ_integral += static_cast<double>(cs.occupancy) * static_cast<double>(m_now - cs.occ_since);
+  cs.occ_since = m_now;
+  cs.occupancy += delta;
+  LinkStats& l = m_stats.links[ch];
+  l.max_queue = std::max(l.max_queue, cs.occupancy);
+}
+
+// The wire is idle: send the head packet of one of its channels (half duplex: alternate).
+void Engine::start_wire(int wire) {
+  WireState& w = m_wire[wire];
+  int ch = -1;
+  for (int i = 1; i <= 2 && ch < 0; ++i) {
+    const int k = (w.last + i) % 2;
+    if (w.channels[k] >= 0 && m_channel[w.channels[k]].count > 0) {
+      ch = w.channels[k];
+      w.last = k;
+    }
+  }
+  if (ch < 0) return;
+  if (m_now < w.free_at) {  // still sending what an earlier drain put on it
+    w.busy = true;
+    schedule(w.free_at, Ev::kWireFree, static_cast<uint32_t>(wire));
+    return;
+  }
+  ChannelState& cs = m_channel[ch];
+  const uint32_t p = cs.ring[cs.head];
+  cs.head = (cs.head + 1) % static_cast<uint32_t>(cs.ring.size());
+  --cs.count;
+  Packet& pk = m_packets[p];
+  const int64_t wire_bytes = pk.bytes + m_spec.packet_header_bytes;
+  const Picos ser = system::transfer_ps(wire_bytes, m_spec.link_gbytes_per_s);
+  LinkStats& l = m_stats.links[ch];
+  l.wire_bytes += static_cast<uint64_t>(wire_bytes);
+  ++l.packets;
+  ++m_stats.packets;
+  l.busy_ps += ser;
+  if (pk.sent_on_hop) ++l.retransmissions;
+  pk.sent_on_hop = true;
+  pk.sent_end = m_now + ser;
+  w.busy = true;
+  w.free_at = m_now + ser;
+  schedule(m_now + ser, Ev::kWireFree, static_cast<uint32_t>(wire));
+  const bool lost = m_spec.loss_rate > 0 &&
+                    static_cast<double>(cs.rng.next() >> 11) * 0x1.0p-53 < m_spec.loss_rate;
+  if (lost) {
+    ++l.dropped;
+    schedule(pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
+  } else {
+    schedule(pk.sent_end + m_latency_ps, Ev::kArrive, p);
+  }
+}
+
+void Engine::on_arrive(uint32_t p) {
+  Packet& pk = m_packets[p];
+  const uint32_t ch = pk.channel;
+  const int here = m_routing.channels()[ch].to;
+  TransferState& s = m_transfers[pk.transfer];
+  if (here == s.t.dst.chip) {
+    m_stats.links[ch].payload_bytes += pk.bytes;
+    schedule(m_now + m_latency_ps, Ev::kAck, ch);
+    deliver(p);
+    return;
+  }
+  const uint32_t next = static_cast<uint32_t>(m_routing.next_channel(here, s.t.dst.chip));
+  if (m_channel[next].occupancy >= m_spec.queue_packets) {  // full: refuse, the sender times out
+    ++m_stats.links[ch].refused;
+    schedule(pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
+    return;
+  }
+  m_stats.links[ch].payload_bytes += pk.bytes;
+  ++m_stats.chips[here].packets_forwarded;
+  m_last_progress = m_now;
+  schedule(m_now + m_latency_ps, Ev::kAck, ch);
+  pk.sent_on_hop = false;
+  set_occupancy(next, +1);
+  enqueue(next, p, false);
+}
+
+void Engine::deliver(uint32_t p) {
+  const Packet pk = m_packets[p];
+  m_free_packets.push_back(p);
+  TransferState& s = m_transfers[pk.transfer];
+  auto& cs = m_stats.chips[s.t.dst.chip];
+  uint64_t& word = s.got[pk.seq / 64];
+  const uint64_t bit = 1ull << (pk.seq % 64);
+  if (word & bit) {
+    ++cs.duplicates;
+    return;
+  }
+  word |= bit;
+  ++cs.packets_delivered;
+  m_last_progress = m_now;
+  if (++s.delivered == s.packets) {
+    s.done_time = m_now;
+    --m_pending;
+    ++cs.transfers_received;
+    cs.bytes_received += 4 * s.t.size_words();
+  }
+}
+
+void Engine::on_ack(uint32_t ch) {
+  set_occupancy(ch, -1);
+  ChannelState& cs = m_channel[ch];
+  if (cs.xb_waiting && cs.occupancy < inject_limit()) {
+    cs.xb_waiting = false;
+    pump(m_routing.channels()[ch].from);  // XON
+  }
+}
+
+// A dropped or refused packet: send it again, ahead of new packets, on the same channel.
+void Engine::on_timeout(uint32_t p) { enqueue(m_packets[p].channel, p, true); }
+
+void Engine::stuck(const std::string& why) const {
+  std::string parties;
+  int listed = 0;
+  size_t waiting = 0;
+  for (const auto& s : m_transfers) {
+    if (s.done_time >= 0) continue;
+    ++waiting;
+    if (listed++ < 8)
+      parties += fmt::format("; transfer {} chip {} core {} -> chip {} core {} waits ({}/{} packets delivered)", s.t.id,
+                             s.t.src.chip, s.t.src.core, s.t.dst.chip, s.t.dst.core, s.delivered, s.packets);
+  }
+  if (waiting > 8) parties += fmt::format("; and {} more transfers", waiting - 8);
+  listed = 0;
+  for (size_t c = 0; c < m_channel.size(); ++c) {
+    if (m_channel[c].occupancy == 0 && !m_channel[c].xb_waiting) continue;
+    if (listed++ < 8)
+      parties += fmt::format("; link {}->{} holds {} packets ({} retransmissions)", m_stats.links[c].from_chip,
+                             m_stats.links[c].to_chip, m_channel[c].occupancy, m_stats.links[c].retransmissions);
+  }
+  throw Error(fmt::format("fabric at {} ps", m_now), why + parties);
+}
+
+}  // namespace tessera::fabric

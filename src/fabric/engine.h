@@ -1,0 +1,123 @@
+// The fabric's discrete-event engine (internal to fabric/; the API is fabric.h, the protocol and
+// timing model are documented there).
+//
+// Hot-path data layout: packets live in a pool (free list, no allocation per packet) and carry
+// (transfer index, sequence number): the payload stays in the Transfer and a packet's words are
+// words[seq * P, seq * P + len). Events are 24-byte records in a binary heap ordered by
+// (time, insertion number), so equal-time events run in a deterministic order. Only events that
+// matter are scheduled: a retransmission timeout exists only for a packet that was dropped or
+// refused (acks are never lost and the timeout exceeds the round trip, so an accepted packet's
+// timer could never fire).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabric/fabric.h"
+#include "fabric/routing.h"
+#include "graph/rng.h"
+
+namespace tessera::fabric {
+
+class Engine {
+ public:
+  Engine(const system::SystemSpec& spec, uint64_t seed);
+
+  void post(Picos ready, Transfer t);
+  std::vector<Arrival> drain();
+
+  const system::SystemSpec& spec() const { return m_spec; }
+  const Routing& routing() const { return m_routing; }
+  const FabricStats& stats() const { return m_stats; }
+  Picos now() const { return m_now; }
+
+ private:
+  enum class Ev : uint32_t { kReady, kOnchipDone, kWireFree, kArrive, kAck, kTimeout };
+  struct Event {
+    Picos time;
+    uint64_t order;  // insertion number: (time, order) is unique and deterministic
+    Ev kind;
+    uint32_t a;
+  };
+  struct TransferState {
+    Transfer t;
+    Picos ready = 0;
+    Picos done_time = -1;
+    uint32_t packets = 0;
+    uint32_t injected = 0;
+    uint32_t delivered = 0;
+    std::vector<uint64_t> got;  // reassembly bitmap, one bit per sequence number
+  };
+  struct Packet {
+    uint32_t transfer = 0;
+    uint32_t seq = 0;
+    uint32_t channel = 0;   // the channel it is queued on / travelling over
+    uint32_t bytes = 0;     // payload bytes
+    Picos sent_end = 0;     // end of its last serialisation
+    bool sent_on_hop = false;
+  };
+  struct ChannelState {
+    std::vector<uint32_t> ring;  // packets waiting to be (re)sent: a deque of capacity Q
+    uint32_t head = 0;
+    uint32_t count = 0;
+    int occupancy = 0;          // waiting + sent and unacknowledged
+    bool xb_waiting = false;    // the source chip's XB sent XOFF because of this channel
+    double occ_integral = 0;    // sum occupancy * dt (ps)
+    Picos occ_since = 0;
+    graph::SplitMix64 rng{0};
+  };
+  struct WireState {
+    int channels[2] = {-1, -1};
+    int last = 0;
+    bool busy = false;
+    Picos free_at = 0;  // end of its last transmission (kept across drains)
+  };
+  struct ExchangeBlock {
+    std::vector<std::vector<uint32_t>> active;  // per core: announced transfers not fully injected
+    std::vector<uint32_t> rr;                   // per core: next transfer in `active` to take from
+    int granted = -1;
+    bool xoff = false;
+    Picos xoff_since = 0;
+  };
+
+  void schedule(Picos t, Ev kind, uint32_t a);
+  void run_event(const Event& e);
+  void on_ready(uint32_t tr);
+  void pump(int chip);
+  void grant_next(int chip);
+  void start_wire(int wire);
+  void on_arrive(uint32_t pkt);
+  void on_ack(uint32_t channel);
+  void on_timeout(uint32_t pkt);
+  void deliver(uint32_t pkt);
+  void enqueue(uint32_t channel, uint32_t pkt, bool front);
+  void set_occupancy(uint32_t channel, int delta);
+  void kick(uint32_t channel);
+  uint32_t new_packet();
+  [[noreturn]] void stuck(const std::string& why) const;
+  int inject_limit() const;
+
+  system::SystemSpec m_spec;
+  Routing m_routing;
+  uint64_t m_seed;
+  Picos m_now = 0;
+  Picos m_latency_ps = 0;
+  Picos m_timeout_ps = 0;
+  Picos m_watchdog_ps = 0;
+  Picos m_last_progress = 0;
+  uint64_t m_order = 0;
+  uint32_t m_words_per_packet = 1;
+  size_t m_pending = 0;  // posted transfers not yet arrived
+
+  std::vector<Event> m_heap;
+  std::vector<TransferState> m_transfers;  // this drain's
+  std::vector<Packet> m_packets;
+  std::vector<uint32_t> m_free_packets;
+  std::vector<ChannelState> m_channel;
+  std::vector<WireState> m_wire;
+  std::vector<ExchangeBlock> m_xb;
+  FabricStats m_stats;
+};
+
+}  // namespace tessera::fabric

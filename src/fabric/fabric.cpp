@@ -1,0 +1,19 @@
+#include "fabric/fabric.h"
+
+#include "fabric/engine.h"
+
+namespace tessera::fabric {
+
+Fabric::Fabric(const system::SystemSpec& spec, uint64_t seed) : m_engine(std::make_unique<Engine>(spec, seed)) {}
+Fabric::~Fabric() = default;
+Fabric::Fabric(Fabric&&) noexcept = default;
+Fabric& Fabric::operator=(Fabric&&) noexcept = default;
+
+void Fabric::post(Picos ready, Transfer t) { m_engine->post(ready, std::move(t)); }
+std::vector<Arrival> Fabric::drain() { return m_engine->drain(); }
+const FabricStats& Fabric::stats() const { return m_engine->stats(); }
+Picos Fabric::now() const { return m_engine->now(); }
+const Routing& Fabric::routing() const { return m_engine->routing(); }
+const system::SystemSpec& Fabric::spec() const { return m_engine->spec(); }
+
+}  // namespace tessera::fabric
