@@ -138,8 +138,9 @@ void register_gen(CLI::App* map) {
 
 struct TrainArgs {
   std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out, routing = "xy";
-  int count = 2, iterations = 200, hidden = 24, samples = 16;
-  double threshold = 8.0, lr = 1e-3, sigma = 1.0;
+  int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10;
+  double threshold = 8.0, lr = 3e-3, sigma = 1.0, sigma_start = 4.0;
+  std::string credit = "placement";
   uint64_t seed = 1;
 };
 
@@ -169,9 +170,14 @@ void run_train(const TrainArgs& a) {
   opt.hidden = a.hidden;
   opt.samples = a.samples;
   opt.sigma_steps = a.sigma;
+  opt.sigma_start = a.sigma_start;
+  opt.epochs = a.epochs;
+  if (a.credit != "node" && a.credit != "placement")
+    throw Error("--credit", fmt::format("unknown credit '{}' (node, placement)", a.credit));
+  opt.node_credit = a.credit == "node";
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
-    if (it % 10 == 0 || it < 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
+    if (it % a.log_every == 0 || it < 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
   });
   pol.save(a.out);
   std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations, a.out.c_str());
@@ -189,9 +195,13 @@ void register_train(CLI::App* map) {
   c->add_option("--lr", a->lr, "Adam learning rate");
   c->add_option("--hidden", a->hidden, "hidden width");
   c->add_option("--samples", a->samples, "placements sampled per graph visit");
-  c->add_option("--sigma", a->sigma, "Gaussian width in core-position steps");
+  c->add_option("--sigma", a->sigma, "Gaussian width in core-position steps (at the end of training)");
+  c->add_option("--sigma-start", a->sigma_start, "Gaussian width at the start (geometric schedule)");
+  c->add_option("--epochs", a->epochs, "PPO epochs (Adam steps) per update");
+  c->add_option("--credit", a->credit, "advantage per 'node' (its own interaction cost) or per 'placement'");
   c->add_option("--routing", a->routing, "turn model for the reward");
   c->add_option("--seed", a->seed, "seed");
+  c->add_option("--log-every", a->log_every, "print the score every N passes")->check(CLI::PositiveNumber);
   c->add_option("--out", a->out, "policy file to write")->required();
   c->callback([a] { run_train(*a); });
 }

@@ -56,6 +56,7 @@ class Policy {
   int num_params() const;
   double bound() const { return m_bound; }
   double sigma_steps() const { return m_sigma_steps; }
+  void set_sigma_steps(double s) { m_sigma_steps = s; }
 
   void save(const std::string& path) const;
   static Policy load(const std::string& path);

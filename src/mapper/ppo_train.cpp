@@ -1,8 +1,11 @@
 // train_policy: the spec's training loop (see rl_placer.h). Cycle over the training graphs; for
-// each, sample `samples` placements from the policy (positions drawn from the discretised Gaussians, then the
-// conflict rule), compute their rewards (advantage = reward - the group's mean), add them to the total; when the total reaches the threshold,
-// run `epochs` Adam steps on the PPO clipped objective of the collected batch and start a new one.
-// After every pass the policy's own placements are scored; the best-scoring parameters are kept.
+// each, sample `samples` placements from the policy (positions drawn from the discretised
+// Gaussians, then the conflict rule), compute their rewards and advantages (per placement or per
+// node, against the group's mean), add |normalised reward| to the total; when the total reaches the
+// threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start a
+// new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the passes.
+// After every pass the policy's own (most probable) placements are scored with the spec's reward;
+// the best-scoring parameters are kept.
 #include <cmath>
 
 #include "mapper/placers.h"
@@ -39,6 +42,25 @@ int sample_index(const Eigen::VectorXd& logp, Rng& rng) {
   return static_cast<int>(logp.size()) - 1;
 }
 
+// Scales all advantages of the batch (per placement or per decision) to unit root-mean-square.
+void scale_advantages(std::vector<PpoItem>& batch) {
+  double sq = 0.0;
+  long count = 0;
+  for (const PpoItem& b : batch) {
+    if (b.node_advantage.empty()) {
+      sq += b.advantage * b.advantage;
+      ++count;
+    }
+    for (double a : b.node_advantage) sq += a * a;
+    count += static_cast<long>(b.node_advantage.size());
+  }
+  const double s = std::sqrt(sq / std::max(1L, count)) + 1e-8;
+  for (PpoItem& b : batch) {
+    b.advantage /= s;
+    for (double& a : b.node_advantage) a /= s;
+  }
+}
+
 }  // namespace
 
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
@@ -49,12 +71,14 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
   std::vector<PolicyInput> inputs;
   std::vector<std::vector<int>> cores;
   std::vector<std::vector<double>> prio;
-  std::vector<double> ref;
+  std::vector<double> ref, node_ref;  // |Hilbert reward|, Hilbert mean node cost
   for (const CoreProblem& pb : graphs) {
     inputs.push_back(make_policy_input(pb));
     cores.push_back(position_cores(pb));
     prio.push_back(node_priority(pb));
-    ref.push_back(std::max(1e-9, std::fabs(core_reward(pb, place_hilbert(pb), opt.routing))));
+    std::vector<int> hil = place_hilbert(pb);
+    ref.push_back(std::max(1e-9, std::fabs(core_reward(pb, hil, opt.routing))));
+    node_ref.push_back(std::max(1e-9, 2.0 * core_cost(pb, hil) / std::max(1, pb.n())));
   }
   // Mean normalised reward of the policy's own (most probable) placements over the training graphs;
   // the best parameters seen, the initial ones included, are returned.
@@ -70,12 +94,16 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
   std::vector<PpoItem> batch;
   double total = 0.0;
   for (int it = 0; it < opt.iterations; ++it) {
+    const double frac = opt.iterations > 1 ? static_cast<double>(it) / (opt.iterations - 1) : 1.0;
+    // Old and new log-probabilities of a batch must use one width: change it between batches only.
+    if (batch.empty()) policy.set_sigma_steps(opt.sigma_start * std::pow(opt.sigma_steps / opt.sigma_start, frac));
     for (size_t gi = 0; gi < graphs.size(); ++gi) {
       const CoreProblem& pb = graphs[gi];
       const int m = static_cast<int>(cores[gi].size());
       Eigen::VectorXd mu = policy.forward(inputs[gi]);
-      // `samples` placements of this graph; their mean reward is the baseline of the advantage.
+      // `samples` placements of this graph; their mean is the baseline of the advantage.
       std::vector<PpoItem> group;
+      std::vector<std::vector<double>> share;
       double mean = 0.0;
       for (int k = 0; k < opt.samples; ++k) {
         PpoItem item{&inputs[gi], {}, {}, 0.0, m};
@@ -87,19 +115,25 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
           item.old_logp.push_back(lp[j]);
           desired[v] = cores[gi][j];
         }
-        item.advantage = core_reward(pb, resolve_conflicts(pb, desired, prio[gi]), opt.routing) / ref[gi];
+        std::vector<int> pos = resolve_conflicts(pb, desired, prio[gi]);
+        item.advantage = core_reward(pb, pos, opt.routing) / ref[gi];
+        if (opt.node_credit) share.push_back(node_costs(pb, pos));
         mean += item.advantage / opt.samples;
         total += std::fabs(item.advantage);
         group.push_back(std::move(item));
       }
-      for (PpoItem& item : group) {
+      std::vector<double> node_mean(pb.n(), 0.0);
+      for (const auto& c : share)
+        for (int v = 0; v < pb.n(); ++v) node_mean[v] += c[v] / opt.samples;
+      for (size_t k = 0; k < group.size(); ++k) {
+        PpoItem& item = group[k];
         item.advantage -= mean;
+        if (opt.node_credit)
+          for (int v = 0; v < pb.n(); ++v) item.node_advantage.push_back(-(share[k][v] - node_mean[v]) / node_ref[gi]);
         batch.push_back(std::move(item));
       }
       if (total < opt.threshold) continue;
-      double var = 0.0;
-      for (const PpoItem& b : batch) var += b.advantage * b.advantage / batch.size();
-      for (PpoItem& b : batch) b.advantage /= std::sqrt(var) + 1e-8;
+      scale_advantages(batch);
       for (int e = 0; e < opt.epochs; ++e) {
         Eigen::VectorXd grad;
         ppo_objective(policy, batch, opt.eps, &grad);
@@ -118,6 +152,7 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     if (progress) progress(it, score);
   }
   policy.set_params(best);
+  policy.set_sigma_steps(opt.sigma_steps);
   return policy;
 }
 

@@ -59,6 +59,16 @@ std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy) {
   return resolve_conflicts(pb, desired, node_priority(pb));
 }
 
+std::vector<double> node_costs(const CoreProblem& pb, const std::vector<int>& pos) {
+  std::vector<double> c(pb.n(), 0.0);
+  for (const Edge& e : pb.edges) {
+    double d = e.weight * pb.dist(pos[e.src], pos[e.dst]);
+    c[e.src] += d;
+    c[e.dst] += d;
+  }
+  return c;
+}
+
 double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel model) {
   MeshRouter router(model, pb.width, pb.height);
   double cc[kNumDirs] = {0, 0, 0, 0};
@@ -80,7 +90,7 @@ double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, do
     for (int i = 0; i < mu.size(); ++i) {
       Eigen::VectorXd lp = position_log_probs(mu[i], it.positions, policy.bound(), policy.sigma_steps());
       double r = std::exp(lp[it.actions[i]] - it.old_logp[i]);
-      double a = it.advantage;
+      double a = it.node_advantage.empty() ? it.advantage : it.node_advantage[i];
       double unclipped = r * a, clipped = std::clamp(r, 1.0 - eps, 1.0 + eps) * a;
       total += std::min(unclipped, clipped);
       // d/dmu of the unclipped term when it is the minimum: A * r * dlogp/dmu, with

@@ -10,13 +10,19 @@
 // id); the others then, in priority order, take the free core nearest (Manhattan; ties: lowest core
 // id) to the core they chose.
 //
-// PPO: each node's choice is one decision with the placement's advantage (factorised policy, so
-// ratios are per node, not the product over nodes):
+// PPO: each node's choice is one decision (factorised policy, so ratios are per node, not the
+// product over nodes):
 //   L = mean over decisions of min(r A, clip(r, 1 - eps, 1 + eps) A),  r = exp(logp_new - logp_old)
-// The reward is the spec's (metrics.h) on the problem's mesh with the chosen turn model, divided by
-// |reward of the Hilbert-order placement| so that graphs of any size weigh alike; several placements
-// are sampled per graph visit and the advantage is the reward minus their mean, then scaled to unit
-// variance over the batch.
+// Several placements are sampled per graph visit (a group). Advantage of a decision, by `credit`:
+//   placement: the spec's reward (metrics.h) of the whole placement, divided by |reward of the
+//              Hilbert-order placement|, minus the group's mean - every node of a placement gets
+//              the same advantage (one scalar for hundreds of decisions: very noisy);
+//   node:      the node's own share of the interaction cost, -(sum of w * distance over its edges)
+//              in the final placement (after the conflict rule), minus that node's mean over the
+//              group, divided by the node's mean cost in the Hilbert-order placement. The sum of
+//              the shares is twice the placement's interaction cost, and a node's choice changes
+//              its own share directly, so this is the spec's objective with per-decision credit.
+// Either way the advantages are then scaled to unit root-mean-square over the batch.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +53,11 @@ struct PpoItem {
   std::vector<double> old_logp;  // log P_old(action) per node
   double advantage = 0.0;
   int positions = 1;             // m
+  std::vector<double> node_advantage;  // per decision; empty: every decision has `advantage`
 };
+
+// Per node, sum of w * Manhattan distance over its edges (each edge counts at both ends).
+std::vector<double> node_costs(const CoreProblem& pb, const std::vector<int>& pos);
 
 // The clipped objective (to maximise) averaged over all decisions of the batch; if grad is given,
 // fills dL/dparams.
@@ -57,13 +67,15 @@ struct TrainOptions {
   int iterations = 200;      // passes over the training graphs
   double threshold = 8.0;    // update once the summed |normalised reward| reaches this
   int samples = 16;          // placements sampled per graph visit (group baseline)
-  int epochs = 4;            // PPO epochs per update
-  double lr = 1e-3;          // Adam
+  int epochs = 8;            // PPO epochs per update
+  double lr = 3e-3;          // Adam
+  bool node_credit = false;   // advantage per node (true) or per placement (false), see above
   double eps = 0.2;          // PPO clip
   uint64_t seed = 1;
   TurnModel routing = TurnModel::kXY;
   int hidden = 24;
-  double sigma_steps = 1.0;  // Gaussian width in position steps
+  double sigma_steps = 1.0;  // Gaussian width in position steps at the end of training
+  double sigma_start = 4.0;  // ... and at the start (geometric schedule over the iterations)
 };
 
 // Trains from a fresh policy (deterministic from opt.seed) and returns the parameters whose own
