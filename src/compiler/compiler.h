@@ -28,10 +28,14 @@
 
 namespace tessera::compiler {
 
+// Where Adam runs: the Adam optimizer unit (core/adam_unit.h; the default) or the vector unit.
+enum class AdamOn : uint8_t { kUnit, kVectorUnit };
+
 struct CompileOptions {
   int batch = 128;
   bool training = true;
   graph::OptimizerConfig optimizer;
+  AdamOn adam_on = AdamOn::kUnit;
   std::string dump_after;       // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -54,12 +58,31 @@ struct CompileStats {
   int64_t mxu_macs = 0;          // multiply-accumulates of the GEMMs (unpadded)
 };
 
+// Adam on the unit (pass_plan_hbm.cpp, pass_lower.cpp): the parameters are one contiguous theta
+// of n words, their gradients one contiguous g (same offsets); the unit's programs and
+// hyperparameter block are data segments of the step program. The step's last bundles start the
+// unit on `step_program` and wait on `flag`; the host runs `init_program` (HYPERPARAMETER_IO,
+// ASSIGN: m = v = 0, t = 0) once before the first step. The state tensors are the unit's spill
+// area (m, v live in its data cache; ChipTrainer reads them from there).
+inline constexpr int64_t kAdamUnitProgramWords = 128;  // up to 64 unit instructions
+inline constexpr int64_t kAdamUnitHyperWords = 16;     // core::kAdamHyperWords
+inline constexpr int kAdamUnitFlag = 8;                // not used by the compiler's DMAs
+struct AdamUnitPlan {
+  bool used = false;
+  int64_t n = 0, theta = 0, g = 0, spill = 0, hyper = 0, step_program = 0, init_program = 0;
+  int flag = 0;
+};
+
 struct CompiledProgram {
   isa::Program program;
   HbmTensor x, labels, loss, logits, scalars;
   std::vector<HbmTensor> params;  // aligned with graph::Model::params
   std::vector<HbmTensor> state;   // SGD: one velocity per parameter; Adam: all m, then all v
   CompileStats stats;
+  // Training: bundles [optimizer_first_bundle, end) are the optimizer update (after a barrier:
+  // every gradient is in HBM, no DMA in flight, no branch into or out of it); -1 in inference.
+  int64_t optimizer_first_bundle = -1;
+  AdamUnitPlan adam_unit;
 };
 
 // The pass names, in order (for --dump-after).

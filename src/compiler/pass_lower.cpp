@@ -6,10 +6,14 @@
 //   add / relu / relu_grad / ones_like   streamed vector-unit kernels
 //   reduce_rows           column sum (vector unit + sublane tree)
 //   softmax_cross_entropy(_grad)         RPU + EUP row kernel
-//   optimizer             SGD with momentum or Adam, in place on parameters and state
+//   optimizer             SGD with momentum or Adam, in place on parameters and state; Adam on
+//                         the Adam unit by default (lower_adam_unit.cpp), after a barrier
 // Other ops (conv2d, maxpool2d, reshape, ...) are an Error naming the op and the node.
+#include <algorithm>
+
 #include "common/error.h"
 #include "compiler/kernels.h"
+#include "compiler/lower_adam_unit.h"
 #include "compiler/pipeline.h"
 #include "kernels/gemm.h"
 #include "numerics/optimizer.h"
@@ -106,6 +110,11 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
 void lower_optimizer(Pipeline& p, Codegen& cg) {
   const graph::OptimizerConfig& o = p.options.optimizer;
   const size_t np = p.params.size();
+  if (o.kind == graph::OptimizerKind::kAdam && p.out.adam_unit.used) {
+    emit_adam_unit_start(cg, p.out.adam_unit);
+    ++p.out.stats.kernels;
+    return;
+  }
   for (size_t i = 0; i < np; ++i) {
     const HbmTensor& t = p.out.params[i];
     const int64_t grad = p.hbm.at(p.grads[i]);
@@ -121,6 +130,11 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
   }
 }
 
+// Index in the final program (empty bundles dropped: Emitter::finish) of emitter bundle `at`.
+int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
+  return std::count_if(bundles.begin(), bundles.begin() + at, [](const isa::Bundle& b) { return b != isa::Bundle{}; });
+}
+
 }  // namespace
 
 void pass_lower(Pipeline& p) {
@@ -129,8 +143,17 @@ void pass_lower(Pipeline& p) {
     lower_node(p, cg, n);
     ++p.out.stats.kernels;
   }
-  if (p.options.training) lower_optimizer(p, cg);
+  int64_t optimizer_at = -1;
+  if (p.options.training) {
+    cg.wait_dmas();
+    cg.em().barrier();
+    optimizer_at = cg.em().size();
+    lower_optimizer(p, cg);
+  }
   p.out.program = cg.finish();
+  if (optimizer_at >= 0) p.out.optimizer_first_bundle = nonempty_bundles(cg.em().bundles(), optimizer_at);
+  if (p.out.adam_unit.used && p.options.training)
+    for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
   p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
   p.out.stats.smem_words = cg.next_smem();

@@ -59,6 +59,25 @@ class FreeList {
   int64_t m_end;
 };
 
+// Adam on the unit: the gradients become persistent, one contiguous g at the parameters' offsets
+// (the parameters are contiguous from their first word), then the unit's programs and
+// hyperparameter block; the state tensors (m's then v's, contiguous) are its spill area.
+template <class Alloc>
+void plan_adam_unit(Pipeline& p, Alloc& persistent) {
+  CompiledProgram& out = p.out;
+  AdamUnitPlan& u = out.adam_unit;
+  u.used = true;
+  u.theta = out.params.front().hbm;
+  u.n = out.params.back().hbm + out.params.back().words - u.theta;
+  u.spill = out.state.front().hbm;
+  u.g = persistent(u.n);
+  for (size_t i = 0; i < p.grads.size(); ++i) p.hbm[p.grads[i]] = u.g + (out.params[i].hbm - u.theta);
+  u.step_program = persistent(kAdamUnitProgramWords);
+  u.init_program = persistent(kAdamUnitProgramWords);
+  u.hyper = persistent(kAdamUnitHyperWords);
+  u.flag = kAdamUnitFlag;
+}
+
 }  // namespace
 
 void pass_plan_hbm(Pipeline& p) {
@@ -84,6 +103,7 @@ void pass_plan_hbm(Pipeline& p) {
     for (size_t i = 0; i < p.params.size(); ++i)
       out.state.push_back(tensor((copies == 1 ? "sgd.vel." : c == 0 ? "adam.m." : "adam.v.") + out.params[i].name,
                                  out.params[i].words));
+  if (copies == 2 && p.options.adam_on == AdamOn::kUnit) plan_adam_unit(p, persistent);
   out.scalars = tensor("optimizer.scalars", 2);
   p.ones_hbm = persistent(1);
   out.loss = tensor(g.value(p.loss).name, 1);

@@ -2,7 +2,11 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
+#include "core/adam_unit_programs.h"
+#include "isa/assembler.h"
 #include "numerics/optimizer.h"
 
 namespace tessera::runtime {
@@ -22,6 +26,19 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
     std::memcpy(w.data(), init[i].data(), 4 * w.size());
     m_core->host_state().hbm.write_block(p.params[i].hbm, w.data(), static_cast<int64_t>(w.size()));
   }
+  if (p.adam_unit.used) init_adam_unit(p);
+}
+
+// HYPERPARAMETER_IO and ASSIGN (m = v = 0, t = 0) on the unit, through the tensor core.
+void ChipTrainer::init_adam_unit(const compiler::CompiledProgram& p) {
+  m_core->load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag), "<adam unit init>"));
+  m_core->run();
+}
+
+const StepParts& ChipTrainer::parts(int n) {
+  auto it = m_parts.find(n);
+  if (it == m_parts.end()) it = m_parts.emplace(n, split_step(program(n, true))).first;
+  return it->second;
 }
 
 const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
@@ -31,12 +48,19 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
     o.batch = n;
     o.training = training;
     o.optimizer = m_options.optimizer;
+    o.adam_on = m_options.adam_on;
     slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, m_spec, o));
   }
   return *slot;
 }
 
 void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
+  write_batch(p, images, labels, n);
+  m_core->load(p.program);
+  m_core->run();
+}
+
+void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
   core::ArchState& s = m_core->host_state();
   const int64_t words = static_cast<int64_t>(n) * m_sample;
   std::vector<uint32_t> buf(static_cast<size_t>(words));
@@ -48,8 +72,6 @@ void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images, c
   const int64_t bytes = 4 * (words + n);
   m_host_bytes += bytes;
   m_host_seconds += static_cast<double>(bytes) / m_options.host_bytes_per_second;
-  m_core->load(p.program);
-  m_core->run();
 }
 
 float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
@@ -63,7 +85,16 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
     std::memcpy(&w[1], &sc.sqrt_bc2, 4);
     m_core->host_state().hbm.write_block(p.scalars.hbm, w, 2);
   }
-  run(p, images, labels, n);
+  const StepParts& sp = parts(n);
+  write_batch(p, images, labels, n);
+  m_core->load(sp.main);
+  m_core->run();
+  const OptimizerCost before = optimizer_counters(*m_core);
+  m_core->load(sp.update);
+  m_core->run();
+  m_last_opt = optimizer_counters(*m_core) - before;
+  m_last_opt.steps = 1;
+  m_opt += m_last_opt;
   return read(p.loss.hbm, 1)[0];
 }
 
@@ -101,8 +132,68 @@ std::vector<std::vector<float>> ChipTrainer::params() const {
 std::vector<std::vector<float>> ChipTrainer::optimizer_state() const {
   const compiler::CompiledProgram& p = *m_programs.at({m_options.batch, true});
   std::vector<std::vector<float>> out;
+  if (p.adam_unit.used) {  // m, v from the unit's data cache (or its spill area)
+    const core::AdamUnit& unit = m_core->machine().adam();
+    const size_t np = p.params.size();
+    for (size_t i = 0; i < p.state.size(); ++i) {
+      const int64_t base = p.params[i % np].hbm - p.adam_unit.theta;
+      std::vector<float> x(static_cast<size_t>(p.state[i].words));
+      for (int64_t j = 0; j < p.state[i].words; ++j)
+        x[static_cast<size_t>(j)] = i < np ? unit.m_at(m_core->state().hbm, base + j) : unit.v_at(m_core->state().hbm, base + j);
+      out.push_back(std::move(x));
+    }
+    return out;
+  }
   for (const compiler::HbmTensor& t : p.state) out.push_back(read(t.hbm, t.words));
   return out;
+}
+
+void ChipTrainer::write(const std::vector<compiler::HbmTensor>& where, const std::vector<std::vector<float>>& values,
+                        const char* what) {
+  if (values.size() != where.size())
+    throw Error("train", fmt::format("{}: {} tensors given, the compiled step has {}", what, values.size(), where.size()));
+  for (size_t i = 0; i < where.size(); ++i) {
+    if (static_cast<int64_t>(values[i].size()) != where[i].words)
+      throw Error("train", fmt::format("{} '{}': {} words given, the compiled step has {}", what, where[i].name,
+                                       values[i].size(), where[i].words));
+    std::vector<uint32_t> w(values[i].size());
+    std::memcpy(w.data(), values[i].data(), 4 * w.size());
+    m_core->host_state().hbm.write_block(where[i].hbm, w.data(), where[i].words);
+  }
+}
+
+void ChipTrainer::set_params(const std::vector<std::vector<float>>& values) {
+  write(program(m_options.batch, true).params, values, "parameter");
+}
+
+void ChipTrainer::set_optimizer_state(const std::vector<std::vector<float>>& values) {
+  const compiler::CompiledProgram& p = program(m_options.batch, true);
+  if (!p.adam_unit.used) {
+    write(p.state, values, "optimizer state");
+    return;
+  }
+  // m (one tensor per parameter) then v, as optimizer_state() returns them, into the unit.
+  const size_t np = p.params.size();
+  if (values.size() != 2 * np || p.state.size() != 2 * np)
+    throw Error("train", fmt::format("optimizer state: {} tensors given, the compiled step has {}", values.size(),
+                                     p.state.size()));
+  core::AdamUnit& unit = m_core->machine().adam();
+  for (size_t i = 0; i < np; ++i) {
+    const int64_t words = p.params[i].words;
+    if (static_cast<int64_t>(values[i].size()) != words || static_cast<int64_t>(values[np + i].size()) != words)
+      throw Error("train", fmt::format("optimizer state of '{}': sizes differ from the compiled step's {} words",
+                                       p.params[i].name, words));
+    const int64_t base = p.params[i].hbm - p.adam_unit.theta;
+    for (int64_t j = 0; j < words; ++j)
+      unit.set_moments(m_core->host_state().hbm, base + j, values[i][static_cast<size_t>(j)],
+                       values[np + i][static_cast<size_t>(j)]);
+  }
+}
+
+void ChipTrainer::set_steps(int64_t steps) {
+  if (steps < 0) throw Error("train", "step counter must be >= 0");
+  m_steps = steps;
+  if (program(m_options.batch, true).adam_unit.used) m_core->machine().adam().set_t(steps);
 }
 
 }  // namespace tessera::runtime

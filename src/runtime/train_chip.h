@@ -3,7 +3,9 @@
 // keeps the parameters and optimizer state across steps; before each run the host link writes the
 // batch (and Adam's per-step scalars) into HBM, timed at `host_bytes_per_second`.
 // The compiled programs share the parameter and state addresses (compiler/pass_plan_hbm.cpp), so
-// switching programs (Core::load) keeps the training state.
+// switching programs (Core::load) keeps the training state. A training step runs as its two parts
+// (optimizer_cost.h) so the optimizer's cycles, bytes and energy are measured. Adam runs on the
+// Adam unit by default (its m and v live in the unit's data cache; init runs once here).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "compiler/compiler.h"
 #include "core/core.h"
 #include "graph/host_trainer.h"
+#include "runtime/optimizer_cost.h"
 
 namespace tessera::runtime {
 
@@ -22,6 +25,7 @@ struct ChipTrainerOptions {
   graph::OptimizerConfig optimizer;
   uint64_t seed = 0;
   double host_bytes_per_second = 16e9;  // host link into HBM
+  compiler::AdamOn adam_on = compiler::AdamOn::kUnit;  // Adam: on the Adam unit or the vector unit
 };
 
 class ChipTrainer {
@@ -36,16 +40,29 @@ class ChipTrainer {
   // Parameters as they are in the simulated HBM (aligned with graph::Model::params).
   std::vector<std::vector<float>> params() const;
   std::vector<std::vector<float>> optimizer_state() const;
+  // Training-state import (checkpoints): the same tensors, in the same order and sizes, as
+  // params() / optimizer_state() return; and the step counter (Adam's bias-correction t).
+  void set_params(const std::vector<std::vector<float>>& values);
+  void set_optimizer_state(const std::vector<std::vector<float>>& values);
+  void set_steps(int64_t steps);
 
   const core::Core& core() const { return *m_core; }
   double host_link_seconds() const { return m_host_seconds; }
   int64_t host_link_bytes() const { return m_host_bytes; }
   int64_t steps() const { return m_steps; }
+  // The optimizer update's cost (optimizer_cost.h): of the last step, and summed over all steps.
+  const OptimizerCost& last_optimizer_cost() const { return m_last_opt; }
+  const OptimizerCost& optimizer_cost() const { return m_opt; }
   const compiler::CompiledProgram& program(int n, bool training);
 
  private:
   void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
+  void write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
+  const StepParts& parts(int n);
+  void init_adam_unit(const compiler::CompiledProgram& p);
   std::vector<float> read(int64_t addr, int64_t n) const;
+  void write(const std::vector<compiler::HbmTensor>& where, const std::vector<std::vector<float>>& values,
+             const char* what);
 
   graph::ModelSpec m_model;
   core::CoreSpec m_spec;
@@ -56,6 +73,8 @@ class ChipTrainer {
   double m_host_seconds = 0;
   int64_t m_host_bytes = 0;
   int64_t m_steps = 0;
+  std::map<int, StepParts> m_parts;  // per batch size
+  OptimizerCost m_opt, m_last_opt;
 };
 
 }  // namespace tessera::runtime
