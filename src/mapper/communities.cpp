@@ -249,7 +249,6 @@ std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec
   std::vector<int> proc(g.num_nodes());
   for (int v = 0; v < g.num_nodes(); ++v) proc[v] = cproc[labels[v]];
   repair_capacity(g, free_cores, proc);
-  refine_processor_cut(g, sys, proc);
   return proc;
 }
 

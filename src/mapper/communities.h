@@ -14,8 +14,6 @@
 //    community that fits their free cores (the spec's rule for a processor with fewer free cores
 //    than a community); a community that fits nowhere is given to the processor with most spare
 //    cores and repair_capacity moves its least-attached nodes out.
-// 5. refine_processor_cut (processor_refine.cpp): greedy boundary moves that lower the
-//    inter-processor cost (weight x processor hops) into processors with spare free cores.
 // repair_capacity: while a processor holds more nodes than free cores, move its node with the
 // least weight to its processor-mates to the processor with spare room it is most connected to.
 #pragma once
@@ -44,10 +42,6 @@ std::vector<int> assign_communities(const std::vector<CommunityInfo>& info, cons
 // Moves nodes until every processor's node count <= its free cores. Throws Error if the system has
 // fewer free cores than nodes.
 void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, std::vector<int>& proc);
-
-// Moves nodes to processors with spare free cores while that lowers sum |w| x processor hops over
-// the edges between processors; at most max_passes passes over the nodes. Returns the moves made.
-int refine_processor_cut(const LogicalGraph& g, const SystemSpec& sys, std::vector<int>& proc, int max_passes = 8);
 
 // The whole processor stage of the spec: processor per node.
 std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed);
