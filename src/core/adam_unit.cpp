@@ -83,6 +83,7 @@ int64_t AdamHbmPath::occupy(int64_t earliest, int64_t cycles) {
         m_busy.erase(next);
       }
       m_busy[s] = e;
+      m_log.emplace_back(t, t + take);
       left -= take;
       end = t + take;
       it = m_busy.upper_bound(s);
@@ -93,6 +94,13 @@ int64_t AdamHbmPath::occupy(int64_t earliest, int64_t cycles) {
     }
   }
   return end;
+}
+
+void AdamHbmPath::block(int64_t from, int64_t to) {
+  if (to <= from) return;
+  const size_t logged = m_log.size();
+  occupy(from, to - from);
+  m_log.resize(logged);  // the core's cycles, not the unit's
 }
 
 void AdamHbmPath::forget_before(int64_t now) {
@@ -117,6 +125,22 @@ float AdamUnit::m_at(const PagedMemory& hbm, int64_t i) const {
 float AdamUnit::v_at(const PagedMemory& hbm, int64_t i) const {
   if (i < static_cast<int64_t>(m_v.size())) return m_v[static_cast<size_t>(i)];
   return std::bit_cast<float>(hbm.read(spill_v(i)));
+}
+
+void AdamUnit::set_moments(PagedMemory& hbm, int64_t i, float m, float v) {
+  if (m_n == 0 || i < 0 || i >= m_n)
+    throw Error("adam unit", fmt::format("moments of element {}: the unit is assigned {} parameters", i, m_n));
+  if (i < static_cast<int64_t>(m_m.size())) {
+    m_m[static_cast<size_t>(i)] = m, m_v[static_cast<size_t>(i)] = v;
+    return;
+  }
+  hbm.write(spill_m(i), std::bit_cast<uint32_t>(m));
+  hbm.write(spill_v(i), std::bit_cast<uint32_t>(v));
+}
+
+void AdamUnit::set_t(int64_t t) {
+  if (t < 0) throw Error("adam unit", fmt::format("step count must be >= 0, got {}", t));
+  m_t = t;
 }
 
 void AdamUnit::check_hbm(std::string_view what, int64_t addr, int64_t words) const {
@@ -408,6 +432,7 @@ int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start) {
   m_program_addr = addr;
   const int64_t begin = std::max(start, m_busy_until);
   ++m_stats.runs;
+  m_path.clear_log();
   // Bootstrap: the DMA reads instruction 0, which must be INSTRUCTION_IO.
   check_hbm("instruction fetch", addr, 2);
   const uint64_t w0 = hbm.read(addr) | (static_cast<uint64_t>(hbm.read(addr + 1)) << 32);

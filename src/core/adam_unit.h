@@ -74,9 +74,16 @@ class AdamHbmPath {
   int64_t occupy(int64_t earliest, int64_t cycles);
   // Forgets intervals ending before `now` (no later request starts before it).
   void forget_before(int64_t now);
+  // Marks [from, to) busy for another HBM client (the core's DMA data already scheduled there);
+  // with nothing of the unit's in that window it is taken whole.
+  void block(int64_t from, int64_t to);
+  // The unit's own busy intervals [start, end) occupied since clear_log() (a run's HBM cycles).
+  const std::vector<std::pair<int64_t, int64_t>>& log() const { return m_log; }
+  void clear_log() { m_log.clear(); }
 
  private:
   std::map<int64_t, int64_t> m_busy;  // start -> end, disjoint, not adjacent
+  std::vector<std::pair<int64_t, int64_t>> m_log;
 };
 
 enum class AdamSub : uint8_t { Add, Mul, Div, Sqrt, Basic, DCache, Dma };
@@ -117,6 +124,8 @@ class AdamUnit {
   int64_t last_completion() const;
 
   int64_t busy_until() const { return m_busy_until; }
+  // The HBM path shared with the core's DMA (adam_unit_exec.cpp): block() before a run, log() after.
+  AdamHbmPath& path() { return m_path; }
   int64_t t() const { return m_t; }
   int64_t n() const { return m_n; }
   float temp2() const { return m_temp2; }
@@ -128,6 +137,10 @@ class AdamUnit {
   // m and v of element i wherever they live (data cache or HBM spill area).
   float m_at(const PagedMemory& hbm, int64_t i) const;
   float v_at(const PagedMemory& hbm, int64_t i) const;
+  // Host access for checkpoints (after ASSIGN; i in [0, n)): m and v of element i wherever they
+  // live, and the step count (the next MOMENT_ESTIMATE makes it t + 1). Throws tessera::Error.
+  void set_moments(PagedMemory& hbm, int64_t i, float m, float v);
+  void set_t(int64_t t);
   const AdamUnitStats& stats() const { return m_stats; }
   // The unit's statistics: instructions per kind and their cycles, sub-module busy, bytes, energy.
   void report(report::StatGroup& g, double hbm_byte_pj) const;

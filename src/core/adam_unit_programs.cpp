@@ -80,6 +80,7 @@ std::string adam_start_asm(int64_t program, int flag) {
 namespace {
 
 constexpr int kChunkVregs = 8;  // vregs per chunk (a multiple of 4)
+constexpr int kRing = 4;        // chunk buffers: loads run up to kRing - 1 chunks ahead
 
 // One group's ops (one vreg of elements); registers G M V T X Y = v[6j..6j+5], constants v24..v31.
 std::vector<std::string> group_ops(int j, int64_t rg, int64_t rm, int64_t rv, int64_t rt) {
@@ -145,34 +146,49 @@ std::string adam_vector_step_asm(const CoreSpec& spec, const AdamLayout& l, cons
   if (h.weight_decay != 0) throw Error("adam vector-unit program", "weight decay is not supported by the baseline");
   if (l.n < 1 || t < 1) throw Error("adam vector-unit program", "needs n >= 1 and t >= 1");
   if (spec.vector_regs < 32 || spec.scalar_regs < 32) throw Error("adam vector-unit program", "needs 32 scalar and 32 vector registers");
+  if (spec.sync_flags < 1 + 2 * kRing) throw Error("adam vector-unit program", fmt::format("needs {} sync flags", 1 + 2 * kRing));
   const VecLayout vl{static_cast<int64_t>(kChunkVregs) * spec.sublanes, spec.lanes};
-  if (vl.row(2, 0) > spec.vmem_rows()) throw Error("adam vector-unit program", "vector memory too small for 2 x 4 chunk buffers");
+  if (vl.row(kRing, 0) > spec.vmem_rows())
+    throw Error("adam vector-unit program", fmt::format("vector memory too small for {} x 4 chunk buffers", kRing));
   const int64_t chunk = vl.rows_per_array * vl.lanes;
   const numerics::AdamConstants c = numerics::adam_constants(h.b1, h.b2, h.eps);
   const numerics::AdamStepScalars s = numerics::adam_step_scalars(h.lr, h.b1, h.b2, t);
+  const auto load_flag = [](int b) { return 1 + b; };
+  const auto store_flag = [](int b) { return 1 + kRing + b; };
+  const auto pending = [](int b) { return fmt::format("s{}", 26 + b); };
   std::string o;
-  o += fmt::format("// Adam step t = {} on the vector unit, n = {}\n", t, l.n);
+  o += fmt::format("// Adam step t = {} on the vector unit, n = {}, a ring of {} chunk buffers\n", t, l.n, kRing);
   o += fmt::format("vbcasti v24, {}\nvbcasti v25, {}\nvbcasti v26, {}\nvbcasti v27, {}\n", f32_hex(c.b1), f32_hex(c.omb1), f32_hex(c.b2), f32_hex(c.omb2));
   o += fmt::format("vbcasti v28, {}\nvbcasti v29, {}\nvbcasti v30, {}\nvbcasti v31, {}\n", f32_hex(c.eps), f32_hex(s.sqrt_bc2),
                    f32_hex(numerics::eup_rcp(s.sqrt_bc2)), f32_hex(-s.step));
   o += fmt::format("sli s0, 0 ;; sli s1, {}\nsli s2, {} ;; sli s3, {}\nsli s4, {} ;; sli s22, {}\n", l.g, l.m, l.v, l.theta, chunk);
-  o += fmt::format("sli s20, {} ;; sli s21, 0\nsli s26, 0 ;; sli s27, 0\nsmin s25, s20, s22\n", l.n);
-  dma_chunk(o, vl, 0, true, "s21", "s25", 1);
-  for (int buf = 0; buf < 2; ++buf) {
-    const int other = 1 - buf;
-    const char* pending_other = other == 0 ? "s26" : "s27";
-    const char* pending_this = buf == 0 ? "s26" : "s27";
-    o += fmt::format("loop{}:\nssub s23, s20, s22\nbge s0, s23, skip{}\nbeq {}, s0, nowait{}\nwait {}, 3\n", buf, buf, pending_other, buf, 3 + other);
-    o += fmt::format("nowait{}: sli {}, 0\nsmin s25, s23, s22 ;; sadd s24, s21, s22\n", buf, pending_other);
-    dma_chunk(o, vl, other, true, "s24", "s25", 1 + other);
-    o += fmt::format("skip{}: wait {}, 4\n", buf, 1 + buf);
-    compute_chunk(o, vl, buf, spec.sublanes);
-    o += "smin s25, s20, s22\n";
-    dma_chunk(o, vl, buf, false, "s21", "s25", 3 + buf);
-    o += fmt::format("sli {}, 1\nsadd s21, s21, s22 ;; ssub s20, s20, s22\nbge s0, s20, done\n", pending_this);
+  // s20/s21: elements left to compute / offset of the chunk computed next; s23/s24: the same for
+  // loads; s26..: a store of that buffer is in flight.
+  o += fmt::format("sli s20, {} ;; sli s21, 0\nsli s23, {} ;; sli s24, 0\n", l.n, l.n);
+  for (int b = 0; b < kRing; ++b) o += fmt::format("sli {}, 0\n", pending(b));
+  const auto load_next = [&](int b, const std::string& skip) {
+    o += fmt::format("bge s0, s23, {}\n", skip);
+    o += fmt::format("beq {}, s0, {}_free\nwait {}, 3\n{}_free: sli {}, 0\n", pending(b), skip, store_flag(b), skip, pending(b));
+    o += "smin s25, s23, s22\n";
+    dma_chunk(o, vl, b, true, "s24", "s25", load_flag(b));
+    o += "sadd s24, s24, s22 ;; ssub s23, s23, s22\n";
+  };
+  for (int b = 0; b + 1 < kRing; ++b) {
+    load_next(b, fmt::format("prime{}", b));
+    o += fmt::format("prime{}:\n", b);
   }
-  o += "jmp loop0\n";
-  o += "done: beq s26, s0, d1\nwait 3, 3\nd1: beq s27, s0, d2\nwait 4, 3\nd2: halt\n";
+  for (int b = 0; b < kRing; ++b) {
+    o += fmt::format("loop{}:\n", b);
+    load_next((b + kRing - 1) % kRing, fmt::format("skip{}", b));
+    o += fmt::format("skip{}: wait {}, 4\n", b, load_flag(b));
+    compute_chunk(o, vl, b, spec.sublanes);
+    o += "smin s25, s20, s22\n";
+    dma_chunk(o, vl, b, false, "s21", "s25", store_flag(b));
+    o += fmt::format("sli {}, 1\nsadd s21, s21, s22 ;; ssub s20, s20, s22\nbge s0, s20, done\n", pending(b));
+  }
+  o += "jmp loop0\ndone:\n";
+  for (int b = 0; b < kRing; ++b) o += fmt::format("beq {}, s0, drained{}\nwait {}, 3\ndrained{}:\n", pending(b), b, store_flag(b), b);
+  o += "halt\n";
   return o;
 }
 

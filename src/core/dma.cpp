@@ -31,13 +31,41 @@ int64_t DmaEngine::queue_ready(int64_t now) const {
 
 int64_t DmaEngine::enqueue(DmaRequest r, int64_t now) {
   const double start = std::max(static_cast<double>(now + m_latency), m_data_free);
-  const double end = start + static_cast<double>(r.words()) * 4.0 / m_bytes_per_cycle;
+  const double cycles = static_cast<double>(r.words()) * 4.0 / m_bytes_per_cycle;
+  const double end = m_reserved.empty() ? start + cycles : stream_end(start, cycles);
   m_data_free = end;
   r.issue = now;
   r.done = std::max(now + 1, static_cast<int64_t>(std::ceil(end)));
   m_ring[static_cast<size_t>((m_head + m_count) % m_ring.size())] = r;
   ++m_count;
   return r.done;
+}
+
+void DmaEngine::reserve(int64_t from, int64_t to) {
+  if (to <= from) return;
+  auto [it, fresh] = m_reserved.emplace(from, to);
+  if (!fresh) it->second = std::max(it->second, to);
+}
+
+// The data of `cycles` path cycles from `start` on, skipping reserved intervals; forgets the
+// reservations that end before `start` (data starts never move backwards).
+double DmaEngine::stream_end(double start, double cycles) {
+  while (!m_reserved.empty() && static_cast<double>(m_reserved.begin()->second) <= start) m_reserved.erase(m_reserved.begin());
+  double t = start, left = cycles;
+  for (auto it = m_reserved.begin(); left > 0;) {
+    if (it == m_reserved.end()) return t + left;
+    const auto s = static_cast<double>(it->first), e = static_cast<double>(it->second);
+    if (e <= t) {
+      ++it;
+    } else if (s <= t) {
+      t = e, ++it;
+    } else if (left <= s - t) {
+      return t + left;
+    } else {
+      left -= s - t, t = e, ++it;
+    }
+  }
+  return t;
 }
 
 void DmaEngine::retire(int64_t now, ArchState& s) {

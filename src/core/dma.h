@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/spec.h"
@@ -53,12 +54,19 @@ class DmaEngine {
   // -1 if they cannot bring it there.
   int64_t flag_ready(int flag, int64_t value, int64_t need) const;
   int outstanding() const { return m_count; }
+  // Shared HBM (core/adam_unit_exec.cpp): the end of the data already scheduled on the path, and
+  // cycles [from, to) another client (the Adam unit) holds: later requests stream their bytes in
+  // the gaps around them. Without reservations the timing is exactly the rule above.
+  double data_free() const { return m_data_free; }
+  void reserve(int64_t from, int64_t to);
 
  private:
   const DmaRequest& at(int i) const { return m_ring[static_cast<size_t>((m_head + i) % m_ring.size())]; }
   int m_latency;
   double m_bytes_per_cycle;
   double m_data_free = 0;
+  std::map<int64_t, int64_t> m_reserved;  // start -> end, disjoint
+  double stream_end(double start, double cycles);
   std::vector<DmaRequest> m_ring;  // capacity dma_queue
   int m_head = 0, m_count = 0;
 };
