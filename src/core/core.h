@@ -54,6 +54,7 @@ class Core {
   int64_t stall_cycles(StallCause c) const { return m_stalls[static_cast<int>(c)]; }
   int64_t unit_busy_cycles(isa::Unit u) const { return m_busy[static_cast<int>(u)]; }
   const ArchState& state() const { return m_machine.state(); }
+  Machine& machine() { return m_machine; }
   const Machine& machine() const { return m_machine; }
   const CoreSpec& spec() const { return m_spec; }
 
