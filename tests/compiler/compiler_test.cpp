@@ -95,7 +95,7 @@ TEST(Compiler, ModelTooBigForHbm_bad) {
   CompileOptions o;
   o.batch = 8;
   const std::string e = error_of([&] { compile(graph::zoo_spec("mlp"), config("small"), o); });
-  EXPECT_EQ(e, "compiler: parameters and optimizer state need 2846888 bytes of HBM, the core has 1048576");
+  EXPECT_EQ(e, "compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576");
 }
 
 TEST(Emitter, ScheduledCodeMatchesSequentialExecution) {
