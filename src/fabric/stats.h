@@ -39,7 +39,7 @@ struct ChipStats {
 struct FabricStats {
   std::vector<LinkStats> links;  // in Routing's link order
   std::vector<ChipStats> chips;
-  int64_t end_ps = 0;            // simulated time at the end of the last drain
+  int64_t end_ps = 0;            // time of the last event (acks included) of any drain so far
   uint64_t events = 0;           // simulation events processed (for host-speed figures)
   uint64_t packets = 0;          // transmissions, all links
   uint64_t transfers = 0;        // transfers delivered
