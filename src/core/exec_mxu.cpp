@@ -37,7 +37,7 @@ OpTiming Machine::exec_mxu(const DecodedOp& op, int64_t now) {
       load_operand();
       const int64_t start = m_mxu.mmul_ready(now);
       m_mxu.mmul(m_fbuf.data(), mode, block, start);
-      return OpTiming{start, m_spec.sublanes, start};
+      return OpTiming{start, static_cast<int32_t>(m_mxu.last_mmul_occupancy()), start};
     }
     case Opcode::MPOP: {
       m_mxu.check_mpop();

@@ -114,28 +114,51 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
   for (int s = 0; s < S; ++s) std::memcpy(&m_in[static_cast<size_t>(s) * R], v + static_cast<size_t>(s) * L, sizeof(float) * R);
   numerics::round_to_bf16(m_in.data(), static_cast<long>(S) * R);
 
+  const size_t block = static_cast<size_t>(S) * C;
+  // The values first (a term-serial push's duration depends on them); a ToFifo result is written
+  // straight into the slot fifo_push claims below (check_mmul guaranteed room).
+  float* out = mode == MmulMode::ToFifo ? fifo_block((m_fifo_head + m_fifo_count) % m_spec.mxu_result_fifo)
+                                        : &m_acc[static_cast<size_t>(acc_block) * block];
+  if (mode == MmulMode::ToFifo || mode == MmulMode::Store) std::fill(out, out + block, 0.0f);
+  int64_t occupancy = S, tail = R + C - 2;  // bf16: a row's last column leaves R + C - 2 after entry
+  if (m_spec.mxu_pe == MxuPe::TermSerial) {
+    occupancy = term_mmul(out);
+    tail = m_spec.term.latency_cycles;
+  } else {
+    numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C);
+  }
+
   const int64_t start = mmul_ready(now);
-  const int64_t last_row_in = start + S - 1;
-  const int64_t last_out = last_row_in + R + C - 2;  // last column of the last row leaves
-  m_input_free = start + S;
+  const int64_t last_out = start + occupancy - 1 + tail;
+  m_input_free = start + occupancy;
   m_drained = std::max(m_drained, last_out + 1);
   m_stats.last_result_cycle = std::max(m_stats.last_result_cycle, last_out);
   ++m_stats.pushes;
   m_stats.macs += static_cast<int64_t>(S) * R * C;
-  m_stats.busy_cycles += S;
+  m_stats.busy_cycles += occupancy;
+  m_last_occupancy = occupancy;
 
-  const size_t block = static_cast<size_t>(S) * C;
-  auto run = [&](float* out) { numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C); };
-  if (mode == MmulMode::ToFifo) {
-    float* out = fifo_push(last_out + 1);
-    std::fill(out, out + block, 0.0f);
-    run(out);
-    return;
+  if (mode == MmulMode::ToFifo) fifo_push(last_out + 1);
+  if (mode == MmulMode::AccumulateOut) std::copy(out, out + block, fifo_push(last_out + 1));
+}
+
+int64_t Mxu::term_mmul(float* out) {
+  const int S = m_rows_per_push, R = m_spec.mxu_rows, C = m_spec.mxu_cols;
+  const TermMxuSpec& ts = m_spec.term;
+  const int blocks = ((S + ts.tile.rows - 1) / ts.tile.rows) * ((C + ts.tile.cols - 1) / ts.tile.cols);
+  m_block_cycles.assign(static_cast<size_t>(blocks), 0);
+  m_tile_cycles.assign(static_cast<size_t>(std::min(ts.tiles, blocks)), 0);
+  numerics::term_matmul_accumulate(ts.tile, m_in.data(), R, m_active.data(), C, out, C, S, R, C, &m_stats.term,
+                                   m_block_cycles.data());
+  int64_t busiest = 0, total = 0;
+  for (int b = 0; b < blocks; ++b) {
+    int64_t& t = m_tile_cycles[static_cast<size_t>(b) % m_tile_cycles.size()];
+    t += m_block_cycles[static_cast<size_t>(b)];
+    busiest = std::max(busiest, t);
+    total += m_block_cycles[static_cast<size_t>(b)];
   }
-  float* acc = &m_acc[static_cast<size_t>(acc_block) * block];
-  if (mode == MmulMode::Store) std::fill(acc, acc + block, 0.0f);
-  run(acc);
-  if (mode == MmulMode::AccumulateOut) std::copy(acc, acc + block, fifo_push(last_out + 1));
+  m_stats.term_tile_imbalance += busiest * static_cast<int64_t>(m_tile_cycles.size()) - total;
+  return std::max<int64_t>(1, busiest + ts.push_cycles);
 }
 
 void Mxu::mpop(float* v, int64_t now) {

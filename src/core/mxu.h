@@ -24,6 +24,13 @@
 //   * So with double buffering off, a K x N weight matrix and M input rows take
 //     ceil(K/R) * ceil(N/C) * (2R + C + M - 2) cycles from the first weight row shifted in to the
 //     last result out, when the program issues each op as early as the unit allows.
+// Term-serial PEs (spec.mxu_pe == MxuPe::TermSerial, core/term_mxu_spec.h): the same ops, weight
+//   tile, staging and FIFO rules; an mmul's values are numerics::term_matmul_accumulate's (M =
+//   sublanes, K = R, N = C; mmul.acc* continue from the block's fp32 values). Its output blocks
+//   (tile_rows x tile_cols each, m-major) are dealt round-robin to `tiles` tiles; each tile runs its
+//   blocks in lockstep one after the other, so the input port is busy for
+//     occupancy = max over tiles of (sum of its blocks' cycles) + push_cycles   (at least 1),
+//   and the last result leaves at start + occupancy - 1 + latency_cycles.
 // Faults (UnitFault): mlw into a full staging tile; mflip of an incomplete tile; mmul with no
 //   active tile, or (no double buffering) while a tile is shifting in; a push that would overflow
 //   the result FIFO (only a pop can make room, so the program could never have waited); mpop with
@@ -47,6 +54,8 @@ struct MxuStats {
   int64_t busy_cycles = 0;        // cycles the input port streamed rows
   int64_t first_weight_cycle = -1;  // first cycle a weight row shifted in (-1: none yet)
   int64_t last_result_cycle = -1;   // last cycle a result left the array (-1: none yet)
+  numerics::TermMatmulStats term;   // term-serial PEs only: terms, steps, lockstep cycles, stalls
+  int64_t term_tile_imbalance = 0;  // term-serial: sum over pushes of (busiest tile x tiles - all tiles' cycles)
   // The MXU's span: first weight row in to last result out, inclusive (0 if unused).
   int64_t span() const {
     return first_weight_cycle < 0 || last_result_cycle < 0 ? 0 : last_result_cycle - first_weight_cycle + 1;
@@ -77,6 +86,8 @@ class Mxu {
   void check_mpop() const;
 
   int fifo_occupancy() const { return m_fifo_count; }
+  // Cycles the input port was busy with the last mmul (sublanes for bf16 PEs).
+  int64_t last_mmul_occupancy() const { return m_last_occupancy; }
   const MxuStats& stats() const { return m_stats; }
 
  private:
@@ -84,6 +95,8 @@ class Mxu {
   // no allocation per push.
   float* fifo_block(int slot) { return &m_fifo_values[static_cast<size_t>(slot) * m_block_size]; }
   float* fifo_push(int64_t ready);  // claims the next slot; returns its storage
+  // Term-serial PEs: out += m_in x active tile; returns the port occupancy (rule above).
+  int64_t term_mmul(float* out);
 
   CoreSpec m_spec;  // a copy: the unit must not outlive a caller's temporary spec
   int m_rows_per_push;  // = sublanes
@@ -101,6 +114,8 @@ class Mxu {
   std::vector<int64_t> m_fifo_ready;   // per slot: first cycle its block may be popped
   int m_fifo_head = 0, m_fifo_count = 0;
   MxuStats m_stats;
+  int64_t m_last_occupancy = 0;
+  std::vector<int64_t> m_block_cycles, m_tile_cycles;  // term-serial scratch: per output block, per tile
 };
 
 }  // namespace tessera::core

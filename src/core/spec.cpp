@@ -59,6 +59,8 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true, "load the next weight tile while the current one multiplies");
   s.mxu_result_fifo = static_cast<int>(r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
   s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks", "accumulator blocks (sublanes x cols fp32)"));
+  s.mxu_pe = read_mxu_pe(r);
+  s.term = read_term_mxu_spec(r, s.sublanes, s.mxu_cols);
 
   s.xu_fifo = static_cast<int>(r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));
   s.rpu_fifo = static_cast<int>(r.get_int("core.rpu.fifo", 4, {1, 1024}, "vregs", "reduce/permute result FIFO depth"));

@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "core/adam_unit_spec.h"
+#include "core/term_mxu_spec.h"
 #include "isa/opcodes.h"
 
 namespace tessera::core {
@@ -49,6 +50,8 @@ struct CoreSpec {
   bool mxu_double_buffer = true;
   int mxu_result_fifo = 33;      // result blocks: ceil((R + C + sublanes) / sublanes) keeps the array streaming
   int mxu_acc_blocks = 256;      // accumulator blocks (sublanes x C fp32 each)
+  MxuPe mxu_pe = MxuPe::Bf16;    // processing element: bit-parallel bf16 or term-serial
+  TermMxuSpec term;              // the term-serial option (core.mxu.term.*)
 
   // extended units: FIFO depths (in vregs) and pipeline latencies (cycles)
   int xu_fifo = 16;   // must hold a whole lanes x lanes matrix: lanes / sublanes slices

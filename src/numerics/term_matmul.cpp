@@ -44,7 +44,9 @@ void check_shape(int lda, int ldw, int ldc, int M, int K, int N) {
 
 // Folds per-PE step cycles (pe_cycles[p * steps + j] for the PEs p of one output block) into
 // the tile's lockstep timing.
-void fold_tile_timing(const std::vector<int>& pe_cycles, int pes, int steps, TermMatmulStats& st) {
+void fold_tile_timing(const std::vector<int>& pe_cycles, int pes, int steps, TermMatmulStats& st,
+                      int64_t*& block_cycles) {
+  const int64_t before = st.cycles;
   for (int j = 0; j < steps; ++j) {
     int slowest = 0;
     int64_t sum = 0;
@@ -56,6 +58,7 @@ void fold_tile_timing(const std::vector<int>& pe_cycles, int pes, int steps, Ter
     st.pe_stall_cycles += static_cast<int64_t>(slowest) * pes - sum;
   }
   st.tile_steps += steps;
+  if (block_cycles != nullptr) *block_cycles++ = st.cycles - before;
 }
 
 void add_lane_counts(const LaneTerms* lanes, int n, int step_cycles, TermMatmulStats& st) {
@@ -89,7 +92,8 @@ Decoded decode(const float* a, int lda, const float* w, int ldw, int M, int K, i
 }
 
 template <class Int>
-void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N, TermMatmulStats& st) {
+void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N, TermMatmulStats& st,
+                 int64_t* block_cycles) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int steps = d.kp / L;
@@ -115,7 +119,7 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
           out = accumulator_to_f32(state, pe);
         }
       }
-      fold_tile_timing(pe_cycles, rows * cols, steps, st);
+      fold_tile_timing(pe_cycles, rows * cols, steps, st, block_cycles);
       st.pe_steps += static_cast<int64_t>(rows) * cols * steps;
     }
   }
@@ -125,12 +129,14 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
 // inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
 // a tile column (PEs (r0..r0+7, c)).
 void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc, int ldc,
-                 int M, int K, int N, TermMatmulStats& st) {
+                 int M, int K, int N, TermMatmulStats& st, int64_t* block_cycles) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int kp = (K + L - 1) / L * L, steps = kp / L;
   const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
-  detail::TileOperands ops;
+  // Scratch kept per thread: an MXU push calls this once per mmul, without allocating.
+  thread_local detail::TileOperands ops;
+  thread_local std::vector<int> pe_cycles, group_cycles;
   ops.resize(inputs_serial ? M : N, kp, inputs_serial ? N : M);
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k) {
@@ -142,8 +148,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
       const detail::TermOperand op = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
       inputs_serial ? ops.set_parallel(k, n, op) : ops.set_serial(n, k, op);
     }
-  std::vector<int> pe_cycles(static_cast<size_t>(cfg.rows) * cfg.cols * steps);
-  std::vector<int> group_cycles(static_cast<size_t>(detail::kGroupPes) * steps);
+  pe_cycles.assign(static_cast<size_t>(cfg.rows) * cfg.cols * steps, 0);
+  group_cycles.assign(static_cast<size_t>(detail::kGroupPes) * steps, 0);
   detail::GroupTotals totals;
   std::array<PeAccumulator, detail::kGroupPes> accs;
   for (int m0 = 0; m0 < M; m0 += cfg.rows) {
@@ -167,7 +173,7 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
           }
         }
       }
-      fold_tile_timing(pe_cycles, nr * nc, steps, st);
+      fold_tile_timing(pe_cycles, nr * nc, steps, st, block_cycles);
       st.pe_steps += static_cast<int64_t>(nr) * nc * steps;
     }
   }
@@ -180,19 +186,19 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
 }  // namespace
 
 void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
-                            int ldc, int M, int K, int N, TermMatmulStats* stats) {
+                            int ldc, int M, int K, int N, TermMatmulStats* stats, int64_t* block_cycles) {
   cfg.validate();
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
   st.macs = static_cast<int64_t>(M) * K * N;
   if (M > 0 && N > 0 && K > 0 && detail::tile_avx2_supported(cfg.pe)) {
-    simd_blocks(cfg, a, lda, w, ldw, acc, ldc, M, K, N, st);
+    simd_blocks(cfg, a, lda, w, ldw, acc, ldc, M, K, N, st, block_cycles);
   } else if (M > 0 && N > 0 && K > 0) {
     const Decoded d = decode(a, lda, w, ldw, M, K, N, cfg.pe.lanes);
     if (detail::use_int64(cfg.pe))
-      fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st);
+      fast_blocks<int64_t>(cfg, d, acc, ldc, M, N, st, block_cycles);
     else
-      fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st);
+      fast_blocks<__int128>(cfg, d, acc, ldc, M, N, st, block_cycles);
   }
   if (stats != nullptr) *stats += st;
 }
@@ -205,6 +211,7 @@ void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a,
   st.macs = static_cast<int64_t>(M) * K * N;
   const int L = cfg.pe.lanes;
   const int steps = K == 0 ? 0 : (K + L - 1) / L;
+  int64_t* no_block_cycles = nullptr;
   for (int m0 = 0; m0 < M && steps > 0; m0 += cfg.rows) {
     for (int n0 = 0; n0 < N; n0 += cfg.cols) {
       const int rows = std::min(cfg.rows, M - m0), cols = std::min(cfg.cols, N - n0);
@@ -227,7 +234,7 @@ void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a,
           acc[m * ldc + n] = accumulator_to_f32(state, cfg.pe);
         }
       }
-      fold_tile_timing(pe_cycles, rows * cols, steps, st);
+      fold_tile_timing(pe_cycles, rows * cols, steps, st, no_block_cycles);
       st.pe_steps += static_cast<int64_t>(rows) * cols * steps;
     }
   }
