@@ -80,6 +80,7 @@ TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
       int a = (v * 5 + (adv > 0 ? 1 : 3)) % 16;
       it.actions.push_back(a);
       it.old_logp.push_back(position_log_probs(mu_old[v], 16, old.bound(), old.sigma_steps())[a]);
+      if (adv < 0) it.node_advantage.push_back(std::cos(2.3 * v));  // per-decision advantages
     }
     batch.push_back(it);
   }
@@ -168,6 +169,20 @@ TEST(Training, PpoImprovesTheRewardOnAChainToy) {
   EXPECT_GT(curve.back(), curve.front() + 0.5);
   double best = core_reward(graphs[0], place_rl(graphs[0], pol), opt.routing) / 9.0;  // |Hilbert reward| = 9
   EXPECT_GE(best, curve.back() - 1e-12);
+}
+
+TEST(Training, PerNodeCreditIsDeterministic) {
+  std::vector<CoreProblem> graphs = {make_core_problem(gen_family("dag", 36, 2), 6, 6)};
+  TrainOptions opt;
+  opt.iterations = 6;
+  opt.threshold = 1.0;
+  opt.hidden = 8;
+  opt.node_credit = true;
+  std::vector<double> curve;
+  Policy a = train_policy(graphs, opt, [&](int, double r) { curve.push_back(r); });
+  Policy b = train_policy(graphs, opt);
+  EXPECT_EQ(a.params(), b.params());
+  EXPECT_EQ(curve.size(), 7u);
 }
 
 TEST(Training, NodeCostsSumToTwiceThePlacementCost) {
