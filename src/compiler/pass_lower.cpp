@@ -8,11 +8,14 @@
 //   softmax_cross_entropy(_grad)         RPU + EUP row kernel
 //   optimizer             SGD with momentum or Adam, in place on parameters and state; Adam on
 //                         the Adam unit by default (lower_adam_unit.cpp), after a barrier
-// Other ops (conv2d, maxpool2d, reshape, ...) are an Error naming the op and the node.
+//   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector unit)
+//   reshape               nothing: plan-hbm gives the output its input's address (an alias)
+// Other ops are an Error naming the op and the node.
 #include <algorithm>
 
 #include "common/error.h"
 #include "compiler/kernels.h"
+#include "compiler/kernels_conv.h"
 #include "compiler/lower_adam_unit.h"
 #include "compiler/pipeline.h"
 #include "kernels/gemm.h"
@@ -101,7 +104,12 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
         return std::vector<int>{r};
       });
       return;
+    case OpKind::kReshape:  // an alias (plan-hbm) unless its output's address was fixed: then a copy
+      if (dst != in(0))
+        emit_stream(cg, name, count(out), 1, {{in(0), false}}, {dst}, [](Codegen&, const std::vector<int>& v) { return v; });
+      return;
     default:
+      if (lower_conv_op(p, cg, n)) return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");
   }
@@ -156,6 +164,7 @@ void pass_lower(Pipeline& p) {
     for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
   p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
+  p.out.stats.hbm_words += p.scratch_words;
   p.out.stats.smem_words = cg.next_smem();
   p.out.stats.vmem_peak_rows = cg.vmem_peak_rows();
 }

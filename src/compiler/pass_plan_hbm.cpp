@@ -5,7 +5,8 @@
 //   * Transient: every other node output lives from its producing node to its last consumer
 //     (gradients to the end: the optimizer update reads them). Values are placed first-fit in a
 //     free list in node order and their space is reused once their last consumer has run (never by
-//     an output of that same consumer: kernels read inputs while they write outputs).
+//     an output of that same consumer: kernels read inputs while they write outputs). A reshape's
+//     output aliases its input's words (no copy).
 // The peak is checked against the configured HBM; a model that does not fit is an Error naming the
 // value that did not fit and the sizes.
 #include <algorithm>
@@ -117,17 +118,26 @@ void pass_plan_hbm(Pipeline& p) {
   if (next * 4 > p.spec->hbm_bytes)
     throw Error("compiler", "parameters and optimizer state need " + std::to_string(next * 4) +
                                 " bytes of HBM, the core has " + std::to_string(p.spec->hbm_bytes));
-  // Live ranges of the transient values.
+  // Live ranges of the transient values. A reshape's output (same words, same row-major order)
+  // aliases its input: it gets no space of its own and its uses extend the input's live range.
   const int n = static_cast<int>(g.nodes().size());
   p.live.clear();
+  std::map<int, int> alias;  // reshape output -> the value whose words it shares
+  auto root = [&](int v) {
+    auto it = alias.find(v);
+    return it == alias.end() ? v : it->second;
+  };
   for (int i = 0; i < n; ++i) {
     const graph::Node& node = g.nodes()[static_cast<size_t>(i)];
-    if (!p.hbm.count(node.output)) p.live[node.output] = {i, i};
+    if (node.op == graph::OpKind::kReshape && !p.hbm.count(node.output))
+      alias[node.output] = root(node.inputs[0]);
+    else if (!p.hbm.count(node.output))
+      p.live[node.output] = {i, i};
     for (int in : node.inputs)
-      if (p.live.count(in)) p.live[in].second = std::max(p.live[in].second, i);
+      if (p.live.count(root(in))) p.live[root(in)].second = std::max(p.live[root(in)].second, i);
   }
   for (int gr : p.grads)
-    if (p.live.count(gr)) p.live[gr].second = n;
+    if (p.live.count(root(gr))) p.live[root(gr)].second = n;
   FreeList fl(next);
   std::map<int, std::vector<int>> dying;  // node index -> values whose last use it is
   for (const auto& [v, r] : p.live) dying[r.second].push_back(v);
@@ -143,6 +153,7 @@ void pass_plan_hbm(Pipeline& p) {
                                   " does not fit HBM: the plan needs " + std::to_string(fl.end() * 4) +
                                   " bytes, the core has " + std::to_string(p.spec->hbm_bytes));
   }
+  for (const auto& [a, r] : alias) p.hbm[a] = p.hbm.at(r);
   out.stats.hbm_words = fl.end();
   out.stats.transient_words = fl.end() - next;
   verify_plan(p);

@@ -20,6 +20,7 @@ struct Pipeline {
   std::map<int, int64_t> hbm;      // value id -> HBM word address
   std::map<int, std::pair<int, int>> live;  // value id -> [first, last] node index (transients)
   int64_t ones_hbm = -1;           // the constant 1.0 (d loss / d loss)
+  int64_t scratch_words = 0;       // kernels' HBM scratch above the plan (lower_conv_op)
   CompiledProgram out;
 };
 

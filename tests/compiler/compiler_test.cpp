@@ -84,13 +84,6 @@ TEST(Compiler, UnknownPass_bad) {
             "compile: unknown pass 'nope' for --dump-after (passes: autodiff, plan-hbm, lower)");
 }
 
-TEST(Compiler, UnsupportedOp_bad) {
-  CompileOptions o;
-  o.batch = 8;
-  EXPECT_EQ(error_of([&] { compile(graph::zoo_spec("cnn_small"), config("tpu-v2-like"), o); }),
-            "compiler: op 'conv2d' (node 'conv1.conv') is not supported by the tensor-core lowering yet");
-}
-
 TEST(Compiler, ModelTooBigForHbm_bad) {
   CompileOptions o;
   o.batch = 8;

@@ -1,0 +1,227 @@
+// Convolutions as im2col + one GEMM (see kernels_conv.h for the formulation and K orders).
+#include "compiler/kernels_conv.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "kernels/gemm.h"
+
+namespace tessera::compiler {
+
+using isa::Opcode;
+
+namespace {
+
+int64_t vmem_words(const Codegen& cg) { return cg.spec().vmem_rows() * cg.spec().lanes; }
+
+std::string sizes(int64_t words, const Codegen& cg) {
+  return std::to_string(words) + " words; vector memory holds " + std::to_string(vmem_words(cg)) + " words";
+}
+
+// Takes `words` of scratch at offset `at` (words from scratch.base); returns the HBM address.
+int64_t take(HbmScratch& s, int64_t& at, int64_t words, const std::string& what) {
+  const int64_t addr = s.base + at;
+  at += words;
+  s.peak = std::max(s.peak, at);
+  if (s.base + at > s.limit)
+    throw Error("compiler", "tensor '" + what + "' (" + std::to_string(words) +
+                                " words of scratch) does not fit HBM: it needs " + std::to_string((s.base + at) * 4) +
+                                " bytes, the core has " + std::to_string(s.limit * 4));
+  return addr;
+}
+
+// A [N, A, B, C] tensor at `src` copied into the zeroed [N, Ap, Bp, C] tensor at `dst`, element
+// (a, b) to (a * da + oa, b * db + ob); positions outside [0, Ap) x [0, Bp) are dropped.
+struct Placement {
+  int64_t n, a, b, c, ap, bp, da, oa, db, ob;
+};
+
+void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst, const Placement& p) {
+  const int64_t img = p.a * p.b * p.c;
+  const int64_t per_chunk = vmem_words(cg) / img;
+  if (per_chunk < 1) throw Error("compiler", "tensor '" + name + "': one image needs " + sizes(img, cg));
+  auto in_range = [](int64_t i, int64_t d, int64_t o, int64_t lim) { return i * d + o >= 0 && i * d + o < lim; };
+  const bool whole = p.da == 1 && p.db == 1 && in_range(0, 1, p.oa, p.ap) && in_range(p.a - 1, 1, p.oa, p.ap) &&
+                     in_range(0, 1, p.ob, p.bp) && in_range(p.b - 1, 1, p.ob, p.bp);
+  for (int64_t n0 = 0; n0 < p.n; n0 += per_chunk) {
+    const int64_t nn = std::min(per_chunk, p.n - n0);
+    cg.dma(Opcode::DMAHV, 0, src + n0 * img, nn * img);
+    cg.wait_dmas();
+    for (int64_t n = n0; n < n0 + nn; ++n) {
+      const int64_t v = (n - n0) * img;
+      const int64_t out = dst + n * p.ap * p.bp * p.c;
+      if (whole) {
+        cg.dma(Opcode::DMAVH2, out + (p.oa * p.bp + p.ob) * p.c, v,
+               cg.descriptor(p.a, p.b * p.c, p.b * p.c, p.bp * p.c));
+        continue;
+      }
+      int64_t b0 = 0, b1 = p.b;
+      while (b0 < p.b && !in_range(b0, p.db, p.ob, p.bp)) ++b0;
+      while (b1 > b0 && !in_range(b1 - 1, p.db, p.ob, p.bp)) --b1;
+      if (b0 >= b1) continue;
+      const uint32_t desc = cg.descriptor(b1 - b0, p.c, p.c, p.db * p.c);
+      for (int64_t a = 0; a < p.a; ++a) {
+        if (!in_range(a, p.da, p.oa, p.ap)) continue;
+        cg.dma(Opcode::DMAVH2, out + ((a * p.da + p.oa) * p.bp + b0 * p.db + p.ob) * p.c, v + (a * p.b + b0) * p.c,
+               desc);
+      }
+    }
+    cg.wait_dmas();
+  }
+}
+
+// cols[(n, oh, ow), (kh, kw, c)] = xp[n, oh * s + kh, ow * s + kw, c] of the (already padded)
+// xp [N, Hp, Wp, C]; built per chunk of lines (n, oh) in vector memory, one 2-D DMA per (line, kh).
+void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols, const ConvGeom& g, int64_t hp,
+                 int64_t wp, int64_t c, int64_t s) {
+  const int64_t K = int64_t{g.kh} * g.kw * c, line = int64_t{g.ow} * K, lines = int64_t{g.n} * g.oh;
+  const int64_t per_chunk = vmem_words(cg) / line;
+  if (per_chunk < 1)
+    throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) + " x " +
+                                std::to_string(K) + ") needs " + sizes(line, cg));
+  const uint32_t desc = cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K);
+  for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
+    const int64_t nl = std::min(per_chunk, lines - l0);
+    for (int64_t l = l0; l < l0 + nl; ++l) {
+      const int64_t n = l / g.oh, oh = l % g.oh;
+      for (int64_t kh = 0; kh < g.kh; ++kh)
+        cg.dma(Opcode::DMAHV2, (l - l0) * line + kh * g.kw * c, xp + ((n * hp + oh * s + kh) * wp) * c, desc);
+    }
+    cg.wait_dmas();
+    cg.dma(Opcode::DMAVH, cols + l0 * line, 0, nl * line);
+    cg.wait_dmas();
+  }
+}
+
+// [rows, cols] row-major at vector-memory word `v` -> HBM: element (r, c) to dst + c * ld + r.
+// One element-strided DMA per column or per row, whichever is fewer.
+void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t dst, int64_t rows, int64_t cols, int64_t ld) {
+  if (cols <= rows) {
+    const uint32_t desc = cg.descriptor(rows, 1, cols, 1);
+    for (int64_t c = 0; c < cols; ++c) cg.dma(Opcode::DMAVH2, dst + c * ld, v + c, desc);
+  } else {
+    const uint32_t desc = cg.descriptor(cols, 1, 1, ld);
+    for (int64_t r = 0; r < rows; ++r) cg.dma(Opcode::DMAVH2, dst + r, v + r * cols, desc);
+  }
+}
+
+// a [rows, cols] -> at [cols, rows], in chunks of rows.
+void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int64_t at, int64_t rows, int64_t cols) {
+  const int64_t per_chunk = vmem_words(cg) / cols;
+  if (per_chunk < 1) throw Error("compiler", "tensor '" + name + "': one row needs " + sizes(cols, cg));
+  for (int64_t r0 = 0; r0 < rows; r0 += per_chunk) {
+    const int64_t nr = std::min(per_chunk, rows - r0);
+    cg.dma(Opcode::DMAHV, 0, a + r0 * cols, nr * cols);
+    cg.wait_dmas();
+    emit_scatter_transposed(cg, 0, at + r0, nr, cols, rows);
+    cg.wait_dmas();
+  }
+}
+
+// wf[kh', kw', co, ci] = w[KH-1-kh', KW-1-kw', ci, co].
+void emit_flip_kernel(Codegen& cg, const std::string& name, int64_t w, int64_t wf, const ConvGeom& g) {
+  const int64_t block = int64_t{g.ci} * g.co, words = int64_t{g.kh} * g.kw * block;
+  if (words > vmem_words(cg)) throw Error("compiler", "tensor '" + name + "': the kernel needs " + sizes(words, cg));
+  cg.dma(Opcode::DMAHV, 0, w, words);
+  cg.wait_dmas();
+  for (int64_t kh = 0; kh < g.kh; ++kh)
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t flipped = (g.kh - 1 - kh) * g.kw + (g.kw - 1 - kw);
+      emit_scatter_transposed(cg, (kh * g.kw + kw) * block, wf + flipped * block, g.ci, g.co, g.ci);
+    }
+  cg.wait_dmas();
+}
+
+// A GEMM with a ragged last K tile relies on zeros in vector memory past the K columns of its A
+// panels and past the K rows of its weight slots; other kernels leave data there.
+void zero_vmem_footprint(Codegen& cg, const isa::Program& gemm) {
+  int64_t rows = 0;
+  for (const isa::Bundle& b : gemm.code)
+    for (const isa::Instr& in : b.slot)
+      if (in.op == Opcode::VLD) rows = std::max<int64_t>(rows, in.imm + cg.spec().sublanes);
+  const int z = cg.vreg();
+  cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
+  for (int64_t r = 0; r < rows; r += cg.spec().sublanes) cg.vst(z, r);
+}
+
+// The padded input xp of a convolution (x itself when there is no padding).
+int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::string& name, int64_t x,
+                     const ConvGeom& g) {
+  if (g.pad == 0) return x;
+  const int64_t hp = g.h + 2 * g.pad, wp = g.w + 2 * g.pad;
+  const int64_t xp = take(scratch, at, int64_t{g.n} * hp * wp * g.ci, name + ".padded");
+  emit_zero_hbm(cg, xp, int64_t{g.n} * hp * wp * g.ci);
+  emit_place(cg, name + ".padded", x, xp, {g.n, g.h, g.w, g.ci, hp, wp, 1, g.pad, 1, g.pad});
+  return xp;
+}
+
+}  // namespace
+
+void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words) {
+  const int64_t S = cg.spec().sublanes, lanes = cg.spec().lanes;
+  const int64_t rows = std::min((cg.spec().vmem_rows() / S) * S, ((words + lanes - 1) / lanes + S - 1) / S * S);
+  const int z = cg.vreg();
+  cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
+  for (int64_t r = 0; r < rows; r += S) cg.vst(z, r);
+  cg.em().barrier();
+  for (int64_t w0 = 0; w0 < words; w0 += rows * lanes) cg.dma(Opcode::DMAVH, dst + w0, 0, std::min(rows * lanes, words - w0));
+  cg.wait_dmas();
+}
+
+void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b, int64_t c, int M,
+               int K, int N) {
+  kernels::GemmPlacement at{a, b, c, cg.next_smem()};
+  try {
+    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
+    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.program);
+    cg.append(gemm.program);
+    stats.mxu_macs += gemm.plan.macs();
+    ++stats.gemms;
+  } catch (const Error& e) {
+    throw Error("compiler", "matmul '" + name + "' [" + std::to_string(M) + " x " + std::to_string(K) + "] x [" +
+                                std::to_string(K) + " x " + std::to_string(N) + "]: " + e.what());
+  }
+}
+
+void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name, int64_t x, int64_t w,
+                 int64_t y, const ConvGeom& g) {
+  int64_t at = 0;
+  const int64_t xp = padded_input(cg, scratch, at, name, x, g);
+  const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
+  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
+  emit_gemm(cg, stats, name, cols, w, y, static_cast<int>(M), static_cast<int>(K), g.co);
+}
+
+void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
+                            int64_t dy, int64_t w, int64_t dx, const ConvGeom& g) {
+  int64_t at = 0;
+  const int64_t eh = g.h + g.kh - 1, ew = g.w + g.kw - 1;
+  const int64_t e = take(scratch, at, int64_t{g.n} * eh * ew * g.co, name + ".dilated");
+  emit_zero_hbm(cg, e, int64_t{g.n} * eh * ew * g.co);
+  emit_place(cg, name + ".dilated", dy, e,
+             {g.n, g.oh, g.ow, g.co, eh, ew, g.stride, g.kh - 1 - g.pad, g.stride, g.kw - 1 - g.pad});
+  const int64_t K = int64_t{g.kh} * g.kw * g.co;
+  const int64_t wf = take(scratch, at, K * g.ci, name + ".flipped");
+  emit_flip_kernel(cg, name + ".flipped", w, wf, g);
+  // The stride-1 convolution of e: output H x W.
+  const ConvGeom full{g.n, static_cast<int>(eh), static_cast<int>(ew), g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
+  const int64_t M = int64_t{g.n} * g.h * g.w;
+  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  emit_im2col(cg, name + ".im2col", e, cols, full, eh, ew, g.co, 1);
+  emit_gemm(cg, stats, name, cols, wf, dx, static_cast<int>(M), static_cast<int>(K), g.ci);
+}
+
+void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
+                             int64_t x, int64_t dy, int64_t dw, const ConvGeom& g) {
+  int64_t at = 0;
+  const int64_t xp = padded_input(cg, scratch, at, name, x, g);
+  const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
+  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
+  const int64_t cols_t = take(scratch, at, M * K, name + ".im2col_t");
+  emit_transpose_chunked(cg, name + ".im2col", cols, cols_t, M, K);
+  emit_gemm(cg, stats, name, cols_t, dy, dw, static_cast<int>(K), static_cast<int>(M), g.co);
+}
+
+}  // namespace tessera::compiler
