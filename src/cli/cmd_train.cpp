@@ -5,6 +5,8 @@
 // accuracy, simulated cycles and seconds (chip + host link), samples per simulated second, MXU and
 // vector-unit utilisation, energy, host wall time. --steps limits the steps per epoch (and the
 // test samples to steps * batch), for quick runs. --report writes all of it as JSON.
+// --adam-on unit|vector-unit: Adam on the Adam optimizer unit (default) or on the vector unit; the
+// epoch report's "optimizer" object: its cycles, HBM bytes and energy (runtime/optimizer_cost.h).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +29,7 @@ namespace {
 
 struct TrainArgs {
   std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report, data_dir;
+  std::string adam_on = "unit";
   int epochs = 3, batch = 128;
   double lr = 1e-3, host_gbps = 16;
   uint64_t seed = 0;
@@ -68,6 +71,9 @@ void run_train(const TrainArgs& a) {
   o.optimizer.lr = a.lr;
   o.seed = a.seed;
   o.host_bytes_per_second = a.host_gbps * 1e9;
+  if (a.adam_on != "unit" && a.adam_on != "vector-unit")
+    throw Error("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
+  o.adam_on = a.adam_on == "unit" ? compiler::AdamOn::kUnit : compiler::AdamOn::kVectorUnit;
   const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
   const runtime::Dataset train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
@@ -87,6 +93,7 @@ void run_train(const TrainArgs& a) {
   for (int e = 0; e < a.epochs; ++e) {
     const auto wall0 = std::chrono::steady_clock::now();
     const Snapshot s0 = snap(trainer.core());
+    const runtime::OptimizerCost opt0 = trainer.optimizer_cost();
     const double link0 = trainer.host_link_seconds();
     batches.start_epoch(e);
     runtime::Batch b;
@@ -140,6 +147,7 @@ void run_train(const TrainArgs& a) {
     j["vector_utilization"] = static_cast<double>(s1.vec - s0.vec) / static_cast<double>(cycles);
     j["energy_j"] = (s1.energy_uj - s0.energy_uj) * 1e-6;
     j["host_seconds"] = wall;
+    j["optimizer"] = runtime::optimizer_json(trainer.optimizer_cost() - opt0, cycles);
     std::printf(
         "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host link %.4f s)  "
         "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
@@ -147,6 +155,10 @@ void run_train(const TrainArgs& a) {
         100 * j["test_accuracy"].get<double>(), static_cast<long long>(cycles), chip_s, link,
         j["samples_per_sim_second"].get<double>(), 100 * j["mxu_utilization"].get<double>(),
         100 * j["vector_utilization"].get<double>(), j["energy_j"].get<double>(), wall);
+    const nlohmann::ordered_json& opt = j["optimizer"];
+    std::printf("  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
+                opt["cycles_per_step"].get<double>(), 100 * opt["cycle_share"].get<double>(),
+                opt["hbm_bytes_per_step"].get<double>(), opt["energy_uj_per_step"].get<double>());
     std::fflush(stdout);
     report["epochs"].push_back(j);
   }
@@ -175,6 +187,7 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
   cmd->add_option("--steps", args->steps, "limit the steps per epoch (and the test set to steps x batch)");
   cmd->add_option("--host-gbps", args->host_gbps, "host link bandwidth into HBM, GB/s");
+  cmd->add_option("--adam-on", args->adam_on, "where Adam runs: unit (the Adam optimizer unit, default) or vector-unit");
   cmd->callback([args] { run_train(*args); });
 }
 
