@@ -86,6 +86,7 @@ void Core::issue_one() {
   if (ctl.taken) m_fetch_ready = t + m_spec.latency_of(isa::LatencyClass::Branch);
   s.pc = ctl.taken ? ctl.target : pc + 1;
   if (ctl.halt) s.halted = true;
+  if (ctl.sync) m_at_sync = true;
 }
 
 void Core::load(const isa::Program& program) {
@@ -99,8 +100,31 @@ void Core::load(const isa::Program& program) {
 }
 
 void Core::run() {
+  while (run_to_sync()) {
+    deliver_to_self(m_machine.outbox(), m_machine.state());
+    resume(m_next);
+  }
+}
+
+bool Core::run_to_sync() {
   ArchState& s = m_machine.state();
-  while (!s.halted) issue_one();
+  while (!s.halted && !m_at_sync) issue_one();
+  if (m_at_sync) return true;
+  finish();
+  return false;
+}
+
+void Core::resume(int64_t cycle) {
+  m_at_sync = false;
+  if (cycle > m_next) {
+    m_stalls[static_cast<int>(StallCause::Exchange)] += cycle - m_next;
+    if (m_options.trace) m_options.trace->span("stall", to_string(StallCause::Exchange), m_next, cycle - m_next, "barrier");
+    m_next = cycle;
+  }
+}
+
+void Core::finish() {
+  ArchState& s = m_machine.state();
   int64_t end = m_last_issue + 1;
   end = std::max(end, m_machine.dma().retire_all(s));
   for (int64_t r : m_sready) end = std::max(end, r);

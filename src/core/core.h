@@ -39,8 +39,16 @@ class Core {
  public:
   Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options = {});
 
-  // Runs until halt and drains. Throws SimFault on a fault.
+  // Runs until halt and drains. Throws SimFault on a fault. A `sync` outside a system delivers
+  // the core's own sends at once (exchange.h) and continues.
   void run();
+  // BSP (system/system.h): runs until the core issues `sync` (returns true; the core waits at the
+  // barrier, arriving at sync_arrival()) or halts and drains (returns false).
+  bool run_to_sync();
+  int64_t sync_arrival() const { return m_last_issue + 1; }
+  // Leaves the barrier: the next bundle issues no earlier than `cycle` (the wait is charged to
+  // StallCause::Exchange).
+  void resume(int64_t cycle);
 
   // Replaces the code with `program`'s and loads its data segments, keeping every other piece of
   // machine state (memories, registers, flags, clock and statistics): the next run() starts at
@@ -64,6 +72,7 @@ class Core {
 
  private:
   void issue_one();
+  void finish();
   int64_t& reg_ready(isa::RegRef r);
   void account(const DecodedOp& op, const OpTiming& t, int64_t pc);
 
@@ -76,6 +85,7 @@ class Core {
   int64_t m_last_issue = -1;
   int64_t m_cycles = 0;
   int64_t m_bundles = 0;
+  bool m_at_sync = false;
   std::vector<int64_t> m_sready, m_vready, m_mready;
   std::array<int64_t, kNumStallCauses> m_stalls{};
   std::array<int64_t, isa::kNumUnits> m_busy{}, m_busy_until{};

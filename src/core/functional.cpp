@@ -14,7 +14,7 @@ FunctionalCore::FunctionalCore(const CoreSpec& spec, const isa::Program& program
 
 bool FunctionalCore::step() {
   ArchState& s = m_machine.state();
-  if (s.halted) return false;
+  if (s.halted || m_at_sync) return false;
   const int64_t pc = s.pc;
   if (pc < 0 || pc >= static_cast<int64_t>(m_program.bundles.size())) fault_fetch(pc, m_bundles, m_program.bundles.size());
   const isa::Bundle& raw = m_program.code[static_cast<size_t>(pc)];
@@ -33,11 +33,20 @@ bool FunctionalCore::step() {
   ++m_machine.events().bundles;
   s.pc = ctl.taken ? ctl.target : pc + 1;
   if (ctl.halt) s.halted = true;
-  return !s.halted;
+  if (ctl.sync) m_at_sync = true;
+  return !s.halted && !m_at_sync;
+}
+
+bool FunctionalCore::run_to_sync() {
+  while (step()) {
+  }
+  return m_at_sync;
 }
 
 void FunctionalCore::run() {
-  while (step()) {
+  while (run_to_sync()) {
+    deliver_to_self(m_machine.outbox(), m_machine.state());
+    resume();
   }
 }
 

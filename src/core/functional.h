@@ -17,8 +17,12 @@ class FunctionalCore {
 
   // Runs until halt. Throws SimFault (pc, bundle count as the cycle, bundle text) on a fault.
   void run();
-  // Executes one bundle; returns false once the core has halted.
+  // Executes one bundle; returns false once the core has halted or stopped at a `sync`.
   bool step();
+  // BSP (system/system.h): runs until `sync` (true: resume() continues) or halt (false). run()
+  // instead delivers the core's own sends at each sync (exchange.h) and continues.
+  bool run_to_sync();
+  void resume() { m_at_sync = false; }
 
   int64_t bundles() const { return m_bundles; }
   const ArchState& state() const { return m_machine.state(); }
@@ -32,6 +36,7 @@ class FunctionalCore {
   DecodedProgram m_program;
   RunOptions m_options;
   int64_t m_bundles = 0;
+  bool m_at_sync = false;
 };
 
 }  // namespace tessera::core

@@ -31,6 +31,7 @@
 #include "core/decoded.h"
 #include "core/dma.h"
 #include "core/events.h"
+#include "core/exchange.h"
 #include "core/fifo.h"
 #include "core/mxu.h"
 #include "core/spec.h"
@@ -49,6 +50,7 @@ struct Control {
   bool taken = false;
   int64_t target = 0;
   bool halt = false;
+  bool sync = false;  // the bundle executed `sync` (the core stops at the BSP barrier)
 };
 
 class Machine {
@@ -73,6 +75,12 @@ class Machine {
   }
   AdamUnit& adam() { return m_adam; }
   const AdamUnit& adam() const { return m_adam; }
+  // Sends buffered by xsend since the last sync, in program order (exchange.h).
+  std::vector<OutboundSend>& outbox() { return m_outbox; }
+  // Number of processors xsend may address (0 .. n-1); 1 for a core outside a system.
+  void set_exchange_processors(uint32_t n) { m_exchange_procs = n; }
+  uint32_t exchange_processors() const { return m_exchange_procs; }
+  void set_exchange_timing_only(bool on) { m_exchange_timing_only = on; }
 
   // Copies the bundle's shadow registers (call before its first op).
   void prepare(const DecodedBundle& b);
@@ -90,6 +98,7 @@ class Machine {
   OpTiming exec_ext(const DecodedOp& op, int64_t now);
   OpTiming exec_misc(const DecodedOp& op, int64_t now);
   OpTiming exec_adam(const DecodedOp& op, int64_t now);  // adam_unit_exec.cpp
+  OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   int64_t ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
   OpTiming push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
@@ -116,6 +125,9 @@ class Machine {
   std::vector<float> m_fbuf;          // one vreg as fp32 (MXU operands)
   std::vector<uint32_t> m_tmp;        // one vreg scratch
   EventCounts m_ev;
+  std::vector<OutboundSend> m_outbox;
+  uint32_t m_exchange_procs = 1;
+  bool m_exchange_timing_only = false;
 };
 
 }  // namespace tessera::core

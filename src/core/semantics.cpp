@@ -17,7 +17,7 @@ std::string_view to_string(StallCause c) {
   static constexpr std::string_view kNames[kNumStallCauses] = {
       "none", "dependency", "branch", "mxu_weights", "mxu_busy", "mxu_result", "xu_busy",
       "xu_result", "rpu_busy", "rpu_result", "eup_busy", "eup_result", "rng_busy", "fifo_full",
-      "dma_queue", "sync_wait"};
+      "dma_queue", "sync_wait", "exchange"};
   return kNames[static_cast<int>(c)];
 }
 
@@ -93,6 +93,7 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   ++m_ev.unit_ops[static_cast<int>(isa::op_info(op.op).unit)];
   if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
+  if (is_exchange_op(op.op)) return exec_exchange(op, now, ctl);
   switch (isa::op_info(op.op).slot) {
     case isa::SlotClass::Scalar: return exec_scalar(op, now, ctl);
     case isa::SlotClass::VecAlu: return exec_vector(op, now);

@@ -1,0 +1,91 @@
+// The timed multi-processor system: chips x cores_per_chip timed cores (processor p = chip
+// p / cores_per_chip, core p % cores_per_chip) running BSP supersteps, their exchange carried by the
+// packet fabric (fabric/fabric.h). Values equal the functional system's (functional_system.h):
+// delivery order is defined by core/exchange.h, never by arrival times, so packet loss changes
+// only time.
+//
+// Superstep of a sync group (times in integer picoseconds; a core cycle is 1e12 / clock_hz ps):
+//   a_p  = time processor p issues `sync` + 1 cycle (arrives at the barrier)
+//   B    = system.barrier_latency
+//   compute->exchange barrier (placements kComputeToExchange, kBoth): every send is posted to the
+//        fabric at max_p a_p + B; exchange->compute only (kExchangeToCompute): p's sends at a_p.
+//   resume: kComputeToExchange: p continues at max(max_p a_p + B, arrival of every transfer p
+//        sends or receives) (a processor may compute while others still exchange);
+//        kExchangeToCompute, kBoth: everyone continues at max(max_p a_p [+ B for kBoth], last
+//        arrival) + B.
+// The wait is charged to the core's StallCause::Exchange. Each sync group has its own Fabric
+// (seeded with seed + group) and runs to completion independently of the others: groups share no
+// links' time (a simplification; groups on disjoint chips are exact).
+// The run ends when every processor has halted; end time = the latest core's last cycle.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/core.h"
+#include "fabric/fabric.h"
+#include "isa/image.h"
+#include "system/bsp.h"
+#include "system/system_spec.h"
+
+namespace tessera::system {
+
+struct SystemOptions {
+  int sync_group_size = 0;  // processors per sync group (consecutive); 0 = one group of all
+  uint64_t seed = 0;        // the fabric's loss streams
+  core::RunOptions core;    // per core (bundle limit)
+  bool timing_only = false; // xsend carries sizes, not values (benchmarks; core/exchange.h)
+};
+
+// Per sync group: what its supersteps cost.
+struct GroupTiming {
+  int64_t supersteps = 0;
+  fabric::Picos barrier_ps = 0;   // sum over supersteps of barrier latencies on the critical path
+  fabric::Picos exchange_ps = 0;  // sum over supersteps of (last arrival - posting) when sends exist
+  uint64_t transfers = 0;
+  uint64_t bytes = 0;
+};
+
+class System {
+ public:
+  // One image (S1110-S1130): processor p runs image.with_index(p).
+  System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image, SystemOptions options = {});
+  // One program per processor, run as given.
+  System(const core::CoreSpec& core, const SystemSpec& spec, const std::vector<isa::Program>& programs,
+         SystemOptions options = {});
+  ~System();
+
+  // Runs until every processor halts. Throws Error naming the processor (and its pc, cycle and
+  // bundle) on a simulated fault, a send outside the sync group, or a barrier mismatch.
+  void run();
+
+  int processors() const { return static_cast<int>(m_cores.size()); }
+  core::Core& core(int p) { return *m_cores.at(static_cast<size_t>(p)); }
+  const core::Core& core(int p) const { return *m_cores.at(static_cast<size_t>(p)); }
+  fabric::Picos end_ps() const { return m_end_ps; }
+  double seconds() const { return static_cast<double>(m_end_ps) * 1e-12; }
+  const std::vector<GroupTiming>& groups() const { return m_timing; }
+  const fabric::Fabric& fabric(int group) const { return *m_fabrics.at(static_cast<size_t>(group)); }
+  // {processors, supersteps, seconds, barrier/exchange seconds, per-group timing, fabric stats of group 0}.
+  nlohmann::ordered_json stats_json() const;
+
+  fabric::Picos cycles_to_ps(int64_t cycles) const;
+  int64_t ps_to_cycles(fabric::Picos ps) const;  // the first cycle at or after ps (0.5 ps tolerance)
+
+ private:
+  void init(const core::CoreSpec& core, SystemOptions options);
+  void exchange(int g, int64_t step, const std::vector<int>& waiting);
+  fabric::Endpoint endpoint(int p) const;
+
+  SystemSpec m_spec;
+  double m_clock_hz;
+  SyncGroups m_groups;
+  std::vector<std::unique_ptr<core::Core>> m_cores;
+  std::vector<std::unique_ptr<fabric::Fabric>> m_fabrics;
+  std::vector<GroupTiming> m_timing;
+  fabric::Picos m_end_ps = 0;
+};
+
+}  // namespace tessera::system
