@@ -1,5 +1,6 @@
 // `tessera run prog.s|prog.bin [--config C] [--trace t.json] [--stats s.json] [--functional]
-//  [--max-bundles N] [--dump-vmem ROW:COUNT ...] [--dump-hex]`: runs a program on one tensor core.
+//  [--max-bundles N] [--dump-vmem ROW:COUNT ...] [--dump-hex] [--pe bf16|term-serial]`: runs a
+// program on one tensor core (--pe overrides core.mxu.pe; term-serial adds the "mxu.term" group).
 // The timed core (default) prints a summary of its statistics; --stats writes the same tree as
 // JSON and --trace a Chrome trace-event file (one track per unit; opens in Perfetto).
 // --functional runs the functional interpreter instead (no timing: bundles, ops and traffic only).
@@ -21,6 +22,7 @@
 #include "core/core.h"
 #include "core/fault.h"
 #include "core/functional.h"
+#include "core/term_mxu_report.h"
 #include "isa/assembler.h"
 #include "report/trace.h"
 
@@ -37,6 +39,7 @@ struct RunArgs {
   bool dump_hex = false;
   int64_t max_bundles = 1'000'000'000;
   std::vector<std::string> dump_vmem;
+  std::string pe;  // "", "bf16", "term-serial": overrides core.mxu.pe
 };
 
 core::CoreSpec spec_for(const std::string& path) {
@@ -91,6 +94,7 @@ void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Pro
   report::StatGroup g;
   g.set_int("bundles", f.bundles(), "bundles");
   core::report_ops(f.machine(), g);
+  core::report_term_mxu(spec, f.machine().mxu().stats(), g.group("mxu"));
   core::report_events(f.machine(), f.bundles(), g);
   std::printf("halted after %lld bundles\n%s", static_cast<long long>(f.bundles()), g.to_text().c_str());
   if (!a.stats.empty()) write_json(a.stats, g.to_json());
@@ -112,7 +116,8 @@ void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program&
     if (trace) trace->write(a.trace);
     throw;
   }
-  const report::StatGroup g = c.stats();
+  report::StatGroup g = c.stats();
+  core::report_term_mxu(spec, c.machine().mxu().stats(), g.group("mxu"));
   std::printf("halted after %lld bundles in %lld cycles (%.3f us)\n%s", static_cast<long long>(c.bundles()),
               static_cast<long long>(c.cycles()), g.get("seconds") * 1e6, g.to_text().c_str());
   if (!a.stats.empty()) write_json(a.stats, g.to_json());
@@ -134,8 +139,11 @@ void register_run_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dump-vmem", args->dump_vmem, "print vector memory rows ROW:COUNT after the run (as fp32)");
   cmd->add_flag("--dump-hex", args->dump_hex, "print dumped words in hex instead of fp32");
+  cmd->add_option("--pe", args->pe, "MXU processing element (overrides core.mxu.pe)")
+      ->check(CLI::IsMember({"bf16", "term-serial"}));
   cmd->callback([args] {
-    const core::CoreSpec spec = spec_for(args->config);
+    core::CoreSpec spec = spec_for(args->config);
+    if (!args->pe.empty()) spec.mxu_pe = args->pe == "term-serial" ? core::MxuPe::TermSerial : core::MxuPe::Bf16;
     isa::AsmOptions o;
     o.scalar_regs = spec.scalar_regs;
     o.vector_regs = spec.vector_regs;
