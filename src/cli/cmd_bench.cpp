@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cmd_bench_pe.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -224,6 +225,7 @@ void register_bench_command(CLI::App& app) {
   sim->add_option("--reps", args->reps, "repetitions (best time counts)")->capture_default_str();
   sim->add_flag("--json", args->json, "print one JSON object");
   sim->callback([args] { bench_sim(*args); });
+  register_bench_pe_command(app);
 }
 
 }  // namespace tessera::cli

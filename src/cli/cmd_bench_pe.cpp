@@ -1,0 +1,149 @@
+// `tessera bench pe [--config C] [--m 128 --k 512 --n 128] [--reps 5] [--serial inputs|weights]
+//  [--acc-width W] [--json]`: host speed of the fast term-serial PE model against the bit-parallel
+// MXU model on the same matmul, plus what the simulated tile does with it.
+// Operands: inputs ReLU(N(0, 1)) and weights N(0, 0.05), both rounded to bf16 (seed 1). Each side
+// computes C = A x W from C = 0 (best of R runs, CPU time of the calling thread):
+//   term_macs_per_s  M*K*N / seconds of numerics::term_matmul_accumulate (core.mxu.term.* tile)
+//   bf16_macs_per_s  M*K*N / seconds of numerics::mxu_matmul_accumulate (the bf16 MXU's arithmetic)
+//   ratio            term / bf16 (the target: >= 0.125)
+// Simulated figures of the same matmul on one tile (rows x cols PEs of `lanes` lanes):
+//   tile_cycles      lockstep cycles; bf16_cycles_equal_pe the same PEs as bf16 MAC PEs (one step of
+//   `lanes` MACs per cycle); speedup_equal_pe = bf16_cycles_equal_pe / tile_cycles;
+//   speedup_equal_area = speedup_equal_pe / area_ratio (bf16 PEs in the same area: 1 / area_ratio
+//   as many); terms per MAC, skipped-zero and skipped-out-of-bounds fractions of the 8 term slots.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cmd_bench_pe.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "core/spec.h"
+#include "numerics/bf16.h"
+#include "numerics/matmul.h"
+#include "numerics/term_matmul.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct BenchPeArgs {
+  std::string config, serial;
+  int m = 128, k = 512, n = 128, reps = 5, acc_width = 0;
+  bool json = false;
+};
+
+double cpu_now() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Best CPU seconds of `reps` runs of `run(c)` on a zeroed c.
+template <typename F>
+double best_cpu_seconds(int reps, std::vector<float>& c, F&& run) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    std::fill(c.begin(), c.end(), 0.0f);
+    const double t0 = cpu_now();
+    run(c.data());
+    best = std::min(best, cpu_now() - t0);
+  }
+  return best;
+}
+
+core::CoreSpec pe_spec(const BenchPeArgs& a) {
+  ConfigReader r = a.config.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(a.config);
+  core::CoreSpec s = core::read_core_spec(r);
+  r.finish();
+  if (a.serial == "weights") s.term.tile.serial = numerics::TermSerialOperand::Weights;
+  if (a.serial == "inputs") s.term.tile.serial = numerics::TermSerialOperand::Inputs;
+  if (a.acc_width != 0) s.term.tile.pe.acc_fraction_bits = a.acc_width;
+  s.term.tile.validate();
+  return s;
+}
+
+void bench_pe(const BenchPeArgs& a) {
+  if (a.m < 1 || a.k < 1 || a.n < 1) throw Error("bench pe", "--m, --k and --n must be positive");
+  if (a.reps < 1) throw Error("bench pe", "--reps must be positive");
+  const core::CoreSpec spec = pe_spec(a);
+  const numerics::TermTileConfig& tile = spec.term.tile;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> in_dist(0.0f, 1.0f), w_dist(0.0f, 0.05f);
+  std::vector<float> in(static_cast<size_t>(a.m) * a.k), w(static_cast<size_t>(a.k) * a.n);
+  for (float& v : in) v = numerics::round_to_bf16(std::max(0.0f, in_dist(rng)));
+  for (float& v : w) v = numerics::round_to_bf16(w_dist(rng));
+  std::vector<float> c(static_cast<size_t>(a.m) * a.n);
+
+  numerics::TermMatmulStats st;
+  const double term_s = best_cpu_seconds(a.reps, c, [&](float* out) {
+    st = {};
+    numerics::term_matmul_accumulate(tile, in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n, &st);
+  });
+  const double bf16_s = best_cpu_seconds(a.reps, c, [&](float* out) {
+    numerics::mxu_matmul_accumulate(in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n);
+  });
+
+  const double macs = static_cast<double>(a.m) * a.k * a.n;
+  const double slots = 8.0 * static_cast<double>(st.pe_steps) * tile.pe.lanes;
+  const int64_t blocks = static_cast<int64_t>((a.m + tile.rows - 1) / tile.rows) * ((a.n + tile.cols - 1) / tile.cols);
+  const int64_t bf16_cycles = blocks * ((a.k + tile.pe.lanes - 1) / tile.pe.lanes);
+  const double speedup_pe = st.cycles > 0 ? static_cast<double>(bf16_cycles) / static_cast<double>(st.cycles) : 0.0;
+  nlohmann::json j;
+  j["m"] = a.m;
+  j["k"] = a.k;
+  j["n"] = a.n;
+  j["tile"] = fmt::format("{} x {} PEs x {} lanes, W = {}, {} serial", tile.rows, tile.cols, tile.pe.lanes,
+                          tile.pe.acc_fraction_bits, tile.serial == numerics::TermSerialOperand::Inputs ? "inputs" : "weights");
+  j["term_macs_per_s"] = macs / term_s;
+  j["bf16_macs_per_s"] = macs / bf16_s;
+  j["ratio"] = bf16_s / term_s;
+  j["target_ratio"] = 0.125;
+  j["term_host_seconds"] = term_s;
+  j["bf16_host_seconds"] = bf16_s;
+  j["tile_cycles"] = st.cycles;
+  j["bf16_cycles_equal_pe"] = bf16_cycles;
+  j["speedup_equal_pe"] = speedup_pe;
+  j["speedup_equal_area"] = speedup_pe / spec.term.area_ratio;
+  j["area_ratio"] = spec.term.area_ratio;
+  j["area_source"] = spec.term.area_source;
+  j["terms_per_mac"] = static_cast<double>(st.terms_processed) / macs;
+  j["skipped_zero_fraction"] = slots > 0 ? static_cast<double>(st.terms_skipped_zero) / slots : 0.0;
+  j["skipped_oob_fraction"] = slots > 0 ? static_cast<double>(st.terms_skipped_oob) / slots : 0.0;
+  j["pe_stall_cycles"] = st.pe_stall_cycles;
+  j["lane_idle_cycles"] = st.lane_idle_cycles;
+  j["reps"] = a.reps;
+  if (a.json) {
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  for (const auto& [key, value] : j.items()) std::printf("%-22s %s\n", key.c_str(), value.dump().c_str());
+}
+
+}  // namespace
+
+void register_bench_pe_command(CLI::App& app) {
+  auto* bench = app.get_subcommand("bench");
+  auto args = std::make_shared<BenchPeArgs>();
+  auto* pe = bench->add_subcommand("pe", "host speed of the fast term-serial PE model vs the bit-parallel MXU model");
+  pe->add_option("--m", args->m, "rows of the inputs")->capture_default_str();
+  pe->add_option("--k", args->k, "reduction length")->capture_default_str();
+  pe->add_option("--n", args->n, "columns of the weights")->capture_default_str();
+  pe->add_option("--reps", args->reps, "repetitions (best is reported)")->capture_default_str();
+  pe->add_option("--config", args->config, "core config file (default: built-in defaults)");
+  pe->add_option("--serial", args->serial, "term-encoded operand (default: the config's)")->check(CLI::IsMember({"inputs", "weights"}));
+  pe->add_option("--acc-width", args->acc_width, "accumulator width W (default: the config's)");
+  pe->add_flag("--json", args->json, "print one JSON object");
+  pe->callback([args] { bench_pe(*args); });
+}
+
+}  // namespace tessera::cli
