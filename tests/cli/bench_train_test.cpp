@@ -1,0 +1,81 @@
+// `tessera bench train`: runs the built `tessera` executable (skipped when it has not been built in
+// this build tree) and checks the JSON it prints. No timing assertions: only that the figures exist
+// and are consistent with each other and with the simulated machine.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
+
+struct Result {
+  int status = 0;
+  std::string out;
+};
+
+// stdout only (keep_stderr false) or stderr only (true).
+Result run(const std::string& args, bool keep_stderr = false) {
+  const std::string cmd = binary() + " " + args + (keep_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  Result r;
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) r.out += buf;
+  r.status = f != nullptr ? pclose(f) : -1;
+  return r;
+}
+
+class BenchTrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+  }
+};
+
+TEST_F(BenchTrainCli, JsonHasStepTimesRatioAndSimulatedFigures) {
+  const Result r = run("bench train --model mlp --batch 8 --steps 2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("model"), "mlp");
+  EXPECT_EQ(j.at("batch"), 8);
+  EXPECT_EQ(j.at("steps"), 2);
+  const double sim = j.at("sim_step_seconds"), ref = j.at("ref_step_seconds");
+  EXPECT_GT(sim, 0.0);
+  EXPECT_GT(ref, 0.0);
+  EXPECT_DOUBLE_EQ(j.at("ratio").get<double>(), sim / ref);
+  EXPECT_GT(j.at("ratio_best").get<double>(), 0.0);
+  const int64_t cycles = j.at("cycles_per_step"), bundles = j.at("bundles_per_step");
+  EXPECT_GT(bundles, 100);  // forward, loss, backward and update of three layers
+  EXPECT_GE(cycles, bundles);  // at most one bundle issues per cycle
+  const double mxu = j.at("mxu_utilization"), vec = j.at("vector_utilization");
+  EXPECT_GT(mxu, 0.0);
+  EXPECT_LE(mxu, 1.0);
+  EXPECT_GT(vec, 0.0);
+  EXPECT_LE(vec, 1.0);
+  EXPECT_GT(j.at("sim_bundles_per_second").get<double>(), 0.0);
+}
+
+TEST_F(BenchTrainCli, SimulatedFiguresAreDeterministic) {
+  const nlohmann::json a = nlohmann::json::parse(run("bench train --batch 8 --steps 1 --json").out);
+  const nlohmann::json b = nlohmann::json::parse(run("bench train --batch 8 --steps 1 --json").out);
+  for (const char* key : {"cycles_per_step", "bundles_per_step", "mxu_utilization", "vector_utilization"})
+    EXPECT_EQ(a.at(key), b.at(key)) << key;
+}
+
+TEST_F(BenchTrainCli, BadFlags_bad) {
+  Result r = run("bench train --steps 0", true);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.out, "tessera: error: bench train: --steps must be >= 1\n");
+  r = run("bench train --batch 0", true);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.out, "tessera: error: bench train: --batch must be >= 1\n");
+  r = run("bench train --model nope --steps 1", true);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_NE(r.out.find("nope"), std::string::npos) << r.out;
+}
+
+}  // namespace
