@@ -96,6 +96,12 @@ void Codegen::vst(int v, int64_t row) {
   m_em.emit(make(Opcode::VST, 0, v, kRegZero, 0, imm32(row, "a vector-memory row")), row, row + m_spec.sublanes - 1);
 }
 
+void Codegen::vst_strided(int v, int64_t row, int stride_reg, int stride) {
+  const int64_t last = row + static_cast<int64_t>(m_spec.sublanes - 1) * stride;
+  touch(last + 1);
+  m_em.emit(make(Opcode::VSTS, 0, v, kRegZero, stride_reg, imm32(row, "a vector-memory row")), row, last);
+}
+
 void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) { m_em.emit(make(o, d, a, b, c, imm)); }
 
 void Codegen::append(const isa::Program& kernel) {

@@ -50,6 +50,8 @@ class Codegen {
   // sublane s from row + s * stride; `stride_reg` must hold `stride`.
   void vld_strided(int v, int64_t row, int stride_reg, int stride);
   void vst(int v, int64_t row);
+  // row + s * stride = sublane s; `stride_reg` must hold `stride`.
+  void vst_strided(int v, int64_t row, int stride_reg, int stride);
   void op(isa::Opcode op, int d, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
 
   // GEMM or other pre-scheduled code; its scalar-memory data go to the program.

@@ -35,7 +35,7 @@ void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_
 void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n);
 void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out, int64_t n);
 
-// x [rows, cols] -> out [cols, rows] through vector memory and element-strided DMAs.
+// x [rows, cols] -> out [cols, rows] through vector memory and the transpose unit (kernels_transpose.cpp).
 void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols);
 
 // out[c] = numerics::column_sum over the rows (sublanes = the core's).

@@ -5,7 +5,6 @@
 //   * softmax cross-entropy and its gradient, row by row on the RPU (rmax, rsum: the lane tree of
 //     numerics/reduce.h; -Inf / +0 padding lanes leave the tree's value unchanged) and the EUP
 //     (exp, log, rcp), labels broadcast across lanes by a permute;
-//   * transpose through element-strided DMAs (one 2-D DMA per source row).
 #include <bit>
 #include <limits>
 
@@ -172,22 +171,6 @@ void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int
     cg.vst(l, tmp);
     cg.em().barrier();
     cg.dma(Opcode::DMAVH, loss, tmp * lanes, 1);
-    cg.wait_dmas();
-  }
-}
-
-void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols) {
-  const core::CoreSpec& spec = cg.spec();
-  const int64_t words = spec.vmem_rows() * spec.lanes;
-  const int64_t rc = std::min(rows, words / cols);
-  if (rc < 1)
-    throw Error("compiler", "tensor '" + name + "': a row of " + std::to_string(cols) + " elements does not fit vector memory");
-  const uint32_t desc = cg.descriptor(cols, 1, 1, rows);
-  for (int64_t r0 = 0; r0 < rows; r0 += rc) {
-    const int64_t nr = std::min(rc, rows - r0);
-    cg.dma(Opcode::DMAHV, 0, x + r0 * cols, nr * cols);
-    cg.wait_dmas();
-    for (int64_t r = 0; r < nr; ++r) cg.dma(Opcode::DMAVH2, out + r0 + r, r * cols, desc);
     cg.wait_dmas();
   }
 }
