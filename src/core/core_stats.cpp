@@ -1,12 +1,10 @@
 // Statistics of a run as a report::StatGroup (the same tree is printed and written as JSON).
 //
-// Energy model (CoreSpec.energy, pJ per event): MACs (MXU), vector ALU element ops, scalar ops,
-// vreg element accesses (reads + writes of vector/mask registers), bytes of vector memory,
-// scalar memory and HBM traffic, elements through the extended units, bundles fetched, plus
-// static power over the run's simulated time.
+// Energy: core/energy.h (the model as a function of event counts).
 #include <fmt/format.h>
 
 #include "core/core.h"
+#include "core/energy.h"
 
 namespace tessera::core {
 
@@ -33,31 +31,13 @@ void report_events(const Machine& m, int64_t cycles, report::StatGroup& g) {
   mem.set("hbm_bandwidth_gbps", seconds > 0 ? static_cast<double>(ev.hbm_read_bytes + ev.hbm_write_bytes) / seconds / 1e9 : 0.0,
           "GB/s", "average HBM traffic over the run");
 
-  const EnergySpec& e = spec.energy;
-  const MxuStats& mx = m.mxu().stats();
-  struct Part {
-    const char* name;
-    double pj;
-  };
-  const Part parts[] = {
-      {"mxu_pj", e.mac_pj * static_cast<double>(mx.macs)},
-      {"vector_pj", e.vector_op_pj * static_cast<double>(ev.vector_elements)},
-      {"scalar_pj", e.scalar_op_pj * static_cast<double>(ev.scalar_ops)},
-      {"vreg_pj", e.vreg_access_pj * static_cast<double>(ev.vreg_elements)},
-      {"vmem_pj", e.vmem_byte_pj * static_cast<double>(ev.vmem_read_bytes + ev.vmem_write_bytes)},
-      {"smem_pj", e.smem_byte_pj * static_cast<double>(ev.smem_read_bytes + ev.smem_write_bytes)},
-      {"hbm_pj", e.hbm_byte_pj * static_cast<double>(ev.hbm_read_bytes + ev.hbm_write_bytes)},
-      {"ext_pj", e.ext_op_pj * static_cast<double>(ev.ext_elements)},
-      {"fetch_pj", e.bundle_fetch_pj * static_cast<double>(ev.bundles)},
-      {"static_pj", e.static_mw * 1e-3 * seconds * 1e12},
-  };
-  double total = 0;
-  for (const Part& p : parts) total += p.pj;
+  const auto parts = energy_parts(spec, ev, m.mxu().stats().macs, cycles);
+  const double total = energy_total_pj(parts);
   report::StatGroup& en = g.group("energy");
   en.set("total_uj", total * 1e-6, "uJ", "total energy");
   en.set("average_power_w", seconds > 0 ? total * 1e-12 / seconds : 0.0, "W");
   report::StatGroup& br = en.group("breakdown");
-  for (const Part& p : parts) br.set(p.name, p.pj, "pJ");
+  for (const EnergyPart& p : parts) br.set(p.name, p.pj, "pJ");
 }
 
 report::StatGroup Core::stats() const {
