@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -71,6 +73,72 @@ TEST_F(TrainCli, CompileUnsupportedModel_bad) {
   EXPECT_EQ(r.err,
             "tessera: error: compiler: op 'conv2d' (node 'conv1.conv') is not supported by the tensor-core "
             "lowering yet\n");
+}
+
+// A scratch directory under the build tree, emptied first.
+std::string scratch(const std::string& name) {
+  const std::string d = std::string(TESSERA_BINARY_DIR) + "/test-scratch/" + name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST_F(TrainCli, CorruptIdx_bad) {
+  const std::string d = scratch("corrupt-idx");
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                        "t10k-labels-idx1-ubyte"})
+    std::ofstream(d + "/" + f, std::ios::binary) << "\x08\x08\x08\x03 not an idx file";
+  const Result r = run("train --steps 1 --data-dir " + d);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err, "tessera: error: " + d +
+                       "/train-images-idx3-ubyte: bad magic: first two bytes must be 0, got 8 8 (not an IDX file)\n");
+}
+
+bool have_fashion_mnist() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"); }
+
+TEST_F(TrainCli, ModelTooBigForTheConfig_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const Result r = run("train --steps 1 --batch 8 --config " + std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err,
+            "tessera: error: compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576\n");
+}
+
+TEST_F(TrainCli, CheckpointFlags_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  EXPECT_EQ(run("train --steps 1 --resume").err, "tessera: error: train: --resume needs --checkpoint-dir\n");
+  EXPECT_EQ(run("train --steps 1 --checkpoint-every 5").err,
+            "tessera: error: train: --checkpoint-every needs --checkpoint-dir\n");
+  const std::string d = scratch("empty-ckpt");
+  const Result r = run("train --steps 1 --resume --checkpoint-dir " + d);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err, "tessera: error: " + d + ": no checkpoint to resume from (looked for ckpt-<step>.tsck)\n");
+}
+
+nlohmann::json epochs_without_wall_time(const std::string& report) {
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(report));
+  for (auto& e : j["epochs"]) {
+    e.erase("host_seconds");
+    e.erase("optimizer");  // not kept in checkpoints (runtime/training_run.h)
+  }
+  return j["epochs"];
+}
+
+TEST_F(TrainCli, ResumedRunReportsWhatAnUninterruptedRunReports) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const std::string d = scratch("resume");
+  const std::string common = "train --steps 2 --batch 8 --optimizer adam --seed 3 ";
+  ASSERT_EQ(run(common + "--epochs 2 --report " + d + "/full.json").status, 0);
+  ASSERT_EQ(run(common + "--epochs 1 --checkpoint-dir " + d + "/ck").status, 0);
+  const Result r = run(common + "--epochs 2 --resume --checkpoint-dir " + d + "/ck --report " + d + "/resumed.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("resumed from " + d + "/ck/ckpt-0000000002.tsck"), std::string::npos) << r.err;
+  const nlohmann::json full = epochs_without_wall_time(d + "/full.json");
+  ASSERT_EQ(full.size(), 2u);
+  EXPECT_EQ(epochs_without_wall_time(d + "/resumed.json"), full);
+  const nlohmann::json rep = nlohmann::json::parse(std::ifstream(d + "/full.json"));
+  EXPECT_TRUE(rep["resolved_config"].contains("core.clock_hz"));
+  EXPECT_EQ(rep["epochs"][1]["steps"], 2);
 }
 
 }  // namespace

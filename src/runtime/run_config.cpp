@@ -1,0 +1,70 @@
+#include "runtime/run_config.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/config.h"
+#include "common/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+const nlohmann::json* lookup(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = &root;
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    const size_t dot = std::min(dotted.find('.', start), dotted.size());
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(dotted.substr(start, dot - start));
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    start = dot + 1;
+  }
+  return node;
+}
+
+// The value of `d` in its declared type: from the document (already validated by the reader) or
+// the default.
+nlohmann::ordered_json value_of(const ParamDecl& d, const nlohmann::json* v) {
+  if (d.type == "int") return v != nullptr ? v->get<int64_t>() : std::stoll(d.default_value);
+  if (d.type == "float") return v != nullptr ? v->get<double>() : std::stod(d.default_value);
+  if (d.type == "bool") return v != nullptr ? v->get<bool>() : d.default_value == "true";
+  return v != nullptr ? v->get<std::string>() : d.default_value;
+}
+
+}  // namespace
+
+std::string fnv1a64_hex(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : bytes) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+RunConfig load_run_config(const std::string& path) {
+  nlohmann::json doc = nlohmann::json::object();
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) throw Error(path, "cannot open config file");
+    std::stringstream text;
+    text << in.rdbuf();
+    doc = nlohmann::json::parse(text.str(), nullptr, false, true);
+  }
+  ConfigReader r = path.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(path);
+  RunConfig c;
+  c.spec = core::read_core_spec(r);
+  r.finish();
+  c.resolved = nlohmann::ordered_json::object();
+  for (const ParamDecl& d : r.declarations()) {
+    c.resolved[d.key] = value_of(d, lookup(doc, d.key));
+  }
+  c.hash = fnv1a64_hex(c.resolved.dump());
+  return c;
+}
+
+}  // namespace tessera::runtime
