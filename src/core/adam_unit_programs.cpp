@@ -80,7 +80,9 @@ std::string adam_start_asm(int64_t program, int flag) {
 namespace {
 
 constexpr int kChunkVregs = 8;  // vregs per chunk (a multiple of 4)
-constexpr int kRing = 4;        // chunk buffers: loads run up to kRing - 1 chunks ahead
+constexpr int kRing = 4;        // chunk buffers
+constexpr int kAhead = 2;       // chunks loaded ahead of the compute: a reload reuses the buffer
+                                // stored kRing - kAhead iterations earlier (its store has landed)
 
 // One group's ops (one vreg of elements); registers G M V T X Y = v[6j..6j+5], constants v24..v31.
 std::vector<std::string> group_ops(int j, int64_t rg, int64_t rm, int64_t rv, int64_t rt) {
@@ -173,13 +175,13 @@ std::string adam_vector_step_asm(const CoreSpec& spec, const AdamLayout& l, cons
     dma_chunk(o, vl, b, true, "s24", "s25", load_flag(b));
     o += "sadd s24, s24, s22 ;; ssub s23, s23, s22\n";
   };
-  for (int b = 0; b + 1 < kRing; ++b) {
+  for (int b = 0; b < kAhead; ++b) {
     load_next(b, fmt::format("prime{}", b));
     o += fmt::format("prime{}:\n", b);
   }
   for (int b = 0; b < kRing; ++b) {
     o += fmt::format("loop{}:\n", b);
-    load_next((b + kRing - 1) % kRing, fmt::format("skip{}", b));
+    load_next((b + kAhead) % kRing, fmt::format("skip{}", b));
     o += fmt::format("skip{}: wait {}, 4\n", b, load_flag(b));
     compute_chunk(o, vl, b, spec.sublanes);
     o += "smin s25, s20, s22\n";

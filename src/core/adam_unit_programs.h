@@ -9,8 +9,9 @@
 //       r = fma(-q, b, a) (exact), a/b = RN(q + r*y) (vfma.f32) — the correctly rounded quotient
 //       when nothing under- or overflows (for a / sqrt_bc2, y = RN(1/sqrt_bc2) is a host constant).
 //     It streams chunks of 8 vregs through a ring of 4 chunk buffers in vector memory: the loads
-//     of g, m, v, theta run up to 3 chunks ahead of the compute (a buffer is reloaded once its
-//     store of m, v, theta has completed), 4 vregs interleaved one op per bundle.
+//     of g, m, v, theta run 2 chunks ahead of the compute, so a buffer is reloaded two chunks
+//     after its store of m, v, theta was issued (it waits for that store), 4 vregs interleaved
+//     one op per bundle.
 #pragma once
 
 #include <cstdint>
