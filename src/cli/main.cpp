@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   register_train_command(app);
   register_compile_command(app);
   register_adam_command(app);
+  register_bench_bsp_commands(app);
   register_bench_fabric_command(app);
   register_bench_train_command(app);
   try {

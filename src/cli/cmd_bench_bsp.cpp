@@ -1,0 +1,302 @@
+// `tessera bench compile` and `tessera bench allreduce` (issue 4).
+//
+// bench compile --procs 1,16,256,1024 [--words W] [--reps R] [--json]: compile time of the ring
+// all-reduce (compiler/collectives.h, 2 rings x 2 directions over W words) for each processor
+// count, best of R:
+//   one_image_seconds        generate + assemble + encode ONE image, then patch the index word of
+//                            each processor's copy (S1110-S1130; the copies are made beforehand: the
+//                            loader's per-processor buffers, loading is not compiling)
+//   one_image_copy_seconds   the same including making the N copies of the image bytes
+//   per_processor_seconds    generate + assemble + encode one specialised program per processor
+//   one_image_ratio          one_image_seconds / its value at the first --procs entry
+// bench allreduce --chips N --bytes S --topology line|ring|torus2d [--rings K] [--directions 1|2]
+//   [--link-bandwidth GBps] [--link-latency ns] [--cores-per-chip C] [--loss R] [--seed X]
+//   [--check] [--json]: the generated all-reduce of S bytes (fp32 words) over every core of every
+//   chip on the timed system (system/system.h) with its packet fabric.
+//   sim_seconds     simulated time until every processor halted
+//   bound_seconds   2(n-1)/n * S / (d * B) + 2(n-1) * link latency: the bandwidth-optimal ring
+//                   all-reduce over n processors with d directions (each carrying S/d), B = link
+//                   bandwidth, one link latency per step
+//   efficiency      bound_seconds / sim_seconds
+//   host_seconds    host CPU seconds of System::run
+// Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
+// N copies of S); --check moves the values and compares every processor's vector with the host
+// reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
+// ring per direction, barrier placement and the rest from system.* defaults (system_spec.h).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "compiler/collectives.h"
+#include "isa/image.h"
+#include "system/system.h"
+
+namespace tessera::cli {
+
+namespace {
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+template <typename F>
+double best_cpu(int reps, F&& body) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const double c0 = cpu_seconds();
+    body();
+    best = std::min(best, cpu_seconds() - c0);
+  }
+  return best;
+}
+
+std::vector<int> parse_counts(const std::string& list) {
+  std::vector<int> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size() || v < 1) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw Error("--procs", fmt::format("'{}' is not a positive processor count", item));
+    }
+  }
+  if (out.empty()) throw Error("--procs", "empty list");
+  return out;
+}
+
+struct CompileArgs {
+  std::string procs = "1,16,256,1024";
+  uint32_t words = 1 << 20;
+  int reps = 5;
+  bool json = false;
+};
+
+void bench_compile(const CompileArgs& a) {
+  if (a.reps < 1) throw Error("bench compile", "--reps must be positive");
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  double first = 0;
+  for (int n : parse_counts(a.procs)) {
+    compiler::CollectiveSpec spec;
+    spec.processors = n;
+    spec.words = a.words;
+    spec.rings = 2;
+    spec.directions = 2;
+    std::vector<std::vector<uint8_t>> copies(static_cast<size_t>(n));
+    uint64_t check = 0;
+    const double one = best_cpu(a.reps, [&] {
+      const std::vector<uint8_t> image = isa::write_image(compiler::collective_program(spec));
+      for (auto& c : copies)
+        if (c.size() != image.size()) c = image;
+      for (int p = 0; p < n; ++p) isa::patch_index(copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
+      check += copies.back()[isa::kImageIndexOffset];
+    });
+    const double one_copy = best_cpu(a.reps, [&] {
+      const std::vector<uint8_t> image = isa::write_image(compiler::collective_program(spec));
+      for (int p = 0; p < n; ++p) {
+        copies[static_cast<size_t>(p)] = image;
+        isa::patch_index(copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
+      }
+      check += copies.back()[isa::kImageIndexOffset];
+    });
+    const double each = best_cpu(a.reps, [&] {
+      for (int p = 0; p < n; ++p) copies[static_cast<size_t>(p)] = isa::write_image(compiler::collective_program_for(spec, p));
+      check += copies.back()[isa::kImageIndexOffset];
+    });
+    for (int p = 0; p < n; ++p)  // every copy is processor p's image
+      if (isa::read_image(copies[static_cast<size_t>(p)]).index != static_cast<uint32_t>(p))
+        throw Error("bench compile", fmt::format("processor {}'s image carries another index", p));
+    if (rows.empty()) first = one;
+    rows.push_back({{"processors", n},
+                    {"bundles", compiler::collective_program(spec).code.size()},
+                    {"one_image_seconds", one},
+                    {"one_image_copy_seconds", one_copy},
+                    {"per_processor_seconds", each},
+                    {"one_image_ratio", one / first},
+                    {"per_processor_ratio", each / first}});
+    (void)check;
+  }
+  nlohmann::ordered_json j;
+  j["collective"] = "all-reduce, 2 rings x 2 directions";
+  j["words"] = a.words;
+  j["reps"] = a.reps;
+  j["rows"] = rows;
+  if (a.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("%10s %8s %14s %14s %14s %10s\n", "processors", "bundles", "one_image_s", "one+copies_s", "per_proc_s",
+              "one_ratio");
+  for (const auto& r : rows)
+    std::printf("%10d %8zu %14.6f %14.6f %14.6f %10.3f\n", r["processors"].get<int>(), r["bundles"].get<size_t>(),
+                r["one_image_seconds"].get<double>(), r["one_image_copy_seconds"].get<double>(),
+                r["per_processor_seconds"].get<double>(), r["one_image_ratio"].get<double>());
+}
+
+struct AllReduceArgs {
+  int chips = 8;
+  int cores_per_chip = 1;
+  uint64_t bytes = 64ull << 20;
+  std::string topology = "ring";
+  int rings = 1;
+  int directions = 2;
+  double link_bandwidth = 0;  // 0: the system default
+  double link_latency = -1;   // <0: the system default
+  double loss = 0;
+  uint64_t seed = 0;
+  bool check = false;
+  bool json = false;
+};
+
+system::SystemSpec allreduce_system(const AllReduceArgs& a) {
+  system::SystemSpec s;
+  s.chips = a.chips;
+  s.cores_per_chip = a.cores_per_chip;
+  s.chips_per_board = a.chips;
+  s.boards = 1;
+  if (a.topology == "line") s.topology = system::Topology::kLine;
+  else if (a.topology == "ring") s.topology = system::Topology::kRing;
+  else if (a.topology == "torus2d") {
+    s.topology = system::Topology::kTorus2d;
+    int x = static_cast<int>(std::sqrt(static_cast<double>(a.chips)));
+    while (x > 1 && a.chips % x != 0) --x;
+    s.dims_y = x;
+    s.dims_x = a.chips / x;
+  } else {
+    throw Error("--topology", fmt::format("'{}': expected line, ring or torus2d", a.topology));
+  }
+  if (a.link_bandwidth > 0) s.link_gbytes_per_s = a.link_bandwidth;
+  if (a.link_latency >= 0) s.link_latency_ns = a.link_latency;
+  s.loss_rate = a.loss;
+  system::validate_system_spec(s);
+  return s;
+}
+
+void bench_allreduce(const AllReduceArgs& a) {
+  if (a.bytes < 4 || a.bytes % 4 != 0) throw Error("--bytes", fmt::format("{}: a positive multiple of 4", a.bytes));
+  if (a.bytes / 4 > 0x3fffffffull) throw Error("--bytes", fmt::format("{}: at most 4 GiB", a.bytes));
+  const system::SystemSpec sys = allreduce_system(a);
+  const int n = sys.processors();
+  compiler::CollectiveSpec spec;
+  spec.processors = n;
+  spec.words = static_cast<uint32_t>(a.bytes / 4);
+  spec.rings = a.rings;
+  spec.directions = a.directions;
+  core::CoreSpec cs;
+  cs.vmem_bytes = std::max<int64_t>(cs.vmem_bytes, static_cast<int64_t>(a.bytes) + 4 * cs.lanes);
+  cs.vmem_bytes = (cs.vmem_bytes + 4 * cs.lanes - 1) / (4 * cs.lanes) * (4 * cs.lanes);
+  system::SystemOptions opt;
+  opt.seed = a.seed;
+  opt.timing_only = !a.check;
+  system::System machine(cs, sys, compiler::collective_program(spec), opt);
+  std::vector<std::vector<uint32_t>> inputs;
+  if (a.check) {
+    uint64_t x = a.seed + 1;
+    for (int p = 0; p < n; ++p) {
+      std::vector<uint32_t> v(spec.words);
+      for (auto& w : v) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        w = std::bit_cast<uint32_t>(static_cast<float>(static_cast<double>(x >> 40) / (1 << 24) - 0.5));
+      }
+      std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
+      inputs.push_back(std::move(v));
+    }
+  }
+  const double c0 = cpu_seconds();
+  const auto w0 = std::chrono::steady_clock::now();
+  machine.run();
+  const double host = cpu_seconds() - c0;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  if (a.check) {
+    const std::vector<uint32_t> want = compiler::collective_reference(spec, inputs);
+    for (int p = 0; p < n; ++p) {
+      const uint32_t* v = machine.core(p).state().vmem.data();
+      if (!std::equal(want.begin(), want.end(), v))
+        throw Error("bench allreduce", fmt::format("processor {}'s result differs from the host reference", p));
+    }
+  }
+  const double B = sys.link_gbytes_per_s * 1e9;
+  const double steps = 2.0 * (n - 1);
+  const double bound = n == 1 ? 0.0
+                              : steps / n * static_cast<double>(a.bytes) / (a.directions * B) + steps * sys.link_latency_ns * 1e-9;
+  const fabric::FabricStats& fs = machine.fabric(0).stats();
+  uint64_t retrans = 0;
+  for (const auto& l : fs.links) retrans += l.retransmissions;
+  nlohmann::ordered_json j;
+  j["chips"] = a.chips;
+  j["cores_per_chip"] = a.cores_per_chip;
+  j["processors"] = n;
+  j["bytes"] = a.bytes;
+  j["topology"] = a.topology;
+  j["rings"] = a.rings;
+  j["directions"] = a.directions;
+  j["link_gbytes_per_s"] = sys.link_gbytes_per_s;
+  j["link_latency_ns"] = sys.link_latency_ns;
+  j["loss_rate"] = sys.loss_rate;
+  j["sim_seconds"] = machine.seconds();
+  j["bound_seconds"] = bound;
+  j["efficiency"] = machine.seconds() > 0 ? bound / machine.seconds() : 0.0;
+  j["host_seconds"] = host;
+  j["host_wall_seconds"] = wall;
+  j["supersteps"] = machine.groups().front().supersteps;
+  j["exchange_seconds"] = static_cast<double>(machine.groups().front().exchange_ps) * 1e-12;
+  j["barrier_seconds"] = static_cast<double>(machine.groups().front().barrier_ps) * 1e-12;
+  j["packets"] = fs.packets;
+  j["retransmissions"] = retrans;
+  j["packets_per_host_second"] = host > 0 ? static_cast<double>(fs.packets) / host : 0.0;
+  j["values_checked"] = a.check;
+  if (a.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  for (const auto& [k, v] : j.items()) std::printf("%-24s %s\n", k.c_str(), v.dump().c_str());
+}
+
+}  // namespace
+
+void register_bench_bsp_commands(CLI::App& app) {
+  auto* bench = app.get_subcommand("bench");
+  auto ca = std::make_shared<CompileArgs>();
+  auto* c = bench->add_subcommand("compile", "compile time of one all-reduce image (+index patching) vs one image per processor");
+  c->add_option("--procs", ca->procs, "comma-separated processor counts")->capture_default_str();
+  c->add_option("--words", ca->words, "vector length in fp32 words")->capture_default_str();
+  c->add_option("--reps", ca->reps, "repetitions (best CPU time counts)")->capture_default_str();
+  c->add_flag("--json", ca->json, "print one JSON object");
+  c->callback([ca] { bench_compile(*ca); });
+
+  auto aa = std::make_shared<AllReduceArgs>();
+  auto* r = bench->add_subcommand("allreduce", "the generated ring all-reduce on the timed multi-chip system vs its bound");
+  r->add_option("--chips", aa->chips, "chips")->capture_default_str();
+  r->add_option("--cores-per-chip", aa->cores_per_chip, "participating cores per chip")->capture_default_str();
+  r->add_option("--bytes", aa->bytes, "vector size in bytes (fp32 words)")->capture_default_str();
+  r->add_option("--topology", aa->topology, "line, ring or torus2d (near-square dims)")->capture_default_str();
+  r->add_option("--rings", aa->rings, "virtual rings per direction")->capture_default_str();
+  r->add_option("--directions", aa->directions, "1 or 2")->capture_default_str();
+  r->add_option("--link-bandwidth", aa->link_bandwidth, "GB/s per link direction (default: system default)");
+  r->add_option("--link-latency", aa->link_latency, "ns (default: system default)");
+  r->add_option("--loss", aa->loss, "physical packet loss rate")->capture_default_str();
+  r->add_option("--seed", aa->seed, "loss and input seed")->capture_default_str();
+  r->add_flag("--check", aa->check, "move the values and compare with the host reference");
+  r->add_flag("--json", aa->json, "print one JSON object");
+  r->callback([aa] { bench_allreduce(*aa); });
+}
+
+}  // namespace tessera::cli
