@@ -116,7 +116,7 @@ void bench_train(const BenchTrainArgs& a) {
   runtime::ChipTrainer chip(model, spec, o);
   graph::HostTrainer ref(model, a.batch, graph::Numerics::kF32, o.optimizer, a.seed);
   const int64_t sample = ref.sample_size();
-  const int64_t classes = chip.program(a.batch, true).logits.words / a.batch;
+  const int64_t classes = model.classes;
   const Batches data = make_batches(a.steps + 1, a.batch, sample, classes, a.seed);
 
   chip.step(data.images[0].data(), data.labels[0].data(), a.batch);
