@@ -34,6 +34,7 @@
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
+#include "system/machine_spec.h"
 
 namespace tessera::cli {
 
@@ -51,13 +52,7 @@ struct AdamArgs {
 };
 
 // The built-in defaults are those the config reader declares (CoreSpec{} leaves energies at 0).
-core::CoreSpec spec_from(const std::string& config) {
-  if (!config.empty()) return core::load_core_spec(config);
-  ConfigReader r = ConfigReader::from_string("{}", "<defaults>");
-  core::CoreSpec s = core::read_core_spec(r);
-  r.finish();
-  return s;
-}
+core::CoreSpec spec_from(const std::string& config) { return system::load_machine_spec(config).core; }
 
 // The three problems (docs/adam-unit.md). Objective in double; gradient rounded to fp32.
 struct Problem {

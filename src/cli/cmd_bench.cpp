@@ -41,6 +41,7 @@
 #include "kernels/vector_stream.h"
 #include "numerics/bf16.h"
 #include "numerics/matmul.h"
+#include "system/machine_spec.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -58,14 +59,7 @@ struct BenchArgs {
 };
 
 core::CoreSpec bench_spec(const BenchArgs& a) {
-  core::CoreSpec s;
-  if (!a.config.empty()) {
-    s = core::load_core_spec(a.config);
-  } else {
-    ConfigReader r = ConfigReader::from_string("{}", "<built-in defaults>");
-    s = core::read_core_spec(r);
-    r.finish();
-  }
+  core::CoreSpec s = system::load_machine_spec(a.config).core;
   if (a.double_buffer == "on") s.mxu_double_buffer = true;
   if (a.double_buffer == "off") s.mxu_double_buffer = false;
   return s;

@@ -31,6 +31,7 @@
 #include "numerics/bf16.h"
 #include "numerics/matmul.h"
 #include "numerics/term_matmul.h"
+#include "system/machine_spec.h"
 
 namespace tessera::cli {
 
@@ -62,9 +63,7 @@ double best_cpu_seconds(int reps, std::vector<float>& c, F&& run) {
 }
 
 core::CoreSpec pe_spec(const BenchPeArgs& a) {
-  ConfigReader r = a.config.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(a.config);
-  core::CoreSpec s = core::read_core_spec(r);
-  r.finish();
+  core::CoreSpec s = system::load_machine_spec(a.config).core;
   if (a.serial == "weights") s.term.tile.serial = numerics::TermSerialOperand::Weights;
   if (a.serial == "inputs") s.term.tile.serial = numerics::TermSerialOperand::Inputs;
   if (a.acc_width != 0) s.term.tile.pe.acc_fraction_bits = a.acc_width;

@@ -37,6 +37,7 @@
 #include "graph/host_trainer.h"
 #include "graph/model.h"
 #include "runtime/train_chip.h"
+#include "system/machine_spec.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -63,14 +64,6 @@ double timed(F&& body) {
   const double c0 = thread_seconds();
   body();
   return thread_seconds() - c0;
-}
-
-core::CoreSpec bench_train_spec(const std::string& path) {
-  if (!path.empty()) return core::load_core_spec(path);
-  ConfigReader r = ConfigReader::from_string("{}", "<built-in defaults>");
-  core::CoreSpec s = core::read_core_spec(r);
-  r.finish();
-  return s;
 }
 
 // `count` batches of `batch` samples: pixels uniform in [0, 1), labels uniform in [0, classes).
@@ -107,7 +100,7 @@ void bench_train(const BenchTrainArgs& a) {
   if (a.batch < 1) throw Error("bench train", "--batch must be >= 1");
   if (a.steps < 1) throw Error("bench train", "--steps must be >= 1");
   const graph::ModelSpec model = graph::zoo_spec(a.model);
-  const core::CoreSpec spec = bench_train_spec(a.config);
+  const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   openblas_set_num_threads(1);
 
   runtime::ChipTrainerOptions o;

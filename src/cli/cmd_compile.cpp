@@ -13,6 +13,7 @@
 #include "core/spec.h"
 #include "graph/model.h"
 #include "isa/disassembler.h"
+#include "system/machine_spec.h"
 
 namespace tessera::cli {
 
@@ -27,14 +28,7 @@ struct CompileArgs {
 
 void run_compile(const CompileArgs& a) {
   if (a.emit != "asm" && a.emit != "stats") throw Error("compile", "--emit must be asm or stats, got '" + a.emit + "'");
-  core::CoreSpec spec;
-  if (!a.config.empty()) {
-    spec = core::load_core_spec(a.config);
-  } else {
-    ConfigReader r = ConfigReader::from_string("{}", "<built-in defaults>");
-    spec = core::read_core_spec(r);
-    r.finish();
-  }
+  const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   compiler::CompileOptions o;
   o.batch = a.batch;
   o.training = !a.inference;

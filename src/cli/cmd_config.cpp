@@ -13,22 +13,14 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "core/spec.h"
+#include "system/machine_spec.h"
 
 namespace tessera::cli {
 
 namespace {
 
-struct Specs {
-  core::CoreSpec core;
-};
-
-// Every component's reader, in document order. A new component adds its read_*_spec call here,
-// and both --schema and --check pick it up.
-Specs read_all_specs(ConfigReader& reader) {
-  Specs s;
-  s.core = core::read_core_spec(reader);
-  return s;
-}
+// Every component's reader, in document order, is system::read_machine_spec: a new section is
+// added there, and --schema, --check and every command's --config pick it up.
 
 std::string human_bytes(int64_t bytes) {
   if (bytes >= (1ll << 30) && bytes % (1ll << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
@@ -37,7 +29,9 @@ std::string human_bytes(int64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-nlohmann::ordered_json summary_json(const std::string& path, const core::CoreSpec& c) {
+nlohmann::ordered_json summary_json(const std::string& path, const system::MachineSpec& m) {
+  const core::CoreSpec& c = m.core;
+  const system::SystemSpec& y = m.system;
   return {{"file", path},
           {"ok", true},
           {"core",
@@ -53,17 +47,26 @@ nlohmann::ordered_json summary_json(const std::string& path, const core::CoreSpe
             {"smem_words", c.smem_words},
             {"hbm_bytes", c.hbm_bytes},
             {"hbm_bytes_per_cycle", c.hbm_bytes_per_cycle},
-            {"peak_macs_per_cycle", static_cast<int64_t>(c.mxu_rows) * c.mxu_cols}}}};
+            {"peak_macs_per_cycle", static_cast<int64_t>(c.mxu_rows) * c.mxu_cols}}},
+          {"system",
+           {{"chips", y.chips},
+            {"cores_per_chip", y.cores_per_chip},
+            {"processors", y.processors()},
+            {"topology", system::topology_name(y.topology)}}}};
 }
 
-std::string summary_text(const std::string& path, const core::CoreSpec& c) {
+std::string summary_text(const std::string& path, const system::MachineSpec& m) {
+  const core::CoreSpec& c = m.core;
+  const system::SystemSpec& y = m.system;
   return fmt::format(
       "{}: ok\n"
       "  core '{}': {:g} MHz, {}x{} MXU ({}double-buffered), {}x{} vector unit, {} vregs\n"
-      "  vector memory {}, scalar memory {} words, HBM {} at {:g} B/cycle ({:g} GB/s)\n",
+      "  vector memory {}, scalar memory {} words, HBM {} at {:g} B/cycle ({:g} GB/s)\n"
+      "  system: {} chip(s) x {} core(s), {}\n",
       path, c.name, c.clock_hz / 1e6, c.mxu_rows, c.mxu_cols, c.mxu_double_buffer ? "" : "not ",
       c.sublanes, c.lanes, c.vector_regs, human_bytes(c.vmem_bytes), c.smem_words,
-      human_bytes(c.hbm_bytes), c.hbm_bytes_per_cycle, c.hbm_bytes_per_cycle * c.clock_hz / 1e9);
+      human_bytes(c.hbm_bytes), c.hbm_bytes_per_cycle, c.hbm_bytes_per_cycle * c.clock_hz / 1e9, y.chips,
+      y.cores_per_chip, system::topology_name(y.topology));
 }
 
 }  // namespace
@@ -86,7 +89,7 @@ void register_config_command(CLI::App& app) {
   cmd->callback([opts, schema, check] {
     if (*schema) {
       ConfigReader reader = ConfigReader::schema();
-      read_all_specs(reader);
+      system::read_machine_spec(reader);
       const auto& decls = reader.declarations();
       const std::string out =
           opts->json ? schema_to_json(decls).dump(2) + "\n" : schema_to_text(decls);
@@ -95,10 +98,10 @@ void register_config_command(CLI::App& app) {
     }
     if (!*check) throw CLI::RequiredError("--schema or --check FILE");
     ConfigReader reader = ConfigReader::from_file(opts->check);
-    const Specs specs = read_all_specs(reader);
+    const system::MachineSpec specs = system::read_machine_spec(reader);
     reader.finish();
-    const std::string out = opts->json ? summary_json(opts->check, specs.core).dump(2) + "\n"
-                                       : summary_text(opts->check, specs.core);
+    const std::string out = opts->json ? summary_json(opts->check, specs).dump(2) + "\n"
+                                       : summary_text(opts->check, specs);
     std::fputs(out.c_str(), stdout);
   });
 }

@@ -25,6 +25,7 @@
 #include "core/term_mxu_report.h"
 #include "isa/assembler.h"
 #include "report/trace.h"
+#include "system/machine_spec.h"
 
 namespace tessera::cli {
 
@@ -41,14 +42,6 @@ struct RunArgs {
   std::vector<std::string> dump_vmem;
   std::string pe;  // "", "bf16", "term-serial": overrides core.mxu.pe
 };
-
-core::CoreSpec spec_for(const std::string& path) {
-  if (!path.empty()) return core::load_core_spec(path);
-  ConfigReader r = ConfigReader::from_string("{}", "<built-in defaults>");
-  core::CoreSpec s = core::read_core_spec(r);
-  r.finish();
-  return s;
-}
 
 void write_json(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
@@ -142,7 +135,7 @@ void register_run_command(CLI::App& app) {
   cmd->add_option("--pe", args->pe, "MXU processing element (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bf16", "term-serial"}));
   cmd->callback([args] {
-    core::CoreSpec spec = spec_for(args->config);
+    core::CoreSpec spec = system::load_machine_spec(args->config).core;
     if (!args->pe.empty()) spec.mxu_pe = args->pe == "term-serial" ? core::MxuPe::TermSerial : core::MxuPe::Bf16;
     isa::AsmOptions o;
     o.scalar_regs = spec.scalar_regs;

@@ -7,6 +7,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "system/machine_spec.h"
 
 namespace tessera::runtime {
 
@@ -57,7 +58,7 @@ RunConfig load_run_config(const std::string& path) {
   }
   ConfigReader r = path.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(path);
   RunConfig c;
-  c.spec = core::read_core_spec(r);
+  c.spec = system::read_machine_spec(r).core;
   r.finish();
   c.resolved = nlohmann::ordered_json::object();
   for (const ParamDecl& d : r.declarations()) {

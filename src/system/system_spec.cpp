@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "core/spec.h"
+#include "system/machine_spec.h"
 
 namespace tessera::system {
 
@@ -140,13 +141,7 @@ void validate_system_spec(const SystemSpec& s) {
   });
 }
 
-SystemSpec load_system_spec(const std::string& path) {
-  ConfigReader r = ConfigReader::from_file(path);
-  (void)core::read_core_spec(r);
-  SystemSpec s = read_system_spec(r);
-  r.finish();
-  return s;
-}
+SystemSpec load_system_spec(const std::string& path) { return load_machine_spec(path).system; }
 
 int64_t ns_to_ps(double ns) { return std::llround(ns * 1000.0); }
 

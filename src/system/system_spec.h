@@ -75,8 +75,8 @@ struct SystemSpec {
 SystemSpec read_system_spec(ConfigReader& reader);
 // Validates a spec built in code (same checks and messages as the reader, where = "system").
 void validate_system_spec(const SystemSpec& spec);
-// Reads a file holding (possibly among core.*) a system config; rejects unknown keys other than
-// those under "core." (read and discarded here).
+// The system section of a whole config file (system/machine_spec.h: both sections validated,
+// unknown keys rejected); empty path: the built-in defaults.
 SystemSpec load_system_spec(const std::string& path);
 
 // Time conversions (picoseconds, rounded to nearest).

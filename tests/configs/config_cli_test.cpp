@@ -11,6 +11,7 @@
 
 #include "common/config.h"
 #include "core/spec.h"
+#include "system/machine_spec.h"
 
 namespace tessera {
 namespace {
@@ -38,7 +39,7 @@ Result run_tessera(const std::string& args, bool with_stderr = false) {
 
 TEST(ConfigCli, SchemaJsonIsTheReadersDeclarationsInOrder) {
   ConfigReader schema = ConfigReader::schema();
-  core::read_core_spec(schema);
+  system::read_machine_spec(schema);
   const Result r = run_tessera("config --schema --json");
   ASSERT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -58,7 +59,7 @@ TEST(ConfigCli, SchemaJsonIsTheReadersDeclarationsInOrder) {
 
 TEST(ConfigCli, SchemaTextHasOneLinePerKeyAfterTheHeader) {
   ConfigReader schema = ConfigReader::schema();
-  core::read_core_spec(schema);
+  system::read_machine_spec(schema);
   const Result r = run_tessera("config --schema");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, schema_to_text(schema.declarations()));
@@ -71,13 +72,16 @@ TEST(ConfigCli, CheckAcceptsEveryShippedConfig) {
     const Result r = run_tessera("config --json --check '" + e.path().string() + "'");
     ASSERT_EQ(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out);
-    const core::CoreSpec s = core::load_core_spec(e.path().string());
+    const system::MachineSpec m = system::load_machine_spec(e.path().string());
+    const core::CoreSpec& s = m.core;
     EXPECT_EQ(j["ok"], true);
     EXPECT_EQ(j["core"]["name"], s.name);
     EXPECT_EQ(j["core"]["lanes"], s.lanes);
     EXPECT_EQ(j["core"]["mxu_rows"], s.mxu_rows);
     EXPECT_EQ(j["core"]["hbm_bytes"], s.hbm_bytes);
     EXPECT_EQ(j["core"]["peak_macs_per_cycle"], int64_t{s.mxu_rows} * s.mxu_cols);
+    EXPECT_EQ(j["system"]["chips"], m.system.chips);
+    EXPECT_EQ(j["system"]["processors"], m.system.processors());
   }
 }
 
