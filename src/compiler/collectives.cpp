@@ -25,21 +25,23 @@ class Gen {
  public:
   Gen(const CollectiveSpec& spec) : m_spec(spec), m_chunks(spec.rings * spec.directions) {}
 
+  // The same code for every processor count (n is one immediate): the image's size and the time
+  // to generate it do not depend on n. One processor branches past the exchange at run time.
   std::string program(const std::string& pid_line) {
-    const int n = m_spec.processors;
-    if (n > 1) {
-      line(pid_line);
-      line(fmt::format("sli {}, {}", kN, n));
-      line(fmt::format("saddi {}, {}, 1", kNext, kPid));  // next = (p + 1) mod n
-      wrap_down(kNext);
-      line(fmt::format("saddi {}, {}, -1", kPrev, kPid));  // prev = (p - 1) mod n
-      wrap_up(kPrev);
-      if (m_spec.kind == CollectiveKind::kBroadcast) scatter();
-      for (int c = 0; c < m_chunks; ++c) line(fmt::format("smov {}, {}", frag(c), kPid));
-      if (m_spec.kind == CollectiveKind::kAllReduce)
-        ring_phase("rs", m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add");
-      ring_phase("ag", "xsend");
-    }
+    line(pid_line);
+    line(fmt::format("sli {}, {}", kN, m_spec.processors));
+    line("sli s5, 1");
+    line(fmt::format("beq {}, s5, done", kN));
+    line(fmt::format("saddi {}, {}, 1", kNext, kPid));  // next = (p + 1) mod n
+    wrap_down(kNext);
+    line(fmt::format("saddi {}, {}, -1", kPrev, kPid));  // prev = (p - 1) mod n
+    wrap_up(kPrev);
+    if (m_spec.kind == CollectiveKind::kBroadcast) scatter();
+    for (int c = 0; c < m_chunks; ++c) line(fmt::format("smov {}, {}", frag(c), kPid));
+    if (m_spec.kind == CollectiveKind::kAllReduce)
+      ring_phase("rs", m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add");
+    ring_phase("ag", "xsend");
+    label("done");
     line("halt");
     return m_out;
   }

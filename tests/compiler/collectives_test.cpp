@@ -16,7 +16,7 @@ TEST(CollectiveGenerator, OneImageHasTheSameSizeForEveryProcessorCount) {
   spec.directions = 2;
   spec.processors = 2;
   const size_t bundles = collective_program(spec).code.size();
-  for (int n : {3, 16, 255, 1024}) {
+  for (int n : {1, 3, 16, 255, 1024}) {
     spec.processors = n;
     EXPECT_EQ(collective_program(spec).code.size(), bundles) << n;
   }
@@ -53,12 +53,15 @@ TEST(CollectiveGenerator, SplitRangeCoversTheWholeWithPartsDifferingByAtMostOne)
     }
 }
 
-TEST(CollectiveGenerator, OneProcessorOnlyHalts) {
+// One processor runs the same code and branches past the exchange: no send, no sync.
+TEST(CollectiveGenerator, OneProcessorBranchesPastTheExchange) {
   CollectiveSpec spec;
   spec.words = 9;
   const isa::Program p = collective_program(spec);
-  ASSERT_EQ(p.code.size(), 1u);
-  EXPECT_EQ(p.code[0].slot[0].op, isa::Opcode::HALT);
+  ASSERT_GT(p.code.size(), 4u);
+  EXPECT_EQ(p.code[3].slot[0].op, isa::Opcode::BEQ);
+  EXPECT_EQ(p.code.back().slot[0].op, isa::Opcode::HALT);
+  EXPECT_EQ(p.code[3].slot[0].imm, static_cast<int64_t>(p.code.size()) - 1);
 }
 
 TEST(CollectiveGenerator, bad_specs) {
