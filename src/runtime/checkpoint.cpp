@@ -66,7 +66,7 @@ std::vector<std::vector<float>> take_tensors(const std::string& bytes, size_t& a
   std::vector<std::vector<float>> out;
   for (const int64_t n : sizes) {
     std::vector<float> t(static_cast<size_t>(n));
-    std::memcpy(t.data(), bytes.data() + at, 4 * t.size());
+    if (!t.empty()) std::memcpy(t.data(), bytes.data() + at, 4 * t.size());  // an empty vector's data() may be null
     at += 4 * t.size();
     out.push_back(std::move(t));
   }
