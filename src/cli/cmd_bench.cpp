@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_clock.h"
 #include "cli/cmd_bench_pe.h"
 #include "cli/commands.h"
 #include "common/config.h"
@@ -63,12 +64,6 @@ core::CoreSpec bench_spec(const BenchArgs& a) {
   if (a.double_buffer == "on") s.mxu_double_buffer = true;
   if (a.double_buffer == "off") s.mxu_double_buffer = false;
   return s;
-}
-
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // Best of `reps` runs of `body` (each after an untimed `setup`): CPU seconds of this thread (what both single-threaded codes

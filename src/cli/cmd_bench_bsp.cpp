@@ -38,6 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_clock.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "compiler/collectives.h"
@@ -48,19 +49,13 @@ namespace tessera::cli {
 
 namespace {
 
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 template <typename F>
 double best_cpu(int reps, F&& body) {
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
-    const double c0 = cpu_seconds();
+    const double c0 = thread_cpu_seconds();
     body();
-    best = std::min(best, cpu_seconds() - c0);
+    best = std::min(best, thread_cpu_seconds() - c0);
   }
   return best;
 }
@@ -220,10 +215,10 @@ void bench_allreduce(const AllReduceArgs& a) {
       inputs.push_back(std::move(v));
     }
   }
-  const double c0 = cpu_seconds();
+  const double c0 = thread_cpu_seconds();
   const auto w0 = std::chrono::steady_clock::now();
   machine.run();
-  const double host = cpu_seconds() - c0;
+  const double host = thread_cpu_seconds() - c0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (a.check) {
     const std::vector<uint32_t> want = compiler::collective_reference(spec, inputs);

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_clock.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "fabric/fabric.h"
@@ -40,12 +41,6 @@ struct FabricBenchArgs {
   uint64_t seed = 1;
   bool json = false;
 };
-
-double thread_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 system::SystemSpec bench_system(const FabricBenchArgs& a) {
   system::SystemSpec s = a.config.empty() ? system::SystemSpec{} : system::load_system_spec(a.config);
@@ -70,9 +65,9 @@ system::SystemSpec bench_system(const FabricBenchArgs& a) {
 void bench_fabric(const FabricBenchArgs& a) {
   const system::SystemSpec s = bench_system(a);
   fabric::Fabric f(s, a.seed);
-  const double c0 = thread_seconds();
+  const double c0 = thread_cpu_seconds();
   const fabric::RingAllreduceResult r = fabric::run_ring_allreduce(f, a.bytes, a.directions);
-  const double host = thread_seconds() - c0;
+  const double host = thread_cpu_seconds() - c0;
   const fabric::FabricStats& st = f.stats();
   nlohmann::ordered_json j;
   j["chips"] = s.chips;

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_clock.h"
 #include "cli/cmd_bench_pe.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -43,21 +44,15 @@ struct BenchPeArgs {
   bool json = false;
 };
 
-double cpu_now() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 // Best CPU seconds of `reps` runs of `run(c)` on a zeroed c.
 template <typename F>
 double best_cpu_seconds(int reps, std::vector<float>& c, F&& run) {
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
     std::fill(c.begin(), c.end(), 0.0f);
-    const double t0 = cpu_now();
+    const double t0 = thread_cpu_seconds();
     run(c.data());
-    best = std::min(best, cpu_now() - t0);
+    best = std::min(best, thread_cpu_seconds() - t0);
   }
   return best;
 }

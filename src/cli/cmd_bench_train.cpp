@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_clock.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -53,17 +54,11 @@ struct BenchTrainArgs {
   bool json = false;
 };
 
-double thread_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 template <typename F>
 double timed(F&& body) {
-  const double c0 = thread_seconds();
+  const double c0 = thread_cpu_seconds();
   body();
-  return thread_seconds() - c0;
+  return thread_cpu_seconds() - c0;
 }
 
 // `count` batches of `batch` samples: pixels uniform in [0, 1), labels uniform in [0, classes).
