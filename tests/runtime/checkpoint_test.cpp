@@ -11,6 +11,7 @@
 #include "core/energy.h"
 #include "graph/rng.h"
 #include "runtime/checkpoint.h"
+#include "chip_test_data.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
 
@@ -159,18 +160,12 @@ TEST(CheckpointFiles, PruneKeepsTheNewest) {
 // ---- training runs ----
 
 Dataset synthetic(const std::string& name, int64_t n, uint64_t seed) {
-  graph::SplitMix64 rng(seed);
   Dataset d;
   d.name = name;
   d.count = n;
   d.rows = d.cols = 28;
   d.classes = 10;
-  d.images.resize(static_cast<size_t>(n) * 784);
-  for (float& p : d.images) {
-    const uint64_t r = rng.next() % 400;
-    p = r < 255 ? static_cast<float>(r) / 255.0f : 0.0f;
-  }
-  for (int64_t i = 0; i < n; ++i) d.labels.push_back(static_cast<int32_t>(rng.next() % 10));
+  chip_test::synthetic_samples(n, seed, d.images, d.labels);
   return d;
 }
 

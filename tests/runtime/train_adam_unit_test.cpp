@@ -8,6 +8,7 @@
 #include "core/spec.h"
 #include "graph/rng.h"
 #include "runtime/train_chip.h"
+#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 constexpr int kBatch = 8;
 constexpr int64_t kMlpParams = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10;
 
-core::CoreSpec config() { return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json"); }
+core::CoreSpec config() { return chip_test::tpu_v2_like(); }
 
 ChipTrainer trainer(compiler::AdamOn on) {
   ChipTrainerOptions o;
@@ -32,15 +33,7 @@ void batch(uint64_t seed, std::vector<float>& x, std::vector<int32_t>& y) {
   for (int i = 0; i < kBatch; ++i) y.push_back(static_cast<int32_t>(rng.next() % 10));
 }
 
-size_t differing(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  size_t d = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    EXPECT_EQ(a[i].size(), b[i].size());
-    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j) d += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
-  }
-  return d;
-}
+using chip_test::differing_words;
 
 TEST(AdamUnitTraining, UnitAndVectorUnitGiveBitIdenticalWeightsOver20MlpSteps) {
   ChipTrainer unit = trainer(compiler::AdamOn::kUnit), vec = trainer(compiler::AdamOn::kVectorUnit);
@@ -51,8 +44,8 @@ TEST(AdamUnitTraining, UnitAndVectorUnitGiveBitIdenticalWeightsOver20MlpSteps) {
     const float lu = unit.step(x.data(), y.data(), kBatch), lv = vec.step(x.data(), y.data(), kBatch);
     ASSERT_EQ(std::memcmp(&lu, &lv, 4), 0) << "loss of step " << s;
   }
-  EXPECT_EQ(differing(unit.params(), vec.params()), 0u);
-  EXPECT_EQ(differing(unit.optimizer_state(), vec.optimizer_state()), 0u);
+  EXPECT_EQ(differing_words(unit.params(), vec.params()), 0u);
+  EXPECT_EQ(differing_words(unit.optimizer_state(), vec.optimizer_state()), 0u);
   EXPECT_EQ(unit.core().machine().adam().t(), 20);
   EXPECT_EQ(unit.core().machine().adam().stats().steps, 20);
   EXPECT_EQ(vec.core().machine().adam().stats().runs, 0);

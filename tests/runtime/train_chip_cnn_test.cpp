@@ -9,6 +9,7 @@
 #include "graph/host_trainer.h"
 #include "graph/rng.h"
 #include "runtime/train_chip.h"
+#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
@@ -16,31 +17,10 @@ namespace {
 // The default config. configs/small.json cannot run cnn_small: its 8 lanes cannot hold the 10
 // classes of a softmax row, its 2 sublanes differ from the host reference's 8-sublane column sums
 // (bias gradients), and its 4,096-bundle instruction memory holds no convolutional step.
-core::CoreSpec default_config() {
-  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
-}
+core::CoreSpec default_config() { return chip_test::tpu_v2_like(); }
 
-// Fashion-MNIST-shaped synthetic batches: pixels k/255 (some exact zeros), labels in [0, 10).
-void synthetic(int n, uint64_t seed, std::vector<float>& images, std::vector<int32_t>& labels) {
-  graph::SplitMix64 rng(seed);
-  images.assign(static_cast<size_t>(n) * 784, 0.0f);
-  for (float& p : images) {
-    const uint64_t r = rng.next() % 400;
-    p = r < 255 ? static_cast<float>(r) / 255.0f : 0.0f;
-  }
-  labels.clear();
-  for (int i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(rng.next() % 10));
-}
-
-size_t differing_words(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  size_t diff = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    EXPECT_EQ(a[i].size(), b[i].size());
-    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j) diff += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
-  }
-  return diff;
-}
+using chip_test::differing_words;
+using chip_test::synthetic_samples;
 
 void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
   const graph::ModelSpec cnn = graph::zoo_spec("cnn_small");
@@ -55,7 +35,7 @@ void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
   std::vector<float> images;
   std::vector<int32_t> labels;
   for (int s = 0; s < steps; ++s) {
-    synthetic(batch, 300 + static_cast<uint64_t>(s), images, labels);
+    synthetic_samples(batch, 300 + static_cast<uint64_t>(s), images, labels);
     const float lc = chip.step(images.data(), labels.data(), batch);
     const float lh = host.step(images.data(), labels.data(), batch);
     ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0) << "loss of step " << s << ": chip " << lc << " host " << lh;
@@ -83,7 +63,7 @@ TEST(ChipTrainerCnn, CnnSmallEvaluationOnTheChipMatchesTheReference) {
   graph::HostTrainer host(cnn, 3, graph::Numerics::kChip, o.optimizer, 0);
   std::vector<float> images;
   std::vector<int32_t> labels;
-  synthetic(5, 9, images, labels);
+  synthetic_samples(5, 9, images, labels);
   graph::EvalResult a, b;
   chip.evaluate(images.data(), labels.data(), 5, a);
   host.evaluate(images.data(), labels.data(), 5, b);

@@ -6,29 +6,21 @@
 #include "graph/host_trainer.h"
 #include "graph/rng.h"
 #include "runtime/train_chip.h"
+#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
 
-core::CoreSpec default_config() {
-  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
-}
+core::CoreSpec default_config() { return chip_test::tpu_v2_like(); }
 
 struct Data {
   std::vector<float> images;
   std::vector<int32_t> labels;
 };
 
-// Fashion-MNIST-shaped synthetic batches: pixels k/255 (some exact zeros), labels in [0, 10).
 Data synthetic(int n, uint64_t seed) {
-  graph::SplitMix64 rng(seed);
   Data d;
-  d.images.resize(static_cast<size_t>(n) * 784);
-  for (float& p : d.images) {
-    const uint64_t r = rng.next() % 400;
-    p = r < 255 ? static_cast<float>(r) / 255.0f : 0.0f;
-  }
-  for (int i = 0; i < n; ++i) d.labels.push_back(static_cast<int32_t>(rng.next() % 10));
+  chip_test::synthetic_samples(n, seed, d.images, d.labels);
   return d;
 }
 

@@ -1,0 +1,46 @@
+// Shared by the runtime tests that train on the simulated chip and compare with the host
+// reference: the config they run on, Fashion-MNIST-shaped synthetic samples, and a bitwise
+// comparison of tensor lists.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+#include "graph/rng.h"
+
+namespace tessera::runtime::chip_test {
+
+inline core::CoreSpec tpu_v2_like() {
+  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+}
+
+// n samples of 28 x 28 from SplitMix64(seed): each pixel k/255 for k drawn from [0, 400), values
+// k >= 255 becoming exact zeros (about 36%); then n labels in [0, 10).
+inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& images, std::vector<int32_t>& labels) {
+  graph::SplitMix64 rng(seed);
+  images.assign(static_cast<size_t>(n) * 784, 0.0f);
+  for (float& p : images) {
+    const uint64_t r = rng.next() % 400;
+    p = r < 255 ? static_cast<float>(r) / 255.0f : 0.0f;
+  }
+  labels.clear();
+  for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(rng.next() % 10));
+}
+
+// Words whose bits differ between two lists of tensors (shape mismatches fail the test).
+inline size_t differing_words(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  size_t diff = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    EXPECT_EQ(a[i].size(), b[i].size());
+    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j) diff += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
+  }
+  return diff;
+}
+
+}  // namespace tessera::runtime::chip_test
