@@ -31,7 +31,7 @@ class Gen {
     line(pid_line);
     line(fmt::format("sli {}, {}", kN, m_spec.processors));
     line("sli s5, 1");
-    line(fmt::format("beq {}, s5, done", kN));
+    line(fmt::format("beq {}, s5, {}done", kN, m_spec.label_prefix));
     line(fmt::format("saddi {}, {}, 1", kNext, kPid));  // next = (p + 1) mod n
     wrap_down(kNext);
     line(fmt::format("saddi {}, {}, -1", kPrev, kPid));  // prev = (p - 1) mod n
@@ -42,14 +42,14 @@ class Gen {
       ring_phase("rs", m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add");
     ring_phase("ag", "xsend");
     label("done");
-    line("halt");
+    if (m_spec.halt) line("halt");
     return m_out;
   }
 
  private:
   static std::string frag(int c) { return fmt::format("s{}", kFirstFragmentReg + c); }
   void line(const std::string& s) { m_out += "  " + s + "\n"; }
-  void label(const std::string& s) { m_out += s + ":\n"; }
+  void label(const std::string& s) { m_out += m_spec.label_prefix + s + ":\n"; }
 
   // r = r == n ? 0 : r   (r in 0..n)
   void wrap_down(const std::string& r) {
@@ -98,22 +98,22 @@ class Gen {
       }
     }
     line("sync");
-    line(fmt::format("loop {}, {}", kSteps, name));
+    line(fmt::format("loop {}, {}{}", kSteps, m_spec.label_prefix, name));
   }
 
   // Broadcast's first superstep: the root (branching on its index) sends fragment f of every
   // chunk to processor f != root.
   void scatter() {
     line(fmt::format("sli s20, {}", m_spec.root));
-    line(fmt::format("bne {}, s20, bc_sync", kPid));
+    line(fmt::format("bne {}, s20, {}bc_sync", kPid, m_spec.label_prefix));
     line("sli s21, 0");
     line(fmt::format("sli s22, {}", m_spec.processors));
     label("bc_scatter");
-    line("beq s21, s20, bc_skip");
+    line(fmt::format("beq s21, s20, {}bc_skip", m_spec.label_prefix));
     for (int c = 0; c < m_chunks; ++c) send(c, "s21", "s21", "xsend");
     label("bc_skip");
     line("saddi s21, s21, 1");
-    line("loop s22, bc_scatter");
+    line(fmt::format("loop s22, {}bc_scatter", m_spec.label_prefix));
     label("bc_sync");
     line("sync");
   }

@@ -48,6 +48,10 @@ struct CollectiveSpec {
   int rings = 1;       // virtual rings per direction (1..6)
   int directions = 1;  // 1 or 2
   int root = 0;        // broadcast
+  // Embedding the code in a larger program (compiler/data_parallel.h): every label is prefixed
+  // with `label_prefix`, and with halt = false the code falls through at its end instead of halting.
+  std::string label_prefix;
+  bool halt = true;
 };
 
 // Checks the spec (Error naming the field): processors >= 1, rings 1..6, directions 1..2, root in

@@ -36,6 +36,10 @@ struct CompileOptions {
   bool training = true;
   graph::OptimizerConfig optimizer;
   AdamOn adam_on = AdamOn::kUnit;
+  // Data-parallel training (compiler/data_parallel.h): the gradients become persistent, one
+  // contiguous region at the parameters' offsets (CompiledProgram::grads), at the same address for
+  // every batch size, so an all-reduce can run over them between the backward pass and the update.
+  bool persistent_grads = false;
   std::string dump_after;       // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -78,6 +82,9 @@ struct CompiledProgram {
   HbmTensor x, labels, loss, logits, scalars;
   std::vector<HbmTensor> params;  // aligned with graph::Model::params
   std::vector<HbmTensor> state;   // SGD: one velocity per parameter; Adam: all m, then all v
+  // All gradients as one region (gradient of params[i] at grads.hbm + params[i].hbm -
+  // params[0].hbm) when CompileOptions::persistent_grads or Adam on the unit; else words = 0.
+  HbmTensor grads;
   CompileStats stats;
   // Training: bundles [optimizer_first_bundle, end) are the optimizer update (after a barrier:
   // every gradient is in HBM, no DMA in flight, no branch into or out of it); -1 in inference.

@@ -104,7 +104,15 @@ void pass_plan_hbm(Pipeline& p) {
     for (size_t i = 0; i < p.params.size(); ++i)
       out.state.push_back(tensor((copies == 1 ? "sgd.vel." : c == 0 ? "adam.m." : "adam.v.") + out.params[i].name,
                                  out.params[i].words));
-  if (copies == 2 && p.options.adam_on == AdamOn::kUnit) plan_adam_unit(p, persistent);
+  const int64_t theta = out.params.empty() ? 0 : out.params.front().hbm;
+  const int64_t n_params = out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;
+  if (copies == 2 && p.options.adam_on == AdamOn::kUnit) {
+    plan_adam_unit(p, persistent);
+    out.grads = HbmTensor{"grads", out.adam_unit.g, n_params};
+  } else if (p.options.persistent_grads && p.options.training && n_params > 0) {
+    out.grads = HbmTensor{"grads", persistent(n_params), n_params};
+    for (size_t i = 0; i < p.grads.size(); ++i) p.hbm[p.grads[i]] = out.grads.hbm + (out.params[i].hbm - theta);
+  }
   out.scalars = tensor("optimizer.scalars", 2);
   p.ones_hbm = persistent(1);
   out.loss = tensor(g.value(p.loss).name, 1);

@@ -1,0 +1,222 @@
+#include "runtime/data_parallel.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "compiler/collectives.h"
+#include "core/adam_unit_programs.h"
+#include "isa/assembler.h"
+#include "numerics/optimizer.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+std::vector<float> read_words(const core::Core& c, int64_t addr, int64_t n) {
+  std::vector<uint32_t> w(static_cast<size_t>(n));
+  c.state().hbm.read_block(addr, w.data(), n);
+  std::vector<float> out(w.size());
+  if (!w.empty()) std::memcpy(out.data(), w.data(), 4 * w.size());
+  return out;
+}
+
+void write_words(core::Core& c, int64_t addr, const void* src, int64_t n) {
+  std::vector<uint32_t> w(static_cast<size_t>(n));
+  if (n > 0) std::memcpy(w.data(), src, 4 * w.size());
+  c.host_state().hbm.write_block(addr, w.data(), n);
+}
+
+}  // namespace
+
+DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+                                         const DataParallelOptions& options)
+    : m_model(model), m_spec(spec), m_options(options) {
+  system::validate_system_spec(options.system);
+  const int procs = options.system.processors();
+  if (options.trainer.batch < procs)
+    throw Error("train", fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
+                                     options.trainer.batch, procs, options.system.chips, options.system.cores_per_chip));
+  if (options.directions < 0 || options.directions > 2) throw Error("train", "directions must be 0 (auto), 1 or 2");
+  m_directions = options.directions != 0 ? options.directions
+                                         : options.system.duplex == system::Duplex::kFull && procs > 2 ? 2 : 1;
+  const int shard0 = static_cast<int>(compiler::split_range(static_cast<uint32_t>(options.trainer.batch), procs, 0).second);
+  const compiler::CompiledProgram& p = program(shard0);
+  system::SystemOptions so;
+  so.seed = options.fabric_seed;
+  m_system = std::make_unique<system::System>(spec, options.system, image(shard0, options.trainer.batch).program, so);
+  const graph::Model m = graph::build_model(model, shard0);
+  m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
+  const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
+  for (int q = 0; q < procs; ++q) {
+    core::Core& c = m_system->core(q);
+    for (size_t i = 0; i < init.size(); ++i) {
+      TESSERA_CHECK(static_cast<int64_t>(init[i].size()) == p.params[i].words, "parameter size");
+      write_words(c, p.params[i].hbm, init[i].data(), p.params[i].words);
+    }
+    if (p.adam_unit.used) {  // HYPERPARAMETER_IO and ASSIGN on every processor's unit
+      c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag), "<adam unit init>"));
+      c.run();
+    }
+  }
+  ChipTrainerOptions eo = options.trainer;
+  eo.batch = shard0;
+  m_eval = std::make_unique<ChipTrainer>(model, spec, eo);
+}
+
+DataParallelTrainer::~DataParallelTrainer() = default;
+
+const compiler::CompiledProgram& DataParallelTrainer::program(int shard) {
+  auto& slot = m_programs[shard];
+  if (!slot) {
+    compiler::CompileOptions o;
+    o.batch = shard;
+    o.training = true;
+    o.optimizer = m_options.trainer.optimizer;
+    o.adam_on = m_options.trainer.adam_on;
+    o.persistent_grads = true;
+    slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, m_spec, o));
+  }
+  return *slot;
+}
+
+const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) {
+  auto& slot = m_images[{shard, n}];
+  if (!slot) {
+    compiler::AllReduceOptions o;
+    o.processors = m_options.system.processors();
+    o.shard = shard;
+    o.global_batch = n;
+    o.rings = m_options.rings;
+    o.directions = m_directions;
+    slot = std::make_unique<compiler::DataParallelImage>(compiler::data_parallel_step(program(shard), m_spec, o));
+  }
+  return *slot;
+}
+
+void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog, const float* images,
+                                      const int32_t* labels, int first, int count) {
+  core::Core& c = m_system->core(p);
+  write_words(c, prog.x.hbm, images + static_cast<int64_t>(first) * m_sample, int64_t{count} * m_sample);
+  write_words(c, prog.labels.hbm, labels + first, count);
+}
+
+double DataParallelTrainer::step(const float* images, const int32_t* labels, int n) {
+  const int procs = processors();
+  if (n < procs)
+    throw Error("train", fmt::format("a batch of {} samples cannot be split over {} processors", n, procs));
+  ++m_steps;
+  uint32_t scalars[2] = {0, 0};
+  const bool adam = m_options.trainer.optimizer.kind == graph::OptimizerKind::kAdam;
+  if (adam) {
+    const graph::OptimizerConfig& o = m_options.trainer.optimizer;
+    const auto sc = numerics::adam_step_scalars(o.lr, o.beta1, o.beta2, m_steps);
+    std::memcpy(&scalars[0], &sc.step, 4);
+    std::memcpy(&scalars[1], &sc.sqrt_bc2, 4);
+  }
+  std::vector<int64_t> chip_bytes(static_cast<size_t>(m_options.system.chips), 0);
+  std::vector<std::pair<int, int>> shards;
+  for (int p = 0; p < procs; ++p) {
+    const auto [b, e] = compiler::split_range(static_cast<uint32_t>(n), procs, p);
+    const int count = static_cast<int>(e - b);
+    shards.emplace_back(static_cast<int>(b), count);
+    const compiler::CompiledProgram& prog = program(count);
+    write_shard(p, prog, images, labels, static_cast<int>(b), count);
+    if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
+    chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] += 4 * (int64_t{count} * m_sample + count);
+    m_system->core(p).load(image(count, n).program.with_index(static_cast<uint32_t>(p)));
+  }
+  // Counters before the step.
+  const int64_t start_ps = m_system->end_ps();
+  const system::GroupTiming t0 = m_system->groups().front();
+  std::vector<int64_t> cyc0, wait0;
+  for (int p = 0; p < procs; ++p) {
+    cyc0.push_back(m_system->core(p).cycles());
+    wait0.push_back(m_system->core(p).stall_cycles(core::StallCause::Exchange));
+  }
+  const fabric::FabricStats f0 = m_system->fabric(0).stats();
+  m_system->run();
+  // Totals.
+  const system::GroupTiming& t1 = m_system->groups().front();
+  const fabric::FabricStats& f1 = m_system->fabric(0).stats();
+  DataParallelTotals& tot = m_totals;
+  ++tot.steps;
+  tot.samples += n;
+  tot.supersteps += t1.supersteps;
+  tot.wall_ps += m_system->end_ps() - start_ps;
+  int64_t compute = 0;
+  for (int p = 0; p < procs; ++p) {
+    const core::Core& c = m_system->core(p);
+    const int64_t busy = (c.cycles() - cyc0[static_cast<size_t>(p)]) -
+                         (c.stall_cycles(core::StallCause::Exchange) - wait0[static_cast<size_t>(p)]);
+    compute = std::max(compute, m_system->cycles_to_ps(busy));
+  }
+  tot.compute_ps += compute;
+  tot.exchange_ps += (t1.exchange_ps - t0.exchange_ps) + (t1.barrier_ps - t0.barrier_ps);
+  tot.exchange_bytes += t1.bytes - t0.bytes;
+  tot.link_busy_ps.resize(f1.links.size(), 0);
+  for (size_t l = 0; l < f1.links.size(); ++l) {
+    const fabric::LinkStats before = l < f0.links.size() ? f0.links[l] : fabric::LinkStats{};
+    tot.link_busy_ps[l] += f1.links[l].busy_ps - before.busy_ps;
+    tot.wire_bytes += f1.links[l].wire_bytes - before.wire_bytes;
+    tot.retransmissions += f1.links[l].retransmissions - before.retransmissions;
+  }
+  tot.packets += f1.packets - f0.packets;
+  const int64_t most = *std::max_element(chip_bytes.begin(), chip_bytes.end());
+  for (int64_t b : chip_bytes) tot.host_bytes += b;
+  tot.host_link_seconds += static_cast<double>(most) / m_options.trainer.host_bytes_per_second;
+  if (m_options.check_replicas) check_replicas();
+  double loss = 0;
+  for (int p = 0; p < procs; ++p) {
+    const compiler::CompiledProgram& prog = program(shards[static_cast<size_t>(p)].second);
+    loss += static_cast<double>(read_words(m_system->core(p), prog.loss.hbm, 1)[0]) * shards[static_cast<size_t>(p)].second;
+  }
+  return loss / n;
+}
+
+std::vector<std::vector<float>> DataParallelTrainer::params(int p) const {
+  const compiler::CompiledProgram& prog = *m_programs.begin()->second;
+  std::vector<std::vector<float>> out;
+  for (const compiler::HbmTensor& t : prog.params) out.push_back(read_words(m_system->core(p), t.hbm, t.words));
+  return out;
+}
+
+std::vector<int> DataParallelTrainer::diverged_replicas() const {
+  const compiler::CompiledProgram& prog = *m_programs.begin()->second;
+  const int64_t first = prog.params.front().hbm;
+  const int64_t words = prog.params.back().hbm + prog.params.back().words - first;
+  std::vector<uint32_t> ref(static_cast<size_t>(words)), other(static_cast<size_t>(words));
+  m_system->core(0).state().hbm.read_block(first, ref.data(), words);
+  std::vector<int> out;
+  for (int p = 1; p < processors(); ++p) {
+    m_system->core(p).state().hbm.read_block(first, other.data(), words);
+    if (other != ref) out.push_back(p);
+  }
+  return out;
+}
+
+void DataParallelTrainer::check_replicas() const {
+  const std::vector<int> bad = diverged_replicas();
+  if (!bad.empty())
+    throw Error("data-parallel", fmt::format("after step {}: the weights of processor {} differ from processor 0's",
+                                             m_steps, bad.front()));
+}
+
+void DataParallelTrainer::evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc) {
+  m_eval->set_params(params(0));
+  m_eval->evaluate(images, labels, n, acc);
+}
+
+double DataParallelTrainer::single_core_step_seconds(int shard, const float* images, const int32_t* labels) {
+  auto it = m_single_core.find(shard);
+  if (it != m_single_core.end()) return it->second;
+  const int64_t before = m_eval->core().cycles();
+  m_eval->step(images, labels, shard);
+  const double s = static_cast<double>(m_eval->core().cycles() - before) / m_spec.clock_hz;
+  m_single_core[shard] = s;
+  return s;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,109 @@
+// DataParallelTrainer: data-parallel training on the timed multi-processor system (issue 4 §4).
+//
+// P = chips x cores_per_chip processors (system::System: timed cores, packet fabric, BSP
+// supersteps) each keep a full replica of the parameters and optimizer state in their own HBM.
+// A step on a global batch of n samples: processor p trains on samples [p*q + min(p, r), ...) of
+// it (q = n / P, r = n % P, the first r processors one sample more); the host writes each shard
+// (and Adam's per-step scalars) into that processor's HBM; every processor then runs the
+// data-parallel image (compiler/data_parallel.h: forward and backward on its shard, the gradient
+// all-reduce weighted by shard / n, the optimizer update) with its index patched in. Every replica
+// thus applies the same reduced gradient and holds bit-identical weights afterwards; with
+// check_replicas (the default in debug builds) every step compares every processor's parameters
+// with processor 0's bit for bit and throws Error on a difference.
+// A global batch with fewer samples than processors is refused (Error); the training loop
+// (data_parallel_run.h) skips such a last batch of an epoch.
+// The step's loss is sum_p shard_p * loss_p / n (in double), loss_p the mean over processor p's
+// shard as computed on the chip.
+// Evaluation runs the compiled inference program on one separate core loaded with processor 0's
+// parameters (a ChipTrainer), so it does not disturb the system's clocks; it is not sharded.
+// Time: the system's clock (the latest core) per step; the host link writes every chip's shards
+// in parallel (each chip has its own link), charged as the largest per-chip byte count /
+// host_bytes_per_second, outside the chip time (as ChipTrainer does).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/compiler.h"
+#include "compiler/data_parallel.h"
+#include "runtime/train_chip.h"
+#include "system/system.h"
+
+namespace tessera::runtime {
+
+struct DataParallelOptions {
+  ChipTrainerOptions trainer;  // trainer.batch: the global batch
+  system::SystemSpec system;
+  int rings = 1;
+  int directions = 0;          // 0: 2 on full-duplex links, else 1
+  uint64_t fabric_seed = 0;    // the fabric's loss streams
+#ifdef NDEBUG
+  bool check_replicas = false;
+#else
+  bool check_replicas = true;
+#endif
+};
+
+// Cumulative figures of the training steps (evaluation excluded).
+struct DataParallelTotals {
+  int64_t steps = 0, samples = 0, supersteps = 0;
+  int64_t wall_ps = 0;           // system time of the steps: the latest core's clock, summed per step
+  int64_t compute_ps = 0;        // per step, the busiest processor's time not waiting for an exchange
+  int64_t exchange_ps = 0;       // per step, barriers + exchange phases on the critical path (system.h)
+  std::vector<int64_t> link_busy_ps;  // per link direction (fabric::Routing's link order)
+  uint64_t exchange_bytes = 0, wire_bytes = 0, packets = 0, retransmissions = 0;
+  int64_t host_bytes = 0;        // into all chips
+  double host_link_seconds = 0;  // per step, the largest chip's bytes / host link bandwidth
+};
+
+class DataParallelTrainer {
+ public:
+  DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const DataParallelOptions& options);
+  ~DataParallelTrainer();
+
+  // One step on a global batch of n samples (n >= processors); returns the loss before the update.
+  double step(const float* images, const int32_t* labels, int n);
+  // Inference on processor 0's parameters (see above); adds to `acc` like ChipTrainer::evaluate.
+  void evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc);
+
+  int processors() const { return m_system->processors(); }
+  int directions() const { return m_directions; }
+  // Processor p's parameters as they are in its HBM (aligned with graph::Model::params).
+  std::vector<std::vector<float>> params(int p) const;
+  // Processors whose parameter words differ from processor 0's (empty when all are identical).
+  std::vector<int> diverged_replicas() const;
+  const system::System& system() const { return *m_system; }
+  const DataParallelTotals& totals() const { return m_totals; }
+  int64_t steps() const { return m_steps; }
+  // Chip seconds of one training step of `shard` samples on one core alone (a ChipTrainer step
+  // of the same model and optimizer on the same core config): the scaling-efficiency baseline.
+  double single_core_step_seconds(int shard, const float* images, const int32_t* labels);
+  // The fabric statistics of the system so far (links, chips), system::System::stats_json.
+  nlohmann::ordered_json system_json() const { return m_system->stats_json(); }
+
+ private:
+  const compiler::CompiledProgram& program(int shard);
+  const compiler::DataParallelImage& image(int shard, int n);
+  void write_shard(int p, const compiler::CompiledProgram& prog, const float* images, const int32_t* labels, int first,
+                   int count);
+  void check_replicas() const;
+
+  graph::ModelSpec m_model;
+  core::CoreSpec m_spec;
+  DataParallelOptions m_options;
+  int m_directions = 1;
+  int64_t m_sample = 0;
+  int64_t m_steps = 0;
+  std::map<int, std::unique_ptr<compiler::CompiledProgram>> m_programs;  // per shard size
+  std::map<std::pair<int, int>, std::unique_ptr<compiler::DataParallelImage>> m_images;  // (shard, n)
+  std::unique_ptr<system::System> m_system;
+  std::unique_ptr<ChipTrainer> m_eval;
+  std::map<int, double> m_single_core;  // shard -> seconds
+  DataParallelTotals m_totals;
+};
+
+}  // namespace tessera::runtime
