@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cmd_train_dp.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "graph/model.h"
@@ -36,6 +37,7 @@ struct TrainArgs {
   std::string adam_on = "unit";
   uint64_t seed = 0;
   int64_t steps = 0;
+  int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
 };
 
 void run_train(const TrainArgs& a) {
@@ -65,6 +67,10 @@ void run_train(const TrainArgs& a) {
   const runtime::Dataset train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
   if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
+  if (a.chips != -1) {
+    run_train_data_parallel(train, test, o, a.config, a.chips, a.cores_per_chip, a.report);
+    return;
+  }
   runtime::TrainingRun run(train, test, o);
   if (!run.resumed_from().empty()) std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
   runtime::TrainingCallbacks cb;
@@ -123,6 +129,8 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
+  cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
+  cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->callback([args] { run_train(*args); });
 }
 

@@ -1,0 +1,67 @@
+#include "cli/cmd_train_dp.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/error.h"
+#include "runtime/data_parallel_run.h"
+#include "system/machine_spec.h"
+
+namespace tessera::cli {
+
+namespace {
+
+void print_epoch(const nlohmann::ordered_json& j) {
+  std::printf(
+      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %.4f s (+ host link %.4f s)  %.0f samples/sim-s  "
+      "host %.1f s\n",
+      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+      100 * j["test_accuracy"].get<double>(), j["sim_chip_seconds"].get<double>(),
+      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
+      j["host_seconds"].get<double>());
+  std::printf("  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip time)  "
+              "overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling efficiency %.3f\n",
+              j["processors"].get<int>(), j["compute_seconds"].get<double>(), j["exchange_seconds"].get<double>(),
+              100 * j["exchange_share"].get<double>(), j["overlap_seconds"].get<double>(),
+              100 * j["link_utilization"].get<double>(), 100 * j["max_link_utilization"].get<double>(),
+              static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
+              j["scaling_efficiency"].get<double>());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
+                             const runtime::TrainingRunOptions& single, const std::string& config_path, int chips,
+                             int cores_per_chip, const std::string& report_path) {
+  if (!single.checkpoint_dir.empty() || single.resume)
+    throw Error("train", "--chips does not support checkpoints (--checkpoint-dir, --resume)");
+  runtime::DataParallelRunOptions o;
+  o.model_name = single.model_name;
+  o.model = single.model;
+  o.config = single.config;
+  o.dp.trainer = single.trainer;
+  o.dp.system = runtime::data_parallel_system(system::load_machine_spec(config_path).system, chips, cores_per_chip);
+  o.dp.fabric_seed = single.trainer.seed;
+  o.epochs = single.epochs;
+  o.steps_limit = single.steps_limit;
+  runtime::DataParallelRun run(train, test, o);
+  runtime::TrainingCallbacks cb;
+  cb.progress = [](int epoch, int64_t steps, int64_t total, double loss) {
+    if (steps % 10 != 0 && steps != total) return;
+    std::fprintf(stderr, "\repoch %d [%-30s] %lld/%lld loss %.4f", epoch + 1,
+                 std::string(static_cast<size_t>(30 * steps / total), '#').c_str(), static_cast<long long>(steps),
+                 static_cast<long long>(total), loss);
+    if (steps == total) std::fprintf(stderr, "\n");
+  };
+  cb.epoch_done = print_epoch;
+  run.run(cb);
+  if (!report_path.empty()) {
+    std::ofstream out(report_path);
+    if (!out) throw Error(report_path, "cannot open for writing");
+    out << run.report().dump(2) << "\n";
+    if (!out) throw Error(report_path, "write failed");
+  }
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,21 @@
+// `tessera train --chips N [--cores-per-chip C] [--config board4.json|pod-torus.json] ...`:
+// data-parallel training on the timed multi-processor system (runtime/data_parallel_run.h), with
+// the single-chip run's options (model, batch = the global batch, optimizer, lr, seed, steps,
+// epochs, host link, --adam-on). The machine: runtime::data_parallel_system (the config's system
+// when it has more than one chip, else one board of N chips). Prints the single-chip epoch line
+// plus a data-parallel line per epoch; --report writes runtime::DataParallelRun::report().
+// Checkpoints are not supported with --chips (an error).
+#pragma once
+
+#include <string>
+
+#include "runtime/dataset.h"
+#include "runtime/training_run.h"
+
+namespace tessera::cli {
+
+void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
+                             const runtime::TrainingRunOptions& single, const std::string& config_path, int chips,
+                             int cores_per_chip, const std::string& report_path);
+
+}  // namespace tessera::cli
