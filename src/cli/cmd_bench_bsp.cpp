@@ -18,7 +18,8 @@
 //                   all-reduce over n processors with d directions (each carrying S/d), B = link
 //                   bandwidth, one link latency per step
 //   efficiency      bound_seconds / sim_seconds
-//   host_seconds    host CPU seconds of System::run
+//   host_seconds    host CPU seconds of System::run (rank 0's under mpirun; host_wall_seconds: wall)
+//   mpi_ranks       processes the processors are spread over (`mpirun -n R`; system/system.h)
 // Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
 // N copies of S); --check moves the values and compares every processor's vector with the host
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
@@ -201,6 +202,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   system::SystemOptions opt;
   opt.seed = a.seed;
   opt.timing_only = !a.check;
+  opt.comm = &system::world();  // spread over the ranks of `mpirun -n R`
   system::System machine(cs, sys, compiler::collective_program(spec), opt);
   std::vector<std::vector<uint32_t>> inputs;
   if (a.check) {
@@ -211,7 +213,7 @@ void bench_allreduce(const AllReduceArgs& a) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         w = std::bit_cast<uint32_t>(static_cast<float>(static_cast<double>(x >> 40) / (1 << 24) - 0.5));
       }
-      std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
+      if (machine.is_local(p)) std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
       inputs.push_back(std::move(v));
     }
   }
@@ -222,11 +224,13 @@ void bench_allreduce(const AllReduceArgs& a) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (a.check) {
     const std::vector<uint32_t> want = compiler::collective_reference(spec, inputs);
-    for (int p = 0; p < n; ++p) {
-      const uint32_t* v = machine.core(p).state().vmem.data();
-      if (!std::equal(want.begin(), want.end(), v))
-        throw Error("bench allreduce", fmt::format("processor {}'s result differs from the host reference", p));
-    }
+    int64_t wrong = n;  // the first processor whose vector differs, over every rank
+    for (int p = n - 1; p >= 0; --p)
+      if (machine.is_local(p) && !std::equal(want.begin(), want.end(), machine.core(p).state().vmem.data())) wrong = p;
+    wrong = system::allreduce_min(machine.communicator(), wrong);
+    if (wrong < n)
+      throw system::CollectiveError("bench allreduce",
+                                    fmt::format("processor {}'s result differs from the host reference", wrong));
   }
   const double B = sys.link_gbytes_per_s * 1e9;
   const double steps = 2.0 * (n - 1);
@@ -251,6 +255,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["efficiency"] = machine.seconds() > 0 ? bound / machine.seconds() : 0.0;
   j["host_seconds"] = host;
   j["host_wall_seconds"] = wall;
+  j["mpi_ranks"] = machine.communicator().size();
   j["supersteps"] = machine.groups().front().supersteps;
   j["exchange_seconds"] = static_cast<double>(machine.groups().front().exchange_ps) * 1e-12;
   j["barrier_seconds"] = static_cast<double>(machine.groups().front().barrier_ps) * 1e-12;

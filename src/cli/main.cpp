@@ -1,14 +1,36 @@
 // The `tessera` command. The only place that turns errors into exit codes:
 //   0 success, 1 tessera::Error (bad input: file, config, program, simulated fault), 2 bad flags,
 //   3 unexpected internal error.
+// Under `mpirun -n R` (system/mpi_communicator.h) every rank runs the same command; only rank 0
+// prints to stdout. A system::CollectiveError (thrown identically by every rank) is printed once, by
+// rank 0, and every rank exits 1; any other error on one rank is printed with its rank and ends all
+// ranks through MPI_Abort (another rank may be waiting for it in a collective).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "system/mpi_communicator.h"
+
+namespace {
+
+// Prints `what` ("error" or "internal error") and returns `code`, or aborts every rank (see above).
+int fail(tessera::system::MpiSession& mpi, const char* what, const char* message, int code) {
+  if (mpi.size() == 1) {
+    std::fprintf(stderr, "tessera: %s: %s\n", what, message);
+    return code;
+  }
+  std::fprintf(stderr, "tessera: %s (rank %d of %d): %s\n", what, mpi.rank(), mpi.size(), message);
+  std::fflush(stderr);
+  mpi.abort(code);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  tessera::system::MpiSession mpi(&argc, &argv);
+  if (mpi.rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) return 3;
   CLI::App app{"tessera: a simulator and toolchain for neural-network training hardware"};
   app.require_subcommand(1);
   using namespace tessera::cli;
@@ -29,12 +51,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
-  } catch (const tessera::Error& e) {
-    std::fprintf(stderr, "tessera: error: %s\n", e.what());
+  } catch (const tessera::system::CollectiveError& e) {
+    if (mpi.rank() == 0) std::fprintf(stderr, "tessera: error: %s\n", e.what());
     return 1;
+  } catch (const tessera::Error& e) {
+    return fail(mpi, "error", e.what(), 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera: internal error: %s\n", e.what());
-    return 3;
+    return fail(mpi, "internal error", e.what(), 3);
   }
   return 0;
 }

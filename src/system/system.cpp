@@ -5,31 +5,68 @@
 
 #include <fmt/format.h>
 
+#include "system/communicator_codec.h"
 #include "system/functional_system.h"
 
 namespace tessera::system {
 
+namespace {
+
+enum class ProcState : uint8_t { kWaiting, kHalted, kFault };
+
+Communicator& comm_of(const SystemOptions& o) { return o.comm != nullptr ? *o.comm : local_communicator(); }
+
+ProcessorBlock local_block(const SystemSpec& spec, const SystemOptions& o) {
+  Communicator& c = comm_of(o);
+  return processor_block(spec.processors(), c.size(), c.rank());
+}
+
+// Runs `body`, whose errors every rank throws identically (it works on gathered data only), and
+// turns them into CollectiveError.
+template <typename F>
+auto collectively(F&& body) {
+  try {
+    return body();
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const Error& e) {
+    throw CollectiveError(e.where(), e.why());
+  }
+}
+
+}  // namespace
+
 System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image, SystemOptions options)
-    : m_spec(spec), m_clock_hz(core.clock_hz), m_groups(spec.processors(), options.sync_group_size) {
+    : m_spec(spec),
+      m_comm(&comm_of(options)),
+      m_local(local_block(spec, options)),
+      m_clock_hz(core.clock_hz),
+      m_groups(spec.processors(), options.sync_group_size) {
   validate_system_spec(spec);
-  for (int p = 0; p < spec.processors(); ++p) {
+  m_cores.resize(static_cast<size_t>(spec.processors()));
+  for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores.push_back(std::make_unique<core::Core>(core, image.with_index(static_cast<uint32_t>(p)), o));
+    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, image.with_index(static_cast<uint32_t>(p)), o);
   }
   init(core, options);
 }
 
 System::System(const core::CoreSpec& core, const SystemSpec& spec, const std::vector<isa::Program>& programs,
                SystemOptions options)
-    : m_spec(spec), m_clock_hz(core.clock_hz), m_groups(spec.processors(), options.sync_group_size) {
+    : m_spec(spec),
+      m_comm(&comm_of(options)),
+      m_local(local_block(spec, options)),
+      m_clock_hz(core.clock_hz),
+      m_groups(spec.processors(), options.sync_group_size) {
   validate_system_spec(spec);
   if (static_cast<int>(programs.size()) != spec.processors())
     throw Error("system", fmt::format("{} programs for {} processors", programs.size(), spec.processors()));
-  for (const isa::Program& program : programs) {
+  m_cores.resize(programs.size());
+  for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores.push_back(std::make_unique<core::Core>(core, program, o));
+    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
   }
   init(core, options);
 }
@@ -38,6 +75,7 @@ System::~System() = default;
 
 void System::init(const core::CoreSpec&, SystemOptions options) {
   for (auto& c : m_cores) {
+    if (!c) continue;
     join_system(c->machine(), processors());
     c->machine().set_exchange_timing_only(options.timing_only);
   }
@@ -57,28 +95,151 @@ int64_t System::ps_to_cycles(fabric::Picos ps) const {
 
 fabric::Endpoint System::endpoint(int p) const { return {p / m_spec.cores_per_chip, p % m_spec.cores_per_chip}; }
 
-void System::run() {
-  for (int g = 0; g < m_groups.count(); ++g) {
-    m_timing[static_cast<size_t>(g)].supersteps = run_group(
-        m_groups, g, m_spec.cores_per_chip, [&](int p) { return core(p).run_to_sync(); },
-        [&](int64_t step, const std::vector<int>& waiting) { exchange(g, step, waiting); });
-  }
-  m_end_ps = 0;
-  for (const auto& c : m_cores) m_end_ps = std::max(m_end_ps, cycles_to_ps(c->cycles()));
+core::Core& System::core(int p) {
+  return const_cast<core::Core&>(static_cast<const System*>(this)->core(p));
 }
 
-void System::exchange(int g, int64_t step, const std::vector<int>& waiting) {
+const core::Core& System::core(int p) const {
+  if (p < 0 || p >= processors())
+    throw Error("system", fmt::format("processor {} out of range (0..{})", p, processors() - 1));
+  if (!is_local(p))
+    throw Error("system", fmt::format("processor {} is simulated by rank {}, not by this rank {}", p,
+                                      rank_of_processor(p, processors(), m_comm->size()), m_comm->rank()));
+  return *m_cores[static_cast<size_t>(p)];
+}
+
+Bytes System::from_processor(int p, const std::function<Bytes(const core::Core&)>& read) const {
+  const int owner = rank_of_processor(p, processors(), m_comm->size());
+  return m_comm->broadcast(owner == m_comm->rank() ? read(core(p)) : Bytes{}, owner);
+}
+
+void System::run() {
+  for (int g = 0; g < m_groups.count(); ++g) m_timing[static_cast<size_t>(g)].supersteps = run_group(g);
+  int64_t cycles = 0;
+  for (const auto& c : m_cores)
+    if (c) cycles = std::max(cycles, c->cycles());
+  m_cycles = allreduce_max(*m_comm, cycles);
+  m_end_ps = cycles_to_ps(m_cycles);
+}
+
+// One superstep of group g on every rank, in the message format of step 2 (system.h):
+//   header, per local processor of g in order: int32 p, uint8 ProcState, int64 sync arrival,
+//     string fault where, string fault why, uint32 sends, per send: uint32 dst, uint32 address,
+//     uint8 combine, uint32 count, uint8 has_words;
+//   payload to rank r: the words of this rank's sends to r's processors, in header order.
+int64_t System::run_group(int g) {
+  const int first = m_groups.first(g), n = m_groups.size(g), ranks = m_comm->size(), me = m_comm->rank();
+  const int lo = std::max(first, m_local.first), hi = std::min(first + n, m_local.first + m_local.count);
+  std::vector<char> done(static_cast<size_t>(n), 0);  // the same on every rank
+  for (int64_t step = 0;; ++step) {
+    ByteWriter head;
+    std::vector<ByteWriter> payload(static_cast<size_t>(ranks));
+    std::vector<std::vector<uint32_t>> kept;  // payloads of sends between this rank's processors
+    for (int p = lo; p < hi; ++p) {
+      core::Core& c = *m_cores[static_cast<size_t>(p)];
+      ProcState state = ProcState::kHalted;
+      std::string where, why;
+      if (!done[static_cast<size_t>(p - first)]) {
+        try {
+          state = c.run_to_sync() ? ProcState::kWaiting : ProcState::kHalted;
+        } catch (const Error& e) {
+          state = ProcState::kFault;
+          where = processor_name(p, m_spec.cores_per_chip) + ": " + e.where();
+          why = e.why();
+        }
+      }
+      head.put(static_cast<int32_t>(p));
+      head.put(state);
+      head.put(static_cast<int64_t>(state == ProcState::kWaiting ? c.sync_arrival() : 0));
+      head.put_string(where);
+      head.put_string(why);
+      std::vector<core::OutboundSend>& box = c.machine().outbox();
+      head.put(static_cast<uint32_t>(box.size()));
+      for (core::OutboundSend& s : box) {
+        head.put(s.dst_proc);
+        head.put(s.dst_addr);
+        head.put(s.combine);
+        head.put(s.count);
+        head.put(static_cast<uint8_t>(!s.words.empty()));
+        if (s.words.empty() || s.dst_proc >= static_cast<uint32_t>(processors())) continue;
+        const int owner = rank_of_processor(static_cast<int>(s.dst_proc), processors(), ranks);
+        if (owner == me) kept.push_back(std::move(s.words));
+        else payload[static_cast<size_t>(owner)].append(s.words.data(), s.words.size() * sizeof(uint32_t));
+      }
+      box.clear();
+    }
+    const std::vector<Bytes> heads = m_comm->allgather(head.bytes());
+    std::vector<Bytes> to(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) to[static_cast<size_t>(r)] = std::move(payload[static_cast<size_t>(r)].bytes());
+    const std::vector<Bytes> from = m_comm->alltoall(to);
+
+    const bool finished = collectively([&] {
+      std::vector<ProcState> state(static_cast<size_t>(n), ProcState::kHalted);
+      std::vector<int64_t> arrival(static_cast<size_t>(processors()), 0);
+      std::vector<std::pair<std::string, std::string>> fault(static_cast<size_t>(n));
+      std::vector<Send> sends;
+      size_t next_kept = 0;
+      for (int r = 0; r < ranks; ++r) {
+        ByteReader in(heads[static_cast<size_t>(r)]), words(from[static_cast<size_t>(r)]);
+        while (!in.done()) {
+          const int p = in.get<int32_t>();
+          TESSERA_CHECK(p >= first && p < first + n, "superstep record of a processor outside the group");
+          const size_t i = static_cast<size_t>(p - first);
+          state[i] = in.get<ProcState>();
+          arrival[static_cast<size_t>(p)] = in.get<int64_t>();
+          fault[i].first = in.get_string();
+          fault[i].second = in.get_string();
+          const uint32_t count = in.get<uint32_t>();
+          for (uint32_t k = 0; k < count; ++k) {
+            Send s{p, k, {}};
+            s.send.dst_proc = in.get<uint32_t>();
+            s.send.dst_addr = in.get<uint32_t>();
+            s.send.combine = in.get<core::XCombine>();
+            s.send.count = in.get<uint32_t>();
+            const bool has_words = in.get<uint8_t>() != 0;
+            if (has_words && is_local(static_cast<int>(s.send.dst_proc))) {
+              if (r == me) {
+                s.send.words = std::move(kept.at(next_kept++));
+              } else {
+                s.send.words.resize(s.send.count);
+                words.read(s.send.words.data(), s.send.words.size() * sizeof(uint32_t));
+              }
+            }
+            sends.push_back(std::move(s));
+          }
+        }
+        TESSERA_CHECK(words.done(), "superstep payload longer than its sends");
+      }
+      std::vector<int> halted, waiting;
+      for (int i = 0; i < n; ++i) {
+        if (state[static_cast<size_t>(i)] == ProcState::kFault)
+          throw Error(fault[static_cast<size_t>(i)].first, fault[static_cast<size_t>(i)].second);
+        const bool halts = state[static_cast<size_t>(i)] == ProcState::kHalted;
+        done[static_cast<size_t>(i)] = halts ? 1 : 0;
+        (halts ? halted : waiting).push_back(first + i);
+      }
+      if (waiting.empty()) return true;
+      if (!halted.empty()) fault_barrier_mismatch(static_cast<int>(step), halted, waiting);
+      exchange(g, step, waiting, arrival, std::move(sends));
+      return false;
+    });
+    if (finished) return step;
+  }
+}
+
+void System::exchange(int g, int64_t step, const std::vector<int>& waiting, const std::vector<int64_t>& arrival,
+                      std::vector<Send> sends) {
   fabric::Fabric& fab = *m_fabrics[static_cast<size_t>(g)];
   GroupTiming& timing = m_timing[static_cast<size_t>(g)];
   const fabric::Picos barrier = ns_to_ps(m_spec.barrier_latency_ns);
   const BarrierPlacement placement = m_spec.barrier_placement;
   fabric::Picos all_arrived = 0;
-  for (int p : waiting) all_arrived = std::max(all_arrived, cycles_to_ps(core(p).sync_arrival()));
+  for (int p : waiting) all_arrived = std::max(all_arrived, cycles_to_ps(arrival[static_cast<size_t>(p)]));
   const bool barrier_before = placement != BarrierPlacement::kExchangeToCompute;
   const fabric::Picos post_all = all_arrived + (barrier_before ? barrier : 0);
 
-  std::vector<Send> sends =
-      collect_sends(m_groups, g, step, [&](int p) -> std::vector<core::OutboundSend>& { return core(p).machine().outbox(); });
+  for (const Send& s : sends) check_group_target(m_groups, g, s.src, s.send.dst_proc, step);
+  sort_for_delivery(sends);
   fabric::Picos first_post = post_all;
   for (Send& s : sends) {
     fabric::Transfer t;
@@ -86,11 +247,11 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting) {
     t.dst = endpoint(static_cast<int>(s.send.dst_proc));
     t.dst_addr = s.send.dst_addr;
     t.combine = static_cast<fabric::Combine>(s.send.combine);
-    t.words = std::move(s.send.words);
+    t.words = std::move(s.send.words);  // empty for another rank's processor: its size only
     if (t.words.empty()) t.phantom_words = s.send.count;
     t.id = s.seq;
     timing.bytes += uint64_t{s.send.count} * 4;
-    const fabric::Picos ready = barrier_before ? post_all : cycles_to_ps(core(s.src).sync_arrival());
+    const fabric::Picos ready = barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(s.src)]);
     first_post = std::min(first_post, ready);
     fab.post(std::max(ready, fab.now()), std::move(t));
   }
@@ -110,8 +271,10 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting) {
   std::vector<fabric::Picos> own(static_cast<size_t>(processors()), 0);  // latest arrival p sent or received
   for (const fabric::Arrival& a : arrivals) {
     const int dst = proc_of(a.transfer.dst), src = proc_of(a.transfer.src);
-    core::apply_receive(core(dst).machine().state(), static_cast<uint32_t>(a.transfer.dst_addr),
-                        static_cast<core::XCombine>(a.transfer.combine), a.transfer.words.data(), a.transfer.words.size());
+    if (is_local(dst))
+      core::apply_receive(core(dst).machine().state(), static_cast<uint32_t>(a.transfer.dst_addr),
+                          static_cast<core::XCombine>(a.transfer.combine), a.transfer.words.data(),
+                          a.transfer.words.size());
     last = std::max(last, a.time);
     own[static_cast<size_t>(dst)] = std::max(own[static_cast<size_t>(dst)], a.time);
     own[static_cast<size_t>(src)] = std::max(own[static_cast<size_t>(src)], a.time);
@@ -120,6 +283,7 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting) {
   timing.barrier_ps += placement == BarrierPlacement::kBoth ? 2 * barrier : barrier;
   const fabric::Picos everyone = std::max(barrier_before ? post_all : all_arrived, last) + barrier;
   for (int p : waiting) {
+    if (!is_local(p)) continue;
     const fabric::Picos at = placement == BarrierPlacement::kComputeToExchange
                                  ? std::max(post_all, own[static_cast<size_t>(p)])
                                  : everyone;
@@ -134,9 +298,7 @@ nlohmann::ordered_json System::stats_json() const {
   j["cores_per_chip"] = m_spec.cores_per_chip;
   j["barrier_placement"] = barrier_placement_name(m_spec.barrier_placement);
   j["seconds"] = seconds();
-  int64_t cycles = 0;
-  for (const auto& c : m_cores) cycles = std::max(cycles, c->cycles());
-  j["cycles"] = cycles;
+  j["cycles"] = m_cycles;
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const GroupTiming& t : m_timing)
     groups.push_back({{"supersteps", t.supersteps},

@@ -17,8 +17,27 @@
 // (seeded with seed + group) and runs to completion independently of the others: groups share no
 // links' time (a simplification; groups on disjoint chips are exact).
 // The run ends when every processor has halted; end time = the latest core's last cycle.
+//
+// Distribution (MPI scale-out, communicator.h): the processors are spread over the ranks of
+// SystemOptions::comm (pass &world() for the R processes of `mpirun -n R`; the default, nullptr,
+// is this process alone, so a caller that reads every core keeps working) in contiguous
+// blocks (processor_block); a rank builds and runs only its own cores. A superstep of group g:
+//   1. every rank runs its processors of g to their sync (or halt, or a fault: recorded, not thrown);
+//   2. allgather: each processor's state, sync arrival, fault message and send headers (destination,
+//      address, combine, word count); alltoall: each send's payload goes to the rank that owns its
+//      destination and only there (payloads cross processes only as MPI messages);
+//   3. every rank then holds the whole superstep and runs the same deterministic code on it: the
+//      lowest processor's fault, a barrier mismatch or a send outside the group is thrown as a
+//      CollectiveError on every rank; the fabric simulates every transfer (those for other ranks'
+//      cores carry their size only: the fabric's timing does not depend on values) so every rank
+//      computes the same times and statistics; each rank applies the arrivals for its own cores
+//      and resumes them.
+// Values, cycle counts, timing and statistics are therefore identical for any number of ranks
+// (tests/system/mpi_test.cpp runs R = 1, 2, 3, 4 under mpirun). With one rank no byte is copied
+// for a payload and the order of work is the single-process one.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,6 +47,7 @@
 #include "fabric/fabric.h"
 #include "isa/image.h"
 #include "system/bsp.h"
+#include "system/communicator.h"
 #include "system/system_spec.h"
 
 namespace tessera::system {
@@ -37,6 +57,7 @@ struct SystemOptions {
   uint64_t seed = 0;        // the fabric's loss streams
   core::RunOptions core;    // per core (bundle limit)
   bool timing_only = false; // xsend carries sizes, not values (benchmarks; core/exchange.h)
+  Communicator* comm = nullptr;  // the ranks to spread the processors over; nullptr: this process alone
 };
 
 // Per sync group: what its supersteps cost.
@@ -57,13 +78,23 @@ class System {
          SystemOptions options = {});
   ~System();
 
-  // Runs until every processor halts. Throws Error naming the processor (and its pc, cycle and
-  // bundle) on a simulated fault, a send outside the sync group, or a barrier mismatch.
+  // Runs until every processor halts (collective: every rank calls it). Throws CollectiveError
+  // naming the processor (and its pc, cycle and bundle) on a simulated fault, a send outside the
+  // sync group, or a barrier mismatch, identically on every rank.
   void run();
 
-  int processors() const { return static_cast<int>(m_cores.size()); }
-  core::Core& core(int p) { return *m_cores.at(static_cast<size_t>(p)); }
-  const core::Core& core(int p) const { return *m_cores.at(static_cast<size_t>(p)); }
+  int processors() const { return m_spec.processors(); }
+  // Processor p's core; only this rank's processors exist here (is_local), others throw Error.
+  core::Core& core(int p);
+  const core::Core& core(int p) const;
+  bool is_local(int p) const { return m_local.contains(p); }
+  ProcessorBlock local_processors() const { return m_local; }
+  Communicator& communicator() const { return *m_comm; }
+  // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
+  // to be reported or compared: weights, vectors).
+  Bytes from_processor(int p, const std::function<Bytes(const core::Core&)>& read) const;
+  // The latest cycle of any core (after run(); the same on every rank).
+  int64_t cycles() const { return m_cycles; }
   fabric::Picos end_ps() const { return m_end_ps; }
   double seconds() const { return static_cast<double>(m_end_ps) * 1e-12; }
   const std::vector<GroupTiming>& groups() const { return m_timing; }
@@ -76,16 +107,21 @@ class System {
 
  private:
   void init(const core::CoreSpec& core, SystemOptions options);
-  void exchange(int g, int64_t step, const std::vector<int>& waiting);
+  int64_t run_group(int g);
+  void exchange(int g, int64_t step, const std::vector<int>& waiting, const std::vector<int64_t>& arrival,
+                std::vector<Send> sends);
   fabric::Endpoint endpoint(int p) const;
 
   SystemSpec m_spec;
+  Communicator* m_comm;
+  ProcessorBlock m_local;
   double m_clock_hz;
   SyncGroups m_groups;
-  std::vector<std::unique_ptr<core::Core>> m_cores;
+  std::vector<std::unique_ptr<core::Core>> m_cores;  // one per processor; null where not local
   std::vector<std::unique_ptr<fabric::Fabric>> m_fabrics;
   std::vector<GroupTiming> m_timing;
   fabric::Picos m_end_ps = 0;
+  int64_t m_cycles = 0;
 };
 
 }  // namespace tessera::system

@@ -1,0 +1,73 @@
+// How the processes ("ranks") of one distributed System (system.h) talk to each other.
+//
+// `mpirun -n R tessera ...` spreads the processors of a System over R ranks; every exchange between
+// ranks goes through a Communicator. All calls are collective: every rank of the communicator calls
+// them in the same order with the same root. A process not started by mpirun uses the
+// LocalCommunicator (rank 0 of 1, no MPI), so the single-process build path is unchanged;
+// mpi_communicator.h provides the MPI one and installs it as world().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/error.h"
+
+namespace tessera::system {
+
+using Bytes = std::vector<uint8_t>;
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank's `mine`, indexed by rank.
+  virtual std::vector<Bytes> allgather(const Bytes& mine) = 0;
+  // to[r] is delivered to rank r (to.size() == size()); returns from[r], what rank r sent here.
+  virtual std::vector<Bytes> alltoall(const std::vector<Bytes>& to) = 0;
+  // The root's `bytes` on every rank (`bytes` is ignored on the others).
+  virtual Bytes broadcast(const Bytes& bytes, int root) = 0;
+};
+
+// One process: rank 0 of 1; every collective returns its own input.
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<Bytes> allgather(const Bytes& mine) override { return {mine}; }
+  std::vector<Bytes> alltoall(const std::vector<Bytes>& to) override;
+  Bytes broadcast(const Bytes& bytes, int root) override;
+};
+
+// The communicator of this process: the one installed by set_world (the MPI session in the CLI's
+// main), else a LocalCommunicator.
+Communicator& world();
+void set_world(Communicator* comm);  // nullptr: back to the local one
+// This process alone (a LocalCommunicator), whatever world() is.
+Communicator& local_communicator();
+
+// Collectives on top of the byte interface.
+int64_t allreduce_max(Communicator& comm, int64_t value);
+int64_t allreduce_min(Communicator& comm, int64_t value);
+
+// The processors rank `rank` of `ranks` simulates: [first, first + count). Contiguous balanced
+// blocks: the first processors % ranks ranks get one processor more; with more ranks than
+// processors the last ranks get none (they still take part in every collective).
+struct ProcessorBlock {
+  int first = 0;
+  int count = 0;
+  bool contains(int p) const { return p >= first && p < first + count; }
+};
+ProcessorBlock processor_block(int processors, int ranks, int rank);
+int rank_of_processor(int p, int processors, int ranks);
+
+// An error that every rank of a communicator throws identically at the same point of a collective
+// computation (a simulated fault gathered from the rank that saw it, a barrier mismatch, a stuck
+// exchange). The CLI prints it once (rank 0) and every rank exits normally; any other Error on
+// one rank of several aborts all ranks.
+class CollectiveError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace tessera::system

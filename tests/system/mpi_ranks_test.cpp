@@ -1,0 +1,188 @@
+// The distributed System (system.h "Distribution") with R ranks in one process: each rank is a
+// thread with its own System over a ThreadCommunicator (the same collectives as the MPI one, through
+// shared memory). Whatever R (dividing the processors or not, more ranks than processors), values,
+// cycle counts, end time and statistics equal the one-rank run, under packet loss too; errors are
+// thrown identically by every rank. tests/system/mpi_test.cpp does the same through mpirun and the CLI.
+#include <algorithm>
+#include <barrier>
+#include <bit>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compiler/collectives.h"
+#include "isa/assembler.h"
+#include "support/error_of.h"
+#include "system/communicator_codec.h"
+#include "system/small_spec.h"
+#include "system/system.h"
+
+namespace tessera::system {
+namespace {
+
+// What the ranks share: one slot per rank and a barrier between writing and reading them.
+struct Shared {
+  explicit Shared(int n) : ranks(n), sync(n), slots(static_cast<size_t>(n)), matrix(static_cast<size_t>(n)) {}
+  int ranks;
+  std::barrier<> sync;
+  std::vector<Bytes> slots;
+  std::vector<std::vector<Bytes>> matrix;  // [from][to]
+};
+
+class ThreadCommunicator final : public Communicator {
+ public:
+  ThreadCommunicator(Shared& s, int rank) : m_s(s), m_rank(rank) {}
+  int rank() const override { return m_rank; }
+  int size() const override { return m_s.ranks; }
+  std::vector<Bytes> allgather(const Bytes& mine) override {
+    m_s.slots[static_cast<size_t>(m_rank)] = mine;
+    m_s.sync.arrive_and_wait();
+    std::vector<Bytes> all = m_s.slots;
+    m_s.sync.arrive_and_wait();
+    return all;
+  }
+  std::vector<Bytes> alltoall(const std::vector<Bytes>& to) override {
+    m_s.matrix[static_cast<size_t>(m_rank)] = to;
+    m_s.sync.arrive_and_wait();
+    std::vector<Bytes> from;
+    for (int r = 0; r < m_s.ranks; ++r) from.push_back(m_s.matrix[static_cast<size_t>(r)][static_cast<size_t>(m_rank)]);
+    m_s.sync.arrive_and_wait();
+    return from;
+  }
+  Bytes broadcast(const Bytes& bytes, int root) override {
+    if (m_rank == root) m_s.slots[static_cast<size_t>(root)] = bytes;
+    m_s.sync.arrive_and_wait();
+    Bytes out = m_s.slots[static_cast<size_t>(root)];
+    m_s.sync.arrive_and_wait();
+    return out;
+  }
+
+ private:
+  Shared& m_s;
+  int m_rank;
+};
+
+SystemSpec ring(int chips, int cores, double loss) {
+  SystemSpec s;
+  s.chips = chips;
+  s.chips_per_board = chips;
+  s.cores_per_chip = cores;
+  s.topology = Topology::kRing;
+  s.packet_payload_bytes = 64;
+  s.loss_rate = loss;
+  return s;
+}
+
+compiler::CollectiveSpec allreduce(int n) {
+  compiler::CollectiveSpec c;
+  c.processors = n;
+  c.words = 301;
+  c.base = 8;
+  c.directions = 2;
+  return c;
+}
+
+uint32_t input_word(int p, uint32_t i) { return std::bit_cast<uint32_t>(static_cast<float>(p * 1000 + i) * 0.37f); }
+
+// Everything a run shows, gathered on every rank (so each rank's copy can be compared).
+struct Outcome {
+  std::vector<std::vector<uint32_t>> vectors;
+  int64_t cycles = 0;
+  fabric::Picos end = 0;
+  std::string stats, error;
+  bool operator==(const Outcome&) const = default;
+};
+
+Outcome run_rank(Communicator& comm, const SystemSpec& spec, const isa::Program& image, const compiler::CollectiveSpec& c) {
+  Outcome o;
+  SystemOptions opt;
+  opt.comm = &comm;
+  opt.seed = 7;
+  System sys(small_spec(), spec, image, opt);
+  for (int p = 0; p < c.processors; ++p)
+    if (sys.is_local(p))
+      for (uint32_t i = 0; i < c.words; ++i)
+        sys.core(p).host_state().vmem[c.base + i] = input_word(p, i);
+  o.error = testing::error_of([&] { sys.run(); });
+  if (o.error != "(no error)") return o;
+  for (int p = 0; p < c.processors; ++p) {
+    const Bytes b = sys.from_processor(p, [&](const core::Core& k) {
+      ByteWriter w;
+      w.append(k.state().vmem.data() + c.base, c.words * sizeof(uint32_t));
+      w.put(k.cycles());
+      return w.bytes();
+    });
+    ByteReader in(b);
+    std::vector<uint32_t> v(c.words);
+    in.read(v.data(), v.size() * sizeof(uint32_t));
+    v.push_back(static_cast<uint32_t>(in.get<int64_t>()));  // the core's own cycle count too
+    o.vectors.push_back(std::move(v));
+  }
+  o.cycles = sys.cycles();
+  o.end = sys.end_ps();
+  o.stats = sys.stats_json().dump();
+  return o;
+}
+
+// Runs R ranks as threads; returns each rank's outcome.
+std::vector<Outcome> run_ranks(int ranks, const SystemSpec& spec, const isa::Program& image,
+                               const compiler::CollectiveSpec& c) {
+  Shared shared(ranks);
+  std::vector<Outcome> out(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      ThreadCommunicator comm(shared, r);
+      out[static_cast<size_t>(r)] = run_rank(comm, spec, image, c);
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
+  const compiler::CollectiveSpec c = allreduce(8);
+  const SystemSpec spec = ring(4, 2, 0.05);
+  const isa::Program image = compiler::collective_program(c);
+  const std::vector<Outcome> one = run_ranks(1, spec, image, c);
+  ASSERT_EQ(one[0].error, "(no error)");
+  std::vector<std::vector<uint32_t>> inputs;
+  for (int p = 0; p < c.processors; ++p) {
+    std::vector<uint32_t> v(c.words);
+    for (uint32_t i = 0; i < c.words; ++i) v[i] = input_word(p, i);
+    inputs.push_back(std::move(v));
+  }
+  const std::vector<uint32_t> want = compiler::collective_reference(c, inputs);
+  for (int p = 0; p < c.processors; ++p)
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), one[0].vectors[static_cast<size_t>(p)].begin())) << p;
+  for (int ranks : {2, 3, 4, 8, 11}) {
+    const std::vector<Outcome> got = run_ranks(ranks, spec, image, c);
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
+  }
+}
+
+TEST(SystemRanks, bad_a_fault_on_another_ranks_processor_is_thrown_by_every_rank) {
+  // Processor 5 (rank 2 of 3, rank 1 of 2) sends to processor 9 of 8.
+  const isa::Program image = isa::assemble(
+      "smfsr s1, %pid ;; sli s2, 5\n"
+      "sli s3, 9 ;; sli s4, 1\n"
+      "bne s1, s2, ok\n"
+      "xsend s4, s4, s4, s3\n"
+      "ok:\n"
+      "sync\n"
+      "halt\n");
+  const compiler::CollectiveSpec c = allreduce(8);
+  const std::vector<Outcome> one = run_ranks(1, ring(4, 2, 0), image, c);
+  EXPECT_EQ(one[0].error,
+            "processor 5 (chip 2, core 1): simulated fault at pc 3 cycle 3 [xsend s4, s4, s4, s3]: xsend: processor 9 "
+            "does not exist (processors 0..7)");
+  for (int ranks : {2, 3})
+    for (const Outcome& o : run_ranks(ranks, ring(4, 2, 0), image, c)) EXPECT_EQ(o.error, one[0].error) << ranks;
+}
+
+}  // namespace
+}  // namespace tessera::system

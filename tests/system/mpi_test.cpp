@@ -1,0 +1,96 @@
+// MPI scale-out (system/system.h, system/communicator.h): the built `tessera` run under
+// `mpirun -n R` for R = 1, 2, 3, 4 prints the same JSON (values checked against the host
+// reference, cycle counts, simulated times, fabric statistics) as without mpirun; only the host
+// timing fields and mpi_ranks differ. Skipped when `tessera` has not been built in this build tree.
+//
+// Environment of each mpirun: OMPI_ALLOW_RUN_AS_ROOT{,_CONFIRM}=1 (CI runs as root),
+// --oversubscribe (more ranks than cores), --mca btl self,vader (shared memory only: no network),
+// ASAN_OPTIONS+=detect_leaks=0 (OpenMPI's own allocations at MPI_Init are never freed, so
+// LeakSanitizer would fail every sanitizer run; address and UB checks stay on), and `timeout`
+// so a hang fails the test instead of blocking the suite.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
+
+struct Result {
+  int status = 0;
+  std::string out, err;
+};
+
+Result mpirun(int ranks, const std::string& args) {
+  const std::string err_file = std::string(TESSERA_BINARY_DIR) + "/mpi_test_stderr_" + std::to_string(ranks) + "_" +
+                               std::to_string(::getpid()) + ".txt";
+  const std::string cmd =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+      "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout -k 5 120 mpirun -n " +
+      std::to_string(ranks) + " --oversubscribe " + binary() + " " + args + " 2>" + err_file;
+  Result r;
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) r.out += buf;
+  const int raw = f != nullptr ? pclose(f) : -1;
+  r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (FILE* e = std::fopen(err_file.c_str(), "r")) {
+    while (std::fgets(buf, sizeof buf, e) != nullptr) r.err += buf;
+    std::fclose(e);
+  }
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+// The JSON without the fields that measure the host or name the rank count.
+nlohmann::json simulated_part(const Result& r, int ranks) {
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("mpi_ranks").get<int>(), ranks);
+  nlohmann::json k = j;
+  for (const char* key : {"host_seconds", "host_wall_seconds", "packets_per_host_second", "mpi_ranks"}) k.erase(key);
+  return k;
+}
+
+class MpiCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+  }
+};
+
+void expect_same_for_ranks(const std::string& args, std::initializer_list<int> ranks) {
+  const Result one = mpirun(1, args);
+  ASSERT_EQ(one.status, 0) << one.err;
+  const nlohmann::json want = simulated_part(one, 1);
+  for (int r : ranks) {
+    const Result got = mpirun(r, args);
+    ASSERT_EQ(got.status, 0) << "ranks " << r << ": " << got.err;
+    EXPECT_EQ(simulated_part(got, r), want) << "ranks " << r;
+  }
+}
+
+TEST_F(MpiCli, AllReduceUnderLossIsBitIdenticalForOneTwoThreeFourRanks) {
+  // 8 processors (4 chips x 2 cores), 5% loss: values equal the host reference on every rank
+  // (--check), and cycles, times, retransmissions and packets equal the one-rank run.
+  expect_same_for_ranks(
+      "bench allreduce --chips 4 --cores-per-chip 2 --bytes 4004 --topology ring --loss 0.05 --seed 3 --check --json",
+      {2, 3, 4});
+}
+
+TEST_F(MpiCli, MoreRanksThanProcessorsLeavesSomeRanksIdleAndChangesNothing) {
+  expect_same_for_ranks("bench allreduce --chips 3 --bytes 404 --topology line --check --json", {4});
+}
+
+TEST_F(MpiCli, AnErrorOnEveryRankEndsTheRunWithItsMessage) {
+  const Result r = mpirun(2, "bench allreduce --chips 4 --bytes 6 --json");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("tessera: error (rank 0 of 2): --bytes: 6: a positive multiple of 4"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
