@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "common/error.h"
@@ -125,6 +127,30 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
   }
 }
 
+// The weights of the previous simd_blocks call on this thread and the shape they were decoded
+// for. An MXU streams many pushes through one weight tile: while the weights are bit-identical
+// (and M, K, N, L and the serial operand too) their decoded form in TileOperands is reused and
+// only the inputs are decoded again.
+struct DecodedWeights {
+  std::vector<float> w;  // K x N, row-major
+  int M = -1, K = -1, N = -1, lanes = -1;
+  bool inputs_serial = false;
+
+  bool matches(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_, bool inputs_serial_) const {
+    if (M != M_ || K != K_ || N != N_ || lanes != lanes_ || inputs_serial != inputs_serial_) return false;
+    for (int k = 0; k < K; ++k)
+      if (std::memcmp(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw, sizeof(float) * N) != 0)
+        return false;
+    return true;
+  }
+  void remember(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_, bool inputs_serial_) {
+    M = M_, K = K_, N = N_, lanes = lanes_, inputs_serial = inputs_serial_;
+    w.resize(static_cast<size_t>(K) * N);
+    for (int k = 0; k < K; ++k)
+      std::memcpy(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw, sizeof(float) * N);
+  }
+};
+
 // The AVX2 path: groups of up to 8 PEs sharing their serial operand (term_tile_avx2.h). With the
 // inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
 // a tile column (PEs (r0..r0+7, c)).
@@ -137,17 +163,24 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   // Scratch kept per thread: an MXU push calls this once per mmul, without allocating.
   thread_local detail::TileOperands ops;
   thread_local std::vector<int> pe_cycles, group_cycles;
-  ops.resize(inputs_serial ? M : N, kp, inputs_serial ? N : M);
+  thread_local DecodedWeights decoded;
+  // Every input entry is rewritten below; the padding (k >= K, columns beyond M or N) keeps the
+  // +0 that resize wrote, so with unchanged weights and shape nothing else needs decoding.
+  const bool reuse = decoded.matches(w, ldw, M, K, N, L, inputs_serial);
+  if (!reuse) ops.resize(inputs_serial ? M : N, kp, inputs_serial ? N : M);
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k) {
       const detail::TermOperand op = detail::make_operand(bf16_from_f32(a[m * lda + k]));
       inputs_serial ? ops.set_serial(m, k, op) : ops.set_parallel(k, m, op);
     }
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) {
-      const detail::TermOperand op = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
-      inputs_serial ? ops.set_parallel(k, n, op) : ops.set_serial(n, k, op);
-    }
+  if (!reuse) {
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n) {
+        const detail::TermOperand op = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
+        inputs_serial ? ops.set_parallel(k, n, op) : ops.set_serial(n, k, op);
+      }
+    decoded.remember(w, ldw, M, K, N, L, inputs_serial);
+  }
   pe_cycles.assign(static_cast<size_t>(cfg.rows) * cfg.cols * steps, 0);
   group_cycles.assign(static_cast<size_t>(detail::kGroupPes) * steps, 0);
   detail::GroupTotals totals;

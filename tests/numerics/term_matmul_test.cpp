@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
@@ -222,6 +223,35 @@ TEST(TermMatmul, BadTileIsRejectedNamingTheField) {
     EXPECT_EQ(e.where(), "TermTileConfig.rows");
     EXPECT_EQ(e.why(), "0 is out of range [1, 4096]");
   }
+}
+
+// Consecutive calls as an MXU makes them (one weight tile, new inputs per push) reuse the decoded
+// weights: new inputs, one changed weight, the same weights at another leading
+// dimension, a different shape and the other serial operand all give the reference's values.
+TEST(TermMatmul, RepeatedWeightsGiveTheReferenceValuesWhateverChangesBetweenCalls) {
+  std::mt19937 rng(11);
+  const int M = 8, K = 24, N = 12;
+  auto w = random_bf16(K * N, rng, 0.1f, 0.1f);
+  std::vector<float> w_wide(static_cast<size_t>(K) * (N + 3), 0.0f);
+  const auto check = [&](const TermTileConfig& cfg, const float* wt, int ldw, int m) {
+    const auto a = random_bf16(m * K, rng, 1.0f, 0.3f);
+    std::vector<float> fast(static_cast<size_t>(m) * N, 0.0f), ref = fast;
+    TermMatmulStats fs, rs;
+    term_matmul_accumulate(cfg, a.data(), K, wt, ldw, fast.data(), N, m, K, N, &fs);
+    term_matmul_accumulate_reference(cfg, a.data(), K, wt, ldw, ref.data(), N, m, K, N, &rs);
+    expect_bitwise_equal(fast, ref);
+    EXPECT_EQ(fs, rs);
+  };
+  const TermTileConfig inputs = tile(4, 4, 8, 23, TermSerialOperand::Inputs);
+  const TermTileConfig weights = tile(4, 4, 8, 23, TermSerialOperand::Weights);
+  for (int push = 0; push < 3; ++push) check(inputs, w.data(), N, M);
+  w[5 * N + 7] = round_to_bf16(w[5 * N + 7] + 1.0f);
+  check(inputs, w.data(), N, M);
+  for (int k = 0; k < K; ++k) std::copy_n(&w[static_cast<size_t>(k) * N], N, &w_wide[static_cast<size_t>(k) * (N + 3)]);
+  check(inputs, w_wide.data(), N + 3, M);
+  check(inputs, w.data(), N, M - 3);
+  for (int push = 0; push < 2; ++push) check(weights, w.data(), N, M);
+  check(inputs, w.data(), N, M);
 }
 
 }  // namespace
