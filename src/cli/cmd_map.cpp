@@ -70,7 +70,8 @@ struct MapArgs {
   long long moves = 400;
   double seconds = 0.0;
   double refine_t = 0.3;
-  int refine_window = 3;
+  int refine_window = 2;
+  std::string refine_centre = "centroid";
   bool noc = false, timing = false, json = false;
 };
 
@@ -96,6 +97,9 @@ void run_map(const MapArgs& a) {
   opt.anneal_seconds = a.seconds;
   opt.refine_t_scale = a.refine_t;
   opt.refine_window = a.refine_window;
+  if (a.refine_centre != "median" && a.refine_centre != "centroid")
+    throw Error("--refine-centre", fmt::format("'{}' is not median or centroid", a.refine_centre));
+  opt.refine_centre = a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
   std::unique_ptr<mp::Policy> policy;
   if (a.method == "rl" || a.method == "rl+refine") {
     policy = std::make_unique<mp::Policy>(mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
@@ -243,13 +247,15 @@ void register_map_command(CLI::App& app) {
   map->add_option("--processors", a->processors, "processors when no --system is given");
   map->add_option("--method", a->method,
                   "random, row-major, snake, hilbert, greedy, sa, greedy+refine, scotch, rl, rl+refine");
-  map->add_option("--processor-stage", a->stage, "louvain (spec), metis, sequential");
+  map->add_option("--processor-stage", a->stage, "louvain (spec: communities + FM refinement), louvain-plain (without the refinement), metis, sequential");
   map->add_option("--routing", a->routing, "xy, west-first, north-last, negative-first, odd-even, free");
   map->add_option("--policy", a->policy, "policy file (default data/mapper/policy.bin)");
   map->add_option("--moves-per-node", a->moves, "annealing moves per node (deterministic budget)");
   map->add_option("--seconds", a->seconds, "annealing wall-clock budget instead of moves");
   map->add_option("--refine-temperature", a->refine_t, "refinement start temperature (x mean |delta|)");
   map->add_option("--refine-window", a->refine_window, "refinement move radius (cores)");
+  map->add_option("--refine-centre", a->refine_centre,
+                  "centre of the refinement's move window: centroid (of the neighbours) or median (per axis)");
   map->add_option("--out", a->out, "write the result JSON here");
   map->add_option("--svg", a->svg, "draw the placement and link loads here");
   map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");

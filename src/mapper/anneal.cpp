@@ -47,27 +47,65 @@ class Annealer {
 
   const std::vector<int>& pos() const { return m_pos; }
 
-  // A core near the weighted centroid of v's neighbours, or -1 (off mesh / occupied / no neighbours).
-  int window_target(int v, int r, Rng& rng) const {
-    double sx = 0.0, sy = 0.0, sw = 0.0;
-    for (const Neighbor& nb : m_pb.adj[v]) {
-      sx += nb.weight * (m_pos[nb.node] % m_pb.width);
-      sy += nb.weight * (m_pos[nb.node] / m_pb.width);
-      sw += nb.weight;
-    }
-    if (sw == 0.0) return -1;
-    int x = static_cast<int>(std::lround(sx / sw)) + rng.below(2 * r + 1) - r;
-    int y = static_cast<int>(std::lround(sy / sw)) + rng.below(2 * r + 1) - r;
+  // A core in the (2r+1)^2 square around the centre of v's neighbours (see AnnealOptions::centre),
+  // or -1 (off mesh / occupied / no neighbours).
+  int window_target(int v, int r, WindowCentre centre, Rng& rng) {
+    int cx = 0, cy = 0;
+    if (!(centre == WindowCentre::kMedian ? weighted_median(v, cx, cy) : weighted_centroid(v, cx, cy))) return -1;
+    int x = cx + rng.below(2 * r + 1) - r;
+    int y = cy + rng.below(2 * r + 1) - r;
     if (x < 0 || y < 0 || x >= m_pb.width || y >= m_pb.height) return -1;
     int c = y * m_pb.width + x;
     return m_free[c] ? c : -1;
   }
 
  private:
+  bool weighted_centroid(int v, int& cx, int& cy) const {
+    double sx = 0.0, sy = 0.0, sw = 0.0;
+    for (const Neighbor& nb : m_pb.adj[v]) {
+      sx += nb.weight * (m_pos[nb.node] % m_pb.width);
+      sy += nb.weight * (m_pos[nb.node] / m_pb.width);
+      sw += nb.weight;
+    }
+    if (sw == 0.0) return false;
+    cx = static_cast<int>(std::lround(sx / sw));
+    cy = static_cast<int>(std::lround(sy / sw));
+    return true;
+  }
+
+  // Weighted median column and row of v's neighbours: the position minimising sum w x |x - x_u|
+  // (resp. y), i.e. v's Manhattan cost, separately per axis (lowest such column / row).
+  bool weighted_median(int v, int& cx, int& cy) {
+    double sw = 0.0;
+    for (const Neighbor& nb : m_pb.adj[v]) {
+      m_col_w[m_pos[nb.node] % m_pb.width] += nb.weight;
+      m_row_w[m_pos[nb.node] / m_pb.width] += nb.weight;
+      sw += nb.weight;
+    }
+    if (sw == 0.0) return false;
+    cx = median_index(m_col_w, sw);
+    cy = median_index(m_row_w, sw);
+    return true;
+  }
+
+  // First index where the running sum reaches half of `total`; clears `w` on the way.
+  static int median_index(std::vector<double>& w, double total) {
+    double run = 0.0;
+    int at = -1;
+    for (size_t i = 0; i < w.size(); ++i) {
+      run += w[i];
+      w[i] = 0.0;
+      if (at < 0 && 2.0 * run >= total) at = static_cast<int>(i);
+    }
+    return at < 0 ? static_cast<int>(w.size()) - 1 : at;
+  }
+
   const CoreProblem& m_pb;
   std::vector<int> m_pos;
   std::vector<int> m_at;
   std::vector<char> m_free;
+  std::vector<double> m_col_w = std::vector<double>(m_pb.width, 0.0);   // scratch, all zero between calls
+  std::vector<double> m_row_w = std::vector<double>(m_pb.height, 0.0);
 };
 
 }  // namespace
@@ -100,7 +138,7 @@ std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const Ann
     }
     double t = t0 * std::pow(t1 / t0, progress);
     int v = rng.below(n);
-    int c = opt.window > 0 ? st.window_target(v, opt.window, rng) : pb.free[rng.below(nf)];
+    int c = opt.window > 0 ? st.window_target(v, opt.window, opt.centre, rng) : pb.free[rng.below(nf)];
     if (c < 0) continue;
     if (c == st.pos()[v]) continue;
     double d = st.delta(v, c);

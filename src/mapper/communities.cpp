@@ -9,6 +9,7 @@
 #include <igraph.h>
 
 #include "common/error.h"
+#include "mapper/partition_refine.h"
 
 namespace tessera::mapper {
 namespace {
@@ -223,17 +224,14 @@ void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, 
   }
 }
 
-std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed) {
-  std::vector<int> free_cores(sys.processors);
-  for (int p = 0; p < sys.processors; ++p) free_cores[p] = sys.free_cores(p);
+namespace {
+
+// Louvain at one resolution, merge/split to k, priority rule, capacity repair, optional refinement.
+std::vector<int> louvain_assignment(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores,
+                                    uint64_t seed, double resolution, bool refine) {
   const int k = sys.processors;
-  if (k == 1) {
-    std::vector<int> proc(g.num_nodes(), 0);
-    repair_capacity(g, free_cores, proc);
-    return proc;
-  }
   int cap_max = *std::max_element(free_cores.begin(), free_cores.end());
-  std::vector<int> labels = merge_split(g, louvain(g, 1.0, seed), k, cap_max);
+  std::vector<int> labels = merge_split(g, louvain(g, resolution, seed), k, cap_max);
   std::vector<CommunityInfo> info = community_info(g, labels, k);
   std::vector<int> cproc = assign_communities(info, free_cores);
   // A community no processor could take goes where most cores are still spare; repair then moves
@@ -249,7 +247,33 @@ std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec
   std::vector<int> proc(g.num_nodes());
   for (int v = 0; v < g.num_nodes(); ++v) proc[v] = cproc[labels[v]];
   repair_capacity(g, free_cores, proc);
+  if (refine) refine_partition(g, sys, free_cores, proc);
   return proc;
+}
+
+}  // namespace
+
+std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed, bool refine) {
+  std::vector<int> free_cores(sys.processors);
+  for (int p = 0; p < sys.processors; ++p) free_cores[p] = sys.free_cores(p);
+  if (sys.processors == 1) {
+    std::vector<int> proc(g.num_nodes(), 0);
+    repair_capacity(g, free_cores, proc);
+    return proc;
+  }
+  std::vector<int> plain = louvain_assignment(g, sys, free_cores, seed, 1.0, false);
+  if (!refine) return plain;
+  std::vector<int> best;
+  double best_cut = 0.0;
+  for (double resolution : kLouvainResolutions) {
+    if (resolution != 1.0 && g.num_nodes() > kMultiResolutionMaxNodes) continue;
+    std::vector<int> proc = louvain_assignment(g, sys, free_cores, seed, resolution, true);
+    double cut = inter_processor_cost(g, sys, proc);
+    if (best.empty() || cut < best_cut) best = std::move(proc), best_cut = cut;
+  }
+  // A lower cut can still cost more once placed (the nodes it pulls in sit far from their
+  // neighbours), so the refined assignment replaces the plain one only if its estimate is lower.
+  return placed_cost_estimate(g, sys, best) < placed_cost_estimate(g, sys, plain) ? best : plain;
 }
 
 std::vector<int> processor_stage_sequential(const LogicalGraph& g, const SystemSpec& sys) {

@@ -14,6 +14,8 @@
 //    community that fits their free cores (the spec's rule for a processor with fewer free cores
 //    than a community); a community that fits nowhere is given to the processor with most spare
 //    cores and repair_capacity moves its least-attached nodes out.
+// 5. refine (partition_refine.h): k-way Fiduccia-Mattheyses boundary refinement of the inter-
+//    processor traffic x hops under the free-core capacities.
 // repair_capacity: while a processor holds more nodes than free cores, move its node with the
 // least weight to its processor-mates to the processor with spare room it is most connected to.
 #pragma once
@@ -43,8 +45,19 @@ std::vector<int> assign_communities(const std::vector<CommunityInfo>& info, cons
 // fewer free cores than nodes.
 void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, std::vector<int>& proc);
 
-// The whole processor stage of the spec: processor per node.
-std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed);
+// Louvain resolutions tried by processor_stage_louvain with refinement; graphs of more than
+// kMultiResolutionMaxNodes nodes use resolution 1 only (time: each run costs a Louvain, a
+// merge/split and an FM refinement; on suite L's ~16k nodes five runs took 20 s).
+inline constexpr double kLouvainResolutions[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+inline constexpr int kMultiResolutionMaxNodes = 4096;
+
+// The whole processor stage of the spec: processor per node. Without `refine`: steps 1-4 at
+// resolution 1 (the "plain" assignment). With `refine` (the default): steps 1-5 at each resolution
+// of kLouvainResolutions (see there), the refined assignment with the lowest inter-processor traffic x hops
+// (ties: the first) is kept, and it replaces the plain assignment only if its placed_cost_estimate
+// (partition_refine.h: greedy core placement + weighted inter-processor cost) is lower.
+std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed,
+                                         bool refine = true);
 // METIS k-way baseline for the processor stage (target weights = free-core shares), then repair.
 std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed);
 // Sequential baseline: nodes in id order fill processors in index order.

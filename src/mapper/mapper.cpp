@@ -42,6 +42,7 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
   auto refine = [&](std::vector<int> start, double t_scale, int window) {
     AnnealOptions a = anneal_options(opt, pb.n(), total, p, t_scale);
     a.window = window;
+    a.centre = opt.refine_centre;
     if (opt.anneal_seconds > 0.0) a.seconds = std::max(1e-3, a.seconds - seconds_since(t0));
     return anneal(pb, std::move(start), a);
   };
@@ -67,9 +68,10 @@ std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, c
     throw Error("system", fmt::format("the graph has {} nodes but the system has only {} free cores", g.num_nodes(),
                                       sys.total_free_cores()));
   if (name == "louvain") return processor_stage_louvain(g, sys, seed);
+  if (name == "louvain-plain") return processor_stage_louvain(g, sys, seed, false);
   if (name == "metis") return processor_stage_metis(g, sys, seed);
   if (name == "sequential") return processor_stage_sequential(g, sys);
-  throw Error("--processor-stage", fmt::format("unknown processor stage '{}' (louvain, metis, sequential)", name));
+  throw Error("--processor-stage", fmt::format("unknown processor stage '{}' (louvain, louvain-plain, metis, sequential)", name));
 }
 
 MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt) {

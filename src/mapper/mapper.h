@@ -4,7 +4,7 @@
 //    "sequential"; all end within each processor's free cores.
 // 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
 //    (textbook annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the
-//    policy's placement refined by low-temperature annealing with local, centroid-directed moves),
+//    policy's placement refined by low-temperature annealing with local moves towards the neighbours' centroid),
 //    greedy+refine (the same refinement from the greedy placement, to separate the start's share).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
@@ -18,6 +18,7 @@
 
 #include "mapper/graph.h"
 #include "mapper/metrics.h"
+#include "mapper/placers.h"
 #include "mapper/policy.h"
 #include "mapper/routing.h"
 #include "mapper/system.h"
@@ -33,7 +34,8 @@ struct MapOptions {
   double anneal_seconds = 0.0;            // wall-clock budget for the whole core stage (split by nodes)
   const Policy* policy = nullptr;         // required by rl and rl+refine
   double refine_t_scale = 0.3;            // refinement temperature (x mean |delta| of random moves)
-  int refine_window = 3;                  // refinement move radius around the neighbours' centroid
+  int refine_window = 2;                  // refinement move radius around the neighbours' centre
+  WindowCentre refine_centre = WindowCentre::kCentroid;  // weighted centroid or median (per axis)
 };
 
 struct MapResult {

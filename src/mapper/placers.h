@@ -22,6 +22,10 @@ std::vector<int> hilbert_order(int width, int height, const std::vector<int>& fr
 // (ties: nearest to the centre, then lowest id).
 std::vector<int> place_greedy(const CoreProblem& pb);
 
+// Centre of a refinement move's window: the weighted centroid of the node's neighbours, or their
+// weighted median per axis (the minimiser of the node's Manhattan cost).
+enum class WindowCentre { kCentroid, kMedian };
+
 struct AnnealOptions {
   double seconds = 1.0;        // wall-clock budget (checked every 1024 moves)
   long long max_moves = -1;    // if >= 0, a fixed move budget instead of time (deterministic)
@@ -30,14 +34,15 @@ struct AnnealOptions {
   double t_end_ratio = 1e-3;   // final temperature / initial (geometric cooling)
   uint64_t seed = 1;
   int window = 0;              // 0: target core uniform over the free cores; r > 0: see below
+  WindowCentre centre = WindowCentre::kCentroid;
 };
 // Simulated annealing from `start`: a move takes a random node to a target core, swapping with the
 // node there if occupied; Metropolis acceptance; geometric cooling over the budget. Returns the
 // best placement seen. With max_moves >= 0 the result depends only on the inputs and seed.
 // Target core: uniform over the free cores (window = 0, the textbook move set), or, for a local
-// refinement (window = r), a core drawn uniformly from the (2r+1)^2 square around the weighted
-// centroid of the node's neighbours (moves towards where the node's traffic is; an occupied or
-// off-mesh target is skipped).
+// refinement (window = r), a core drawn uniformly from the (2r+1)^2 square around the `centre` of
+// the node's neighbours (moves towards where the node's traffic is; an occupied or off-mesh target
+// is skipped).
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
 
 // Scotch graphMap onto the processor's mesh (sub-architecture of its free cores) with zero

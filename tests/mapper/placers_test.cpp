@@ -60,9 +60,31 @@ TEST(Placers, WindowedRefinementKeepsAValidPlacementAndNeverWorsensItsStart) {
   opt.max_moves = 20000;
   opt.window = 2;
   opt.t_scale = 0.3;
-  auto a = anneal(pb, start, opt);
+  for (WindowCentre centre : {WindowCentre::kCentroid, WindowCentre::kMedian}) {
+    opt.centre = centre;
+    auto a = anneal(pb, start, opt);
+    EXPECT_NO_THROW(check_core_placement(pb, a));
+    EXPECT_LT(core_cost(pb, a), core_cost(pb, start));
+    EXPECT_EQ(a, anneal(pb, start, opt));
+  }
+}
+
+TEST(Placers, MedianWindowMovesAStarCentreTowardsItsLeaves) {
+  // Node 0 talks to nodes 1, 2, 3 (weight 1 each) on an 8x1 mesh. Start: node 0 at x = 4, its
+  // leaves at x = 0, 1, 7 (cost 4 + 3 + 3 = 10); their weighted median is x = 1. A descent whose
+  // only moves go within 1 core of the neighbours' median must lower the cost.
+  LogicalGraph g;
+  for (int i = 0; i < 4; ++i) g.add_node({std::to_string(i)});
+  for (int i = 1; i < 4; ++i) g.add_edge(0, i, 1.0);
+  CoreProblem pb = make_core_problem(g, 8, 1);
+  AnnealOptions opt;
+  opt.max_moves = 2000;
+  opt.window = 1;
+  opt.centre = WindowCentre::kMedian;
+  opt.t_start = 1e-9;
+  auto a = anneal(pb, {4, 0, 1, 7}, opt);
   EXPECT_NO_THROW(check_core_placement(pb, a));
-  EXPECT_LE(core_cost(pb, a), core_cost(pb, start));
+  EXPECT_LE(core_cost(pb, a), 5.0);
 }
 
 TEST(Placers, GreedyAndScotchBeatRandom) {
