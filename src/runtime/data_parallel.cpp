@@ -29,6 +29,20 @@ void write_words(core::Core& c, int64_t addr, const void* src, int64_t n) {
   c.host_state().hbm.write_block(addr, w.data(), n);
 }
 
+// Processor p's HBM words [addr, addr + n) as floats on every rank (collective; system.h).
+std::vector<float> read_on_every_rank(const system::System& sys, int p, int64_t addr, int64_t n) {
+  const system::Bytes b = sys.from_processor(p, [&](const core::Core& c) {
+    const std::vector<float> v = read_words(c, addr, n);
+    system::Bytes out(4 * v.size());
+    if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  });
+  TESSERA_CHECK(b.size() == 4 * static_cast<size_t>(n), "processor words from another rank");
+  std::vector<float> out(static_cast<size_t>(n));
+  if (n > 0) std::memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+
 }  // namespace
 
 DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
@@ -46,11 +60,13 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   const compiler::CompiledProgram& p = program(shard0);
   system::SystemOptions so;
   so.seed = options.fabric_seed;
+  so.comm = options.comm;
   m_system = std::make_unique<system::System>(spec, options.system, image(shard0, options.trainer.batch).program, so);
   const graph::Model m = graph::build_model(model, shard0);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
   for (int q = 0; q < procs; ++q) {
+    if (!m_system->is_local(q)) continue;
     core::Core& c = m_system->core(q);
     for (size_t i = 0; i < init.size(); ++i) {
       TESSERA_CHECK(static_cast<int64_t>(init[i].size()) == p.params[i].words, "parameter size");
@@ -123,18 +139,21 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
     const int count = static_cast<int>(e - b);
     shards.emplace_back(static_cast<int>(b), count);
     const compiler::CompiledProgram& prog = program(count);
+    chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] += 4 * (int64_t{count} * m_sample + count);
+    const compiler::DataParallelImage& img = image(count, n);
+    if (!m_system->is_local(p)) continue;
     write_shard(p, prog, images, labels, static_cast<int>(b), count);
     if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
-    chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] += 4 * (int64_t{count} * m_sample + count);
-    m_system->core(p).load(image(count, n).program.with_index(static_cast<uint32_t>(p)));
+    m_system->core(p).load(img.program.with_index(static_cast<uint32_t>(p)));
   }
   // Counters before the step.
   const int64_t start_ps = m_system->end_ps();
   const system::GroupTiming t0 = m_system->groups().front();
   std::vector<int64_t> cyc0, wait0;
   for (int p = 0; p < procs; ++p) {
-    cyc0.push_back(m_system->core(p).cycles());
-    wait0.push_back(m_system->core(p).stall_cycles(core::StallCause::Exchange));
+    const bool local = m_system->is_local(p);
+    cyc0.push_back(local ? m_system->core(p).cycles() : 0);
+    wait0.push_back(local ? m_system->core(p).stall_cycles(core::StallCause::Exchange) : 0);
   }
   const fabric::FabricStats f0 = m_system->fabric(0).stats();
   m_system->run();
@@ -148,12 +167,13 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
   tot.wall_ps += m_system->end_ps() - start_ps;
   int64_t compute = 0;
   for (int p = 0; p < procs; ++p) {
+    if (!m_system->is_local(p)) continue;
     const core::Core& c = m_system->core(p);
     const int64_t busy = (c.cycles() - cyc0[static_cast<size_t>(p)]) -
                          (c.stall_cycles(core::StallCause::Exchange) - wait0[static_cast<size_t>(p)]);
     compute = std::max(compute, m_system->cycles_to_ps(busy));
   }
-  tot.compute_ps += compute;
+  tot.compute_ps += system::allreduce_max(m_system->communicator(), compute);
   tot.exchange_ps += (t1.exchange_ps - t0.exchange_ps) + (t1.barrier_ps - t0.barrier_ps);
   tot.exchange_bytes += t1.bytes - t0.bytes;
   tot.link_busy_ps.resize(f1.links.size(), 0);
@@ -171,7 +191,7 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
   double loss = 0;
   for (int p = 0; p < procs; ++p) {
     const compiler::CompiledProgram& prog = program(shards[static_cast<size_t>(p)].second);
-    loss += static_cast<double>(read_words(m_system->core(p), prog.loss.hbm, 1)[0]) * shards[static_cast<size_t>(p)].second;
+    loss += static_cast<double>(read_on_every_rank(*m_system, p, prog.loss.hbm, 1)[0]) * shards[static_cast<size_t>(p)].second;
   }
   return loss / n;
 }
@@ -179,7 +199,7 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
 std::vector<std::vector<float>> DataParallelTrainer::params(int p) const {
   const compiler::CompiledProgram& prog = *m_programs.begin()->second;
   std::vector<std::vector<float>> out;
-  for (const compiler::HbmTensor& t : prog.params) out.push_back(read_words(m_system->core(p), t.hbm, t.words));
+  for (const compiler::HbmTensor& t : prog.params) out.push_back(read_on_every_rank(*m_system, p, t.hbm, t.words));
   return out;
 }
 
@@ -187,13 +207,23 @@ std::vector<int> DataParallelTrainer::diverged_replicas() const {
   const compiler::CompiledProgram& prog = *m_programs.begin()->second;
   const int64_t first = prog.params.front().hbm;
   const int64_t words = prog.params.back().hbm + prog.params.back().words - first;
-  std::vector<uint32_t> ref(static_cast<size_t>(words)), other(static_cast<size_t>(words));
-  m_system->core(0).state().hbm.read_block(first, ref.data(), words);
-  std::vector<int> out;
+  const std::vector<float> ref = read_on_every_rank(*m_system, 0, first, words);
+  std::vector<uint32_t> other(static_cast<size_t>(words));
+  std::vector<int32_t> mine;  // this rank's diverged processors
   for (int p = 1; p < processors(); ++p) {
+    if (!m_system->is_local(p)) continue;
     m_system->core(p).state().hbm.read_block(first, other.data(), words);
-    if (other != ref) out.push_back(p);
+    if (std::memcmp(other.data(), ref.data(), 4 * ref.size()) != 0) mine.push_back(p);
   }
+  system::Bytes bytes(4 * mine.size());
+  if (!mine.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());
+  std::vector<int> out;  // in processor order: ranks hold ascending blocks
+  for (const system::Bytes& b : m_system->communicator().allgather(bytes))
+    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+      int32_t p = 0;
+      std::memcpy(&p, b.data() + i, 4);
+      out.push_back(p);
+    }
   return out;
 }
 

@@ -41,6 +41,10 @@ struct DataParallelOptions {
   int rings = 1;
   int directions = 0;          // 0: 2 on full-duplex links, else 1
   uint64_t fabric_seed = 0;    // the fabric's loss streams
+  // The ranks to spread the processors over (system/system.h "Distribution"; &system::world()
+  // under mpirun); nullptr: this process alone. With several ranks step(), evaluate(), params(),
+  // diverged_replicas() and single_core_step_seconds() are collective (every rank calls them).
+  system::Communicator* comm = nullptr;
 #ifdef NDEBUG
   bool check_replicas = false;
 #else

@@ -4,13 +4,11 @@
 // cycle counts, end time and statistics equal the one-rank run, under packet loss too; errors are
 // thrown identically by every rank. tests/system/mpi_test.cpp does the same through mpirun and the CLI.
 #include <algorithm>
-#include <barrier>
 #include <bit>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,53 +17,12 @@
 #include "isa/assembler.h"
 #include "support/error_of.h"
 #include "system/communicator_codec.h"
+#include "system/mpi_thread_communicator.h"
 #include "system/small_spec.h"
 #include "system/system.h"
 
 namespace tessera::system {
 namespace {
-
-// What the ranks share: one slot per rank and a barrier between writing and reading them.
-struct Shared {
-  explicit Shared(int n) : ranks(n), sync(n), slots(static_cast<size_t>(n)), matrix(static_cast<size_t>(n)) {}
-  int ranks;
-  std::barrier<> sync;
-  std::vector<Bytes> slots;
-  std::vector<std::vector<Bytes>> matrix;  // [from][to]
-};
-
-class ThreadCommunicator final : public Communicator {
- public:
-  ThreadCommunicator(Shared& s, int rank) : m_s(s), m_rank(rank) {}
-  int rank() const override { return m_rank; }
-  int size() const override { return m_s.ranks; }
-  std::vector<Bytes> allgather(const Bytes& mine) override {
-    m_s.slots[static_cast<size_t>(m_rank)] = mine;
-    m_s.sync.arrive_and_wait();
-    std::vector<Bytes> all = m_s.slots;
-    m_s.sync.arrive_and_wait();
-    return all;
-  }
-  std::vector<Bytes> alltoall(const std::vector<Bytes>& to) override {
-    m_s.matrix[static_cast<size_t>(m_rank)] = to;
-    m_s.sync.arrive_and_wait();
-    std::vector<Bytes> from;
-    for (int r = 0; r < m_s.ranks; ++r) from.push_back(m_s.matrix[static_cast<size_t>(r)][static_cast<size_t>(m_rank)]);
-    m_s.sync.arrive_and_wait();
-    return from;
-  }
-  Bytes broadcast(const Bytes& bytes, int root) override {
-    if (m_rank == root) m_s.slots[static_cast<size_t>(root)] = bytes;
-    m_s.sync.arrive_and_wait();
-    Bytes out = m_s.slots[static_cast<size_t>(root)];
-    m_s.sync.arrive_and_wait();
-    return out;
-  }
-
- private:
-  Shared& m_s;
-  int m_rank;
-};
 
 SystemSpec ring(int chips, int cores, double loss) {
   SystemSpec s;
@@ -129,19 +86,9 @@ Outcome run_rank(Communicator& comm, const SystemSpec& spec, const isa::Program&
   return o;
 }
 
-// Runs R ranks as threads; returns each rank's outcome.
 std::vector<Outcome> run_ranks(int ranks, const SystemSpec& spec, const isa::Program& image,
                                const compiler::CollectiveSpec& c) {
-  Shared shared(ranks);
-  std::vector<Outcome> out(static_cast<size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      ThreadCommunicator comm(shared, r);
-      out[static_cast<size_t>(r)] = run_rank(comm, spec, image, c);
-    });
-  for (auto& t : threads) t.join();
-  return out;
+  return on_thread_ranks<Outcome>(ranks, [&](Communicator& comm) { return run_rank(comm, spec, image, c); });
 }
 
 TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
