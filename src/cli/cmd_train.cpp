@@ -9,6 +9,14 @@
 // runtime/training_run.h (the loop, checkpoints, resume) and runtime/checkpoint.h (the file format).
 // --adam-on unit|vector-unit: Adam on the Adam optimizer unit (default) or on the vector unit; the
 // epoch report's "optimizer" object: its cycles, HBM bytes and energy (runtime/optimizer_cost.h).
+// --pe bit-parallel|term-serial overrides core.mxu.pe ("bf16" is the same as "bit-parallel");
+// --set KEY=VALUE (repeatable) overrides any config key (VALUE as JSON, else as a string), e.g.
+// --set core.mxu.term.acc_width=12. The epoch report's "pe" object: the MXU's work per phase and
+// layer (runtime/pe_attribution.h); with term-serial PEs a per-phase summary is printed.
+// --profile-acc-width [--profile-min-width W] [--profile-out C]: instead of one run, the per-layer
+// accumulator-width search of runtime/pe_profile.h (term-serial PEs; each trial a run with these
+// options); C receives the config with the chosen core.mxu.term.layer_acc_width, --report the
+// search ("acc_width_profile": every trial).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -20,7 +28,9 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "graph/model.h"
+#include "numerics/term_pe.h"
 #include "runtime/dataset.h"
+#include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
 #include "runtime/training_run.h"
 
@@ -35,10 +45,77 @@ struct TrainArgs {
   bool resume = false;
   double lr = 1e-3, host_gbps = 16;
   std::string adam_on = "unit";
+  std::string pe;                 // "", "bit-parallel", "bf16", "term-serial"
+  std::vector<std::string> sets;  // KEY=VALUE config overrides
+  bool profile = false;
+  int profile_min_width = numerics::kMinAccFractionBits;
+  std::string profile_out;
   uint64_t seed = 0;
   int64_t steps = 0;
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
 };
+
+// --pe and --set as flat config overrides.
+nlohmann::json config_overrides(const TrainArgs& a) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const std::string& kv : a.sets) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("train", "--set wants KEY=VALUE, got '" + kv + "'");
+    const std::string value = kv.substr(eq + 1);
+    const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+    o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  }
+  if (!a.pe.empty()) o["core.mxu.pe"] = a.pe == "term-serial" ? "term-serial" : "bf16";
+  return o;
+}
+
+void print_pe(const nlohmann::ordered_json& pe) {
+  if (pe["pe"] != "term-serial") return;
+  for (const auto& [phase, w] : pe["phases"].items()) {
+    const double slots = w["terms_processed"].get<double>() + w["terms_skipped_zero"].get<double>() +
+                         w["terms_skipped_oob"].get<double>();
+    std::printf("  %-11s MXU %lld cycles  speed-up %.3f (equal PEs) %.3f (equal area)  terms %.1f%% processed, "
+                "%.1f%% zero, %.1f%% out of bounds  %.1f uJ\n",
+                phase.c_str(), static_cast<long long>(w["busy_cycles"].get<int64_t>()), w["speedup_equal_pe"].get<double>(),
+                w["speedup_equal_area"].get<double>(), slots > 0 ? 100 * w["terms_processed"].get<double>() / slots : 0.0,
+                slots > 0 ? 100 * w["terms_skipped_zero"].get<double>() / slots : 0.0,
+                slots > 0 ? 100 * w["terms_skipped_oob"].get<double>() / slots : 0.0, 1e-6 * w["energy_pj"].get<double>());
+  }
+}
+
+void write_json(const std::string& path, const nlohmann::ordered_json& j) {
+  std::ofstream out(path);
+  if (!out) throw Error(path, "cannot open for writing");
+  out << j.dump(2) << "\n";
+  if (!out) throw Error(path, "write failed");
+}
+
+void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o, const runtime::Dataset& train,
+                 const runtime::Dataset& test) {
+  if (o.config.spec.mxu_pe != core::MxuPe::TermSerial)
+    throw Error("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
+  const runtime::AccuracyOf run = runtime::training_accuracy(train, test, o);
+  int trial = 0;
+  const runtime::AccuracyOf logged = [&](const std::vector<core::LayerAccWidth>& w) {
+    const double acc = run(w);
+    std::printf("trial %d: %s -> test accuracy %.2f%%\n", ++trial, core::format_layer_acc_widths(w).c_str(), 100 * acc);
+    std::fflush(stdout);
+    return acc;
+  };
+  const runtime::AccWidthProfile p = runtime::profile_acc_width(
+      runtime::mxu_layers(o), o.config.spec.term.tile.pe.acc_fraction_bits, a.profile_min_width, 0.005, logged);
+  std::printf("chosen: %s (test accuracy %.2f%%, full width %.2f%%)\n", core::format_layer_acc_widths(p.chosen).c_str(),
+              100 * p.chosen_accuracy, 100 * p.baseline_accuracy);
+  if (!a.profile_out.empty()) write_json(a.profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
+  if (!a.report.empty()) {
+    nlohmann::ordered_json r;
+    r["model"] = a.model;
+    r["config_hash"] = o.config.hash;
+    r["resolved_config"] = o.config.resolved;
+    r["acc_width_profile"] = runtime::profile_json(p);
+    write_json(a.report, r);
+  }
+}
 
 void run_train(const TrainArgs& a) {
   if (a.dataset != "fashion-mnist") throw Error("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
@@ -48,7 +125,7 @@ void run_train(const TrainArgs& a) {
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);
-  o.config = runtime::load_run_config(a.config);
+  o.config = runtime::load_run_config(a.config, config_overrides(a));
   o.trainer.batch = a.batch;
   o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
   o.trainer.optimizer.lr = a.lr;
@@ -71,6 +148,7 @@ void run_train(const TrainArgs& a) {
     run_train_data_parallel(train, test, o, a.config, a.chips, a.cores_per_chip, a.report);
     return;
   }
+  if (a.profile) return run_profile(a, o, train, test);
   runtime::TrainingRun run(train, test, o);
   if (!run.resumed_from().empty()) std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
   runtime::TrainingCallbacks cb;
@@ -96,15 +174,11 @@ void run_train(const TrainArgs& a) {
                   o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
                   o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
     }
+    if (j.contains("pe")) print_pe(j["pe"]);
     std::fflush(stdout);
   };
   run.run(cb);
-  if (!a.report.empty()) {
-    std::ofstream out(a.report);
-    if (!out) throw Error(a.report, "cannot open for writing");
-    out << run.report().dump(2) << "\n";
-    if (!out) throw Error(a.report, "write failed");
-  }
+  if (!a.report.empty()) write_json(a.report, run.report());
 }
 
 }  // namespace
@@ -129,6 +203,12 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
+  cmd->add_option("--pe", args->pe, "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
+      ->check(CLI::IsMember({"bit-parallel", "bf16", "term-serial"}));
+  cmd->add_flag("--profile-acc-width", args->profile, "search the narrowest accumulator width per layer (term-serial)");
+  cmd->add_option("--profile-min-width", args->profile_min_width, "narrowest width the search tries");
+  cmd->add_option("--profile-out", args->profile_out, "write the config with the chosen per-layer widths here");
+  cmd->add_option("--set", args->sets, "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); repeatable");
   cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
   cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->callback([args] { run_train(*args); });

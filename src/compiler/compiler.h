@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/mxu_regions.h"
 #include "core/spec.h"
 #include "graph/model.h"
 #include "graph/optimizer.h"
@@ -89,6 +90,8 @@ struct CompiledProgram {
   // Training: bundles [optimizer_first_bundle, end) are the optimizer update (after a barrier:
   // every gradient is in HBM, no DMA in flight, no branch into or out of it); -1 in inference.
   int64_t optimizer_first_bundle = -1;
+  // The MXU kernels' bundle ranges with their layer and phase, in program order (mxu_regions.h).
+  std::vector<MxuRegion> mxu_regions;
   AdamUnitPlan adam_unit;
 };
 

@@ -17,6 +17,7 @@
 #include "compiler/kernels.h"
 #include "compiler/kernels_conv.h"
 #include "compiler/lower_adam_unit.h"
+#include "compiler/mxu_regions.h"
 #include "compiler/pipeline.h"
 #include "kernels/gemm.h"
 #include "numerics/optimizer.h"
@@ -148,8 +149,11 @@ int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
 void pass_lower(Pipeline& p) {
   Codegen cg(*p.spec);
   for (const graph::Node& n : p.graph.nodes()) {
+    const int64_t first = cg.em().size();
     lower_node(p, cg, n);
     ++p.out.stats.kernels;
+    if (const std::optional<MxuRole> role = mxu_role(p.graph, n))  // emitter bundles until finish()
+      p.out.mxu_regions.push_back(MxuRegion{first, cg.em().size(), p.graph.value(n.output).name, *role});
   }
   int64_t optimizer_at = -1;
   if (p.options.training) {
@@ -160,6 +164,10 @@ void pass_lower(Pipeline& p) {
   }
   p.out.program = cg.finish();
   if (optimizer_at >= 0) p.out.optimizer_first_bundle = nonempty_bundles(cg.em().bundles(), optimizer_at);
+  for (MxuRegion& r : p.out.mxu_regions) {
+    r.first_pc = nonempty_bundles(cg.em().bundles(), r.first_pc);
+    r.end_pc = nonempty_bundles(cg.em().bundles(), r.end_pc);
+  }
   if (p.out.adam_unit.used && p.options.training)
     for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});

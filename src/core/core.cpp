@@ -69,12 +69,16 @@ void Core::issue_one() {
     m_machine.prepare(b);
     for (int i = 0; i < b.n_ops; ++i) {
       const DecodedOp& op = b.ops[i];
+      const bool mmul = op.op == isa::Opcode::MMUL || op.op == isa::Opcode::MMULST || op.op == isa::Opcode::MMULACC ||
+                        op.op == isa::Opcode::MMULOUT;
+      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->before(pc, m_machine.mxu());
       const OpTiming tm = m_machine.execute(op, t, ctl);
       if (op.has_dest) {
         int64_t& r = reg_ready(op.dest);
         r = std::max(r, tm.dest_ready);
       }
       account(op, tm, pc);
+      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->record(pc, m_machine.mxu().stats());
     }
   } catch (const UnitFault& f) {
     throw SimFault(pc, t, bundle_text(raw), f.what());

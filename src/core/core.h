@@ -26,6 +26,7 @@
 
 #include "core/loader.h"
 #include "core/machine.h"
+#include "core/mxu_attribution.h"
 #include "report/stats.h"
 #include "report/trace.h"
 
@@ -65,6 +66,9 @@ class Core {
   Machine& machine() { return m_machine; }
   const Machine& machine() const { return m_machine; }
   const CoreSpec& spec() const { return m_spec; }
+  // Attributes every executed mmul* to its pc's region (core/mxu_attribution.h); nullptr: off.
+  // The caller calls attribution->begin(...) first and keeps it alive while set.
+  void set_mxu_attribution(MxuAttribution* attribution) { m_mxu_attr = attribution; }
 
   // Statistics of the run: cycles, bundles, seconds, stalls by cause, per-unit busy cycles and
   // utilisation, MXU, memory traffic, energy.
@@ -86,6 +90,7 @@ class Core {
   int64_t m_cycles = 0;
   int64_t m_bundles = 0;
   bool m_at_sync = false;
+  MxuAttribution* m_mxu_attr = nullptr;
   std::vector<int64_t> m_sready, m_vready, m_mready;
   std::array<int64_t, kNumStallCauses> m_stalls{};
   std::array<int64_t, isa::kNumUnits> m_busy{}, m_busy_until{};

@@ -89,6 +89,10 @@ class Mxu {
   // Cycles the input port was busy with the last mmul (sublanes for bf16 PEs).
   int64_t last_mmul_occupancy() const { return m_last_occupancy; }
   const MxuStats& stats() const { return m_stats; }
+  // Term-serial PEs: the accumulator width (fraction bits) of the following mmuls (per-layer
+  // widths: core/mxu_attribution.h); the spec's core.mxu.term.acc_width until changed.
+  void set_term_acc_width(int bits) { m_spec.term.tile.pe.acc_fraction_bits = bits; }
+  int term_acc_width() const { return m_spec.term.tile.pe.acc_fraction_bits; }
 
  private:
   // The result FIFO is a ring of `mxu_result_fifo` preallocated blocks (sublanes x C each):

@@ -32,6 +32,11 @@ TermMxuSpec read_term_mxu_spec(ConfigReader& r, int sublanes, int mxu_cols) {
   s.area_source = r.get_string("core.mxu.term.area_source", "unspecified", {}, "where area_ratio comes from");
   s.term_pj = r.get_float("core.mxu.term.term_pj", 0.25, {0, 1e6}, "pJ", "energy of one processed term (one lane, one cycle)");
   s.step_pj = r.get_float("core.mxu.term.step_pj", 1.0, {0, 1e6}, "pJ", "energy of one PE step (exponent block, adder tree, accumulator)");
+  const std::string widths = r.get_string("core.mxu.term.layer_acc_width", "", {},
+                                          "per-layer accumulator widths LAYER=W,... (layers not listed: acc_width; "
+                                          "`tessera train --profile-acc-width` writes it)");
+  const std::string why = parse_layer_acc_widths(widths, s.layer_acc_width);
+  r.require(why.empty(), "core.mxu.term.layer_acc_width", why);
   if (s.tiles == 0) {
     s.tiles = ((sublanes + t.rows - 1) / t.rows) * ((mxu_cols + t.cols - 1) / t.cols);
   }

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
+#include "core/term_layer_width.h"
 #include "numerics/term_matmul.h"
 
 namespace tessera::core {
@@ -27,6 +29,7 @@ struct TermMxuSpec {
   std::string area_source;        // where area_ratio comes from
   double term_pj = 0.0;           // energy per processed term (one lane, one cycle)
   double step_pj = 0.0;           // energy per PE step (exponent block, adder tree, accumulator)
+  std::vector<LayerAccWidth> layer_acc_width;  // per-layer widths (core/term_layer_width.h)
 };
 
 // Reads core.mxu.pe and core.mxu.term.*; `sublanes`, `mxu_cols` size the derived tile count:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +37,12 @@ nlohmann::ordered_json value_of(const ParamDecl& d, const nlohmann::json* v) {
   return v != nullptr ? v->get<std::string>() : d.default_value;
 }
 
+// "a.b.c" -> "a/b/c" (a JSON pointer's path; keys hold no '/' or '~').
+std::string replace_dots(std::string key) {
+  std::replace(key.begin(), key.end(), '.', '/');
+  return key;
+}
+
 }  // namespace
 
 std::string fnv1a64_hex(std::string_view bytes) {
@@ -47,7 +54,9 @@ std::string fnv1a64_hex(std::string_view bytes) {
   return fmt::format("{:016x}", h);
 }
 
-RunConfig load_run_config(const std::string& path) {
+RunConfig load_run_config(const std::string& path) { return load_run_config(path, nlohmann::json::object()); }
+
+RunConfig load_run_config(const std::string& path, const nlohmann::json& overrides) {
   nlohmann::json doc = nlohmann::json::object();
   if (!path.empty()) {
     std::ifstream in(path);
@@ -56,7 +65,20 @@ RunConfig load_run_config(const std::string& path) {
     text << in.rdbuf();
     doc = nlohmann::json::parse(text.str(), nullptr, false, true);
   }
-  ConfigReader r = path.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(path);
+  const std::string source = path.empty() ? "<built-in defaults>" : path;
+  const bool override = !overrides.empty() && !doc.is_discarded();  // a file that does not parse: its own error
+  if (override) {
+    for (const auto& [key, value] : overrides.items()) {
+      try {
+        doc[nlohmann::json::json_pointer("/" + replace_dots(key))] = value;
+      } catch (const nlohmann::json::exception&) {
+        throw Error(source, "cannot set '" + key + "': a part of it is not an object");
+      }
+    }
+  }
+  ConfigReader r = override ? ConfigReader::from_string(doc.dump(), source + " + overrides")
+                   : path.empty() ? ConfigReader::from_string("{}", source)
+                                  : ConfigReader::from_file(path);
   RunConfig c;
   c.spec = system::read_machine_spec(r).core;
   r.finish();

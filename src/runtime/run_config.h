@@ -25,6 +25,10 @@ struct RunConfig {
 
 // `path` empty: the built-in defaults. Errors as core::load_core_spec.
 RunConfig load_run_config(const std::string& path);
+// The same with `overrides` (flat: dotted key -> value, e.g. {"core.mxu.pe": "term-serial"}) set
+// over the file's values before reading, as if the file had them (so they are validated, resolved
+// and hashed like the file's own values). Errors name "<path or built-in defaults> + overrides".
+RunConfig load_run_config(const std::string& path, const nlohmann::json& overrides);
 
 // FNV-1a 64 of `bytes` as 16 hex digits.
 std::string fnv1a64_hex(std::string_view bytes);

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "graph/host_trainer.h"
 #include "runtime/optimizer_cost.h"
+#include "runtime/pe_attribution.h"
 
 namespace tessera::runtime {
 
@@ -54,6 +55,8 @@ class ChipTrainer {
   const OptimizerCost& last_optimizer_cost() const { return m_last_opt; }
   const OptimizerCost& optimizer_cost() const { return m_opt; }
   const compiler::CompiledProgram& program(int n, bool training);
+  // The MXU work of the training steps' main parts per layer and phase (pe_attribution.h).
+  const PeAttribution& pe_attribution() const { return m_pe; }
 
  private:
   void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
@@ -75,6 +78,7 @@ class ChipTrainer {
   int64_t m_steps = 0;
   std::map<int, StepParts> m_parts;  // per batch size
   OptimizerCost m_opt, m_last_opt;
+  PeAttribution m_pe;
 };
 
 }  // namespace tessera::runtime

@@ -141,6 +141,7 @@ void TrainingRun::resume() {
       global < 0 || static_cast<int64_t>(p["epochs"].size()) != m_epoch)
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_counters = counters_from_json(p["counters"], path);
+  if (p.contains("pe")) m_pe = PeTally::from_json(p["pe"], path);
   m_epochs = p["epochs"];
   try {
     m_trainer->set_params(c.params);
@@ -165,6 +166,7 @@ void TrainingRun::save(int epoch) {
   c.progress["loss_sum_bits"] = std::bit_cast<uint64_t>(m_loss_sum);
   c.progress["samples"] = m_samples;
   c.progress["counters"] = counters_to_json(m_counters);
+  c.progress["pe"] = m_pe.to_json();
   c.progress["epochs"] = m_epochs;
   c.params = m_trainer->params();
   c.state = m_trainer->optimizer_state();
@@ -196,8 +198,10 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
     for (int64_t i = 0; i < m_step; ++i) batches.next(b);
     while (m_step < total && batches.next(b)) {
       const StepCounters before = snapshot();
+      const PeWork pe_before = m_trainer->pe_attribution().work();
       m_loss_sum += static_cast<double>(m_trainer->step(b.images.data(), b.labels.data(), b.size)) * b.size;
       add_difference(m_counters, snapshot(), before);
+      m_pe.add_step(m_trainer->pe_attribution().keys(), m_trainer->pe_attribution().work() - pe_before);
       m_opt += m_trainer->last_optimizer_cost();
       m_samples += b.size;
       ++m_step;
@@ -213,6 +217,7 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
     m_loss_sum = 0;
     m_samples = 0;
     m_counters = StepCounters{};
+    m_pe = PeTally{};
     m_opt = OptimizerCost{};
     if (checkpoints) save(m_epoch + 1);
   }
@@ -223,7 +228,8 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
 // the epoch's steps), train_accuracy (+ train_accuracy_samples), test_accuracy, test_loss,
 // sim_cycles, sim_chip_seconds (cycles / clock), sim_host_link_seconds, sim_seconds (chip + host
 // link), samples_per_sim_second, mxu_utilization and vector_utilization (busy / cycles), energy_j
-// and average_power_w (chip energy / chip seconds), host_seconds (wall time of the epoch in this
+// and average_power_w (chip energy / chip seconds), pe (the MXU work of the training steps per
+// layer and phase: runtime/pe_attribution.h), host_seconds (wall time of the epoch in this
 // process, evaluation included: the one figure a resume does not reproduce).
 nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seconds) {
   const int batch = m_options.trainer.batch;
@@ -262,6 +268,7 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   j["average_power_w"] = ratio(energy_j, chip_s);
   j["host_seconds"] = wall_seconds;
   j["optimizer"] = optimizer_json(m_opt, c.cycles);
+  j["pe"] = pe_json(m_options.config.spec, m_pe);
   return j;
 }
 

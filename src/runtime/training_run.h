@@ -99,6 +99,7 @@ class TrainingRun {
   int64_t m_samples = 0;
   StepCounters m_counters;
   OptimizerCost m_opt;  // the epoch's optimizer update (optimizer_cost.h); not in checkpoints
+  PeTally m_pe;  // the epoch's MXU work per layer and phase (pe_attribution.h); in checkpoints
   nlohmann::ordered_json m_epochs = nlohmann::ordered_json::array();
 };
 

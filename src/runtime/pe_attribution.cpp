@@ -1,0 +1,191 @@
+#include "runtime/pe_attribution.h"
+
+#include "common/error.h"
+#include "core/term_mxu_report.h"
+
+namespace tessera::runtime {
+
+PeWork operator-(const PeWork& after, const PeWork& before) {
+  PeWork d = after;
+  for (size_t i = 0; i < before.keys.size() && i < d.keys.size(); ++i) d.keys[i] = d.keys[i] - before.keys[i];
+  d.other = d.other - before.other;
+  return d;
+}
+
+int PeAttribution::key_index(const compiler::MxuRegion& r) {
+  for (size_t i = 0; i < m_keys.size(); ++i)
+    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase) return static_cast<int>(i);
+  m_keys.push_back(PeKey{r.role.layer, r.role.phase});
+  return static_cast<int>(m_keys.size() - 1);
+}
+
+void PeAttribution::attach(core::Core& core, const compiler::CompiledProgram& program, bool count) {
+  auto it = m_maps.find(&program);
+  if (it == m_maps.end()) {
+    std::vector<int32_t> map(program.program.code.size(), -1);
+    for (const compiler::MxuRegion& r : program.mxu_regions) {
+      const int32_t k = key_index(r);
+      for (int64_t pc = r.first_pc; pc < r.end_pc && pc < static_cast<int64_t>(map.size()); ++pc)
+        map[static_cast<size_t>(pc)] = k;
+    }
+    it = m_maps.emplace(&program, std::move(map)).first;
+  }
+  const core::TermMxuSpec& ts = core.spec().term;
+  std::vector<int32_t> widths;
+  if (core.spec().mxu_pe == core::MxuPe::TermSerial && !ts.layer_acc_width.empty())
+    for (const PeKey& k : m_keys) widths.push_back(core::layer_acc_width(ts.layer_acc_width, k.layer, 0));
+  m_attr.set_region_widths(std::move(widths), ts.tile.pe.acc_fraction_bits);
+  m_attr.begin(&it->second, core.machine().mxu().stats(), count);
+  core.set_mxu_attribution(&m_attr);
+}
+
+void PeAttribution::detach(core::Core& core) {
+  core.set_mxu_attribution(nullptr);
+  core.machine().mxu().set_term_acc_width(core.spec().term.tile.pe.acc_fraction_bits);
+}
+
+PeWork PeAttribution::work() const {
+  PeWork w;
+  w.keys = m_attr.work();
+  w.keys.resize(m_keys.size());
+  w.other = m_attr.other();
+  return w;
+}
+
+namespace {
+
+nlohmann::ordered_json work_json(const core::CoreSpec& spec, const core::MxuWork& w) {
+  core::MxuStats mx;
+  mx.pushes = w.pushes;
+  mx.macs = w.macs;
+  mx.busy_cycles = w.busy_cycles;
+  mx.term = w.term;
+  mx.term_tile_imbalance = w.tile_imbalance;
+  const core::TermMxuSummary s = core::summarize_term_mxu(spec, mx);
+  nlohmann::ordered_json j;
+  j["pushes"] = w.pushes;
+  j["macs"] = w.macs;
+  j["busy_cycles"] = w.busy_cycles;
+  if (spec.mxu_pe != core::MxuPe::TermSerial) {
+    j["energy_pj"] = s.bf16_energy_pj;
+    return j;
+  }
+  j["terms_processed"] = w.term.terms_processed;
+  j["terms_skipped_zero"] = w.term.terms_skipped_zero;
+  j["terms_skipped_oob"] = w.term.terms_skipped_oob;
+  j["pe_steps"] = w.term.pe_steps;
+  j["tile_cycles"] = w.term.cycles;
+  j["bf16_busy_equal_pe"] = s.bf16_busy_equal_pe;
+  j["speedup_equal_pe"] = s.speedup_equal_pe;
+  j["speedup_equal_area"] = s.speedup_equal_area;
+  j["energy_pj"] = s.energy_pj;
+  j["bf16_energy_pj"] = s.bf16_energy_pj;
+  return j;
+}
+
+}  // namespace
+
+void PeTally::add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff) {
+  for (size_t i = 0; i < attribution_keys.size() && i < diff.keys.size(); ++i) {
+    const PeKey& k = attribution_keys[i];
+    size_t at = 0;
+    while (at < keys.size() && !(keys[at].layer == k.layer && keys[at].phase == k.phase)) ++at;
+    if (at == keys.size()) {
+      keys.push_back(k);
+      work.emplace_back();
+    }
+    work[at] += diff.keys[i];
+  }
+  other += diff.other;
+  ++steps;
+}
+
+namespace {
+
+template <class W, class F>
+void each_work_counter(W& w, F&& f) {
+  for (auto* v : {&w.pushes, &w.macs, &w.busy_cycles, &w.tile_imbalance, &w.term.macs, &w.term.pe_steps,
+                  &w.term.tile_steps, &w.term.cycles, &w.term.terms_processed, &w.term.terms_skipped_zero,
+                  &w.term.terms_skipped_oob, &w.term.pe_stall_cycles, &w.term.lane_idle_cycles})
+    f(*v);
+}
+
+nlohmann::ordered_json counters_json(const core::MxuWork& w) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  each_work_counter(w, [&](int64_t v) { a.push_back(v); });
+  return a;
+}
+
+core::MxuWork counters_from(const nlohmann::ordered_json& a, const std::string& path) {
+  core::MxuWork w;
+  size_t i = 0;
+  if (!a.is_array() || a.size() != 13) throw Error(path, "corrupt checkpoint progress (pe counters)");
+  each_work_counter(w, [&](int64_t& v) {
+    if (!a[i].is_number_integer()) throw Error(path, "corrupt checkpoint progress (pe counters)");
+    v = a[i++].get<int64_t>();
+  });
+  return w;
+}
+
+}  // namespace
+
+nlohmann::ordered_json PeTally::to_json() const {
+  nlohmann::ordered_json j;
+  j["steps"] = steps;
+  j["other"] = counters_json(other);
+  j["keys"] = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < keys.size(); ++i)
+    j["keys"].push_back({{"layer", keys[i].layer}, {"phase", compiler::to_string(keys[i].phase)}, {"work", counters_json(work[i])}});
+  return j;
+}
+
+PeTally PeTally::from_json(const nlohmann::ordered_json& j, const std::string& path) {
+  const std::string bad = "corrupt checkpoint progress (pe)";
+  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() || !j.contains("other") ||
+      !j.contains("keys") || !j["keys"].is_array())
+    throw Error(path, bad);
+  PeTally t;
+  t.steps = j["steps"].get<int64_t>();
+  t.other = counters_from(j["other"], path);
+  for (const auto& k : j["keys"]) {
+    if (!k.is_object() || !k.contains("layer") || !k["layer"].is_string() || !k.contains("phase") || !k.contains("work"))
+      throw Error(path, bad);
+    PeKey key{k["layer"].get<std::string>(), compiler::MxuPhase::kForward};
+    int p = 0;
+    while (p < compiler::kNumMxuPhases && k["phase"] != compiler::to_string(static_cast<compiler::MxuPhase>(p))) ++p;
+    if (p == compiler::kNumMxuPhases) throw Error(path, bad);
+    key.phase = static_cast<compiler::MxuPhase>(p);
+    t.keys.push_back(key);
+    t.work.push_back(counters_from(k["work"], path));
+  }
+  return t;
+}
+
+nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally) {
+  const std::vector<PeKey>& keys = tally.keys;
+  core::MxuWork total = tally.other, phases[compiler::kNumMxuPhases];
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const core::MxuWork& w = tally.work[i];
+    total += w;
+    phases[static_cast<int>(keys[i].phase)] += w;
+    nlohmann::ordered_json j;
+    j["layer"] = keys[i].layer;
+    j["phase"] = compiler::to_string(keys[i].phase);
+    j.update(work_json(spec, w));
+    layers.push_back(std::move(j));
+  }
+  nlohmann::ordered_json r;
+  r["pe"] = core::to_string(spec.mxu_pe);
+  r["steps"] = tally.steps;
+  r["area_ratio"] = spec.term.area_ratio;
+  r["area_source"] = spec.term.area_source;
+  r["total"] = work_json(spec, total);
+  for (int p = 0; p < compiler::kNumMxuPhases; ++p)
+    r["phases"][compiler::to_string(static_cast<compiler::MxuPhase>(p))] = work_json(spec, phases[p]);
+  r["layers"] = std::move(layers);
+  r["other"] = work_json(spec, tally.other);
+  return r;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,85 @@
+// PeAttribution: the matrix unit's work in training steps, per layer and per phase (forward,
+// input gradient, weight gradient), for `tessera train --pe ...` reports.
+//
+// Method: every compiled program lists its MXU kernels' bundle ranges with their (layer, phase)
+// (compiler/mxu_regions.h); ChipTrainer attaches this object to the core for the main part of each
+// training step (not the optimizer update, not evaluation), and the core adds each mmul's work to
+// the region of its pc (core/mxu_attribution.h). Regions of different programs (batch sizes) with
+// the same (layer, phase) share one key. Work of mmuls outside every region goes to "other" (the
+// compiler emits none: a non-zero "other" would be a bug).
+// Per-layer accumulator widths (core.mxu.term.layer_acc_width, core/term_layer_width.h) apply
+// through the same regions to every attached run, evaluation included (attach with count = false).
+//
+// Report (pe_json) per key, per phase, and in total: pushes, macs, busy_cycles (the MXU input port:
+// the term-serial unit's occupancy, or sublanes per push for bf16 PEs), energy_pj; term-serial PEs
+// add terms_processed, terms_skipped_zero, terms_skipped_oob, pe_steps, tile_cycles,
+// bf16_busy_equal_pe, speedup_equal_pe, speedup_equal_area, bf16_energy_pj (core/term_mxu_report.h's
+// definitions, applied to the region's counters).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "core/core.h"
+#include "core/mxu_attribution.h"
+
+namespace tessera::runtime {
+
+struct PeKey {
+  std::string layer;
+  compiler::MxuPhase phase = compiler::MxuPhase::kForward;
+};
+
+// Per-key work (index = key index) plus the unattributed rest; differences of two snapshots give
+// the work in between.
+struct PeWork {
+  std::vector<core::MxuWork> keys;
+  core::MxuWork other;
+};
+PeWork operator-(const PeWork& after, const PeWork& before);
+
+class PeAttribution {
+ public:
+  // Attributes `program`'s runs on `core` (count = false: applies the widths only) until
+  // detach(core), which restores the spec's accumulator width.
+  void attach(core::Core& core, const compiler::CompiledProgram& program, bool count = true);
+  void detach(core::Core& core);
+
+  // Keys in the order their regions were first seen (program order of the first program).
+  const std::vector<PeKey>& keys() const { return m_keys; }
+  PeWork work() const;
+
+ private:
+  int key_index(const compiler::MxuRegion& r);
+
+  std::vector<PeKey> m_keys;
+  std::map<const compiler::CompiledProgram*, std::vector<int32_t>> m_maps;  // pc -> key index
+  core::MxuAttribution m_attr;
+};
+
+// A sum of MXU work by key over some training steps (an epoch), keys in first-added order.
+struct PeTally {
+  std::vector<PeKey> keys;
+  std::vector<core::MxuWork> work;  // aligned with keys
+  core::MxuWork other;
+  int64_t steps = 0;
+
+  // Adds one step's `diff` (keys[i] of the attribution is diff.keys[i]).
+  void add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff);
+  // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "work": [counters]}]}
+  // with MxuWork's 13 integer counters in a fixed order; from_json throws Error(path, ...) when
+  // the object is malformed.
+  nlohmann::ordered_json to_json() const;
+  static PeTally from_json(const nlohmann::ordered_json& j, const std::string& path);
+};
+
+// The report object of `tally` (fields above): {"pe", "steps", "area_ratio", "area_source",
+// "total", "phases": {"forward", "input_grad", "weight_grad"}, "layers": [{"layer", "phase", ...}],
+// "other"}.
+nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally);
+
+}  // namespace tessera::runtime
