@@ -122,6 +122,10 @@ void run_train(const TrainArgs& a) {
   if (a.epochs < 1) throw Error("train", "--epochs must be >= 1");
   if (a.batch < 1) throw Error("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
+  // --chips: the machine and the flags checked before the datasets load.
+  const system::SystemSpec machine = a.chips == -1 ? system::SystemSpec{}
+                                                   : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch,
+                                                                           !a.checkpoint_dir.empty() || a.resume);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);
@@ -145,7 +149,7 @@ void run_train(const TrainArgs& a) {
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
   if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
   if (a.chips != -1) {
-    run_train_data_parallel(train, test, o, a.config, a.chips, a.cores_per_chip, a.report);
+    run_train_data_parallel(train, test, o, machine, a.report);
     return;
   }
   if (a.profile) return run_profile(a, o, train, test);
@@ -203,14 +207,14 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
+  cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
+  cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->add_option("--pe", args->pe, "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bit-parallel", "bf16", "term-serial"}));
   cmd->add_flag("--profile-acc-width", args->profile, "search the narrowest accumulator width per layer (term-serial)");
   cmd->add_option("--profile-min-width", args->profile_min_width, "narrowest width the search tries");
   cmd->add_option("--profile-out", args->profile_out, "write the config with the chosen per-layer widths here");
   cmd->add_option("--set", args->sets, "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); repeatable");
-  cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
-  cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->callback([args] { run_train(*args); });
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "runtime/data_parallel_run.h"
 #include "system/communicator.h"
@@ -32,19 +34,27 @@ void print_epoch(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
+system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch,
+                                         bool checkpoints) {
+  if (checkpoints) throw Error("train", "--chips does not support checkpoints (--checkpoint-dir, --resume)");
+  const system::SystemSpec s =
+      runtime::data_parallel_system(system::load_machine_spec(config_path).system, chips, cores_per_chip);
+  if (batch < s.processors())
+    throw Error("train", fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)", batch,
+                                     s.processors(), s.chips, s.cores_per_chip));
+  return s;
+}
+
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
-                             const runtime::TrainingRunOptions& single, const std::string& config_path, int chips,
-                             int cores_per_chip, const std::string& report_path) {
-  if (!single.checkpoint_dir.empty() || single.resume)
-    throw Error("train", "--chips does not support checkpoints (--checkpoint-dir, --resume)");
+                             const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
+                             const std::string& report_path) {
   runtime::DataParallelRunOptions o;
   o.model_name = single.model_name;
   o.model = single.model;
   o.config = single.config;
   o.dp.trainer = single.trainer;
-  o.dp.system = runtime::data_parallel_system(system::load_machine_spec(config_path).system, chips, cores_per_chip);
+  o.dp.system = machine;
   o.dp.fabric_seed = single.trainer.seed;
-  o.dp.comm = &system::world();  // spread over the ranks of `mpirun -n R` (only rank 0 prints)
   o.epochs = single.epochs;
   o.steps_limit = single.steps_limit;
   runtime::DataParallelRun run(train, test, o);

@@ -11,11 +11,18 @@
 
 #include "runtime/dataset.h"
 #include "runtime/training_run.h"
+#include "system/system_spec.h"
 
 namespace tessera::cli {
 
+// The machine of `--chips` (runtime::data_parallel_system on the config file's system section),
+// after checking the flags: Error for checkpoints, bad counts, or fewer samples per batch than
+// processors.
+system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch,
+                                         bool checkpoints);
+
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
-                             const runtime::TrainingRunOptions& single, const std::string& config_path, int chips,
-                             int cores_per_chip, const std::string& report_path);
+                             const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
+                             const std::string& report_path);
 
 }  // namespace tessera::cli

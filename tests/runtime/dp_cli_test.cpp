@@ -1,0 +1,87 @@
+// `tessera train --chips N`: bad flags give one exact error line; a short run writes the
+// data-parallel report. Runs the built `tessera` executable (skipped when it has not been built in
+// this build tree, or without the Fashion-MNIST package).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
+std::string config(const std::string& name) { return std::string(TESSERA_SOURCE_DIR) + "/configs/" + name; }
+
+// stderr of `tessera args` (stdout dropped); status in `status`.
+std::string run(const std::string& args, int& status) {
+  const std::string cmd = binary() + " " + args + " 2>&1 >/dev/null";
+  std::string err;
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) err += buf;
+  status = f != nullptr ? pclose(f) : -1;
+  return err;
+}
+
+class DpCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+    if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"))
+      GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  }
+  void expect_error(const std::string& args, const std::string& message) {
+    int status = 0;
+    EXPECT_EQ(run(args, status), "tessera: error: " + message + "\n") << args;
+    EXPECT_NE(status, 0) << args;
+  }
+};
+
+TEST_F(DpCli, ZeroChips_bad) { expect_error("train --chips 0 --steps 1 --batch 8", "train: --chips 0: need at least 1"); }
+
+TEST_F(DpCli, MoreProcessorsThanSamplesPerBatch_bad) {
+  expect_error("train --chips 4 --batch 3 --steps 1",
+               "train: batch 3 has fewer samples than the 4 processors (4 chips x 1 cores)");
+  expect_error("train --chips 4 --batch 7 --steps 1 --config " + config("board4.json"),
+               "train: batch 7 has fewer samples than the 8 processors (4 chips x 2 cores)");
+}
+
+TEST_F(DpCli, CoresPerChipOrChipsDifferingFromTheConfig_bad) {
+  expect_error("train --chips 4 --cores-per-chip 1 --steps 1 --batch 8 --config " + config("board4.json"),
+               "train: --cores-per-chip 1 does not match the config's system.cores_per_chip 2");
+  expect_error("train --chips 2 --steps 1 --batch 8 --config " + config("board4.json"),
+               "train: --chips 2 does not match the config's system.chips 4");
+}
+
+TEST_F(DpCli, CheckpointsWithChips_bad) {
+  expect_error("train --chips 2 --steps 1 --batch 8 --checkpoint-dir /tmp/tessera-dp-never",
+               "train: --chips does not support checkpoints (--checkpoint-dir, --resume)");
+}
+
+TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_report.json";
+  int status = 0;
+  run("train --chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05 --report " + report,
+      status);
+  ASSERT_EQ(status, 0);
+  std::ifstream in(report);
+  const nlohmann::json r = nlohmann::json::parse(in);
+  EXPECT_EQ(r["processors"], 4);
+  EXPECT_EQ(r["resolved_config"]["system.chips"], 2);
+  EXPECT_EQ(r["resolved_config"]["system.cores_per_chip"], 2);
+  const nlohmann::json& e = r["epochs"][0];
+  EXPECT_EQ(e["steps"], 2);
+  EXPECT_EQ(e["samples"], 16);
+  EXPECT_GT(e["exchange_seconds"].get<double>(), 0);
+  EXPECT_GT(e["compute_seconds"].get<double>(), 0);
+  EXPECT_GT(e["exchange_bytes"].get<double>(), 0);
+  EXPECT_GT(e["link_utilization"].get<double>(), 0);
+  EXPECT_GT(e["scaling_efficiency"].get<double>(), 0);
+  EXPECT_LT(e["scaling_efficiency"].get<double>(), 1.0);
+  EXPECT_EQ(e["test_accuracy"].get<double>() >= 0 && e["test_accuracy"].get<double>() <= 1, true);
+  std::filesystem::remove(report);
+}
+
+}  // namespace
