@@ -280,11 +280,11 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
     case AdamOp::XFERIN: case AdamOp::XFEROUT: {
       need_hyper_and_assign("TRANSFER");
       const bool to_module = in.op == AdamOp::XFERIN;
-      for (int64_t i = 0; i < len; ++i) {
-        const int64_t e = base + i;
-        float& cm = to_module ? m_bm[static_cast<size_t>(i)] : m_bm[static_cast<size_t>(i)];
-        float& cv = m_bv[static_cast<size_t>(i)];
-        if (block_spilled()) {
+      if (block_spilled()) {
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t e = base + i;
+          float& cm = m_bm[static_cast<size_t>(i)];
+          float& cv = m_bv[static_cast<size_t>(i)];
           if (to_module) {
             cm = std::bit_cast<float>(m_hbm->read(spill_m(e)));
             cv = std::bit_cast<float>(m_hbm->read(spill_v(e)));
@@ -292,11 +292,13 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
             m_hbm->write(spill_m(e), std::bit_cast<uint32_t>(cm));
             m_hbm->write(spill_v(e), std::bit_cast<uint32_t>(cv));
           }
-        } else if (to_module) {
-          cm = m_m[static_cast<size_t>(e)], cv = m_v[static_cast<size_t>(e)];
-        } else {
-          m_m[static_cast<size_t>(e)] = cm, m_v[static_cast<size_t>(e)] = cv;
         }
+      } else if (to_module) {  // resident: the data cache's words, copied as a block
+        std::copy_n(m_m.begin() + base, len, m_bm.begin());
+        std::copy_n(m_v.begin() + base, len, m_bv.begin());
+      } else {
+        std::copy_n(m_bm.begin(), len, m_m.begin() + base);
+        std::copy_n(m_bv.begin(), len, m_v.begin() + base);
       }
       m_stats.buffer_bytes += 8 * len;
       if (to_module) is.at = std::max(is.at, sl.free);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "core/fault.h"
 
 namespace tessera::core {
@@ -9,7 +10,7 @@ namespace tessera::core {
 Core::Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options)
     : m_spec(spec),
       m_machine(m_spec, /*timed_dma=*/true),
-      m_program(decode_program(program.code, m_spec)),
+      m_program(std::make_shared<const DecodedProgram>(decode_program(program.code, m_spec))),
       m_options(options),
       m_sready(static_cast<size_t>(m_spec.scalar_regs), 0),
       m_vready(static_cast<size_t>(m_spec.vector_regs), 0),
@@ -31,7 +32,7 @@ void Core::account(const DecodedOp& op, const OpTiming& t, int64_t pc) {
   m_busy[u] += std::max<int64_t>(0, end - std::max(t.start, m_busy_until[u]));
   m_busy_until[u] = std::max(m_busy_until[u], end);
   if (m_options.trace) {
-    const isa::Instr& in = m_program.code[static_cast<size_t>(pc)].slot[op.slot];
+    const isa::Instr& in = m_program->code[static_cast<size_t>(pc)].slot[op.slot];
     m_options.trace->span(isa::to_string(isa::op_info(op.op).unit), isa::op_info(op.op).mnemonic, t.start,
                           t.occupancy, fmt::format("pc {}: {}", pc, op_text(in)));
   }
@@ -40,11 +41,11 @@ void Core::account(const DecodedOp& op, const OpTiming& t, int64_t pc) {
 void Core::issue_one() {
   ArchState& s = m_machine.state();
   const int64_t pc = s.pc;
-  if (pc < 0 || pc >= static_cast<int64_t>(m_program.bundles.size())) fault_fetch(pc, m_next, m_program.bundles.size());
-  const isa::Bundle& raw = m_program.code[static_cast<size_t>(pc)];
+  if (pc < 0 || pc >= static_cast<int64_t>(m_program->bundles.size())) fault_fetch(pc, m_next, m_program->bundles.size());
+  const isa::Bundle& raw = m_program->code[static_cast<size_t>(pc)];
   if (m_bundles >= m_options.max_bundles) fault_limit(pc, m_next, raw, m_options.max_bundles);
-  const DecodedBundle& b = m_program.bundles[static_cast<size_t>(pc)];
-  if (b.fault >= 0) throw SimFault(pc, m_next, bundle_text(raw), m_program.faults[static_cast<size_t>(b.fault)]);
+  const DecodedBundle& b = m_program->bundles[static_cast<size_t>(pc)];
+  if (b.fault >= 0) throw SimFault(pc, m_next, bundle_text(raw), m_program->faults[static_cast<size_t>(b.fault)]);
 
   int64_t t = m_next;
   StallCause cause = StallCause::None;
@@ -94,7 +95,12 @@ void Core::issue_one() {
 }
 
 void Core::load(const isa::Program& program) {
-  m_program = decode_program(program.code, m_spec);
+  load(program, std::make_shared<const DecodedProgram>(decode_program(program.code, m_spec)));
+}
+
+void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded) {
+  TESSERA_CHECK(decoded && decoded->code.size() == program.code.size(), "decoded program matches the program");
+  m_program = std::move(decoded);
   ArchState& s = m_machine.state();
   load_program_data(program, s, m_spec);
   s.pc = 0;

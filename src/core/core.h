@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/loader.h"
@@ -55,6 +56,9 @@ class Core {
   // machine state (memories, registers, flags, clock and statistics): the next run() starts at
   // bundle 0 at the cycle the previous run ended (a compiled training step run again and again).
   void load(const isa::Program& program);
+  // The same with the code already decoded for this core's configuration (decode_program of
+  // `program.code`): a host that runs the same programs again and again decodes them once.
+  void load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded);
   // The machine state, for a host that writes inputs into HBM between runs.
   ArchState& host_state() { return m_machine.state(); }
 
@@ -82,7 +86,7 @@ class Core {
 
   CoreSpec m_spec;
   Machine m_machine;
-  DecodedProgram m_program;
+  std::shared_ptr<const DecodedProgram> m_program;  // shared with the host that loaded it
   TimedOptions m_options;
   int64_t m_next = 0;          // earliest issue cycle of the next bundle
   int64_t m_fetch_ready = 0;   // taken-branch redirect

@@ -45,6 +45,12 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
     case Opcode::VLD: case Opcode::VLDS: case Opcode::VST: case Opcode::VSTS: case Opcode::VSTM: {
       const int64_t stride = (op.op == Opcode::VLDS || op.op == Opcode::VSTS) ? sgn(s.sreg(aux)) : 1;
       for (int r = 0; r < S; ++r) vmem_row(base + r * stride, op);
+      if (stride == 1 && op.op != Opcode::VSTM) {  // S consecutive rows: one block copy
+        uint32_t* rows = mem + base * L;
+        if (load) std::memcpy(s.vreg(op.d), rows, static_cast<size_t>(n) * 4);
+        else std::memcpy(rows, s.vreg(op.a), static_cast<size_t>(n) * 4);
+        break;
+      }
       for (int r = 0; r < S; ++r) {
         uint32_t* row = mem + (base + r * stride) * L;
         if (load) {

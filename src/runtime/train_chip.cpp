@@ -56,10 +56,16 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
 
 void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
   write_batch(p, images, labels, n);
-  m_core->load(p.program);
+  load(p.program);
   m_pe.attach(*m_core, p, false);  // per-layer accumulator widths
   m_core->run();
   m_pe.detach(*m_core);
+}
+
+void ChipTrainer::load(const isa::Program& program) {
+  auto& decoded = m_decoded[&program];
+  if (!decoded) decoded = std::make_shared<const core::DecodedProgram>(core::decode_program(program.code, m_spec));
+  m_core->load(program, decoded);
 }
 
 void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
@@ -89,12 +95,12 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   }
   const StepParts& sp = parts(n);
   write_batch(p, images, labels, n);
-  m_core->load(sp.main);
+  load(sp.main);
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
   m_core->run();
   m_pe.detach(*m_core);
   const OptimizerCost before = optimizer_counters(*m_core);
-  m_core->load(sp.update);
+  load(sp.update);
   m_core->run();
   m_last_opt = optimizer_counters(*m_core) - before;
   m_last_opt.steps = 1;

@@ -61,6 +61,8 @@ class ChipTrainer {
  private:
   void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
   void write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
+  // Core::load with the program decoded once (programs and step parts live as long as the trainer).
+  void load(const isa::Program& program);
   const StepParts& parts(int n);
   void init_adam_unit(const compiler::CompiledProgram& p);
   std::vector<float> read(int64_t addr, int64_t n) const;
@@ -77,6 +79,7 @@ class ChipTrainer {
   int64_t m_host_bytes = 0;
   int64_t m_steps = 0;
   std::map<int, StepParts> m_parts;  // per batch size
+  std::map<const isa::Program*, std::shared_ptr<const core::DecodedProgram>> m_decoded;
   OptimizerCost m_opt, m_last_opt;
   PeAttribution m_pe;
 };
