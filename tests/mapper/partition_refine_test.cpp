@@ -62,11 +62,11 @@ TEST(PartitionRefine, WeighsProcessorHopsOnAProcessorMesh) {
 }
 
 TEST(PartitionRefine, LowersTheLouvainCutWithinCapacityAndTheStageKeepsTheCheaperAssignment) {
-  SystemSpec sys = make_system(4, 16, 16);
-  for (int c = 0; c < 40; ++c) sys.occupied[2][c] = true;
-  std::vector<int> cap = {256, 256, 216, 256};
-  for (const std::string fam : {"mlp", "dag"}) {
-    LogicalGraph g = gen_family(fam, 960, 1);
+  SystemSpec sys = make_system(4, 12, 12);
+  for (int c = 0; c < 30; ++c) sys.occupied[2][c] = true;
+  std::vector<int> cap = {144, 144, 114, 144};
+  for (const std::string fam : {"mlp"}) {
+    LogicalGraph g = gen_family(fam, 480, 1);
     std::vector<int> plain = processor_stage_louvain(g, sys, 1, false);
     std::vector<int> refined = plain;
     RefineStats st = refine_partition(g, sys, cap, refined);
