@@ -1,7 +1,7 @@
 // MPI scale-out (system/system.h, system/communicator.h): the built `tessera` run under
 // `mpirun -n R` for R = 1, 2, 3, 4 prints the same JSON (values checked against the host
 // reference, cycle counts, simulated times, fabric statistics) as without mpirun; only the host
-// timing fields and mpi_ranks differ. Skipped when `tessera` has not been built in this build tree.
+// timing fields and mpi_ranks differ. `train --chips` writes the same report. Skipped when `tessera` has not been built in this build tree.
 //
 // Environment of each mpirun: OMPI_ALLOW_RUN_AS_ROOT{,_CONFIRM}=1 (CI runs as root),
 // --oversubscribe (more ranks than cores), --mca btl self,vader (shared memory only: no network),
@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -84,6 +85,36 @@ TEST_F(MpiCli, AllReduceUnderLossIsBitIdenticalForOneTwoThreeFourRanks) {
 
 TEST_F(MpiCli, MoreRanksThanProcessorsLeavesSomeRanksIdleAndChangesNothing) {
   expect_same_for_ranks("bench allreduce --chips 3 --bytes 404 --topology line --check --json", {4});
+}
+
+// `json` without any "host_seconds" member, at any depth (host CPU time differs between runs).
+nlohmann::json without_host_seconds(nlohmann::json j) {
+  if (j.is_object()) {
+    j.erase("host_seconds");
+    for (auto& [k, v] : j.items()) v = without_host_seconds(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) v = without_host_seconds(v);
+  }
+  return j;
+}
+
+TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForOneAndThreeRanks) {
+  // 4 processors (2 chips x 2 cores) over 3 ranks: losses, accuracies, simulated times, exchange and
+  // link figures and the resolved config equal the one-rank report.
+  nlohmann::json want;
+  for (int ranks : {1, 3}) {
+    const std::string report = std::string(TESSERA_BINARY_DIR) + "/mpi_test_train_" + std::to_string(ranks) + "_" +
+                               std::to_string(::getpid()) + ".json";
+    const Result r = mpirun(ranks, "train --chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd "
+                                   "--lr 0.05 --report " + report);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ifstream in(report);
+    const nlohmann::json got = without_host_seconds(nlohmann::json::parse(in));
+    std::filesystem::remove(report);
+    EXPECT_EQ(got.at("processors"), 4);
+    if (ranks == 1) want = got;
+    else EXPECT_EQ(got, want) << ranks << " ranks";
+  }
 }
 
 TEST_F(MpiCli, AnErrorOnEveryRankEndsTheRunWithItsMessage) {
