@@ -145,10 +145,13 @@ void Machine::xu_push(const uint32_t* slice, int64_t ready) {
   m_xu_pending = 0;
   for (int j = 0; j < m_xu_slices; ++j) {
     uint32_t* out = m_xu.push(ready);
-    for (int s = 0; s < S; ++s) {
-      const int row = j * S + s;  // row of M^T = column of M
-      for (int l = 0; l < L; ++l)
-        out[s * L + l] = row < L ? m_xu_matrix[static_cast<size_t>(l) * L + row] : 0u;
+    // Slice j holds rows j*S .. j*S+S-1 of M^T (columns of M); rows past L are zero. Each row
+    // l of M contributes its words [j*S, j*S + rows) to column l of the slice.
+    const int rows = std::min(S, L - j * S);
+    std::fill(out + static_cast<size_t>(rows) * L, out + static_cast<size_t>(S) * L, 0u);
+    for (int l = 0; l < L; ++l) {
+      const uint32_t* src = &m_xu_matrix[static_cast<size_t>(l) * L + static_cast<size_t>(j) * S];
+      for (int s = 0; s < rows; ++s) out[s * L + l] = src[s];
     }
   }
 }
