@@ -102,6 +102,20 @@ struct AdamUnitStats {
   int64_t hbm_write_bytes() const { return theta_out_bytes + spill_out_bytes; }
 };
 
+// `after - before`, counter by counter (a run of steps' own counts).
+AdamUnitStats operator-(const AdamUnitStats& after, const AdamUnitStats& before);
+
+// The unit's energy (pJ) for the counts `s`: elements through each vector sub-module x its
+// per-element energy, basic-module operations, data-cache bytes, processing-module buffer bytes,
+// decoded instructions, and the unit's HBM bytes at `hbm_byte_pj`. `total` is their sum in this order.
+struct AdamUnitEnergy {
+  static constexpr int kParts = 9;
+  std::array<const char*, kParts> names{};  // "<part>_pj"
+  std::array<double, kParts> pj{};
+  double total = 0;
+};
+AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& spec, const AdamUnitStats& s, double hbm_byte_pj);
+
 class AdamUnit {
  public:
   explicit AdamUnit(const CoreSpec& spec);

@@ -1,8 +1,6 @@
 // The Adam unit's statistics as a report::StatGroup.
 //
-// Energy (core.adam.energy.*, pJ): elements through each vector sub-module times its per-element
-// energy, basic-module operations, data-cache bytes, processing-module buffer bytes, decoded
-// instructions, and the unit's HBM bytes at core.energy.hbm_byte_pj.
+// Energy: adam_unit_energy (adam_unit.h) over the unit's counts.
 #include <algorithm>
 #include <string>
 
@@ -52,29 +50,56 @@ void AdamUnit::report(report::StatGroup& g, double hbm_byte_pj) const {
   io.set_int("resident_blocks", m_resident_blocks, "blocks");
   io.set_int("blocks", m_blocks, "blocks");
 
-  const AdamUnitSpec& p = m_spec;
-  const auto el = [&](AdamSub u) { return static_cast<double>(s.elements[static_cast<size_t>(u)]); };
-  struct Part {
-    const char* name;
-    double pj;
-  };
-  const Part parts[] = {
-      {"add_pj", p.add_pj * el(AdamSub::Add)},
-      {"mul_pj", p.mul_pj * el(AdamSub::Mul)},
-      {"div_pj", p.div_pj * el(AdamSub::Div)},
-      {"sqrt_pj", p.sqrt_pj * el(AdamSub::Sqrt)},
-      {"basic_pj", p.basic_op_pj * el(AdamSub::Basic)},
-      {"dcache_pj", p.dcache_byte_pj * static_cast<double>(s.dcache_read_bytes + s.dcache_write_bytes)},
-      {"buffer_pj", p.buffer_byte_pj * static_cast<double>(s.buffer_bytes)},
-      {"instr_pj", p.instr_pj * static_cast<double>(s.instructions)},
-      {"hbm_pj", hbm_byte_pj * static_cast<double>(s.hbm_read_bytes() + s.hbm_write_bytes())},
-  };
-  double total = 0;
-  for (const Part& q : parts) total += q.pj;
+  const AdamUnitEnergy e = adam_unit_energy(m_spec, s, hbm_byte_pj);
   report::StatGroup& en = g.group("energy");
-  en.set("total_uj", total * 1e-6, "uJ");
+  en.set("total_uj", e.total * 1e-6, "uJ");
   report::StatGroup& br = en.group("breakdown");
-  for (const Part& q : parts) br.set(q.name, q.pj, "pJ");
+  for (int i = 0; i < AdamUnitEnergy::kParts; ++i) br.set(e.names[static_cast<size_t>(i)], e.pj[static_cast<size_t>(i)], "pJ");
+}
+
+AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& p, const AdamUnitStats& s, double hbm_byte_pj) {
+  const auto el = [&](AdamSub u) { return static_cast<double>(s.elements[static_cast<size_t>(u)]); };
+  AdamUnitEnergy e;
+  e.names = {"add_pj", "mul_pj", "div_pj", "sqrt_pj", "basic_pj", "dcache_pj", "buffer_pj", "instr_pj", "hbm_pj"};
+  e.pj = {p.add_pj * el(AdamSub::Add),
+          p.mul_pj * el(AdamSub::Mul),
+          p.div_pj * el(AdamSub::Div),
+          p.sqrt_pj * el(AdamSub::Sqrt),
+          p.basic_op_pj * el(AdamSub::Basic),
+          p.dcache_byte_pj * static_cast<double>(s.dcache_read_bytes + s.dcache_write_bytes),
+          p.buffer_byte_pj * static_cast<double>(s.buffer_bytes),
+          p.instr_pj * static_cast<double>(s.instructions),
+          hbm_byte_pj * static_cast<double>(s.hbm_read_bytes() + s.hbm_write_bytes())};
+  for (double v : e.pj) e.total += v;
+  return e;
+}
+
+AdamUnitStats operator-(const AdamUnitStats& a, const AdamUnitStats& b) {
+  const auto sub = [](auto x, const auto& y) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] -= y[i];
+    return x;
+  };
+  AdamUnitStats d;
+  d.runs = a.runs - b.runs;
+  d.instructions = a.instructions - b.instructions;
+  d.micro_ops = a.micro_ops - b.micro_ops;
+  d.steps = a.steps - b.steps;
+  d.count = sub(a.count, b.count);
+  d.cycles = sub(a.cycles, b.cycles);
+  d.busy = sub(a.busy, b.busy);
+  d.elements = sub(a.elements, b.elements);
+  d.busy_cycles = a.busy_cycles - b.busy_cycles;
+  d.instr_bytes = a.instr_bytes - b.instr_bytes;
+  d.hyper_bytes = a.hyper_bytes - b.hyper_bytes;
+  d.theta_in_bytes = a.theta_in_bytes - b.theta_in_bytes;
+  d.g_in_bytes = a.g_in_bytes - b.g_in_bytes;
+  d.theta_out_bytes = a.theta_out_bytes - b.theta_out_bytes;
+  d.spill_in_bytes = a.spill_in_bytes - b.spill_in_bytes;
+  d.spill_out_bytes = a.spill_out_bytes - b.spill_out_bytes;
+  d.dcache_read_bytes = a.dcache_read_bytes - b.dcache_read_bytes;
+  d.dcache_write_bytes = a.dcache_write_bytes - b.dcache_write_bytes;
+  d.buffer_bytes = a.buffer_bytes - b.buffer_bytes;
+  return d;
 }
 
 }  // namespace tessera::core

@@ -46,4 +46,24 @@ struct EventCounts {
   int64_t dma_requests = 0, dma_bytes = 0;
 };
 
+// `after - before`, counter by counter (the events of a section of a run).
+inline EventCounts operator-(const EventCounts& a, const EventCounts& b) {
+  EventCounts d;
+  d.bundles = a.bundles - b.bundles;
+  for (size_t i = 0; i < d.unit_ops.size(); ++i) d.unit_ops[i] = a.unit_ops[i] - b.unit_ops[i];
+  d.scalar_ops = a.scalar_ops - b.scalar_ops;
+  d.vector_elements = a.vector_elements - b.vector_elements;
+  d.vreg_elements = a.vreg_elements - b.vreg_elements;
+  d.ext_elements = a.ext_elements - b.ext_elements;
+  d.smem_read_bytes = a.smem_read_bytes - b.smem_read_bytes;
+  d.smem_write_bytes = a.smem_write_bytes - b.smem_write_bytes;
+  d.vmem_read_bytes = a.vmem_read_bytes - b.vmem_read_bytes;
+  d.vmem_write_bytes = a.vmem_write_bytes - b.vmem_write_bytes;
+  d.hbm_read_bytes = a.hbm_read_bytes - b.hbm_read_bytes;
+  d.hbm_write_bytes = a.hbm_write_bytes - b.hbm_write_bytes;
+  d.dma_requests = a.dma_requests - b.dma_requests;
+  d.dma_bytes = a.dma_bytes - b.dma_bytes;
+  return d;
+}
+
 }  // namespace tessera::core

@@ -15,9 +15,14 @@
 //                    static power for its cycles) plus the unit's (core.adam.energy.*: elements per
 //                    sub-module, basic ops, data-cache and buffer bytes, decoded instructions, its
 //                    HBM bytes at core.energy.hbm_byte_pj).
+//   unit energy      the Adam unit's part of that energy alone. The unit runs only inside the
+//                    optimizer section, so an epoch's chip energy is the core's energy over the
+//                    steps' events plus the sum of this over the steps.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "compiler/compiler.h"
@@ -28,19 +33,37 @@ namespace tessera::runtime {
 struct OptimizerCost {
   int64_t steps = 0, cycles = 0, hbm_read_bytes = 0, hbm_write_bytes = 0;
   double energy_uj = 0;
+  double unit_energy_uj = 0;
   int64_t hbm_bytes() const { return hbm_read_bytes + hbm_write_bytes; }
   OptimizerCost& operator+=(const OptimizerCost& o);
 };
-// b - a, field by field.
-OptimizerCost operator-(const OptimizerCost& b, const OptimizerCost& a);
+// The cumulative integer counters of a core and its Adam unit that a cost is computed from.
+struct OptimizerCounters {
+  int64_t cycles = 0, macs = 0;
+  core::EventCounts events;
+  core::AdamUnitStats unit;
+};
+OptimizerCounters optimizer_counters(const core::Core& c);
 
-// The cumulative counters of a core (and its Adam unit) the cost is a difference of (steps = 0).
-OptimizerCost optimizer_counters(const core::Core& c);
+// The cost of one section of a run on core `c` (steps = 1) from the counters around it. Energies
+// come from the integer differences (core/energy.h, core/adam_unit.h), never from differences of
+// cumulative floating-point totals, so a section costs the same bits whatever ran before it (a
+// resumed run reports what an uninterrupted one does).
+OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounters& before, const OptimizerCounters& after);
+
+// The steps' costs summed in step order.
+OptimizerCost sum_costs(const std::vector<OptimizerCost>& steps);
 
 // An epoch's (or any run of steps') optimizer figures as JSON: steps, cycles, cycles_per_step,
 // cycle_share (of `total_cycles`, the steps' cycles), hbm_read_bytes, hbm_write_bytes,
-// hbm_bytes_per_step, energy_uj, energy_uj_per_step.
-nlohmann::ordered_json optimizer_json(const OptimizerCost& sum, int64_t total_cycles);
+// hbm_bytes_per_step, energy_uj, energy_uj_per_step, unit_energy_uj, and "per_step": one array
+// per figure (cycles, hbm_bytes, energy_uj), element i for the i-th step.
+nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& steps, int64_t total_cycles);
+
+// The per-step costs as checkpoint progress (columns; energies as IEEE-754 bits so a resumed
+// epoch sums exactly the same values) and back. Throws Error naming `path` on a malformed entry.
+nlohmann::ordered_json costs_to_json(const std::vector<OptimizerCost>& steps);
+std::vector<OptimizerCost> costs_from_json(const nlohmann::ordered_json& j, const std::string& path);
 
 // A compiled training step as its two parts (both carry all of the step's data segments).
 struct StepParts {

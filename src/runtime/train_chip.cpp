@@ -99,11 +99,10 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
   m_core->run();
   m_pe.detach(*m_core);
-  const OptimizerCost before = optimizer_counters(*m_core);
+  const OptimizerCounters before = optimizer_counters(*m_core);
   load(sp.update);
   m_core->run();
-  m_last_opt = optimizer_counters(*m_core) - before;
-  m_last_opt.steps = 1;
+  m_last_opt = optimizer_cost_between(*m_core, before, optimizer_counters(*m_core));
   m_opt += m_last_opt;
   return read(p.loss.hbm, 1)[0];
 }

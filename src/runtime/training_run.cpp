@@ -141,6 +141,9 @@ void TrainingRun::resume() {
       global < 0 || static_cast<int64_t>(p["epochs"].size()) != m_epoch)
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_counters = counters_from_json(p["counters"], path);
+  m_opt_steps = costs_from_json(p.contains("optimizer_steps") ? p["optimizer_steps"] : nlohmann::ordered_json(), path);
+  if (static_cast<int64_t>(m_opt_steps.size()) != m_step)
+    throw Error(path, "corrupt checkpoint progress (optimizer per-step costs)");
   if (p.contains("pe")) m_pe = PeTally::from_json(p["pe"], path);
   m_epochs = p["epochs"];
   try {
@@ -166,6 +169,7 @@ void TrainingRun::save(int epoch) {
   c.progress["loss_sum_bits"] = std::bit_cast<uint64_t>(m_loss_sum);
   c.progress["samples"] = m_samples;
   c.progress["counters"] = counters_to_json(m_counters);
+  c.progress["optimizer_steps"] = costs_to_json(m_opt_steps);
   c.progress["pe"] = m_pe.to_json();
   c.progress["epochs"] = m_epochs;
   c.params = m_trainer->params();
@@ -202,7 +206,7 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
       m_loss_sum += static_cast<double>(m_trainer->step(b.images.data(), b.labels.data(), b.size)) * b.size;
       add_difference(m_counters, snapshot(), before);
       m_pe.add_step(m_trainer->pe_attribution().keys(), m_trainer->pe_attribution().work() - pe_before);
-      m_opt += m_trainer->last_optimizer_cost();
+      m_opt_steps.push_back(m_trainer->last_optimizer_cost());
       m_samples += b.size;
       ++m_step;
       if (cb.progress) cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
@@ -218,7 +222,7 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
     m_samples = 0;
     m_counters = StepCounters{};
     m_pe = PeTally{};
-    m_opt = OptimizerCost{};
+    m_opt_steps.clear();
     if (checkpoints) save(m_epoch + 1);
   }
   return true;
@@ -228,8 +232,9 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
 // the epoch's steps), train_accuracy (+ train_accuracy_samples), test_accuracy, test_loss,
 // sim_cycles, sim_chip_seconds (cycles / clock), sim_host_link_seconds, sim_seconds (chip + host
 // link), samples_per_sim_second, mxu_utilization and vector_utilization (busy / cycles), energy_j
-// and average_power_w (chip energy / chip seconds), pe (the MXU work of the training steps per
-// layer and phase: runtime/pe_attribution.h), host_seconds (wall time of the epoch in this
+// (the core's plus the Adam unit's) and average_power_w (chip energy / chip seconds), optimizer
+// (optimizer_json: sums and per-step lists), pe (the MXU work of the training steps per layer and
+// phase: runtime/pe_attribution.h), host_seconds (wall time of the epoch in this
 // process, evaluation included: the one figure a resume does not reproduce).
 nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seconds) {
   const int batch = m_options.trainer.batch;
@@ -247,7 +252,8 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   const double chip_s = cycles / m_options.config.spec.clock_hz;
   const double link_s = static_cast<double>(c.host_bytes) / m_options.trainer.host_bytes_per_second;
   const double energy_j =
-      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, c.macs, c.cycles)) * 1e-12;
+      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, c.macs, c.cycles)) * 1e-12 +
+      sum_costs(m_opt_steps).unit_energy_uj * 1e-6;
   nlohmann::ordered_json j;
   j["epoch"] = m_epoch + 1;
   j["steps"] = steps;
@@ -267,7 +273,7 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   j["energy_j"] = energy_j;
   j["average_power_w"] = ratio(energy_j, chip_s);
   j["host_seconds"] = wall_seconds;
-  j["optimizer"] = optimizer_json(m_opt, c.cycles);
+  j["optimizer"] = optimizer_json(m_opt_steps, c.cycles);
   j["pe"] = pe_json(m_options.config.spec, m_pe);
   return j;
 }

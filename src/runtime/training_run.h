@@ -6,7 +6,8 @@
 // the first test-set-sized slice of the training set in file order (train accuracy) and over the
 // test set (test accuracy and loss). The epoch's machine figures are sums of per-step differences of
 // the core's integer counters over the training steps only (evaluation excluded): cycles, MXU and
-// vector busy cycles, event counts and MACs (energy: core/energy.h over those counts), host-link
+// vector busy cycles, event counts and MACs (energy: core/energy.h over those counts, plus the Adam
+// unit's energy from the per-step optimizer costs), host-link
 // bytes (seconds = bytes / host_bytes_per_second). Because they are integer sums, an epoch split by
 // an interruption reports exactly the figures of an uninterrupted one.
 //
@@ -16,7 +17,8 @@
 // name and hash, optimizer and hyper-parameters, batch, seed, steps_limit, host link bandwidth.
 // Its progress (JSON): "epoch" (index of the epoch in progress), "step" (steps done in it),
 // "global_step" (ChipTrainer::steps(), Adam's t), "loss_sum_bits" (the epoch's sum of loss x batch
-// size, IEEE-754 bits), "samples", "counters" (the epoch's integer counters so far), "epochs" (the
+// size, IEEE-754 bits), "samples", "counters" (the epoch's integer counters so far),
+// "optimizer_steps" (the epoch's per-step optimizer costs, optimizer_cost.h), "epochs" (the
 // reports of the finished epochs). resume = true loads the newest checkpoint and continues so that
 // the weights, optimizer state and every per-epoch figure except host_seconds come out
 // bit-identical to an uninterrupted run.
@@ -98,7 +100,7 @@ class TrainingRun {
   double m_loss_sum = 0;
   int64_t m_samples = 0;
   StepCounters m_counters;
-  OptimizerCost m_opt;  // the epoch's optimizer update (optimizer_cost.h); not in checkpoints
+  std::vector<OptimizerCost> m_opt_steps;  // the epoch's optimizer updates so far, one per step
   PeTally m_pe;  // the epoch's MXU work per layer and phase (pe_attribution.h); in checkpoints
   nlohmann::ordered_json m_epochs = nlohmann::ordered_json::array();
 };

@@ -200,12 +200,8 @@ struct Outcome {
 
 Outcome outcome_of(const TrainingRun& r) {
   Outcome o{r.trainer().params(), r.trainer().optimizer_state(), r.trainer().steps(), r.report()["epochs"]};
-  // host_seconds is wall time; "optimizer" (the optimizer update's share, runtime/optimizer_cost.h)
-  // is not kept in checkpoints, so after a mid-epoch resume it covers the steps since the resume.
-  for (auto& e : o.epochs) {
-    e.erase("host_seconds");
-    e.erase("optimizer");
-  }
+  // host_seconds is wall time; everything else, the optimizer's per-step costs included, must match.
+  for (auto& e : o.epochs) e.erase("host_seconds");
   return o;
 }
 
@@ -330,7 +326,12 @@ TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
   // Core totals before the first and after the last training step (set-up runs, such as the Adam
   // unit's initialisation, come before).
   const core::Core& core = r.trainer().core();
-  const auto energy_of = [&] { return core.stats().to_json()["energy"]["total_uj"].get<double>(); };
+  // The chip's energy: the core's plus the Adam unit's (which runs inside the optimizer section).
+  const auto energy_of = [&] {
+    const double unit_pj =
+        core::adam_unit_energy(core.spec().adam, core.machine().adam().stats(), core.spec().energy.hbm_byte_pj).total;
+    return core.stats().to_json()["energy"]["total_uj"].get<double>() + unit_pj * 1e-6;
+  };
   const int64_t cycles0 = core.cycles(), mxu0 = core.unit_busy_cycles(isa::Unit::Mxu);
   const double energy0 = energy_of();
   int64_t cycles = -1, mxu = -1;
@@ -366,6 +367,15 @@ TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
   EXPECT_DOUBLE_EQ(e["sim_host_link_seconds"].get<double>(), 36.0 * (784 + 1) * 4 / o.trainer.host_bytes_per_second);
   EXPECT_DOUBLE_EQ(e["samples_per_sim_second"].get<double>(), 36.0 / e["sim_seconds"].get<double>());
   EXPECT_GT(e["loss"].get<double>(), 0.0);
+  // The optimizer's figures, step by step and summed.
+  const auto& opt = e["optimizer"];
+  EXPECT_EQ(opt["steps"], 5);
+  ASSERT_EQ(opt["per_step"]["cycles"].size(), 5u);
+  int64_t opt_cycles = 0;
+  for (const auto& c : opt["per_step"]["cycles"]) opt_cycles += c.get<int64_t>();
+  EXPECT_EQ(opt["cycles"].get<int64_t>(), opt_cycles);
+  EXPECT_GT(opt["unit_energy_uj"].get<double>(), 0.0);
+  EXPECT_LT(opt["unit_energy_uj"].get<double>(), opt["energy_uj"].get<double>());
   EXPECT_GE(e["test_accuracy"].get<double>(), 0.0);
   EXPECT_LE(e["test_accuracy"].get<double>(), 1.0);
 }
