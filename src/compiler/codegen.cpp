@@ -72,10 +72,33 @@ uint32_t Codegen::descriptor(int64_t count, int64_t chunk, int64_t src_stride, i
   return at;
 }
 
+void Codegen::dma_regs(Opcode op, int d, int a, int b) {
+  m_em.emit(make(op, d, a, b, 0, 0));
+  ++m_pending;
+}
+
+void Codegen::loop_begin(int64_t trips) {
+  if (m_loops.size() >= 2) throw Error("compiler", "loops nest at most two deep");
+  if (trips < 1) throw Error("compiler", "a loop needs at least one trip");
+  const int counter = m_loops.empty() ? kRegLoopOuter : kRegLoopInner;
+  sli(counter, trips);
+  m_em.barrier();
+  m_loops.push_back(LoopFrame{m_em.size(), trips, m_pending, counter});
+}
+
+void Codegen::loop_end() {
+  TESSERA_CHECK(!m_loops.empty(), "loop_end without loop_begin");
+  const LoopFrame f = m_loops.back();
+  m_loops.pop_back();
+  m_em.close_loop(f.top, f.counter);
+  m_pending = f.pending + (m_pending - f.pending) * f.trips;
+}
+
 void Codegen::wait_dmas() {
   if (m_pending == 0) return;
+  TESSERA_CHECK(m_loops.empty(), "a loop body must not wait for DMAs");
   m_em.barrier();
-  m_em.emit(make(Opcode::WAIT, 0, 0, 0, 0, m_pending));
+  m_em.emit(make(Opcode::WAIT, 0, 0, 0, 0, imm32(m_pending, "a DMA count")));
   m_pending = 0;
   m_em.barrier();
 }
@@ -104,14 +127,15 @@ void Codegen::vst_strided(int v, int64_t row, int stride_reg, int stride) {
 
 void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) { m_em.emit(make(o, d, a, b, c, imm)); }
 
-void Codegen::append(const isa::Program& kernel) {
+void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {
   wait_dmas();
   std::vector<isa::Bundle> code = kernel.code;
   TESSERA_CHECK(!code.empty() && code.back().slot[0].op == Opcode::HALT, "appended kernel must end with halt");
   code.pop_back();
+  if (vmem_rows >= 0) touch(vmem_rows);
   for (const isa::Bundle& b : code)
     for (const isa::Instr& in : b.slot)
-      if (in.op == Opcode::VLD || in.op == Opcode::VST) touch(in.imm + m_spec.sublanes);
+      if (vmem_rows < 0 && (in.op == Opcode::VLD || in.op == Opcode::VST)) touch(in.imm + m_spec.sublanes);
   m_em.append(code);
   for (const isa::DataSegment& d : kernel.data) {
     if (d.space == isa::Space::Smem)

@@ -24,6 +24,8 @@ inline constexpr int kRegZero = 0;
 inline constexpr int kRegStride = 28;   // s28, s29: strides of strided loads
 inline constexpr int kRegStride2 = 29;
 inline constexpr int kConstRegs = 8;
+inline constexpr int kRegLoopOuter = 31;  // s31, s30: counters of loop_begin / loop_end
+inline constexpr int kRegLoopInner = 30;
 // Scalar memory: words [0, kDescriptorWords) hold the compiler's DMA descriptors; appended
 // kernels' data follow (next_smem()).
 inline constexpr int64_t kDescriptorWords = 256;
@@ -45,6 +47,18 @@ class Codegen {
   void dma(isa::Opcode op, int64_t dst, int64_t src, int64_t count_or_desc);
   uint32_t descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride);
   void wait_dmas();
+  // One DMA whose operands are already in registers (for loop bodies); the caller declares the
+  // vector-memory rows it writes with touch_rows().
+  void dma_regs(isa::Opcode op, int d, int a, int b);
+  void touch_rows(int64_t row_end) { touch(row_end); }
+
+  // Counted loops, at most two nested: loop_begin emits `sli sC, trips` (s31 outer, s30 inner)
+  // and starts the body at a new bundle; loop_end puts `loop sC, top` in the body's last bundle.
+  // The body is emitted once and runs `trips` times, so it reaches per-trip data only through
+  // registers it advances itself. Its DMAs count `trips` times toward the next wait_dmas(); it
+  // must not wait itself.
+  void loop_begin(int64_t trips);
+  void loop_end();
 
   void vld(int v, int64_t row);
   // sublane s from row + s * stride; `stride_reg` must hold `stride`.
@@ -54,8 +68,9 @@ class Codegen {
   void vst_strided(int v, int64_t row, int stride_reg, int stride);
   void op(isa::Opcode op, int d, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
 
-  // GEMM or other pre-scheduled code; its scalar-memory data go to the program.
-  void append(const isa::Program& kernel);
+  // GEMM or other pre-scheduled code; its scalar-memory data go to the program. `vmem_rows`: the
+  // vector-memory rows [0, vmem_rows) it touches (-1: its vld/vst [s0+imm] operands tell).
+  void append(const isa::Program& kernel, int64_t vmem_rows = -1);
   int64_t next_smem() const { return m_smem_next; }
   // Highest vector-memory row + 1 any kernel touched so far (loads, stores, DMA destinations).
   int64_t vmem_peak_rows() const { return m_vmem_peak; }
@@ -66,7 +81,12 @@ class Codegen {
   const core::CoreSpec& m_spec;
   Emitter m_em;
   int m_next_v = kConstRegs, m_next_s = 1;
-  int m_pending = 0;
+  int64_t m_pending = 0;
+  struct LoopFrame {
+    int64_t top, trips, pending;
+    int counter;
+  };
+  std::vector<LoopFrame> m_loops;
   std::vector<uint32_t> m_smem;
   std::map<std::array<uint32_t, 4>, uint32_t> m_descriptors;
   int64_t m_smem_next;

@@ -5,6 +5,8 @@
 
 #include "common/error.h"
 #include "isa/opcodes.h"
+#include "isa/operands.h"
+#include "kernels/loop_roll.h"
 
 namespace tessera::compiler {
 
@@ -24,6 +26,12 @@ int field(const isa::Instr& in, char f) {
 bool slot_in_class(int slot, isa::SlotClass cls) { return isa::kSlotClass[static_cast<size_t>(slot)] == cls; }
 
 // DMA requests and waits share one order (a wait must follow the DMAs it waits for).
+bool has_label(isa::Opcode op) {
+  for (const isa::Operand& o : isa::signature(op))
+    if (o.kind == isa::OperandKind::Label) return true;
+  return false;
+}
+
 size_t order_key(isa::Unit u) { return static_cast<size_t>(u == isa::Unit::Sync ? isa::Unit::Dma : u); }
 
 }  // namespace
@@ -115,9 +123,34 @@ void Emitter::barrier() {
   m_vmem.clear();
 }
 
+void Emitter::close_loop(int64_t top, int counter) {
+  isa::Instr in;
+  in.op = isa::Opcode::LOOP;
+  in.a = static_cast<uint8_t>(counter);
+  in.imm = static_cast<int32_t>(top);
+  int64_t at = std::max({m_floor, top, size() - 1, ready('s', counter), last_read('s', counter)});
+  while (!slot_free(at, isa::SlotClass::Scalar)) ++at;
+  put(at, in);
+  barrier();
+}
+
+void Emitter::roll_since(int64_t first) {
+  barrier();
+  std::vector<isa::Bundle> code(m_bundles.begin() + first, m_bundles.end());
+  for (isa::Bundle& b : code)
+    for (isa::Instr& in : b.slot)
+      if (has_label(in.op)) in.imm = static_cast<int32_t>(in.imm - first);
+  m_bundles.resize(static_cast<size_t>(first));
+  append(kernels::roll_loops(code, m_spec).code);
+}
+
 void Emitter::append(const std::vector<isa::Bundle>& code) {
   barrier();
+  const int64_t base = size();
   m_bundles.insert(m_bundles.end(), code.begin(), code.end());
+  for (int64_t i = base; i < size(); ++i)
+    for (isa::Instr& in : m_bundles[static_cast<size_t>(i)].slot)
+      if (has_label(in.op)) in.imm = static_cast<int32_t>(in.imm + base);
   m_floor = size();
   // The appended code may use any register: later readers and writers go after it.
   for (int f = 0; f < 3; ++f) {
@@ -130,8 +163,15 @@ void Emitter::append(const std::vector<isa::Bundle>& code) {
 std::vector<isa::Bundle> Emitter::finish() const {
   std::vector<isa::Bundle> out;
   out.reserve(m_bundles.size() + 1);
-  for (const isa::Bundle& b : m_bundles)
-    if (b != isa::Bundle{}) out.push_back(b);
+  std::vector<int32_t> new_index(m_bundles.size() + 1);  // an empty bundle maps to the next kept one
+  for (size_t i = 0; i < m_bundles.size(); ++i) {
+    new_index[i] = static_cast<int32_t>(out.size());
+    if (m_bundles[i] != isa::Bundle{}) out.push_back(m_bundles[i]);
+  }
+  new_index[m_bundles.size()] = static_cast<int32_t>(out.size());
+  for (isa::Bundle& b : out)
+    for (isa::Instr& in : b.slot)
+      if (has_label(in.op)) in.imm = new_index.at(static_cast<size_t>(in.imm));
   isa::Bundle halt;
   halt.slot[0].op = isa::Opcode::HALT;
   out.push_back(halt);

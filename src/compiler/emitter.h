@@ -30,11 +30,19 @@ class Emitter {
   // Places `in`; `vmem_rows` = [first, last] vector-memory rows it touches (vld/vst only).
   int64_t emit(const isa::Instr& in, int64_t row_lo = -1, int64_t row_hi = -1);
   void barrier();
+  // Ends a loop body that starts at bundle `top`: `loop sCounter, top` in the body's last bundle
+  // (or the first later one with a free scalar slot), then a barrier.
+  void close_loop(int64_t top, int counter);
+  // Replaces the bundles from `first` on by their loop-rolled form (kernels/loop_roll.h: periodic
+  // stretches become counted loops; registers it takes are dead after them, per the convention
+  // that kernels hand no scalar register but s0 to later code), after a barrier.
+  void roll_since(int64_t first);
   // Appends already scheduled code (e.g. a GEMM kernel) after everything placed so far.
   void append(const std::vector<isa::Bundle>& code);
   int64_t size() const { return static_cast<int64_t>(m_bundles.size()); }
   const std::vector<isa::Bundle>& bundles() const { return m_bundles; }
-  // The bundles with empty ones dropped (straight-line code) and a final halt.
+  // The bundles with empty ones dropped and a final halt; branch targets (bundle indices, also in
+  // appended code, relative to its first bundle) are renumbered accordingly.
   std::vector<isa::Bundle> finish() const;
 
  private:

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "compiler/kernels_line_dma.h"
 #include "kernels/gemm.h"
 
 namespace tessera::compiler {
@@ -43,28 +44,27 @@ void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst, 
   auto in_range = [](int64_t i, int64_t d, int64_t o, int64_t lim) { return i * d + o >= 0 && i * d + o < lim; };
   const bool whole = p.da == 1 && p.db == 1 && in_range(0, 1, p.oa, p.ap) && in_range(p.a - 1, 1, p.oa, p.ap) &&
                      in_range(0, 1, p.ob, p.bp) && in_range(p.b - 1, 1, p.ob, p.bp);
+  int64_t a_lo = 0, a_hi = p.a;  // rows a that land inside [0, Ap)
+  while (a_lo < p.a && !in_range(a_lo, p.da, p.oa, p.ap)) ++a_lo;
+  while (a_hi > a_lo && !in_range(a_hi - 1, p.da, p.oa, p.ap)) --a_hi;
+  int64_t b0 = 0, b1 = p.b;
+  while (b0 < p.b && !in_range(b0, p.db, p.ob, p.bp)) ++b0;
+  while (b1 > b0 && !in_range(b1 - 1, p.db, p.ob, p.bp)) --b1;
+  const int64_t out_img = p.ap * p.bp * p.c;
   for (int64_t n0 = 0; n0 < p.n; n0 += per_chunk) {
     const int64_t nn = std::min(per_chunk, p.n - n0);
     cg.dma(Opcode::DMAHV, 0, src + n0 * img, nn * img);
     cg.wait_dmas();
-    for (int64_t n = n0; n < n0 + nn; ++n) {
-      const int64_t v = (n - n0) * img;
-      const int64_t out = dst + n * p.ap * p.bp * p.c;
-      if (whole) {
-        cg.dma(Opcode::DMAVH2, out + (p.oa * p.bp + p.ob) * p.c, v,
-               cg.descriptor(p.a, p.b * p.c, p.b * p.c, p.bp * p.c));
-        continue;
-      }
-      int64_t b0 = 0, b1 = p.b;
-      while (b0 < p.b && !in_range(b0, p.db, p.ob, p.bp)) ++b0;
-      while (b1 > b0 && !in_range(b1 - 1, p.db, p.ob, p.bp)) --b1;
-      if (b0 >= b1) continue;
-      const uint32_t desc = cg.descriptor(b1 - b0, p.c, p.c, p.db * p.c);
-      for (int64_t a = 0; a < p.a; ++a) {
-        if (!in_range(a, p.da, p.oa, p.ap)) continue;
-        cg.dma(Opcode::DMAVH2, out + ((a * p.da + p.oa) * p.bp + b0 * p.db + p.ob) * p.c, v + (a * p.b + b0) * p.c,
-               desc);
-      }
+    if (whole) {
+      const LineDmas d{Opcode::DMAVH2, cg.descriptor(p.a, p.b * p.c, p.b * p.c, p.bp * p.c),
+                       {dst + (p.oa * p.bp + p.ob) * p.c, out_img, 0}, {-n0 * img, img, 0}};
+      emit_line_loops(cg, d, n0, nn, 0, 1);
+    } else if (b0 < b1) {
+      // Line (n, a): row a of image n, columns [b0, b1), to its dilated place.
+      const LineDmas d{Opcode::DMAVH2, cg.descriptor(b1 - b0, p.c, p.c, p.db * p.c),
+                       {dst + (p.oa * p.bp + b0 * p.db + p.ob) * p.c, out_img, p.da * p.bp * p.c},
+                       {b0 * p.c - n0 * img, img, p.b * p.c}};
+      emit_line_loops(cg, d, n0, nn, a_lo, a_hi - a_lo);
     }
     cg.wait_dmas();
   }
@@ -79,29 +79,32 @@ void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols,
   if (per_chunk < 1)
     throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) + " x " +
                                 std::to_string(K) + ") needs " + sizes(line, cg));
-  const uint32_t desc = cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K);
+  std::vector<std::array<int64_t, 2>> taps;
+  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * g.kw * c, kh * wp * c});
+  LineDmas d{Opcode::DMAHV2, cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K), {0, g.oh * line, line},
+             {xp, hp * wp * c, s * wp * c}, taps};
   for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
     const int64_t nl = std::min(per_chunk, lines - l0);
-    for (int64_t l = l0; l < l0 + nl; ++l) {
-      const int64_t n = l / g.oh, oh = l % g.oh;
-      for (int64_t kh = 0; kh < g.kh; ++kh)
-        cg.dma(Opcode::DMAHV2, (l - l0) * line + kh * g.kw * c, xp + ((n * hp + oh * s + kh) * wp) * c, desc);
-    }
+    d.dst.base = -l0 * line;
+    emit_line_range(cg, d, l0, nl, g.oh);
+    cg.touch_rows((nl * line + cg.spec().lanes - 1) / cg.spec().lanes);
     cg.wait_dmas();
     cg.dma(Opcode::DMAVH, cols + l0 * line, 0, nl * line);
     cg.wait_dmas();
   }
 }
 
-// [rows, cols] row-major at vector-memory word `v` -> HBM: element (r, c) to dst + c * ld + r.
-// One element-strided DMA per column or per row, whichever is fewer.
-void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t dst, int64_t rows, int64_t cols, int64_t ld) {
+// `images` matrices [rows, cols] row-major at vector-memory words v + i * v_step -> HBM: element
+// (r, c) of matrix i to dst + i * dst_step + c * ld + r. One element-strided DMA per column or per
+// row, whichever is fewer, in loops over the matrices and those.
+void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t v_step, int64_t dst, int64_t dst_step, int64_t images,
+                             int64_t rows, int64_t cols, int64_t ld) {
   if (cols <= rows) {
-    const uint32_t desc = cg.descriptor(rows, 1, cols, 1);
-    for (int64_t c = 0; c < cols; ++c) cg.dma(Opcode::DMAVH2, dst + c * ld, v + c, desc);
+    const LineDmas d{Opcode::DMAVH2, cg.descriptor(rows, 1, cols, 1), {dst, dst_step, ld}, {v, v_step, 1}};
+    emit_line_loops(cg, d, 0, images, 0, cols);
   } else {
-    const uint32_t desc = cg.descriptor(cols, 1, 1, ld);
-    for (int64_t r = 0; r < rows; ++r) cg.dma(Opcode::DMAVH2, dst + r, v + r * cols, desc);
+    const LineDmas d{Opcode::DMAVH2, cg.descriptor(cols, 1, 1, ld), {dst, dst_step, 1}, {v, v_step, cols}};
+    emit_line_loops(cg, d, 0, images, 0, rows);
   }
 }
 
@@ -113,7 +116,7 @@ void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int
     const int64_t nr = std::min(per_chunk, rows - r0);
     cg.dma(Opcode::DMAHV, 0, a + r0 * cols, nr * cols);
     cg.wait_dmas();
-    emit_scatter_transposed(cg, 0, at + r0, nr, cols, rows);
+    emit_scatter_transposed(cg, 0, 0, at + r0, 0, 1, nr, cols, rows);
     cg.wait_dmas();
   }
 }
@@ -124,24 +127,19 @@ void emit_flip_kernel(Codegen& cg, const std::string& name, int64_t w, int64_t w
   if (words > vmem_words(cg)) throw Error("compiler", "tensor '" + name + "': the kernel needs " + sizes(words, cg));
   cg.dma(Opcode::DMAHV, 0, w, words);
   cg.wait_dmas();
-  for (int64_t kh = 0; kh < g.kh; ++kh)
-    for (int64_t kw = 0; kw < g.kw; ++kw) {
-      const int64_t flipped = (g.kh - 1 - kh) * g.kw + (g.kw - 1 - kw);
-      emit_scatter_transposed(cg, (kh * g.kw + kw) * block, wf + flipped * block, g.ci, g.co, g.ci);
-    }
+  // Tap t = kh * KW + kw goes to the flipped tap KH * KW - 1 - t.
+  const int64_t taps = int64_t{g.kh} * g.kw;
+  emit_scatter_transposed(cg, 0, block, wf + (taps - 1) * block, -block, taps, g.ci, g.co, g.ci);
   cg.wait_dmas();
 }
 
 // A GEMM with a ragged last K tile relies on zeros in vector memory past the K columns of its A
-// panels and past the K rows of its weight slots; other kernels leave data there.
-void zero_vmem_footprint(Codegen& cg, const isa::Program& gemm) {
-  int64_t rows = 0;
-  for (const isa::Bundle& b : gemm.code)
-    for (const isa::Instr& in : b.slot)
-      if (in.op == Opcode::VLD) rows = std::max<int64_t>(rows, in.imm + cg.spec().sublanes);
+// panels and past the K rows of its weight slots (the DMAs write only the valid part); other
+// kernels leave data there, so the rows its loads read are cleared first.
+void zero_vmem_footprint(Codegen& cg, const kernels::GemmPlan& plan) {
   const int z = cg.vreg();
   cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
-  for (int64_t r = 0; r < rows; r += cg.spec().sublanes) cg.vst(z, r);
+  for (int64_t r = 0; r < plan.load_rows; r += cg.spec().sublanes) cg.vst(z, r);
 }
 
 // The padded input xp of a convolution (x itself when there is no padding).
@@ -173,8 +171,8 @@ void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_
   kernels::GemmPlacement at{a, b, c, cg.next_smem()};
   try {
     const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
-    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.program);
-    cg.append(gemm.program);
+    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.plan);
+    cg.append(gemm.program, gemm.plan.vmem_rows);
     stats.mxu_macs += gemm.plan.macs();
     ++stats.gemms;
   } catch (const Error& e) {

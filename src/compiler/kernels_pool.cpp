@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "compiler/kernels_conv.h"
+#include "compiler/kernels_line_dma.h"
 
 namespace tessera::compiler {
 
@@ -48,19 +49,19 @@ void move_taps(Codegen& cg, const ConvGeom& g, const PoolTiles& t, int64_t x, in
   const int64_t lanes = cg.spec().lanes;
   const uint32_t desc = to_vmem ? cg.descriptor(g.ow, g.ci, int64_t{g.stride} * g.ci, g.ci)
                                 : cg.descriptor(g.ow, g.ci, g.ci, int64_t{g.stride} * g.ci);
-  for (int64_t l = l0; l < l0 + nl; ++l) {
-    const int64_t n = l / g.oh, oh = l % g.oh;
-    for (int64_t kh = 0; kh < g.kh; ++kh)
-      for (int64_t kw = 0; kw < g.kw; ++kw) {
-        const int64_t tap = kh * g.kw + kw;
-        const int64_t hbm = x + ((n * g.h + oh * g.stride + kh) * g.w + kw) * g.ci;
-        const int64_t vmem = tap * t.buf_rows * lanes + (l - l0) * t.line;
-        if (to_vmem)
-          cg.dma(Opcode::DMAHV2, vmem, hbm, desc);
-        else
-          cg.dma(Opcode::DMAVH2, hbm, vmem, desc);
-      }
-  }
+  // Line (n, oh) of tap (kh, kw): HBM x + ((n * H + oh * stride + kh) * W + kw) * C, vector memory
+  // tap * buf_rows * lanes + (l - l0) * line.
+  const LineAddr hbm{x, int64_t{g.h} * g.w * g.ci, int64_t{g.stride} * g.w * g.ci};
+  const LineAddr vmem{-l0 * t.line, int64_t{g.oh} * t.line, t.line};
+  std::vector<std::array<int64_t, 2>> offsets;
+  for (int64_t kh = 0; kh < g.kh; ++kh)
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t v = (kh * g.kw + kw) * t.buf_rows * lanes, h = (kh * g.w + kw) * g.ci;
+      offsets.push_back(to_vmem ? std::array<int64_t, 2>{v, h} : std::array<int64_t, 2>{h, v});
+    }
+  const LineDmas d{to_vmem ? Opcode::DMAHV2 : Opcode::DMAVH2, desc, to_vmem ? vmem : hbm, to_vmem ? hbm : vmem, offsets};
+  emit_line_range(cg, d, l0, nl, g.oh);
+  if (to_vmem) cg.touch_rows(t.taps * t.buf_rows);
 }
 
 // The first maximum over the taps of vreg position j: returns {best value, winning tap index}.

@@ -28,6 +28,7 @@ bool lower_conv_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const int64_t dst = p.hbm.at(n.output);
   HbmScratch scratch{p.out.stats.hbm_words, p.spec->hbm_bytes / 4, p.scratch_words};
   CompileStats& stats = p.out.stats;
+  const int64_t first = cg.em().size();
   switch (n.op) {
     case graph::OpKind::kConv2D:
       emit_conv2d(cg, stats, scratch, out.name, in(0), in(1), dst, conv_geom(shape(0), shape(1), out.shape, n.attrs));
@@ -50,6 +51,7 @@ bool lower_conv_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
       return false;
   }
   p.scratch_words = scratch.peak;
+  cg.em().roll_since(first);  // the vector-unit code of pooling and the straight DMA stretches
   return true;
 }
 

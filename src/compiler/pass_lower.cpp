@@ -28,41 +28,18 @@ using graph::OpKind;
 
 namespace {
 
-int64_t count(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
+// Kernels longer than this many bundles have their periodic stretches rolled into loops
+// (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles).
+constexpr int64_t kRollAbove = 2048;
 
-// A GEMM with a ragged last K tile relies on zeros in vector memory past the K columns of its
-// A panels and past the K rows of its weight slots (the DMAs write only the valid part); other
-// kernels leave data there, so the rows it reads are cleared first.
-void zero_vmem_footprint(Codegen& cg, const isa::Program& gemm) {
-  int64_t rows = 0;
-  for (const isa::Bundle& b : gemm.code)
-    for (const isa::Instr& in : b.slot)
-      if (in.op == isa::Opcode::VLD) rows = std::max<int64_t>(rows, in.imm + cg.spec().sublanes);
-  cg.op(isa::Opcode::VBCASTI, 0, 0, 0, 0, 0);
-  for (int64_t r = 0; r < rows; r += cg.spec().sublanes) cg.vst(0, r);
-}
+int64_t count(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
 
 void lower_matmul(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const graph::Graph& g = p.graph;
   const graph::Value& a = g.value(n.inputs[0]);
   const graph::Value& b = g.value(n.inputs[1]);
-  const int M = static_cast<int>(a.shape[0]), K = static_cast<int>(a.shape[1]), N = static_cast<int>(b.shape[1]);
-  kernels::GemmPlacement at;
-  at.a_hbm = p.hbm.at(a.id);
-  at.b_hbm = p.hbm.at(b.id);
-  at.c_hbm = p.hbm.at(n.output);
-  at.smem_base = cg.next_smem();
-  try {
-    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
-    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.program);
-    cg.append(gemm.program);
-    p.out.stats.mxu_macs += gemm.plan.macs();
-    ++p.out.stats.gemms;
-  } catch (const Error& e) {
-    throw Error("compiler", "matmul '" + g.value(n.output).name + "' [" + std::to_string(M) + " x " +
-                                std::to_string(K) + "] x [" + std::to_string(K) + " x " + std::to_string(N) +
-                                "]: " + e.what());
-  }
+  emit_gemm(cg, p.out.stats, g.value(n.output).name, p.hbm.at(a.id), p.hbm.at(b.id), p.hbm.at(n.output),
+            static_cast<int>(a.shape[0]), static_cast<int>(a.shape[1]), static_cast<int>(b.shape[1]));
 }
 
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
@@ -151,6 +128,7 @@ void pass_lower(Pipeline& p) {
   for (const graph::Node& n : p.graph.nodes()) {
     const int64_t first = cg.em().size();
     lower_node(p, cg, n);
+    if (cg.em().size() - first > kRollAbove) cg.em().roll_since(first);
     ++p.out.stats.kernels;
     if (const std::optional<MxuRole> role = mxu_role(p.graph, n))  // emitter bundles until finish()
       p.out.mxu_regions.push_back(MxuRegion{first, cg.em().size(), p.graph.value(n.output).name, *role});

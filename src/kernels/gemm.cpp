@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "kernels/bundle_builder.h"
+#include "kernels/loop_roll.h"
 
 namespace tessera::kernels {
 
@@ -35,8 +36,8 @@ struct Tile {
 
 class GemmGenerator {
  public:
-  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base)
-      : m_spec(spec), m_plan(plan), m_smem_base(smem_base) {}
+  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base, bool loops)
+      : m_spec(spec), m_plan(plan), m_smem_base(smem_base), m_loops(loops) {}
   isa::Program generate();
 
  private:
@@ -65,6 +66,7 @@ class GemmGenerator {
   const core::CoreSpec& m_spec;
   GemmPlan& m_plan;
   int64_t m_smem_base = 0;
+  bool m_loops = true;
   BundleBuilder m_bb;
   int m_rs = 0;      // R / S: mlw ops per tile
   int m_lag = 0;     // D: pushes between a result's push and its pop
@@ -293,7 +295,24 @@ isa::Program GemmGenerator::generate() {
   place_waits();
 
   isa::Program prog;
-  prog.code = m_bb.finish();
+  const std::vector<isa::Bundle> straight = m_bb.finish();
+  for (const isa::Bundle& b : straight)
+    for (const isa::Instr& in : b.slot) {
+      const int64_t end = static_cast<int64_t>(in.imm) + p.S;
+      if (in.op == Opcode::VLD) p.load_rows = std::max(p.load_rows, end);
+      if (in.op == Opcode::VLD || in.op == Opcode::VST) p.vmem_rows = std::max(p.vmem_rows, end);
+    }
+  if (m_loops) {
+    // A trip's taken branch costs a cycle; the array takes S cycles per 2-bundle push, so bodies of
+    // >= 192 / S bundles (24 at 8 sublanes) keep it within about 1% when issue is the limit.
+    RollOptions o;
+    o.min_body = std::max(24, 192 / p.S);
+    RolledCode rolled = roll_loops(straight, m_spec, o);
+    prog.code = std::move(rolled.code);
+    p.loops = rolled.loops;
+  } else {
+    prog.code = straight;
+  }
   if (static_cast<int64_t>(prog.code.size()) > m_spec.imem_bundles)
     throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) + " bundles; instruction memory holds " +
                             std::to_string(m_spec.imem_bundles) + " (use a smaller shape)");
@@ -307,14 +326,14 @@ isa::Program GemmGenerator::generate() {
 
 }  // namespace
 
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N) {
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, bool loops) {
   GemmPlacement at;
   at.b_hbm = static_cast<int64_t>(M) * K;
   at.c_hbm = at.b_hbm + static_cast<int64_t>(K) * N;
-  return make_gemm(spec, M, K, N, at);
+  return make_gemm(spec, M, K, N, at, loops);
 }
 
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at) {
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at, bool loops) {
   if (M < 1 || K < 1 || N < 1) throw Error("gemm", "M, K and N must be positive");
   GemmPlan plan;
   plan.M = M, plan.K = K, plan.N = N;
@@ -330,7 +349,7 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   const int64_t end = std::max({plan.a_hbm + static_cast<int64_t>(M) * K, plan.b_hbm + static_cast<int64_t>(K) * N,
                                 plan.c_hbm + static_cast<int64_t>(M) * N});
   if (end * 4 > spec.hbm_bytes || end > INT32_MAX) throw Error("gemm", "HBM cannot hold A, B and C");
-  GemmGenerator gen(spec, plan, at.smem_base);
+  GemmGenerator gen(spec, plan, at.smem_base, loops);
   GemmProgram out;
   out.program = gen.generate();
   plan.tiles = static_cast<int64_t>(plan.MC) * plan.NT * plan.KT;

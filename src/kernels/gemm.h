@@ -9,7 +9,8 @@
 // the value is unchanged unless a chain result is -0, which then reads +0), N and M are padded and
 // the padding is never stored.
 //
-// Schedule (straight-line code; every address is an immediate, s0 holds 0):
+// Schedule (generated as straight-line code, every address an immediate, s0 holding 0; then its
+// periodic stretches are rolled into counted loops by kernels/loop_roll.h):
 //   * M is cut into chunks of Mb rows (Mb <= acc_blocks * sublanes, and vector memory must hold the
 //     chunk's A panel); per chunk, per N tile, per K tile (fastest) one weight tile is loaded and all
 //     Mb rows are pushed ("steps": two bundles per push, A and B).
@@ -45,6 +46,9 @@ struct GemmPlan {
   int64_t tiles = 0;             // weight tiles loaded: MC * NT * KT
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;  // word addresses
   bool double_buffer = true;
+  // Vector-memory rows [0, load_rows) its loads read, [0, vmem_rows) its loads and stores touch.
+  int64_t load_rows = 0, vmem_rows = 0;
+  int64_t loops = 0;             // counted loops in the code (kernels/loop_roll.h)
   // The published weight-stationary formula summed over the M chunks (each padded to S):
   // sum_c KT * NT * (2R + C + Mp_c - 2); for one chunk, ceil(K/R)*ceil(N/C)*(2R+C+M-2).
   int64_t formula_cycles = 0;
@@ -56,7 +60,9 @@ struct GemmProgram {
   GemmPlan plan;
 };
 
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N);
+// `loops` false: the straight-line code, no loops rolled (its single-buffered MXU span is exactly
+// the formula; loops add their taken-branch cycles when the MXU waits for issue).
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, bool loops = true);
 
 // Where a GEMM embedded in a larger program keeps its operands (HBM word addresses) and its DMA
 // descriptors (scalar memory from word smem_base). The code still uses vector memory from row 0,
@@ -65,7 +71,7 @@ struct GemmPlacement {
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
   int64_t smem_base = 0;
 };
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at);
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at, bool loops = true);
 
 // Appends A (M x K) and B (K x N) as HBM data segments at the plan's addresses.
 void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b);

@@ -70,13 +70,6 @@ TEST_F(TrainCli, CompileBadEmit_bad) {
   EXPECT_EQ(r.err, "tessera: error: compile: --emit must be asm or stats, got 'pdf'\n");
 }
 
-// The GEMM and im2col generators emit straight-line code: cnn at batch 128 outgrows the
-// instruction memory, and says so (docs/compiler.md).
-TEST_F(TrainCli, CompileProgramTooLongForTheInstructionMemory_bad) {
-  const Result r = run("compile --model cnn --batch 128");
-  EXPECT_EQ(r.err, "tessera: error: compiler: the program needs 415925 bundles; instruction memory holds 65536\n");
-}
-
 // A scratch directory under the build tree, emptied first.
 std::string scratch(const std::string& name) {
   const std::string d = std::string(TESSERA_BINARY_DIR) + "/test-scratch/" + name;

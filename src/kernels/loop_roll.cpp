@@ -1,0 +1,413 @@
+#include "kernels/loop_roll.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "isa/opcodes.h"
+#include "isa/operands.h"
+
+namespace tessera::kernels {
+
+namespace {
+
+using isa::Bundle;
+using isa::Instr;
+using isa::Opcode;
+using isa::OperandKind;
+
+constexpr int kZeroReg = 0;
+
+bool is_control(const Instr& in) { return isa::op_info(in.op).latency == isa::LatencyClass::Branch; }
+
+bool has_label(const Instr& in) {
+  for (const isa::Operand& o : isa::signature(in.op))
+    if (o.kind == OperandKind::Label) return true;
+  return false;
+}
+
+// How the immediate of an op may vary between copies: not at all, as an sli value, or as the
+// offset of a memory operand based on the zero register (field `base`).
+enum class Vary { Fixed, Sli, Mem };
+struct SlotVary {
+  Vary kind = Vary::Fixed;
+  isa::Field base = isa::Field::D;
+};
+
+SlotVary slot_vary(const Instr& in, bool zero_ok) {
+  if (in.op == Opcode::SLI) return {Vary::Sli, isa::Field::D};
+  if (!zero_ok) return {};
+  for (const isa::Operand& o : isa::signature(in.op))
+    if (o.kind == OperandKind::Mem && isa::field_value(in, o.field) == kZeroReg) return {Vary::Mem, o.field};
+  return {};
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xbf58476d1ce4e5b9ull;
+}
+
+uint64_t slot_word(const Instr& in) {
+  return static_cast<uint64_t>(in.op) | uint64_t{in.d} << 16 | uint64_t{in.a} << 24 | uint64_t{in.b} << 32 |
+         uint64_t{in.c} << 40;
+}
+
+struct Region {
+  int64_t start = 0, end = 0, period = 0;
+  int64_t saving() const { return ((end - start) / period - 1) * period - 2; }
+};
+
+// A region turned into a loop: `setup` bundles, then the rewritten body at `top`, `trips` times.
+struct Loop {
+  int64_t top = 0, length = 0, trips = 0;
+  std::vector<Bundle> setup, body;
+};
+
+class Roller {
+ public:
+  Roller(const std::vector<Bundle>& code, const core::CoreSpec& spec, const RollOptions& o)
+      : m_code(code), m_spec(spec), m_opt(o), m_n(static_cast<int64_t>(code.size())) {}
+  RolledCode run();
+
+ private:
+  bool same_shape(int64_t x, int64_t y) const;
+  int64_t imm(int64_t x, int s) const { return m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)].imm; }
+  bool consistent(int64_t y, int64_t L) const;
+  void analyse();
+  std::vector<int64_t> candidate_periods() const;
+  void regions_for(int64_t L, std::vector<Region>& out) const;
+  bool plan(const Region& r, Loop& loop) const;
+  std::map<int64_t, Loop> select(const std::vector<Region>& regions) const;
+  bool dead_after(int reg, int64_t from) const;
+  int free_scalar(const Bundle& b) const;
+
+  const std::vector<Bundle>& m_code;
+  const core::CoreSpec& m_spec;
+  RollOptions m_opt;
+  int64_t m_n;
+  bool m_zero_ok = true;
+  std::vector<uint64_t> m_key;
+  std::vector<char> m_barrier;
+};
+
+bool Roller::same_shape(int64_t x, int64_t y) const {
+  if (m_barrier[static_cast<size_t>(x)] || m_barrier[static_cast<size_t>(y)]) return false;
+  if (m_key[static_cast<size_t>(x)] != m_key[static_cast<size_t>(y)]) return false;
+  const Bundle& a = m_code[static_cast<size_t>(x)];
+  const Bundle& b = m_code[static_cast<size_t>(y)];
+  for (int s = 0; s < isa::kNumSlots; ++s) {
+    const Instr& p = a.slot[static_cast<size_t>(s)];
+    const Instr& q = b.slot[static_cast<size_t>(s)];
+    if (slot_word(p) != slot_word(q)) return false;
+    if (slot_vary(p, m_zero_ok).kind == Vary::Fixed && p.imm != q.imm) return false;
+  }
+  return true;
+}
+
+// Copies y, y + L, y + 2L (already of the same shape) have affine immediates.
+bool Roller::consistent(int64_t y, int64_t L) const {
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (int64_t{imm(y + L, s)} - imm(y, s) != int64_t{imm(y + 2 * L, s)} - imm(y + L, s)) return false;
+  return true;
+}
+
+void Roller::analyse() {
+  for (const Bundle& b : m_code)
+    for (const Instr& in : b.slot)
+      for (isa::RegRef r : isa::written_registers(in))
+        if (r.file == isa::RegFile::Scalar && r.index == kZeroReg && !(in.op == Opcode::SLI && in.imm == 0))
+          m_zero_ok = false;
+  m_key.assign(static_cast<size_t>(m_n), 0);
+  m_barrier.assign(static_cast<size_t>(m_n), 0);
+  for (int64_t x = 0; x < m_n; ++x) {
+    uint64_t h = 0x1234567;
+    for (const Instr& in : m_code[static_cast<size_t>(x)].slot) {
+      h = mix(h, slot_word(in));
+      if (slot_vary(in, m_zero_ok).kind == Vary::Fixed) h = mix(h, static_cast<uint32_t>(in.imm));
+      if (is_control(in)) m_barrier[static_cast<size_t>(x)] = 1;
+      if (has_label(in) && in.imm >= 0 && in.imm < m_n) m_barrier[static_cast<size_t>(in.imm)] = 1;
+    }
+    m_key[static_cast<size_t>(x)] = h;
+  }
+}
+
+// Periods worth scanning: distances to the previous occurrence of the same 4-bundle window, the
+// most frequent first.
+std::vector<int64_t> Roller::candidate_periods() const {
+  constexpr int64_t kWindow = 4;
+  std::unordered_map<uint64_t, int64_t> last;
+  std::map<int64_t, int64_t> count;
+  int64_t barriers = 0;  // in the window [x, x + kWindow)
+  for (int64_t x = 0; x < m_n; ++x) {
+    barriers += m_barrier[static_cast<size_t>(x)];
+    if (x >= kWindow) barriers -= m_barrier[static_cast<size_t>(x - kWindow)];
+    if (x + 1 < kWindow || barriers > 0) continue;
+    uint64_t h = 0;
+    for (int64_t k = x + 1 - kWindow; k <= x; ++k) h = mix(h, m_key[static_cast<size_t>(k)]);
+    auto [it, inserted] = last.try_emplace(h, x);
+    if (inserted) continue;
+    const int64_t L = x - it->second;
+    it->second = x;
+    if (L <= m_opt.max_period) ++count[L];
+  }
+  std::vector<std::pair<int64_t, int64_t>> by_count;
+  for (auto [L, c] : count)
+    if (c >= 8) by_count.push_back({c, L});
+  std::sort(by_count.rbegin(), by_count.rend());
+  // Shapes may repeat sooner than immediates become affine (a ring of buffers, rotating
+  // registers): small multiples of the frequent periods too.
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < by_count.size() && i < 24; ++i)
+    for (int64_t m : {1, 2, 3, 4, 6, 12}) {
+      const int64_t L = by_count[i].second * m;
+      if (L <= m_opt.max_period && std::find(out.begin(), out.end(), L) == out.end()) out.push_back(L);
+    }
+  return out;
+}
+
+// Maximal regions of period L: runs of x with same_shape(x, x + L), split where the immediates
+// stop being affine.
+void Roller::regions_for(int64_t L, std::vector<Region>& out) const {
+  auto emit = [&](int64_t start, int64_t end) {
+    const Region r{start, end, L};
+    if ((end - start) / L >= 2 && r.saving() >= m_opt.min_saving) out.push_back(r);
+  };
+  int64_t x = 0;
+  while (x + L < m_n) {
+    if (!same_shape(x, x + L)) {
+      ++x;
+      continue;
+    }
+    int64_t j = x;
+    while (j + L < m_n && same_shape(j, j + L)) ++j;
+    int64_t start = x;
+    for (int64_t y = x; y < j - L; ++y)
+      if (!consistent(y, L)) {
+        emit(start, y + 2 * L);
+        start = y + 1;
+      }
+    emit(start, j + L);
+    x = j;
+  }
+}
+
+int Roller::free_scalar(const Bundle& b) const {
+  int n = 0;
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar && b.slot[static_cast<size_t>(s)].op == Opcode::NOP)
+      ++n;
+  return n;
+}
+
+// True if scalar register `reg` is written before it is read from bundle `from` on (or never
+// referenced again before a halt or the end). A branch back into [from, here) was scanned
+// already; any other branch ends the scan (not dead).
+bool Roller::dead_after(int reg, int64_t from) const {
+  for (int64_t x = from; x < m_n; ++x) {
+    bool written = false, halt = false, leaves = false;
+    for (const Instr& in : m_code[static_cast<size_t>(x)].slot) {
+      halt = halt || in.op == Opcode::HALT;
+      if (has_label(in) && (in.imm < from || in.imm > x)) leaves = true;
+      for (isa::RegRef r : isa::read_registers(in))
+        if (r.file == isa::RegFile::Scalar && r.index == reg) return false;
+      for (isa::RegRef r : isa::written_registers(in))
+        if (r.file == isa::RegFile::Scalar && r.index == reg) written = true;
+    }
+    if (written || halt) return true;
+    if (leaves) return false;
+  }
+  return true;
+}
+
+void put_scalar(Bundle& b, const Instr& in) {
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar && b.slot[static_cast<size_t>(s)].op == Opcode::NOP) {
+      b.slot[static_cast<size_t>(s)] = in;
+      return;
+    }
+  TESSERA_CHECK(false, "loop roll: no free scalar slot");
+}
+
+Instr scalar_op(Opcode op, int d, int a, int64_t imm) {
+  Instr in{op};
+  in.d = static_cast<uint8_t>(d);
+  in.a = static_cast<uint8_t>(a);
+  in.imm = static_cast<int32_t>(imm);
+  return in;
+}
+
+// Chooses the body length (a multiple of the period, at least min_body when there are trips
+// enough), the rotation whose last bundle has a free scalar slot for `loop`, the registers and the
+// increments; false if the region cannot be rolled.
+bool Roller::plan(const Region& r, Loop& loop) const {
+  const int64_t span = r.end - r.start;
+  int64_t k = std::max<int64_t>(1, (m_opt.min_body + r.period - 1) / r.period);
+  k = std::max<int64_t>(1, std::min(k, span / (2 * r.period)));
+  const int64_t L = k * r.period;
+  int64_t o = 0;
+  while (o < L && (span - o) / L >= 2 && free_scalar(m_code[static_cast<size_t>(r.start + o + L - 1)]) == 0) ++o;
+  if (o >= L || (span - o) / L < 2) return false;
+  loop.top = r.start + o;
+  loop.length = L;
+  loop.trips = (span - o) / L;
+  if ((loop.trips - 1) * L < m_opt.min_saving) return false;
+  const int64_t end = loop.top + loop.trips * L;
+
+  // Deltas of the affine immediates, per body slot.
+  std::vector<std::array<int64_t, isa::kNumSlots>> delta(static_cast<size_t>(L));
+  std::vector<int64_t> distinct;
+  for (int64_t j = 0; j < L; ++j)
+    for (int s = 0; s < isa::kNumSlots; ++s) {
+      const int64_t d = int64_t{imm(loop.top + j + L, s)} - imm(loop.top + j, s);
+      delta[static_cast<size_t>(j)][static_cast<size_t>(s)] = d;
+      if (d == 0) continue;
+      if (std::abs(d) * (loop.trips - 1) > INT32_MAX || int64_t{imm(loop.top + j, s)} - d < INT32_MIN ||
+          int64_t{imm(loop.top + j, s)} - d > INT32_MAX)
+        return false;
+      if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
+    }
+
+  // Registers: untouched by the body, dead after the loop.
+  std::vector<char> used(static_cast<size_t>(m_spec.scalar_regs), 0);
+  used[kZeroReg] = 1;
+  for (int64_t j = 0; j < L; ++j)
+    for (const Instr& in : m_code[static_cast<size_t>(loop.top + j)].slot) {
+      for (isa::RegRef x : isa::read_registers(in))
+        if (x.file == isa::RegFile::Scalar && x.index < used.size()) used[x.index] = 1;
+      for (isa::RegRef x : isa::written_registers(in))
+        if (x.file == isa::RegFile::Scalar && x.index < used.size()) used[x.index] = 1;
+    }
+  std::vector<int> regs;
+  for (int reg = m_spec.scalar_regs - 1; reg > 0 && regs.size() < distinct.size() + 1; --reg)
+    if (!used[static_cast<size_t>(reg)] && dead_after(reg, end)) regs.push_back(reg);
+  if (regs.size() < distinct.size() + 1) return false;
+
+  // Slots: `loop` in the last bundle, the increments as late as possible.
+  loop.body.assign(m_code.begin() + loop.top, m_code.begin() + loop.top + L);
+  int free = 0;
+  for (const Bundle& b : loop.body) free += free_scalar(b);
+  if (free < static_cast<int>(distinct.size()) + 1) return false;
+  const int counter = regs[0];
+  put_scalar(loop.body.back(), scalar_op(Opcode::LOOP, 0, counter, 0));  // target set by the caller
+  std::vector<int64_t> inc_at(distinct.size(), -1);
+  int64_t j = L - 1;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    while (free_scalar(loop.body[static_cast<size_t>(j)]) == 0) --j;
+    put_scalar(loop.body[static_cast<size_t>(j)], scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i]));
+    inc_at[i] = j;
+  }
+
+  // Rewrite the affine slots of the body.
+  for (int64_t b = 0; b < L; ++b)
+    for (int s = 0; s < isa::kNumSlots; ++s) {
+      const int64_t d = delta[static_cast<size_t>(b)][static_cast<size_t>(s)];
+      if (d == 0) continue;
+      const size_t i = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), d) - distinct.begin());
+      Instr& in = loop.body[static_cast<size_t>(b)].slot[static_cast<size_t>(s)];
+      const SlotVary v = slot_vary(in, m_zero_ok);
+      TESSERA_CHECK(v.kind != Vary::Fixed, "loop roll: a fixed immediate varies");
+      const int32_t value = static_cast<int32_t>(in.imm - (b > inc_at[i] ? d : 0));
+      if (v.kind == Vary::Sli) {
+        in = scalar_op(Opcode::SADDI, in.d, regs[i + 1], value);
+      } else {
+        isa::set_field(in, v.base, static_cast<uint8_t>(regs[i + 1]));
+        in.imm = value;
+      }
+    }
+
+  // Setup: the trip count and the induction registers at 0, two per bundle.
+  std::vector<Instr> init{scalar_op(Opcode::SLI, counter, 0, loop.trips)};
+  for (size_t i = 0; i < distinct.size(); ++i) init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, 0));
+  for (size_t i = 0; i < init.size(); ++i) {
+    if (i % 2 == 0) loop.setup.emplace_back();
+    put_scalar(loop.setup.back(), init[i]);
+  }
+  return true;
+}
+
+// The loops of one greedy selection over `regions` (in that order, skipping overlaps).
+std::map<int64_t, Loop> Roller::select(const std::vector<Region>& regions) const {
+  std::map<int64_t, Loop> loops;     // by top
+  std::map<int64_t, int64_t> taken;  // accepted [start, end) by start
+  auto overlaps = [&](int64_t s, int64_t e) {
+    auto it = taken.upper_bound(s);
+    if (it != taken.end() && it->first < e) return true;
+    if (it != taken.begin() && std::prev(it)->second > s) return true;
+    return false;
+  };
+  for (const Region& r : regions) {
+    if (overlaps(r.start, r.end)) continue;
+    Loop loop;
+    if (!plan(r, loop)) continue;
+    const int64_t end = loop.top + loop.trips * loop.length;
+    if (overlaps(loop.top, end)) continue;
+    taken[loop.top] = end;
+    loops.emplace(loop.top, std::move(loop));
+  }
+  return loops;
+}
+
+int64_t rolled_size(int64_t n, const std::map<int64_t, Loop>& loops) {
+  for (const auto& [top, loop] : loops) n -= (loop.trips - 1) * loop.length - static_cast<int64_t>(loop.setup.size());
+  return n;
+}
+
+RolledCode Roller::run() {
+  analyse();
+  std::vector<Region> regions;
+  for (int64_t L : candidate_periods()) regions_for(L, regions);
+  // Two greedy orders, the smaller result kept: largest saving first, and shortest period first
+  // (a long period's body is straight code that shorter loops could have compressed; the rolling
+  // is one level deep).
+  std::stable_sort(regions.begin(), regions.end(),
+                   [](const Region& a, const Region& b) { return a.saving() > b.saving(); });
+  std::map<int64_t, Loop> loops = select(regions);
+  std::stable_sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
+    return a.period != b.period ? a.period < b.period : a.saving() > b.saving();
+  });
+  std::map<int64_t, Loop> short_first = select(regions);
+  if (rolled_size(m_n, short_first) < rolled_size(m_n, loops)) loops = std::move(short_first);
+
+  RolledCode out;
+  out.new_index.assign(static_cast<size_t>(m_n), -1);
+  std::vector<std::pair<size_t, size_t>> remap;  // (bundle, slot) whose label is an input index
+  auto copy = [&](int64_t x, const Bundle& b) {
+    out.new_index[static_cast<size_t>(x)] = static_cast<int64_t>(out.code.size());
+    for (size_t s = 0; s < b.slot.size(); ++s)
+      if (has_label(b.slot[s])) remap.push_back({out.code.size(), s});
+    out.code.push_back(b);
+  };
+  int64_t x = 0;
+  for (auto& [top, loop] : loops) {
+    for (; x < top; ++x) copy(x, m_code[static_cast<size_t>(x)]);
+    for (const Bundle& b : loop.setup) out.code.push_back(b);
+    const auto target = static_cast<int32_t>(out.code.size());
+    for (Bundle& b : loop.body)
+      for (Instr& in : b.slot)
+        if (in.op == Opcode::LOOP) in.imm = target;
+    for (int64_t j = 0; j < loop.length; ++j) {
+      out.new_index[static_cast<size_t>(top + j)] = static_cast<int64_t>(out.code.size());
+      out.code.push_back(loop.body[static_cast<size_t>(j)]);
+    }
+    x = top + loop.trips * loop.length;
+    ++out.loops;
+  }
+  for (; x < m_n; ++x) copy(x, m_code[static_cast<size_t>(x)]);
+  for (auto [b, s] : remap) {
+    Instr& in = out.code[b].slot[s];
+    TESSERA_CHECK(in.imm >= 0 && in.imm < m_n && out.new_index[static_cast<size_t>(in.imm)] >= 0,
+                  "loop roll: a branch target was rolled away");
+    in.imm = static_cast<int32_t>(out.new_index[static_cast<size_t>(in.imm)]);
+  }
+  return out;
+}
+
+}  // namespace
+
+RolledCode roll_loops(const std::vector<Bundle>& code, const core::CoreSpec& spec, const RollOptions& options) {
+  return Roller(code, spec, options).run();
+}
+
+}  // namespace tessera::kernels
