@@ -32,6 +32,17 @@ inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& imag
   for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(rng.next() % 10));
 }
 
+// A batch of synthetic_samples.
+struct SampleBatch {
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+inline SampleBatch synthetic_batch(int64_t n, uint64_t seed) {
+  SampleBatch b;
+  synthetic_samples(n, seed, b.images, b.labels);
+  return b;
+}
+
 // Words whose bits differ between two lists of tensors (shape mismatches fail the test).
 inline size_t differing_words(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
   EXPECT_EQ(a.size(), b.size());

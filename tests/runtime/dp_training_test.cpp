@@ -14,17 +14,6 @@
 namespace tessera::runtime {
 namespace {
 
-struct Data {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
-Data synthetic(int n, uint64_t seed) {
-  Data d;
-  chip_test::synthetic_samples(n, seed, d.images, d.labels);
-  return d;
-}
-
 system::SystemSpec ring(int chips, int cores_per_chip) {
   system::SystemSpec s;
   s.chips = chips;
@@ -48,7 +37,7 @@ DataParallelOptions options(graph::OptimizerKind kind, int batch, const system::
 std::vector<double> train(DataParallelTrainer& t, int steps, int batch) {
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
-    const Data d = synthetic(batch, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
     losses.push_back(t.step(d.images.data(), d.labels.data(), batch));
     EXPECT_TRUE(t.diverged_replicas().empty()) << "step " << s;
   }
@@ -61,7 +50,7 @@ void one_processor_equals_chip_trainer(graph::OptimizerKind kind) {
   DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), o);
   ChipTrainer chip(mlp, chip_test::tpu_v2_like(), o.trainer);
   for (int s = 0; s < 3; ++s) {
-    const Data d = synthetic(8, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(8, 200 + static_cast<uint64_t>(s));
     const float lc = chip.step(d.images.data(), d.labels.data(), 8);
     const double ld = dp.step(d.images.data(), d.labels.data(), 8);
     EXPECT_EQ(static_cast<double>(lc), ld) << "step " << s;
@@ -94,7 +83,7 @@ TEST(DataParallel, RaggedShardsKeepReplicasIdenticalAndWeighTheMean) {
   ChipTrainer chip(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 8, ring(3, 1)).trainer);
   const std::vector<double> l = train(dp, 3, 8);
   for (int s = 0; s < 3; ++s) {
-    const Data d = synthetic(8, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(8, 200 + static_cast<uint64_t>(s));
     const double lc = chip.step(d.images.data(), d.labels.data(), 8);
     EXPECT_NEAR(l[static_cast<size_t>(s)], lc, 1e-5 * std::abs(lc)) << "step " << s;
   }
@@ -112,7 +101,7 @@ TEST(DataParallel, AdamOnTheVectorUnitWithRaggedShardsFollowsTheSingleChip) {
   ChipTrainer chip(mlp, chip_test::tpu_v2_like(), o.trainer);
   const std::vector<double> l = train(dp, 2, 10);
   for (int s = 0; s < 2; ++s) {
-    const Data d = synthetic(10, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(10, 200 + static_cast<uint64_t>(s));
     const double lc = chip.step(d.images.data(), d.labels.data(), 10);
     EXPECT_NEAR(l[static_cast<size_t>(s)], lc, 1e-4 * std::abs(lc)) << "step " << s;
   }
@@ -128,7 +117,7 @@ TEST(DataParallel, LossCurveMatchesSingleChipTrainingAtTheSameGlobalBatch) {
   ChipTrainer chip(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, batch, ring(4, 1)).trainer);
   const std::vector<double> l = train(dp, 10, batch);
   for (int s = 0; s < 10; ++s) {
-    const Data d = synthetic(batch, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
     const double lc = chip.step(d.images.data(), d.labels.data(), batch);
     EXPECT_NEAR(l[static_cast<size_t>(s)], lc, 1e-4 * std::abs(lc)) << "step " << s;
   }
@@ -160,7 +149,7 @@ TEST(DataParallel, MoreProcessorsThanSamples_bad) {
             }),
             "train: batch 3 has fewer samples than the 4 processors (4 chips x 1 cores)");
   DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 4, ring(2, 1)));
-  const Data d = synthetic(1, 1);
+  const chip_test::SampleBatch d = chip_test::synthetic_batch(1, 1);
   EXPECT_EQ(testing::error_of([&] { dp.step(d.images.data(), d.labels.data(), 1); }),
             "train: a batch of 1 samples cannot be split over 2 processors");
 }

@@ -13,17 +13,6 @@ namespace {
 
 core::CoreSpec default_config() { return chip_test::tpu_v2_like(); }
 
-struct Data {
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-};
-
-Data synthetic(int n, uint64_t seed) {
-  Data d;
-  chip_test::synthetic_samples(n, seed, d.images, d.labels);
-  return d;
-}
-
 void expect_bit_identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -47,7 +36,7 @@ void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
   graph::HostTrainer host(mlp, batch, graph::Numerics::kChip, opt, 0);
   expect_bit_identical(chip.params(), host.params());
   for (int s = 0; s < steps; ++s) {
-    const Data d = synthetic(batch, 100 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 100 + static_cast<uint64_t>(s));
     const float lc = chip.step(d.images.data(), d.labels.data(), batch);
     const float lh = host.step(d.images.data(), d.labels.data(), batch);
     ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0) << "loss of step " << s << ": chip " << lc << " host " << lh;
@@ -71,7 +60,7 @@ TEST(ChipTrainer, EvaluationOnTheChipMatchesTheReference) {
   o.batch = 8;
   ChipTrainer chip(mlp, default_config(), o);
   graph::HostTrainer host(mlp, 8, graph::Numerics::kChip, o.optimizer, 0);
-  const Data d = synthetic(12, 7);
+  const chip_test::SampleBatch d = chip_test::synthetic_batch(12, 7);
   graph::EvalResult a, b;
   chip.evaluate(d.images.data(), d.labels.data(), 12, a);
   host.evaluate(d.images.data(), d.labels.data(), 12, b);
