@@ -2,7 +2,9 @@
 //
 // bench compile --procs 1,16,256,1024 [--words W] [--reps R] [--json]: compile time of the ring
 // all-reduce (compiler/collectives.h, 2 rings x 2 directions over W words) for each processor
-// count, best of R:
+// count, best of R (default 50: a compile takes about 100 us, so fewer repetitions leave the
+// ratio to timer and cache noise), after one untimed warm-up compile (else the first row, the
+// ratio's denominator, is measured cold):
 //   one_image_seconds        generate + assemble + encode ONE image, then patch the index word of
 //                            each processor's copy (S1110-S1130; the copies are made beforehand: the
 //                            loader's per-processor buffers, loading is not compiling)
@@ -82,20 +84,27 @@ std::vector<int> parse_counts(const std::string& list) {
 struct CompileArgs {
   std::string procs = "1,16,256,1024";
   uint32_t words = 1 << 20;
-  int reps = 5;
+  int reps = 50;
   bool json = false;
 };
+
+compiler::CollectiveSpec allreduce_spec(int processors, uint32_t words) {
+  compiler::CollectiveSpec spec;
+  spec.processors = processors;
+  spec.words = words;
+  spec.rings = 2;
+  spec.directions = 2;
+  return spec;
+}
 
 void bench_compile(const CompileArgs& a) {
   if (a.reps < 1) throw Error("bench compile", "--reps must be positive");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   double first = 0;
-  for (int n : parse_counts(a.procs)) {
-    compiler::CollectiveSpec spec;
-    spec.processors = n;
-    spec.words = a.words;
-    spec.rings = 2;
-    spec.directions = 2;
+  const std::vector<int> counts = parse_counts(a.procs);
+  (void)isa::write_image(compiler::collective_program(allreduce_spec(counts.front(), a.words)));  // warm-up
+  for (int n : counts) {
+    const compiler::CollectiveSpec spec = allreduce_spec(n, a.words);
     std::vector<std::vector<uint8_t>> copies(static_cast<size_t>(n));
     uint64_t check = 0;
     const double one = best_cpu(a.reps, [&] {

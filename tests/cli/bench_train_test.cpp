@@ -1,5 +1,5 @@
-// `tessera bench train`: runs the built `tessera` executable (skipped when it has not been built in
-// this build tree) and checks the JSON it prints. No timing assertions: only that the figures exist
+// `tessera bench train` and `tessera bench compile`: runs the built `tessera` executable (skipped
+// when it has not been built in this build tree) and checks the JSON it prints. No timing assertions: only that the figures exist
 // and are consistent with each other and with the simulated machine.
 #include <gtest/gtest.h>
 
@@ -76,6 +76,28 @@ TEST_F(BenchTrainCli, BadFlags_bad) {
   r = run("bench train --model nope --steps 1", true);
   EXPECT_EQ(r.status >> 8, 1);
   EXPECT_NE(r.out.find("nope"), std::string::npos) << r.out;
+}
+
+TEST_F(BenchTrainCli, BenchCompileRowsPerProcessorCountWithOneImageOfTheSameSize) {
+  const Result r = run("bench compile --procs 1,3,5 --words 1000 --reps 2 --json");
+  ASSERT_EQ(r.status, 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["reps"], 2);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  const int counts[] = {1, 3, 5};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& row = j["rows"][i];
+    EXPECT_EQ(row["processors"], counts[i]);
+    EXPECT_EQ(row["bundles"], j["rows"][0]["bundles"]);  // one image whatever the count
+    EXPECT_GT(row["one_image_seconds"].get<double>(), 0.0);
+    EXPECT_GT(row["per_processor_seconds"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(j["rows"][0]["one_image_ratio"], 1.0);
+}
+
+TEST_F(BenchTrainCli, BenchCompileBadFlags_bad) {
+  EXPECT_EQ(run("bench compile --procs 0", true).out, "tessera: error: --procs: '0' is not a positive processor count\n");
+  EXPECT_EQ(run("bench compile --reps 0", true).out, "tessera: error: bench compile: --reps must be positive\n");
 }
 
 }  // namespace
