@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/error.h"
@@ -42,13 +43,6 @@ struct RunArgs {
   std::vector<std::string> dump_vmem;
   std::string pe;  // "", "bf16", "term-serial": overrides core.mxu.pe
 };
-
-void write_json(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) throw Error(path, "cannot open for writing");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(path, "write failed");
-}
 
 void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::string& arg, bool hex) {
   const auto colon = arg.find(':');

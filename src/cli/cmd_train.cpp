@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cli_output.h"
 #include "cli/cmd_train_dp.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -81,13 +82,6 @@ void print_pe(const nlohmann::ordered_json& pe) {
                 slots > 0 ? 100 * w["terms_skipped_zero"].get<double>() / slots : 0.0,
                 slots > 0 ? 100 * w["terms_skipped_oob"].get<double>() / slots : 0.0, 1e-6 * w["energy_pj"].get<double>());
   }
-}
-
-void write_json(const std::string& path, const nlohmann::ordered_json& j) {
-  std::ofstream out(path);
-  if (!out) throw Error(path, "cannot open for writing");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(path, "write failed");
 }
 
 void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o, const runtime::Dataset& train,
@@ -156,13 +150,7 @@ void run_train(const TrainArgs& a) {
   runtime::TrainingRun run(train, test, o);
   if (!run.resumed_from().empty()) std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
   runtime::TrainingCallbacks cb;
-  cb.progress = [](int epoch, int64_t steps, int64_t total, double loss) {
-    if (steps % 10 != 0 && steps != total) return;
-    std::fprintf(stderr, "\repoch %d [%-30s] %lld/%lld loss %.4f", epoch + 1,
-                 std::string(static_cast<size_t>(30 * steps / total), '#').c_str(), static_cast<long long>(steps),
-                 static_cast<long long>(total), loss);
-    if (steps == total) std::fprintf(stderr, "\n");
-  };
+  cb.progress = print_training_progress;
   cb.epoch_done = [](const nlohmann::ordered_json& j) {
     std::printf(
         "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host link %.4f s)  "

@@ -1,5 +1,7 @@
 #include "cli/cmd_train_dp.h"
 
+#include "cli/cli_output.h"
+
 #include <cstdio>
 #include <fstream>
 
@@ -60,20 +62,11 @@ void run_train_data_parallel(const runtime::Dataset& train, const runtime::Datas
   runtime::DataParallelRun run(train, test, o);
   runtime::TrainingCallbacks cb;
   cb.progress = [](int epoch, int64_t steps, int64_t total, double loss) {
-    if ((steps % 10 != 0 && steps != total) || system::world().rank() != 0) return;
-    std::fprintf(stderr, "\repoch %d [%-30s] %lld/%lld loss %.4f", epoch + 1,
-                 std::string(static_cast<size_t>(30 * steps / total), '#').c_str(), static_cast<long long>(steps),
-                 static_cast<long long>(total), loss);
-    if (steps == total) std::fprintf(stderr, "\n");
+    if (system::world().rank() == 0) print_training_progress(epoch, steps, total, loss);
   };
   cb.epoch_done = print_epoch;
   run.run(cb);
-  if (!report_path.empty() && system::world().rank() == 0) {
-    std::ofstream out(report_path);
-    if (!out) throw Error(report_path, "cannot open for writing");
-    out << run.report().dump(2) << "\n";
-    if (!out) throw Error(report_path, "write failed");
-  }
+  if (!report_path.empty() && system::world().rank() == 0) write_json(report_path, run.report());
 }
 
 }  // namespace tessera::cli
