@@ -69,8 +69,10 @@ struct MapArgs {
   int processors = 1;
   long long moves = 400;
   double seconds = 0.0;
-  double refine_t = 0.3;
+  double refine_t = 1.0;
   int refine_window = 2;
+  int refine_polish = 3;
+  double refine_t_end = 1e-2;
   std::string refine_centre = "centroid";
   bool noc = false, timing = false, json = false;
 };
@@ -97,6 +99,8 @@ void run_map(const MapArgs& a) {
   opt.anneal_seconds = a.seconds;
   opt.refine_t_scale = a.refine_t;
   opt.refine_window = a.refine_window;
+  opt.refine_polish = a.refine_polish;
+  opt.refine_t_end_ratio = a.refine_t_end;
   if (a.refine_centre != "median" && a.refine_centre != "centroid")
     throw Error("--refine-centre", fmt::format("'{}' is not median or centroid", a.refine_centre));
   opt.refine_centre = a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
@@ -254,6 +258,10 @@ void register_map_command(CLI::App& app) {
   map->add_option("--seconds", a->seconds, "annealing wall-clock budget instead of moves");
   map->add_option("--refine-temperature", a->refine_t, "refinement start temperature (x mean |delta|)");
   map->add_option("--refine-window", a->refine_window, "refinement move radius (cores)");
+  map->add_option("--refine-end-temperature", a->refine_t_end, "refinement final temperature / start temperature")
+      ->check(CLI::Range(1e-9, 1.0));
+  map->add_option("--refine-polish", a->refine_polish, "radius of the refinement's final descent (cores; 0 = none)")
+      ->check(CLI::Range(0, 64));
   map->add_option("--refine-centre", a->refine_centre,
                   "centre of the refinement's move window: centroid (of the neighbours) or median (per axis)");
   map->add_option("--out", a->out, "write the result JSON here");

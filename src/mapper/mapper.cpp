@@ -39,12 +39,19 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
   if (m == "scotch") return place_scotch(pb, seed);
   // Annealing methods: a wall-clock budget covers the construction of the start as well.
   auto t0 = Clock::now();
+  // The refinement's final descent runs after the annealing and within the same budget: the
+  // annealing stops kPolishShare of the budget early.
+  constexpr double kPolishShare = 0.02;
   auto refine = [&](std::vector<int> start, double t_scale, int window) {
     AnnealOptions a = anneal_options(opt, pb.n(), total, p, t_scale);
     a.window = window;
     a.centre = opt.refine_centre;
-    if (opt.anneal_seconds > 0.0) a.seconds = std::max(1e-3, a.seconds - seconds_since(t0));
-    return anneal(pb, std::move(start), a);
+    if (window > 0) a.t_end_ratio = opt.refine_t_end_ratio;
+    const bool descend = window > 0 && opt.refine_polish > 0;
+    if (opt.anneal_seconds > 0.0)
+      a.seconds = std::max(1e-3, a.seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
+    std::vector<int> pos = anneal(pb, std::move(start), a);
+    return descend ? polish(pb, std::move(pos), opt.refine_polish) : pos;
   };
   if (m == "sa") return refine(place_random(pb, seed), 1.0, 0);
   if (m == "greedy+refine") return refine(place_greedy(pb), opt.refine_t_scale, opt.refine_window);

@@ -4,7 +4,7 @@
 //    "sequential"; all end within each processor's free cores.
 // 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
 //    (textbook annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the
-//    policy's placement refined by low-temperature annealing with local moves towards the neighbours' centroid),
+//    policy's placement refined by annealing with local moves towards the neighbours' centroid and a final descent),
 //    greedy+refine (the same refinement from the greedy placement, to separate the start's share).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
@@ -33,9 +33,11 @@ struct MapOptions {
   long long anneal_moves_per_node = 400;  // annealing budget when anneal_seconds <= 0
   double anneal_seconds = 0.0;            // wall-clock budget for the whole core stage (split by nodes)
   const Policy* policy = nullptr;         // required by rl and rl+refine
-  double refine_t_scale = 0.3;            // refinement temperature (x mean |delta| of random moves)
+  double refine_t_scale = 1.0;            // refinement start temperature (x mean |delta| of random moves)
   int refine_window = 2;                  // refinement move radius around the neighbours' centre
   WindowCentre refine_centre = WindowCentre::kCentroid;  // weighted centroid or median (per axis)
+  double refine_t_end_ratio = 1e-2;       // refinement final / start temperature (SA keeps 1e-3)
+  int refine_polish = 3;                  // radius of the final descent (placers.h polish); 0 = none
 };
 
 struct MapResult {

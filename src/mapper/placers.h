@@ -37,13 +37,20 @@ struct AnnealOptions {
   WindowCentre centre = WindowCentre::kCentroid;
 };
 // Simulated annealing from `start`: a move takes a random node to a target core, swapping with the
-// node there if occupied; Metropolis acceptance; geometric cooling over the budget. Returns the
+// node there if occupied; Metropolis acceptance; geometric cooling over the budget (temperature
+// updated every 1024 moves, when the budget is checked). Returns the
 // best placement seen. With max_moves >= 0 the result depends only on the inputs and seed.
 // Target core: uniform over the free cores (window = 0, the textbook move set), or, for a local
 // refinement (window = r), a core drawn uniformly from the (2r+1)^2 square around the `centre` of
 // the node's neighbours (moves towards where the node's traffic is; an occupied or off-mesh target
 // is skipped).
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
+
+// Deterministic descent (the last step of a refinement): passes over the nodes in id order; each
+// node takes the best improving move or swap to a free core in the (2 window + 1)^2 square around
+// the weighted median of its neighbours (the minimiser of its own Manhattan cost). Stops after a
+// pass without gain or after max_passes. Never raises the cost.
+std::vector<int> polish(const CoreProblem& pb, std::vector<int> pos, int window, int max_passes = 20);
 
 // Scotch graphMap onto the processor's mesh (sub-architecture of its free cores) with zero
 // imbalance; the graph is padded with isolated vertices to one vertex per free core.

@@ -87,6 +87,33 @@ TEST(Placers, MedianWindowMovesAStarCentreTowardsItsLeaves) {
   EXPECT_LE(core_cost(pb, a), 5.0);
 }
 
+TEST(Placers, PolishMovesAStarCentreNextToItsLeavesMedian) {
+  // Node 0 talks to nodes 1, 2, 3 at x = 0, 1, 7 of an 8x1 mesh from x = 4 (cost 10). Their median is
+  // x = 1; within radius 1 of it the best step takes node 0 to the free core x = 2 (cost 8), and
+  // later steps only lower the cost further.
+  LogicalGraph g;
+  for (int i = 0; i < 4; ++i) g.add_node({std::to_string(i)});
+  for (int i = 1; i < 4; ++i) g.add_edge(0, i, 1.0);
+  CoreProblem pb = make_core_problem(g, 8, 1);
+  auto one = polish(pb, {4, 0, 1, 7}, 1, 1);
+  EXPECT_NO_THROW(check_core_placement(pb, one));
+  EXPECT_EQ(one[0], 2);
+  EXPECT_LE(core_cost(pb, one), 8.0);
+}
+
+TEST(Placers, PolishNeverRaisesTheCostAndEndsAtAFixedPoint) {
+  LogicalGraph g = gen_family("dag", 48, 2);
+  SystemSpec sys = make_system(1, 8, 8);
+  for (int c = 0; c < 64; c += 11) sys.occupied[0][c] = true;
+  CoreProblem pb = make_core_problem(g, sys, std::vector<int>(g.num_nodes(), 0), 0);
+  for (std::vector<int> start : {place_random(pb, 4), place_greedy(pb)}) {
+    auto a = polish(pb, start, 2, 1000);
+    EXPECT_NO_THROW(check_core_placement(pb, a));
+    EXPECT_LT(core_cost(pb, a), core_cost(pb, start));
+    EXPECT_EQ(polish(pb, a, 2, 1000), a);
+  }
+}
+
 TEST(Placers, GreedyAndScotchBeatRandom) {
   LogicalGraph g = gen_family("conv", 64, 1);
   CoreProblem pb = make_core_problem(g, 8, 8);
