@@ -49,4 +49,11 @@ void fault_barrier_mismatch(int superstep, const std::vector<int>& halted, const
                           fmt::join(halted, ","), fmt::join(waiting, ",")));
 }
 
+std::vector<int> waiting_processors(const SyncGroups& groups, int g, int64_t superstep, const std::vector<char>& halted) {
+  std::vector<int> halts, waits;
+  for (int i = 0; i < groups.size(g); ++i) (halted[static_cast<size_t>(i)] ? halts : waits).push_back(groups.first(g) + i);
+  if (!halts.empty() && !waits.empty()) fault_barrier_mismatch(static_cast<int>(superstep), halts, waits);
+  return waits;
+}
+
 }  // namespace tessera::system

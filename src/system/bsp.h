@@ -42,6 +42,12 @@ std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superst
 // The error for a group whose processors disagree: some halted, others wait at a barrier.
 [[noreturn]] void fault_barrier_mismatch(int superstep, const std::vector<int>& halted, const std::vector<int>& waiting);
 
+// The end of superstep `superstep`'s compute phase in group g, given whether each of its processors
+// halted (halted[i] for processor first(g) + i): the processors waiting at the barrier, in order;
+// empty when every one halted (the group is done). Some halted while others wait:
+// fault_barrier_mismatch. Shared by run_group below and the timed System's distributed loop.
+std::vector<int> waiting_processors(const SyncGroups& groups, int g, int64_t superstep, const std::vector<char>& halted);
+
 // "processor P (chip C, core K)" for errors.
 std::string processor_name(int p, int cores_per_chip);
 
@@ -71,20 +77,17 @@ template <typename RunToSync, typename Exchange>
 int64_t run_group(const SyncGroups& groups, int g, int cores_per_chip, RunToSync&& run_to_sync, Exchange&& exchange) {
   std::vector<char> done(static_cast<size_t>(groups.size(g)), 0);
   for (int64_t step = 0;; ++step) {
-    std::vector<int> halted, waiting;
     for (int i = 0; i < groups.size(g); ++i) {
       const int p = groups.first(g) + i;
-      if (!done[i]) {
-        try {
-          done[i] = run_to_sync(p) ? 0 : 1;
-        } catch (const Error& e) {
-          throw Error(processor_name(p, cores_per_chip) + ": " + e.where(), e.why());
-        }
+      if (done[i]) continue;
+      try {
+        done[i] = run_to_sync(p) ? 0 : 1;
+      } catch (const Error& e) {
+        throw Error(processor_name(p, cores_per_chip) + ": " + e.where(), e.why());
       }
-      (done[i] ? halted : waiting).push_back(p);
     }
+    const std::vector<int> waiting = waiting_processors(groups, g, step, done);
     if (waiting.empty()) return step;
-    if (!halted.empty()) fault_barrier_mismatch(step, halted, waiting);
     exchange(step, waiting);
   }
 }

@@ -210,16 +210,13 @@ int64_t System::run_group(int g) {
         }
         TESSERA_CHECK(words.done(), "superstep payload longer than its sends");
       }
-      std::vector<int> halted, waiting;
       for (int i = 0; i < n; ++i) {
         if (state[static_cast<size_t>(i)] == ProcState::kFault)
           throw Error(fault[static_cast<size_t>(i)].first, fault[static_cast<size_t>(i)].second);
-        const bool halts = state[static_cast<size_t>(i)] == ProcState::kHalted;
-        done[static_cast<size_t>(i)] = halts ? 1 : 0;
-        (halts ? halted : waiting).push_back(first + i);
+        done[static_cast<size_t>(i)] = state[static_cast<size_t>(i)] == ProcState::kHalted ? 1 : 0;
       }
+      const std::vector<int> waiting = waiting_processors(m_groups, g, step, done);
       if (waiting.empty()) return true;
-      if (!halted.empty()) fault_barrier_mismatch(static_cast<int>(step), halted, waiting);
       exchange(g, step, waiting, arrival, std::move(sends));
       return false;
     });
