@@ -1,15 +1,22 @@
 // `tessera bench compile` and `tessera bench allreduce` (issue 4).
 //
-// bench compile --procs 1,16,256,1024 [--words W] [--reps R] [--json]: compile time of the ring
-// all-reduce (compiler/collectives.h, 2 rings x 2 directions over W words) for each processor
-// count, best of R (default 50: a compile takes about 100 us, so fewer repetitions leave the
-// ratio to timer and cache noise), after one untimed warm-up compile (else the first row, the
-// ratio's denominator, is measured cold):
+// bench compile --procs 1,16,256,1024 [--program allreduce|mlp] [--words W] [--shard S] [--reps R]
+//   [--per-processor-reps K] [--json]: compile time for each processor count of
+//   allreduce  the ring all-reduce (compiler/collectives.h, 2 rings x 2 directions over W words;
+//              a compile takes about 100 us), or
+//   mlp        the whole data-parallel training image of mlp (compiler/data_parallel.h: the step
+//              compiled for S samples per processor, SGD, with the gradient all-reduce spliced in).
+//   Each row's figure is the MEDIAN CPU time over R repetitions (default 50); the rows are
+//   interleaved round-robin (repetition r times every row before repetition r + 1), so slow
+//   phases of a shared machine hit every row alike; one untimed warm-up of every row first.
 //   one_image_seconds        generate + assemble + encode ONE image, then patch the index word of
 //                            each processor's copy (S1110-S1130; the copies are made beforehand: the
 //                            loader's per-processor buffers, loading is not compiling)
+//   one_image_patch_seconds  the patching part of it alone (n index words in n separate buffers:
+//                            one cache and TLB miss each once other work has evicted them)
 //   one_image_copy_seconds   the same including making the N copies of the image bytes
 //   per_processor_seconds    generate + assemble + encode one specialised program per processor
+//                            (median of the first K repetitions; default K = R)
 //   one_image_ratio          one_image_seconds / its value at the first --procs entry
 // bench allreduce --chips N --bytes S --topology line|ring|torus2d [--rings K] [--directions 1|2]
 //   [--link-bandwidth GBps] [--link-latency ns] [--cores-per-chip C] [--loss R] [--seed X]
@@ -34,6 +41,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -45,23 +53,15 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "compiler/collectives.h"
+#include "compiler/compiler.h"
+#include "compiler/data_parallel.h"
+#include "graph/model.h"
 #include "isa/image.h"
 #include "system/system.h"
 
 namespace tessera::cli {
 
 namespace {
-
-template <typename F>
-double best_cpu(int reps, F&& body) {
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    const double c0 = thread_cpu_seconds();
-    body();
-    best = std::min(best, thread_cpu_seconds() - c0);
-  }
-  return best;
-}
 
 std::vector<int> parse_counts(const std::string& list) {
   std::vector<int> out;
@@ -83,9 +83,19 @@ std::vector<int> parse_counts(const std::string& list) {
 
 struct CompileArgs {
   std::string procs = "1,16,256,1024";
+  std::string program = "allreduce";
   uint32_t words = 1 << 20;
+  int shard = 16;
   int reps = 50;
+  int per_processor_reps = 0;  // 0: --reps
   bool json = false;
+};
+
+// What is compiled: the one image for n processors, and processor p's specialised program.
+struct CompileWorkload {
+  std::string name;
+  std::function<isa::Program(int n)> one;
+  std::function<isa::Program(int n, int p)> specialised;
 };
 
 compiler::CollectiveSpec allreduce_spec(int processors, uint32_t words) {
@@ -97,60 +107,132 @@ compiler::CollectiveSpec allreduce_spec(int processors, uint32_t words) {
   return spec;
 }
 
+CompileWorkload compile_workload(const CompileArgs& a) {
+  if (a.program == "allreduce")
+    return {fmt::format("all-reduce of {} words, 2 rings x 2 directions", a.words),
+            [w = a.words](int n) { return compiler::collective_program(allreduce_spec(n, w)); },
+            [w = a.words](int n, int p) { return compiler::collective_program_for(allreduce_spec(n, w), p); }};
+  if (a.program != "mlp") throw Error("--program", fmt::format("'{}': expected allreduce or mlp", a.program));
+  if (a.shard < 1) throw Error("--shard", fmt::format("{}: need at least 1 sample", a.shard));
+  // The data-parallel training image of mlp (compiler/data_parallel.h): the step compiled for the
+  // shard (SGD, persistent gradients) with the gradient all-reduce over n processors spliced in.
+  auto image = [shard = a.shard](int n, int p) {
+    const core::CoreSpec spec;
+    compiler::CompileOptions o;
+    o.batch = shard;
+    o.persistent_grads = true;
+    const compiler::CompiledProgram step = compiler::compile(graph::zoo_spec("mlp"), spec, o);
+    compiler::AllReduceOptions ar;
+    ar.processors = n;
+    ar.shard = shard;
+    ar.global_batch = shard * n;
+    ar.rings = 2;
+    ar.directions = 2;
+    ar.processor = p;
+    return compiler::data_parallel_step(step, spec, ar).program;
+  };
+  return {fmt::format("data-parallel training step of mlp, {} samples per processor", a.shard),
+          [image](int n) { return image(n, -1); }, image};
+}
+
+double cpu_seconds_of(const std::function<void()>& body) {
+  const double c0 = thread_cpu_seconds();
+  body();
+  return thread_cpu_seconds() - c0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// One row's timed bodies: its processor count and the per-processor buffers the loader fills.
+struct CompileRow {
+  int n = 1;
+  std::vector<std::vector<uint8_t>> copies;
+  std::vector<double> one, one_copy, each, patch;
+  double patch_last = 0;  // the patch loop's share of the last one-image repetition
+};
+
 void bench_compile(const CompileArgs& a) {
   if (a.reps < 1) throw Error("bench compile", "--reps must be positive");
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  double first = 0;
-  const std::vector<int> counts = parse_counts(a.procs);
-  (void)isa::write_image(compiler::collective_program(allreduce_spec(counts.front(), a.words)));  // warm-up
-  for (int n : counts) {
-    const compiler::CollectiveSpec spec = allreduce_spec(n, a.words);
-    std::vector<std::vector<uint8_t>> copies(static_cast<size_t>(n));
-    uint64_t check = 0;
-    const double one = best_cpu(a.reps, [&] {
-      const std::vector<uint8_t> image = isa::write_image(compiler::collective_program(spec));
-      for (auto& c : copies)
-        if (c.size() != image.size()) c = image;
-      for (int p = 0; p < n; ++p) isa::patch_index(copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
-      check += copies.back()[isa::kImageIndexOffset];
-    });
-    const double one_copy = best_cpu(a.reps, [&] {
-      const std::vector<uint8_t> image = isa::write_image(compiler::collective_program(spec));
-      for (int p = 0; p < n; ++p) {
-        copies[static_cast<size_t>(p)] = image;
-        isa::patch_index(copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
-      }
-      check += copies.back()[isa::kImageIndexOffset];
-    });
-    const double each = best_cpu(a.reps, [&] {
-      for (int p = 0; p < n; ++p) copies[static_cast<size_t>(p)] = isa::write_image(compiler::collective_program_for(spec, p));
-      check += copies.back()[isa::kImageIndexOffset];
-    });
-    for (int p = 0; p < n; ++p)  // every copy is processor p's image
-      if (isa::read_image(copies[static_cast<size_t>(p)]).index != static_cast<uint32_t>(p))
+  if (a.per_processor_reps < 0) throw Error("bench compile", "--per-processor-reps must not be negative");
+  const CompileWorkload w = compile_workload(a);
+  std::vector<CompileRow> rows;
+  for (int n : parse_counts(a.procs)) {
+    rows.emplace_back();
+    rows.back().n = n;
+    rows.back().copies.resize(static_cast<size_t>(n));
+  }
+  uint64_t check = 0;
+  // One image + patching each processor's copy (made beforehand: loading is not compiling).
+  auto one = [&](CompileRow& r) {
+    const std::vector<uint8_t> image = isa::write_image(w.one(r.n));
+    for (auto& c : r.copies)
+      if (c.size() != image.size()) c = image;
+    const double c0 = thread_cpu_seconds();
+    for (int p = 0; p < r.n; ++p) isa::patch_index(r.copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
+    r.patch_last = thread_cpu_seconds() - c0;
+    check += r.copies.back()[isa::kImageIndexOffset];
+  };
+  auto one_copy = [&](CompileRow& r) {
+    const std::vector<uint8_t> image = isa::write_image(w.one(r.n));
+    for (int p = 0; p < r.n; ++p) {
+      r.copies[static_cast<size_t>(p)] = image;
+      isa::patch_index(r.copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
+    }
+    check += r.copies.back()[isa::kImageIndexOffset];
+  };
+  auto each = [&](CompileRow& r) {
+    for (int p = 0; p < r.n; ++p) r.copies[static_cast<size_t>(p)] = isa::write_image(w.specialised(r.n, p));
+    check += r.copies.back()[isa::kImageIndexOffset];
+  };
+  for (CompileRow& r : rows) one(r);  // warm-up: every row's buffers exist, caches are warm
+  const int each_reps = a.per_processor_reps > 0 ? std::min(a.per_processor_reps, a.reps) : a.reps;
+  for (int rep = 0; rep < a.reps; ++rep)  // round-robin: every row sees the same machine conditions
+    for (CompileRow& r : rows) {
+      r.one.push_back(cpu_seconds_of([&] { one(r); }));
+      r.patch.push_back(r.patch_last);
+      r.one_copy.push_back(cpu_seconds_of([&] { one_copy(r); }));
+      if (rep < each_reps) r.each.push_back(cpu_seconds_of([&] { each(r); }));
+    }
+  for (CompileRow& r : rows) {
+    each(r);  // every copy is processor p's image
+    for (int p = 0; p < r.n; ++p)
+      if (isa::read_image(r.copies[static_cast<size_t>(p)]).index != static_cast<uint32_t>(p))
         throw Error("bench compile", fmt::format("processor {}'s image carries another index", p));
-    if (rows.empty()) first = one;
-    rows.push_back({{"processors", n},
-                    {"bundles", compiler::collective_program(spec).code.size()},
-                    {"one_image_seconds", one},
-                    {"one_image_copy_seconds", one_copy},
-                    {"per_processor_seconds", each},
-                    {"one_image_ratio", one / first},
-                    {"per_processor_ratio", each / first}});
-    (void)check;
+  }
+  (void)check;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  const double first = median(rows.front().one);
+  for (const CompileRow& r : rows) {
+    const double o = median(r.one), e = median(r.each);
+    out.push_back({{"processors", r.n},
+                   {"bundles", w.one(r.n).code.size()},
+                   {"one_image_seconds", o},
+                   {"one_image_patch_seconds", median(r.patch)},
+                   {"one_image_copy_seconds", median(r.one_copy)},
+                   {"per_processor_seconds", e},
+                   {"one_image_ratio", o / first},
+                   {"per_processor_ratio", e / first}});
   }
   nlohmann::ordered_json j;
-  j["collective"] = "all-reduce, 2 rings x 2 directions";
-  j["words"] = a.words;
+  j["program"] = a.program;
+  j["workload"] = w.name;
+  if (a.program == "allreduce") j["words"] = a.words;
+  else j["shard"] = a.shard;
   j["reps"] = a.reps;
-  j["rows"] = rows;
+  j["per_processor_reps"] = each_reps;
+  j["statistic"] = "median CPU seconds over the repetitions; rows interleaved round-robin";
+  j["rows"] = out;
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
   std::printf("%10s %8s %14s %14s %14s %10s\n", "processors", "bundles", "one_image_s", "one+copies_s", "per_proc_s",
               "one_ratio");
-  for (const auto& r : rows)
+  for (const auto& r : out)
     std::printf("%10d %8zu %14.6f %14.6f %14.6f %10.3f\n", r["processors"].get<int>(), r["bundles"].get<size_t>(),
                 r["one_image_seconds"].get<double>(), r["one_image_copy_seconds"].get<double>(),
                 r["per_processor_seconds"].get<double>(), r["one_image_ratio"].get<double>());
@@ -286,8 +368,14 @@ void register_bench_bsp_commands(CLI::App& app) {
   auto ca = std::make_shared<CompileArgs>();
   auto* c = bench->add_subcommand("compile", "compile time of one all-reduce image (+index patching) vs one image per processor");
   c->add_option("--procs", ca->procs, "comma-separated processor counts")->capture_default_str();
-  c->add_option("--words", ca->words, "vector length in fp32 words")->capture_default_str();
-  c->add_option("--reps", ca->reps, "repetitions (best CPU time counts)")->capture_default_str();
+  c->add_option("--program", ca->program, "allreduce (the collective alone) or mlp (its data-parallel training image)")
+      ->capture_default_str();
+  c->add_option("--words", ca->words, "allreduce: vector length in fp32 words")->capture_default_str();
+  c->add_option("--shard", ca->shard, "mlp: samples per processor")->capture_default_str();
+  c->add_option("--reps", ca->reps, "repetitions, rows interleaved (the median CPU time counts)")->capture_default_str();
+  c->add_option("--per-processor-reps", ca->per_processor_reps,
+                "repetitions of the per-processor mode (0: --reps; n compiles each)")
+      ->capture_default_str();
   c->add_flag("--json", ca->json, "print one JSON object");
   c->callback([ca] { bench_compile(*ca); });
 

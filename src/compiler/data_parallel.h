@@ -41,6 +41,10 @@ struct AllReduceOptions {
   int global_batch = 1;  // samples of the whole step
   int rings = 1;         // collective rings per direction (collectives.h)
   int directions = 1;    // 1 or 2
+  // -1: the one image (index-driven all-reduce, index word 0). p >= 0: processor p's specialised
+  // image (the collective with p as a constant, compiler/collectives.h collective_asm_for; index
+  // word p), the per-processor compilation `tessera bench compile` compares against.
+  int processor = -1;
 };
 
 // Bundle ranges of the parts in a data-parallel image.

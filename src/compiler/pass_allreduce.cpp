@@ -37,6 +37,8 @@ int64_t chunk_words(const core::CoreSpec& spec) {
 
 void check(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o) {
   if (o.processors < 1) throw Error("data-parallel", fmt::format("{} processors: need at least 1", o.processors));
+  if (o.processor >= o.processors)
+    throw Error("data-parallel", fmt::format("processor {} outside 0..{}", o.processor, o.processors - 1));
   if (o.shard < 1 || o.shard > o.global_batch)
     throw Error("data-parallel", fmt::format("shard of {} samples outside 1..{} (the global batch)", o.shard, o.global_batch));
   if (step.grads.words < 1)
@@ -88,7 +90,7 @@ std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float w
     cs.directions = o.directions;
     cs.label_prefix = fmt::format("ar{}_", c);
     cs.halt = false;
-    out += collective_asm(cs);
+    out += o.processor < 0 ? collective_asm(cs) : collective_asm_for(cs, o.processor);
     line(fmt::format("dma.vh s25, s24, s26, {}", kAllReduceFlag));
     line(fmt::format("wait {}, 1", kAllReduceFlag));
   }
@@ -114,6 +116,7 @@ DataParallelImage data_parallel_step(const CompiledProgram& step, const core::Co
                                              "holds {}",
                                              out.size(), spec.imem_bundles));
   img.program.data = step.program.data;
+  if (o.processor >= 0) img.program.index = static_cast<uint32_t>(o.processor);
   return img;
 }
 

@@ -95,7 +95,26 @@ TEST_F(BenchTrainCli, BenchCompileRowsPerProcessorCountWithOneImageOfTheSameSize
   EXPECT_EQ(j["rows"][0]["one_image_ratio"], 1.0);
 }
 
+TEST_F(BenchTrainCli, BenchCompileOfTheMlpTrainingImageHasOneImageSizeForEveryCount) {
+  const Result r = run("bench compile --program mlp --shard 2 --procs 1,3 --reps 1 --json");
+  ASSERT_EQ(r.status, 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["program"], "mlp");
+  EXPECT_EQ(j["shard"], 2);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][1]["processors"], 3);
+  EXPECT_EQ(j["rows"][1]["bundles"], j["rows"][0]["bundles"]);
+  EXPECT_GT(j["rows"][0]["bundles"].get<int>(), 1000);  // the whole training step, not the collective alone
+  EXPECT_GT(j["rows"][1]["per_processor_seconds"].get<double>(), 0.0);
+}
+
 TEST_F(BenchTrainCli, BenchCompileBadFlags_bad) {
+  EXPECT_EQ(run("bench compile --program nope", true).out,
+            "tessera: error: --program: 'nope': expected allreduce or mlp\n");
+  EXPECT_EQ(run("bench compile --program mlp --shard 0", true).out,
+            "tessera: error: --shard: 0: need at least 1 sample\n");
+  EXPECT_EQ(run("bench compile --per-processor-reps -1", true).out,
+            "tessera: error: bench compile: --per-processor-reps must not be negative\n");
   EXPECT_EQ(run("bench compile --procs 0", true).out, "tessera: error: --procs: '0' is not a positive processor count\n");
   EXPECT_EQ(run("bench compile --reps 0", true).out, "tessera: error: bench compile: --reps must be positive\n");
 }
