@@ -2,11 +2,8 @@
 
 #include <cmath>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "numerics/adam.h"
+#include "numerics/adam_avx2.h"
 #include "numerics/eup.h"
 
 namespace tessera::numerics {
@@ -47,26 +44,15 @@ void adam_update_scalar(float* theta, float* m, float* v, const float* g, long n
 }
 
 #if defined(__x86_64__)
-// The same operations 8 lanes at a time: IEEE mul/add/div/sqrt are correctly rounded, so every
-// element is bit-identical to the scalar order (eup_sqrt is the correctly rounded sqrt).
+// The same operations 8 lanes at a time (numerics/adam_avx2.h: bit-identical to the scalar order),
+// both stages per group of eight so m and v stay in cache.
 __attribute__((target("avx2"))) long adam_update_avx2(float* theta, float* m, float* v,
                                                       const float* g, long n, AdamConstants c,
                                                       AdamStepScalars s) {
-  const __m256 b1 = _mm256_set1_ps(c.b1), omb1 = _mm256_set1_ps(c.omb1), b2 = _mm256_set1_ps(c.b2);
-  const __m256 omb2 = _mm256_set1_ps(c.omb2), eps = _mm256_set1_ps(c.eps);
-  const __m256 sqrt_bc2 = _mm256_set1_ps(s.sqrt_bc2), neg_step = _mm256_set1_ps(-s.step);
   long i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 gi = _mm256_loadu_ps(g + i);
-    const __m256 mi =
-        _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(omb1, gi));
-    const __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
-                                    _mm256_mul_ps(_mm256_mul_ps(omb2, gi), gi));
-    const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), sqrt_bc2), eps);
-    const __m256 delta = _mm256_mul_ps(neg_step, _mm256_div_ps(mi, denom));
-    _mm256_storeu_ps(m + i, mi);
-    _mm256_storeu_ps(v + i, vi);
-    _mm256_storeu_ps(theta + i, _mm256_add_ps(_mm256_loadu_ps(theta + i), delta));
+    avx2::moments8(m + i, v + i, g + i, c);
+    avx2::params8(theta + i, m + i, v + i, c, s);
   }
   return i;
 }
@@ -78,8 +64,7 @@ void adam_update(float* theta, float* m, float* v, const float* g, long n, AdamC
                  AdamStepScalars s) {
   long done = 0;
 #if defined(__x86_64__)
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  if (has_avx2) done = adam_update_avx2(theta, m, v, g, n, c, s);
+  if (host_has_avx2()) done = adam_update_avx2(theta, m, v, g, n, c, s);
 #endif
   adam_update_scalar(theta + done, m + done, v + done, g + done, n - done, c, s);
 }

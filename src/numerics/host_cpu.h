@@ -1,0 +1,16 @@
+// What the host CPU offers, asked once per process (numerics' vector paths check it and otherwise
+// run their portable loops; every path gives the same bits).
+#pragma once
+
+namespace tessera::numerics {
+
+inline bool host_has_avx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace tessera::numerics
