@@ -63,6 +63,14 @@ constexpr BlockFn kBlocks[5][4] = {
     {nullptr, block_avx2<3, 1>, block_avx2<3, 2>, block_avx2<3, 3>},
     {nullptr, block_avx2<4, 1>, block_avx2<4, 2>, block_avx2<4, 3>}};
 
+// Vectors of the next block when `left` vectors remain: 3 while that leaves no lone vector, and
+// 4 as 2 + 2. A one-vector block keeps only `rows` FMA chains in flight, too few to hide the FMA
+// latency, so 16 vectors (128 columns) run as 3+3+3+3+2+2 rather than 3+3+3+3+3+1.
+int block_vecs(int left) {
+  if (left == 4) return 2;
+  return left < 3 ? left : 3;
+}
+
 bool host_has_avx2_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
@@ -78,9 +86,11 @@ void mxu_matmul_accumulate(const float* a, int lda, const float* w, int ldw, flo
     const int n_vec = N - N % 8;
     for (int m0 = 0; m0 < M; m0 += 4) {
       const int rows = M - m0 < 4 ? M - m0 : 4;
-      for (int n0 = 0; n0 < n_vec; n0 += 24) {
-        const int vecs = (n_vec - n0) / 8 < 3 ? (n_vec - n0) / 8 : 3;
+      for (int n0 = 0; n0 < n_vec;) {
+        const int left = (n_vec - n0) / 8;
+        const int vecs = block_vecs(left);
         kBlocks[rows][vecs](a + m0 * lda, lda, w + n0, ldw, acc + m0 * ldc + n0, ldc, K);
+        n0 += 8 * vecs;
       }
     }
     if (n_vec < N)
