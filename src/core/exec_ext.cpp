@@ -163,8 +163,8 @@ OpTiming Machine::exec_ext(const DecodedOp& op, int64_t now) {
   if (is_eup_push(op.op)) {
     std::memcpy(m_fbuf.data(), s.vreg(op.a), static_cast<size_t>(m_words) * 4);
     numerics::eup_apply(eup_func(op.op), m_fbuf.data(), m_fbuf.data(), m_words);
-    std::memcpy(m_tmp.data(), m_fbuf.data(), static_cast<size_t>(m_words) * 4);
-    return push_result(m_eup, m_eup_free, isa::LatencyClass::Eup, now, m_tmp.data());
+    // push_result copies the words (memcpy), so the fp32 buffer is passed as they are.
+    return push_result(m_eup, m_eup_free, isa::LatencyClass::Eup, now, reinterpret_cast<const uint32_t*>(m_fbuf.data()));
   }
   if (is_rpu_push(op.op)) {
     rpu_compute(op, m_tmp.data());

@@ -11,14 +11,14 @@ using isa::Opcode;
 OpTiming Machine::exec_mxu(const DecodedOp& op, int64_t now) {
   ArchState& s = m_state;
   const size_t bytes = static_cast<size_t>(m_words) * 4;
-  auto load_operand = [&] { std::memcpy(m_fbuf.data(), s.vreg(op.a), bytes); };
+  // mlw / mmul copy their operand's words out of the vreg (Mxu reads `v` only through memcpy).
+  const float* operand = reinterpret_cast<const float*>(s.vreg(op.a));
   m_ev.vreg_elements += static_cast<int64_t>(m_words) * (op.op == Opcode::MFLIP ? 0 : 1);
   switch (op.op) {
     case Opcode::MLW: {
       m_mxu.check_mlw();
-      load_operand();
       const int64_t start = m_mxu.mlw_ready(now);
-      m_mxu.mlw(m_fbuf.data(), start);
+      m_mxu.mlw(operand, start);
       return OpTiming{start, m_spec.sublanes, start};
     }
     case Opcode::MFLIP: {
@@ -34,9 +34,8 @@ OpTiming Machine::exec_mxu(const DecodedOp& op, int64_t now) {
                                                        : MmulMode::AccumulateOut;
       const int64_t block = mode == MmulMode::ToFifo ? 0 : static_cast<int32_t>(s.sreg(op.b));
       m_mxu.check_mmul(mode, block);
-      load_operand();
       const int64_t start = m_mxu.mmul_ready(now);
-      m_mxu.mmul(m_fbuf.data(), mode, block, start);
+      m_mxu.mmul(operand, mode, block, start);
       return OpTiming{start, static_cast<int32_t>(m_mxu.last_mmul_occupancy()), start};
     }
     case Opcode::MPOP: {
