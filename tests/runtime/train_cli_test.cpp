@@ -99,6 +99,13 @@ TEST_F(TrainCli, ModelTooBigForTheConfig_bad) {
             "tessera: error: compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576\n");
 }
 
+TEST_F(TrainCli, ProgramLongerThanTheInstructionMemory_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const Result r = run("train --steps 1 --batch 128 --set core.scalar.imem_bundles=1024");
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.err, "tessera: error: compiler: the program needs 3141 bundles; instruction memory holds 1024\n");
+}
+
 TEST_F(TrainCli, CheckpointFlags_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   EXPECT_EQ(run("train --steps 1 --resume").err, "tessera: error: train: --resume needs --checkpoint-dir\n");
