@@ -1,6 +1,6 @@
 // `tessera bench pe [--config C] [--m 128 --k 512 --n 128] [--reps 5] [--serial inputs|weights]
-//  [--acc-width W] [--json]`: host speed of the fast term-serial PE model against the bit-parallel
-// MXU model on the same matmul, plus what the simulated tile does with it.
+//  [--acc-width W] [--fixed-exponent E] [--json]`: host speed of the fast term-serial PE model against
+// the bit-parallel MXU model on the same matmul, plus what the simulated tile does with it.
 // Operands: inputs ReLU(N(0, 1)) and weights N(0, 0.05), both rounded to bf16 (seed 1). Each side
 // computes C = A x W from C = 0 (best of R runs, CPU time of the calling thread):
 //   term_macs_per_s  M*K*N / seconds of numerics::term_matmul_accumulate (core.mxu.term.* tile)
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ namespace {
 struct BenchPeArgs {
   std::string config, serial;
   int m = 128, k = 512, n = 128, reps = 5, acc_width = 0;
+  std::optional<int> fixed_exponent;
   bool json = false;
 };
 
@@ -62,6 +64,10 @@ core::CoreSpec pe_spec(const BenchPeArgs& a) {
   if (a.serial == "weights") s.term.tile.serial = numerics::TermSerialOperand::Weights;
   if (a.serial == "inputs") s.term.tile.serial = numerics::TermSerialOperand::Inputs;
   if (a.acc_width != 0) s.term.tile.pe.acc_fraction_bits = a.acc_width;
+  if (a.fixed_exponent) {
+    s.term.tile.pe.fixed_exponent_mode = true;
+    s.term.tile.pe.fixed_exponent = *a.fixed_exponent;
+  }
   s.term.tile.validate();
   return s;
 }
@@ -98,6 +104,7 @@ void bench_pe(const BenchPeArgs& a) {
   j["n"] = a.n;
   j["tile"] = fmt::format("{} x {} PEs x {} lanes, W = {}, {} serial", tile.rows, tile.cols, tile.pe.lanes,
                           tile.pe.acc_fraction_bits, tile.serial == numerics::TermSerialOperand::Inputs ? "inputs" : "weights");
+  j["fixed_exponent"] = tile.pe.fixed_exponent_mode ? nlohmann::json(tile.pe.fixed_exponent) : nlohmann::json();
   j["term_macs_per_s"] = macs / term_s;
   j["bf16_macs_per_s"] = macs / bf16_s;
   j["ratio"] = bf16_s / term_s;
@@ -136,6 +143,7 @@ void register_bench_pe_command(CLI::App& app) {
   pe->add_option("--config", args->config, "core config file (default: built-in defaults)");
   pe->add_option("--serial", args->serial, "term-encoded operand (default: the config's)")->check(CLI::IsMember({"inputs", "weights"}));
   pe->add_option("--acc-width", args->acc_width, "accumulator width W (default: the config's)");
+  pe->add_option("--fixed-exponent", args->fixed_exponent, "fixed-exponent mode with this exponent (default: the config's)");
   pe->add_flag("--json", args->json, "print one JSON object");
   pe->callback([args] { bench_pe(*args); });
 }

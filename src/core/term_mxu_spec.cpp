@@ -19,6 +19,11 @@ TermMxuSpec read_term_mxu_spec(ConfigReader& r, int sublanes, int mxu_cols) {
   t.pe.acc_fraction_bits = static_cast<int>(r.get_int("core.mxu.term.acc_width", 23, {numerics::kMinAccFractionBits, numerics::kMaxAccFractionBits}, "bits",
                                                       "accumulator width W: significand bits kept below the leading one (23 = fp32)"));
   t.pe.min_step_cycles = static_cast<int>(r.get_int("core.mxu.term.min_step_cycles", 1, {0, 8}, "cycles", "shortest PE step (next inputs cannot arrive sooner)"));
+  t.pe.fixed_exponent_mode = r.get_bool("core.mxu.term.fixed_exponent_mode", false,
+                                        "fixed-exponent mode: the exponent block's result is at least core.mxu.term.fixed_exponent "
+                                        "(the window follows larger products or accumulators)");
+  t.pe.fixed_exponent = static_cast<int>(r.get_int("core.mxu.term.fixed_exponent", 0, {-numerics::kMaxFixedExponent, numerics::kMaxFixedExponent}, "",
+                                                   "fixed exponent (product-exponent units: a product of exponents ea, eb has ea + eb)"));
   const std::string serial = r.get_string("core.mxu.term.serial", "inputs", {"inputs", "weights"},
                                           "operand encoded into terms (the other is bit-parallel)");
   t.serial = serial == "weights" ? numerics::TermSerialOperand::Weights : numerics::TermSerialOperand::Inputs;

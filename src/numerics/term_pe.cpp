@@ -30,6 +30,7 @@ void PeConfig::validate() const {
   check_range("acc_fraction_bits", acc_fraction_bits, kMinAccFractionBits, kMaxAccFractionBits);
   check_range("acc_max_exponent", acc_max_exponent, 15, 1023);
   check_range("min_step_cycles", min_step_cycles, 0, kTermSlots);
+  check_range("fixed_exponent", fixed_exponent, -kMaxFixedExponent, kMaxFixedExponent);
 }
 
 std::string to_string(const PeAccumulator& acc) {

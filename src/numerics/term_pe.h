@@ -16,6 +16,9 @@
 // The step (both implementations follow exactly this):
 //  1. Exponents: pe_i for every lane whose product is finite and non-zero ("live" lanes); the
 //     maximum pe_max; E = max(pe_max, exp of the accumulator if it is finite non-zero).
+//     Fixed-exponent mode (PeConfig::fixed_exponent_mode): E = max(fixed_exponent, pe_max, exp of
+//     the accumulator): the window sits at the fixed exponent unless a product or the accumulator
+//     outgrows it (then it follows them as in the dynamic mode, so no value overflows the window).
 //     The window of the step is every bit of weight >= 2^(E - W).
 //  2. Shift amounts: term (p, s) of live lane i has d = (E - pe_i) + (7 - p): its shifted A
 //     significand has its leading bit at weight 2^(E - d).
@@ -57,12 +60,15 @@ namespace tessera::numerics {
 inline constexpr int kMaxPeLanes = 64;
 inline constexpr int kMinAccFractionBits = 4;
 inline constexpr int kMaxAccFractionBits = 100;  // the fast model's 128-bit arithmetic bound
+inline constexpr int kMaxFixedExponent = 400;    // |fixed_exponent| bound (products reach -266..254)
 
 struct PeConfig {
   int lanes = 8;               // L, 1..kMaxPeLanes
   int acc_fraction_bits = 23;  // W: bits kept below the accumulator's leading one (fp32-like)
   int acc_max_exponent = 127;  // largest accumulator exponent; beyond it the result is +-Inf
   int min_step_cycles = 1;     // a step lasts at least this long, 0..8
+  bool fixed_exponent_mode = false;  // the exponent block's result is at least fixed_exponent (step 1)
+  int fixed_exponent = 0;            // product-exponent units (pe = ea + eb); |value| <= kMaxFixedExponent
 
   // Throws tessera::Error naming the field if a value is out of range.
   void validate() const;

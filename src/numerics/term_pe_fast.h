@@ -119,6 +119,7 @@ int fast_step(const PeConfig& cfg, const TermOperand* a, const TermOperand* b, i
   const bool any_live = pe_max != INT_MIN;
   int E = pe_max;
   if (acc.kind == Kind::Finite) E = std::max(E, acc.exponent);
+  if (cfg.fixed_exponent_mode) E = std::max(E, cfg.fixed_exponent);
 
   const auto& table = csd_table();
   Int partial = 0;

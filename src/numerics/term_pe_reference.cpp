@@ -190,6 +190,8 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
     any_live = true;
   }
   if (acc.kind == Kind::Finite && (!any_live || acc.exponent > max_exponent)) max_exponent = acc.exponent;
+  const bool any_finite = any_live || acc.kind == Kind::Finite;
+  if (cfg.fixed_exponent_mode && (!any_finite || cfg.fixed_exponent > max_exponent)) max_exponent = cfg.fixed_exponent;
 
   // 2-4. Terms: shift amounts, skipping, adder tree (units of the window's LSB 2^(E - W)).
   StepStats st;

@@ -46,6 +46,10 @@ class PeCaseGenerator {
       c.b.push_back(operand(style, center));
     }
     c.acc = accumulator(c.cfg, center);
+    if (pick(5) == 0) {  // fixed-exponent mode, around the products or anywhere
+      c.cfg.fixed_exponent_mode = true;
+      c.cfg.fixed_exponent = pick(4) == 0 ? static_cast<int>(pick(801)) - 400 : 2 * center + static_cast<int>(pick(41)) - 20;
+    }
     return c;
   }
 
@@ -106,8 +110,8 @@ class PeCaseGenerator {
 };
 
 inline std::string describe(const PeCase& c) {
-  std::string s = fmt::format("W={} L={} maxexp={} acc={} a,b=", c.cfg.acc_fraction_bits, c.cfg.lanes,
-                              c.cfg.acc_max_exponent, to_string(c.acc));
+  std::string s = fmt::format("W={} L={} maxexp={} fixed={}:{} acc={} a,b=", c.cfg.acc_fraction_bits, c.cfg.lanes,
+                              c.cfg.acc_max_exponent, c.cfg.fixed_exponent_mode, c.cfg.fixed_exponent, to_string(c.acc));
   for (size_t i = 0; i < c.a.size(); ++i) s += fmt::format(" {:04x},{:04x}", c.a[i].bits, c.b[i].bits);
   return s;
 }
