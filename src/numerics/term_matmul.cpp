@@ -162,7 +162,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
   // Scratch kept per thread: an MXU push calls this once per mmul, without allocating.
   thread_local detail::TileOperands ops;
-  thread_local std::vector<int> pe_cycles, group_cycles;
+  thread_local detail::SerialSteps row;
+  thread_local std::vector<int> group_cycles, step_max;
   thread_local DecodedWeights decoded;
   // Every input entry is rewritten below; the padding (k >= K, columns beyond M or N) keeps the
   // +0 that resize wrote, so with unchanged weights and shape nothing else needs decoding.
@@ -181,7 +182,6 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
       }
     decoded.remember(w, ldw, M, K, N, L, inputs_serial);
   }
-  pe_cycles.assign(static_cast<size_t>(cfg.rows) * cfg.cols * steps, 0);
   group_cycles.assign(static_cast<size_t>(detail::kGroupPes) * steps, 0);
   detail::GroupTotals totals;
   std::array<PeAccumulator, detail::kGroupPes> accs;
@@ -189,24 +189,39 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
     for (int n0 = 0; n0 < N; n0 += cfg.cols) {
       const int nr = std::min(cfg.rows, M - m0), nc = std::min(cfg.cols, N - n0);
       const int shared = inputs_serial ? nr : nc, across = inputs_serial ? nc : nr;
+      // The tile's lockstep timing: step j lasts step_max[j] (its slowest PE), and PEs wait
+      // step_max[j] * PEs - (sum of their own cycles) in all.
+      step_max.assign(static_cast<size_t>(steps), 0);
+      int64_t pe_cycle_sum = 0;
       for (int u = 0; u < shared; ++u) {
+        const int s = inputs_serial ? m0 + u : n0 + u;
+        row.build(ops, s, steps, L);
         for (int v0 = 0; v0 < across; v0 += detail::kGroupPes) {
           const int valid = std::min(detail::kGroupPes, across - v0);
           const auto out = [&](int v) -> float& {
             return inputs_serial ? acc[(m0 + u) * ldc + n0 + v0 + v] : acc[(m0 + v0 + v) * ldc + n0 + u];
           };
           for (int v = 0; v < valid; ++v) accs[v] = accumulator_from_f32(out(v), pe);
-          detail::group_steps_avx2(pe, ops, inputs_serial ? m0 + u : n0 + u, inputs_serial ? n0 + v0 : m0 + v0, valid,
-                                   steps, accs.data(), group_cycles.data(), totals);
-          for (int v = 0; v < valid; ++v) {
-            out(v) = accumulator_to_f32(accs[v], pe);
-            const int p = inputs_serial ? u * nc + v0 + v : (v0 + v) * nc + u;  // PE (r, c) -> r * nc + c
-            std::copy_n(&group_cycles[static_cast<size_t>(v) * steps], steps,
-                        &pe_cycles[static_cast<size_t>(p) * steps]);
+          detail::group_steps_avx2(pe, ops, row, s, inputs_serial ? n0 + v0 : m0 + v0, valid, steps, accs.data(),
+                                   group_cycles.data(), totals);
+          for (int v = 0; v < valid; ++v) out(v) = accumulator_to_f32(accs[v], pe);
+          for (int j = 0; j < steps; ++j) {
+            const int* c = &group_cycles[static_cast<size_t>(j) * detail::kGroupPes];
+            int slowest = step_max[static_cast<size_t>(j)];
+            for (int v = 0; v < detail::kGroupPes; ++v) {  // entries beyond valid are 0
+              slowest = std::max(slowest, c[v]);
+              pe_cycle_sum += c[v];
+            }
+            step_max[static_cast<size_t>(j)] = slowest;
           }
         }
       }
-      fold_tile_timing(pe_cycles, nr * nc, steps, st, block_cycles);
+      int64_t block = 0;
+      for (int j = 0; j < steps; ++j) block += step_max[static_cast<size_t>(j)];
+      st.cycles += block;
+      st.pe_stall_cycles += block * nr * nc - pe_cycle_sum;
+      st.tile_steps += steps;
+      if (block_cycles != nullptr) *block_cycles++ = block;
       st.pe_steps += static_cast<int64_t>(nr) * nc * steps;
     }
   }

@@ -21,6 +21,8 @@ void TileOperands::resize(int serial_rows, int kp_, int x_count) {
   p_ops.assign(static_cast<size_t>(kp) * xp, zero);
   p_code.assign(p_ops.size(), kZeroCode);
   p_word.assign(p_ops.size(), 0);
+  p_signed.assign(p_ops.size(), 0);
+  p_specials = 0;
 }
 
 namespace {
@@ -44,9 +46,26 @@ void TileOperands::set_serial(int s, int k, TermOperand op) {
 
 void TileOperands::set_parallel(int k, int x, TermOperand op) {
   const size_t i = static_cast<size_t>(k) * xp + x;
+  p_specials += (code_of(op) == kSpecialCode ? 1 : 0) - (p_code[i] == kSpecialCode ? 1 : 0);
+  p_signed[i] = (op.negative() ? -op.significand : op.significand) & 0xffff;
   p_ops[i] = op;
   p_code[i] = code_of(op);
   p_word[i] = static_cast<int32_t>((op.negative() ? 0x80000000u : 0u) | (static_cast<uint32_t>(op.significand) << 18));
+}
+
+void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
+  lanes = L;
+  special = false;
+  live_count.assign(static_cast<size_t>(steps), 0);
+  live_lane.resize(static_cast<size_t>(steps) * L);
+  const int32_t* code = ops.s_code.data() + static_cast<size_t>(s) * ops.kp;
+  for (int j = 0; j < steps; ++j) {
+    for (int i = 0; i < L; ++i) {
+      const int32_t c = code[j * L + i];
+      special = special || c == kSpecialCode;
+      if (c != kZeroCode && c != kSpecialCode) live_lane[static_cast<size_t>(j) * L + live_count[j]++] = static_cast<uint8_t>(i);
+    }
+  }
 }
 
 #if defined(__x86_64__)
@@ -123,7 +142,7 @@ int64_t scalar_step(const GroupContext& g, int j, std::array<PeAccumulator, kGro
       processed += lanes[i].processed;
       nonzero += lanes[i].processed + lanes[i].skipped_oob;
     }
-    g.cycles[static_cast<size_t>(v) * g.steps + j] = c;
+    g.cycles[static_cast<size_t>(j) * kGroupPes + v] = c;
     cycle_sum += c;
   }
   return cycle_sum;
@@ -163,20 +182,199 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
   return _mm256_and_si256(_mm256_cmpgt_epi32(exponent, _mm256_set1_epi32(cfg.acc_max_exponent)), nonzero);
 }
 
+
+
+// Normalisation at W = 23: converting the magnitude (< 2^31) to fp32 rounds it to nearest even to
+// 24 significant bits, which is exactly step 5's rounding; the float's fields give sig and lead.
+__attribute__((target("avx2"))) __m256i normalise_w23(__m256i sum, __m256i E, const PeConfig& cfg, VectorAcc& acc) {
+  const __m256i nonzero = _mm256_xor_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
+  const __m256i bits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_abs_epi32(sum)));
+  const __m256i q = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  const __m256i exponent = _mm256_add_epi32(E, _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127 + 23)));
+  acc.negative = _mm256_srai_epi32(sum, 31);
+  acc.zero = _mm256_xor_si256(nonzero, _mm256_set1_epi32(-1));
+  acc.exponent = _mm256_and_si256(exponent, nonzero);
+  acc.significand = _mm256_and_si256(q, nonzero);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(exponent, _mm256_set1_epi32(cfg.acc_max_exponent)), nonzero);
+}
+
+// Per-group constants and the counters the steps add to.
+struct GroupRun {
+  const PeConfig& cfg;
+  const TileOperands& ops;
+  const SerialSteps& row;
+  const TermOperand* s_ops;
+  const int32_t* s_code;
+  const int32_t *p_code, *p_word, *p_signed;
+  __m256i valid_mask;
+  __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
+};
+
+// E of every PE of the group (step 1), from the maximum product code over the lanes.
+__attribute__((target("avx2"))) inline __m256i window_exponent(const PeConfig& cfg, __m256i pe_max, const VectorAcc& va,
+                                                               __m256i& any_live) {
+  any_live = _mm256_cmpgt_epi32(pe_max, _mm256_set1_epi32(-(1 << 19)));
+  const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
+  __m256i E = _mm256_blendv_epi8(va.exponent, pe_max, any_live);
+  E = _mm256_blendv_epi8(E, _mm256_max_epi32(E, va.exponent), finite);
+  if (cfg.fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(cfg.fixed_exponent));
+  return E;
+}
+
+// The term loop of lane i (B = b, its terms tl) for every PE of the group: the lane's signed value
+// in window units (each term truncated, out-of-bounds ones giving 0 by the shift) and its
+// processed terms. base = E + 32 - W.
+__attribute__((target("avx2"))) inline __m256i lane_terms(const TermList& tl, __m256i q, __m256i wa, TermOperand b,
+                                                          __m256i& lane_processed) {
+  const __m256i ma18 = _mm256_and_si256(wa, _mm256_set1_epi32(0x7fffffff));
+  const __m256i bound = _mm256_set1_epi32(26);
+  __m256i lane_value = _mm256_setzero_si256();
+  lane_processed = _mm256_setzero_si256();
+  for (int t = 0; t < tl.count; ++t) {
+    const __m256i amount = _mm256_sub_epi32(q, _mm256_set1_epi32(tl.terms[t].power));
+    lane_value = _mm256_add_epi32(
+        lane_value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(tl.terms[t].sign)));
+    lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
+  }
+  const __m256i lane_negative =
+      _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31);
+  return _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative);
+}
+
+// One exact-product step (header): no Inf/NaN operand, no -0 accumulator in the group. Updates
+// the accumulators; returns each PE's step cycles (0 for PEs beyond valid); writes `overflow`.
+__attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow) {
+  const PeConfig& cfg = r.cfg;
+  const int W = cfg.acc_fraction_bits, L = cfg.lanes;
+  const size_t xp = static_cast<size_t>(r.ops.xp);
+  const int64_t k0 = int64_t{j} * L;
+  const int live = r.row.live_count[static_cast<size_t>(j)];
+  const uint8_t* lane = &r.row.live_lane[static_cast<size_t>(j) * L];
+  const auto& table = csd_table();
+  __m256i pe[kMaxPeLanes];
+  __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
+  for (int t = 0; t < live; ++t) {
+    const int64_t k = k0 + lane[t];
+    pe[t] = _mm256_add_epi32(ld(r.p_code + k * xp), _mm256_set1_epi32(r.s_code[k]));
+    pe_max = _mm256_max_epi32(pe_max, pe[t]);
+  }
+  __m256i any_live;
+  const __m256i E = window_exponent(cfg, pe_max, va, any_live);
+  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
+  const __m256i live_floor = _mm256_set1_epi32(-(1 << 19));
+  __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
+  __m256i truncated = _mm256_setzero_si256();  // sign bit: a live lane with g < 0
+  for (int t = 0; t < live; ++t) {
+    const int64_t k = k0 + lane[t];
+    const TermOperand b = r.s_ops[k];
+    const __m256i g = _mm256_sub_epi32(pe[t], gbase);
+    const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
+    const int32_t mb = (b.negative() ? -b.significand : b.significand) & 0xffff;
+    const __m256i product = _mm256_madd_epi16(ld(r.p_signed + k * xp), _mm256_set1_epi32(mb));
+    value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, g));  // g < 0: shift count >= 32 gives 0
+    truncated = _mm256_or_si256(truncated, _mm256_and_si256(lane_live, g));
+    const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(table[b.significand].count));
+    proc_max = _mm256_max_epi32(proc_max, count);
+    nonzero = _mm256_add_epi32(nonzero, count);
+  }
+  nonzero = _mm256_and_si256(nonzero, r.valid_mask);
+  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, nonzero);
+  r.processed_acc = _mm256_add_epi32(r.processed_acc, nonzero);
+  if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(truncated, r.valid_mask))) != 0) {
+    // Lanes below the window's top in some PE: their term loop replaces product and count there.
+    const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
+    proc_max = _mm256_setzero_si256();
+    for (int t = 0; t < live; ++t) {
+      const int64_t k = k0 + lane[t];
+      const TermOperand b = r.s_ops[k];
+      const TermList& tl = table[b.significand];
+      const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
+      const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(tl.count));
+      const __m256i m = _mm256_and_si256(lane_live, _mm256_srai_epi32(_mm256_sub_epi32(pe[t], gbase), 31));
+      if (_mm256_testz_si256(m, m)) {
+        proc_max = _mm256_max_epi32(proc_max, count);
+        continue;
+      }
+      __m256i lane_processed;
+      const __m256i v = lane_terms(tl, _mm256_sub_epi32(base, pe[t]), ld(r.p_word + k * xp), b, lane_processed);
+      value = _mm256_add_epi32(value, _mm256_and_si256(m, v));
+      const __m256i processed = _mm256_blendv_epi8(count, lane_processed, m);
+      proc_max = _mm256_max_epi32(proc_max, processed);
+      r.processed_acc =
+          _mm256_add_epi32(r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask), _mm256_sub_epi32(lane_processed, count)));
+    }
+  }
+  const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
+  const __m256i aligned = _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
+  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
+  overflow = _mm256_and_si256(W == 23 ? normalise_w23(sum, E, cfg, va) : normalise(sum, E, _mm256_setzero_si256(), cfg, va),
+                              r.valid_mask);
+  return _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
+}
+
+// One step of the general vector path (any operands but Inf/NaN, -0 accumulators included).
+__attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow) {
+  const PeConfig& cfg = r.cfg;
+  const int W = cfg.acc_fraction_bits, L = cfg.lanes;
+  const size_t xp = static_cast<size_t>(r.ops.xp);
+  const int64_t k0 = int64_t{j} * L;
+  const auto& table = csd_table();
+  __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
+  for (int i = 0; i < L; ++i)
+    pe_max = _mm256_max_epi32(pe_max, _mm256_add_epi32(ld(r.p_code + (k0 + i) * xp), _mm256_set1_epi32(r.s_code[k0 + i])));
+  __m256i any_live;
+  const __m256i E = window_exponent(cfg, pe_max, va, any_live);
+  const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
+  const __m256i live_floor = _mm256_set1_epi32(-(1 << 19));
+  __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256();
+  __m256i all_negative = _mm256_set1_epi32(-1);
+  for (int i = 0; i < L; ++i) {
+    const TermOperand b = r.s_ops[k0 + i];
+    const __m256i wa = ld(r.p_word + (k0 + i) * xp);
+    all_negative = _mm256_and_si256(
+        all_negative, _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31));
+    if (b.cls() != Bf16Class::Finite) continue;  // a zero B: no terms
+    const TermList& tl = table[b.significand];
+    const __m256i pe = _mm256_add_epi32(ld(r.p_code + (k0 + i) * xp), _mm256_set1_epi32(b.exponent));
+    __m256i lane_processed;
+    value = _mm256_add_epi32(value, lane_terms(tl, _mm256_sub_epi32(base, pe), wa, b, lane_processed));
+    proc_max = _mm256_max_epi32(proc_max, lane_processed);
+    r.processed_acc = _mm256_add_epi32(r.processed_acc, _mm256_and_si256(lane_processed, r.valid_mask));
+    const __m256i live = _mm256_cmpgt_epi32(pe, live_floor);
+    r.nonzero_acc = _mm256_add_epi32(
+        r.nonzero_acc, _mm256_and_si256(_mm256_set1_epi32(tl.count), _mm256_and_si256(live, r.valid_mask)));
+  }
+  const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
+  const __m256i aligned = _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
+  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
+  const __m256i zero_negative =
+      _mm256_andnot_si256(any_live, _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), all_negative));
+  overflow = _mm256_and_si256(normalise(sum, E, zero_negative, cfg, va), r.valid_mask);
+  return _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
+}
+
 }  // namespace
 
-__attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, int s, int x0,
-                                                      int valid, int steps, PeAccumulator* acc_io, int* cycles,
-                                                      GroupTotals& totals) {
+__attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops,
+                                                      const SerialSteps& row, int s, int x0, int valid, int steps,
+                                                      PeAccumulator* acc_io, int* cycles, GroupTotals& totals) {
   using Kind = PeAccumulator::Kind;
   TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
+  TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
+                "group_steps_avx2: serial row prepared for another shape");
   const GroupContext g{cfg, ops, s, x0, valid, steps, cycles};
-  const int W = cfg.acc_fraction_bits, L = cfg.lanes, xp = ops.xp;
-  const int32_t* s_code = ops.s_code.data() + static_cast<size_t>(s) * ops.kp;
-  const TermOperand* s_ops = ops.s_ops.data() + static_cast<size_t>(s) * ops.kp;
-  const int32_t* p_code = ops.p_code.data() + x0;
-  const int32_t* p_word = ops.p_word.data() + x0;
-  const auto& table = csd_table();
+  const int L = cfg.lanes;
+  const __m256i valid_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  GroupRun r{cfg,
+             ops,
+             row,
+             ops.s_ops.data() + static_cast<size_t>(s) * ops.kp,
+             ops.s_code.data() + static_cast<size_t>(s) * ops.kp,
+             ops.p_code.data() + x0,
+             ops.p_word.data() + x0,
+             ops.p_signed.data() + x0,
+             valid_mask};
+  const bool exact_products = !row.special && ops.p_specials == 0;
 
   std::array<PeAccumulator, kGroupPes> st;
   bool scalar_mode = false;
@@ -185,22 +383,24 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
     scalar_mode = scalar_mode || st[v].kind == Kind::Inf || st[v].kind == Kind::NaN;
   }
   VectorAcc va = to_vectors(st);
-  const __m256i valid_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256i live_floor = _mm256_set1_epi32(-(1 << 19)), special_floor = _mm256_set1_epi32((1 << 19) - 1);
-  const __m256i bound = _mm256_set1_epi32(26), magnitude = _mm256_set1_epi32(0x7fffffff);
-  const __m256i min_cycles = _mm256_set1_epi32(cfg.min_step_cycles);
-  __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
+  const __m256i special_floor = _mm256_set1_epi32((1 << 19) - 1);
   int64_t processed = 0, nonzero = 0, cycle_sum = 0;
+  __m256i cycle_acc = _mm256_setzero_si256();
 
   for (int j = 0; j < steps; ++j) {
     const int64_t k0 = int64_t{j} * L;
-    __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
-    for (int i = 0; i < L; ++i)
-      pe_max =
-          _mm256_max_epi32(pe_max, _mm256_add_epi32(ld(p_code + (k0 + i) * xp), _mm256_set1_epi32(s_code[k0 + i])));
-    const __m256i special = _mm256_and_si256(_mm256_cmpgt_epi32(pe_max, special_floor), valid_mask);
-    if (scalar_mode || !_mm256_testz_si256(special, special)) {
+    bool special = scalar_mode;
+    if (!exact_products && !special) {
+      __m256i code_max = _mm256_set1_epi32(2 * kZeroCode);
+      for (int i = 0; i < L; ++i)
+        code_max = _mm256_max_epi32(code_max,
+                                    _mm256_add_epi32(ld(r.p_code + (k0 + i) * ops.xp), _mm256_set1_epi32(r.s_code[k0 + i])));
+      const __m256i sp = _mm256_and_si256(_mm256_cmpgt_epi32(code_max, special_floor), valid_mask);
+      special = !_mm256_testz_si256(sp, sp);
+    }
+    if (special) {
       if (!scalar_mode) from_vectors(va, st);
+      std::fill_n(cycles + static_cast<size_t>(j) * kGroupPes, kGroupPes, 0);
       cycle_sum += scalar_step(g, j, st, processed, nonzero);
       scalar_mode = std::any_of(st.begin(), st.end(), [](const PeAccumulator& a) {
         return a.kind == PeAccumulator::Kind::Inf || a.kind == PeAccumulator::Kind::NaN;
@@ -208,50 +408,13 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
       if (!scalar_mode) va = to_vectors(st);
       continue;
     }
-    const __m256i any_live = _mm256_cmpgt_epi32(pe_max, live_floor);
-    const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
-    __m256i E = _mm256_blendv_epi8(va.exponent, pe_max, any_live);
-    E = _mm256_blendv_epi8(E, _mm256_max_epi32(E, va.exponent), finite);
-    const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
-    __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256();
-    __m256i all_negative = _mm256_set1_epi32(-1);
-    for (int i = 0; i < L; ++i) {
-      const TermOperand b = s_ops[k0 + i];
-      const __m256i wa = ld(p_word + (k0 + i) * xp);
-      const __m256i lane_negative =
-          _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31);
-      all_negative = _mm256_and_si256(all_negative, lane_negative);
-      if (b.cls() != Bf16Class::Finite) continue;  // a zero B: no terms
-      const TermList& tl = table[b.significand];
-      const __m256i pe = _mm256_add_epi32(ld(p_code + (k0 + i) * xp), _mm256_set1_epi32(b.exponent));
-      const __m256i q = _mm256_sub_epi32(base, pe);
-      const __m256i ma18 = _mm256_and_si256(wa, magnitude);
-      __m256i lane_value = _mm256_setzero_si256(), lane_processed = _mm256_setzero_si256();
-      for (int t = 0; t < tl.count; ++t) {
-        const __m256i amount = _mm256_sub_epi32(q, _mm256_set1_epi32(tl.terms[t].power));
-        lane_value = _mm256_add_epi32(
-            lane_value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(tl.terms[t].sign)));
-        lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
-      }
-      value = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative));
-      proc_max = _mm256_max_epi32(proc_max, lane_processed);
-      processed_acc = _mm256_add_epi32(processed_acc, _mm256_and_si256(lane_processed, valid_mask));
-      const __m256i live = _mm256_cmpgt_epi32(pe, live_floor);
-      nonzero_acc = _mm256_add_epi32(nonzero_acc,
-                                     _mm256_and_si256(_mm256_set1_epi32(tl.count), _mm256_and_si256(live, valid_mask)));
-    }
-    const __m256i aligned =
-        _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
-    const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
-    const __m256i zero_negative =
-        _mm256_andnot_si256(any_live, _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), all_negative));
-    const __m256i overflow = _mm256_and_si256(normalise(sum, E, zero_negative, cfg, va), valid_mask);
-    alignas(32) int32_t c[kGroupPes];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(c), _mm256_max_epi32(proc_max, min_cycles));
-    for (int v = 0; v < valid; ++v) {
-      cycles[static_cast<size_t>(v) * steps + j] = c[v];
-      cycle_sum += c[v];
-    }
+    const __m256i negative_zero = _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), valid_mask);
+    __m256i overflow;
+    const __m256i c = exact_products && _mm256_testz_si256(negative_zero, negative_zero)
+                          ? exact_product_step(r, j, va, overflow)
+                          : general_step(r, j, va, overflow);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cycles + static_cast<size_t>(j) * kGroupPes), c);
+    cycle_acc = _mm256_add_epi32(cycle_acc, c);
     if (!_mm256_testz_si256(overflow, overflow)) {
       alignas(32) int32_t o[kGroupPes];
       _mm256_store_si256(reinterpret_cast<__m256i*>(o), overflow);
@@ -262,8 +425,9 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
     }
   }
   if (!scalar_mode) from_vectors(va, st);
-  processed += hsum(processed_acc);
-  nonzero += hsum(nonzero_acc);
+  cycle_sum += hsum(cycle_acc);
+  processed += hsum(r.processed_acc);
+  nonzero += hsum(r.nonzero_acc);
   totals.processed += processed;
   totals.skipped_oob += nonzero - processed;
   totals.skipped_zero += int64_t{steps} * valid * L * kTermSlots - nonzero;
@@ -275,7 +439,8 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
 
 bool tile_avx2_supported(const PeConfig&) { return false; }
 
-void group_steps_avx2(const PeConfig&, const TileOperands&, int, int, int, int, PeAccumulator*, int*, GroupTotals&) {
+void group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, int, int, PeAccumulator*, int*,
+                      GroupTotals&) {
   TESSERA_CHECK(false, "group_steps_avx2: no AVX2 on this host");
 }
 

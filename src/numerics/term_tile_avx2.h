@@ -14,6 +14,12 @@
 // 2^(W + 1) must stay below 2^31: W + 3 + ceil(log2(L + 1)) <= 31; and W <= 24 for the shifts.
 // Steps with an Inf/NaN operand, and all steps of a group once an accumulator is Inf or NaN, run
 // through the scalar fast_step (term_pe_fast.h) PE by PE.
+// Exact-product steps: while neither operand of the group holds Inf/NaN and no accumulator is -0,
+// a step visits only the lanes whose (scalar) B is finite and non-zero (SerialSteps), and a lane
+// whose product lies in the window's top (g = W - 14 - (E - pe) >= 0 for every PE, so every
+// term is in bounds and exact) adds its exact product (sa ma)(sb mb) << g (one 16-bit multiply)
+// and its term count, without a term loop; only lanes with g < 0 in some PE take the term loop.
+// At W = 23 the normalisation is the int-to-float conversion's round to nearest even (24 bits).
 #pragma once
 
 #include <cstdint>
@@ -41,10 +47,23 @@ struct TileOperands {
   std::vector<int32_t> s_code;
   std::vector<TermOperand> p_ops;
   std::vector<int32_t> p_code, p_word;  // p_word: (ma << 18) | sign << 31
+  std::vector<int32_t> p_signed;        // (-1)^sign * ma as a 16-bit integer in the low half (madd operand)
+  int64_t p_specials = 0;               // parallel entries that are Inf or NaN
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
   void set_parallel(int k, int x, TermOperand op);
+};
+
+// One serial row prepared once for every group that shares it: per step, the lanes whose B is
+// finite and non-zero (the only ones with terms), and whether the row holds an Inf or NaN.
+struct SerialSteps {
+  int lanes = 0;
+  bool special = false;
+  std::vector<uint8_t> live_count;  // [j]
+  std::vector<uint8_t> live_lane;   // [j * lanes + t]: lane of the t-th live B of step j
+
+  void build(const TileOperands& ops, int s, int steps, int L);
 };
 
 // Counters of term_matmul's statistics that the group adds to.
@@ -52,9 +71,10 @@ struct GroupTotals {
   int64_t processed = 0, skipped_zero = 0, skipped_oob = 0, lane_idle = 0;
 };
 
-// Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s, with
-// accumulators acc[0..valid). Writes cycles[v * steps + j] for PE v and step j.
-void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, int s, int x0, int valid, int steps,
-                      PeAccumulator* acc, int* cycles, GroupTotals& totals);
+// Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s (`row`:
+// its SerialSteps), with accumulators acc[0..valid). Writes cycles[j * 8 + v] for PE v and step
+// j (0 for v >= valid).
+void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int x0, int valid,
+                      int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals);
 
 }  // namespace tessera::numerics::detail
