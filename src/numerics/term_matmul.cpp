@@ -162,8 +162,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
   // Scratch kept per thread: an MXU push calls this once per mmul, without allocating.
   thread_local detail::TileOperands ops;
-  thread_local detail::SerialSteps row;
-  thread_local std::vector<int> group_cycles, step_max;
+  thread_local std::vector<detail::SerialSteps> rows;
+  thread_local std::vector<int> group_cycles, step_max, x0s, group_base;
   thread_local DecodedWeights decoded;
   // Every input entry is rewritten below; the padding (k >= K, columns beyond M or N) keeps the
   // +0 that resize wrote, so with unchanged weights and shape nothing else needs decoding.
@@ -182,6 +182,26 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
       }
     decoded.remember(w, ldw, M, K, N, L, inputs_serial);
   }
+  // The groups of 8 PEs along the dimension that does not share the serial operand, packed for
+  // the exact-product steps (the parallel operand is the weights, kept while reused, or the inputs),
+  // and every serial row's live lanes.
+  const int across_total = inputs_serial ? N : M, tile_across = inputs_serial ? cfg.cols : cfg.rows;
+  thread_local std::vector<int> previous_x0s;
+  x0s.clear();
+  group_base.clear();
+  for (int b0 = 0; b0 < across_total; b0 += tile_across) {
+    group_base.push_back(static_cast<int>(x0s.size()));
+    for (int v0 = 0; v0 < std::min(tile_across, across_total - b0); v0 += detail::kGroupPes) x0s.push_back(b0 + v0);
+  }
+  if (!inputs_serial || !reuse || x0s != previous_x0s) {
+    ops.pack(x0s);
+    previous_x0s = x0s;
+  }
+  const int serial_count = inputs_serial ? M : N;
+  if (inputs_serial || !reuse) {
+    rows.resize(static_cast<size_t>(serial_count));
+    for (int s = 0; s < serial_count; ++s) rows[static_cast<size_t>(s)].build(ops, s, steps, L);
+  }
   group_cycles.assign(static_cast<size_t>(detail::kGroupPes) * steps, 0);
   detail::GroupTotals totals;
   std::array<PeAccumulator, detail::kGroupPes> accs;
@@ -195,14 +215,15 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
       int64_t pe_cycle_sum = 0;
       for (int u = 0; u < shared; ++u) {
         const int s = inputs_serial ? m0 + u : n0 + u;
-        row.build(ops, s, steps, L);
+        const int b0 = inputs_serial ? n0 : m0;
         for (int v0 = 0; v0 < across; v0 += detail::kGroupPes) {
           const int valid = std::min(detail::kGroupPes, across - v0);
           const auto out = [&](int v) -> float& {
             return inputs_serial ? acc[(m0 + u) * ldc + n0 + v0 + v] : acc[(m0 + v0 + v) * ldc + n0 + u];
           };
           for (int v = 0; v < valid; ++v) accs[v] = accumulator_from_f32(out(v), pe);
-          detail::group_steps_avx2(pe, ops, row, s, inputs_serial ? n0 + v0 : m0 + v0, valid, steps, accs.data(),
+          const int group = group_base[static_cast<size_t>(b0 / tile_across)] + v0 / detail::kGroupPes;
+          detail::group_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, b0 + v0, group, valid, steps, accs.data(),
                                    group_cycles.data(), totals);
           for (int v = 0; v < valid; ++v) out(v) = accumulator_to_f32(accs[v], pe);
           for (int j = 0; j < steps; ++j) {

@@ -53,17 +53,38 @@ void TileOperands::set_parallel(int k, int x, TermOperand op) {
   p_word[i] = static_cast<int32_t>((op.negative() ? 0x80000000u : 0u) | (static_cast<uint32_t>(op.significand) << 18));
 }
 
+void TileOperands::pack(const std::vector<int>& x0s) {
+  packed.resize(x0s.size() * kp * kGroupPes);
+  int32_t* out = packed.data();
+  for (const int x0 : x0s)
+    for (int k = 0; k < kp; ++k)
+      for (int v = 0; v < kGroupPes; ++v) {
+        const size_t i = static_cast<size_t>(k) * xp + x0 + v;
+        const int32_t code = p_code[i] == kZeroCode || p_code[i] == kSpecialCode ? kPackedZero : p_code[i];
+        *out++ = static_cast<int32_t>(static_cast<uint32_t>(code) << 16) | p_signed[i];
+      }
+}
+
 void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
   lanes = L;
   special = false;
   live_count.assign(static_cast<size_t>(steps), 0);
-  live_lane.resize(static_cast<size_t>(steps) * L);
-  const int32_t* code = ops.s_code.data() + static_cast<size_t>(s) * ops.kp;
+  live.resize(static_cast<size_t>(steps) * L);
+  const size_t row = static_cast<size_t>(s) * ops.kp;
+  const auto& table = csd_table();
   for (int j = 0; j < steps; ++j) {
     for (int i = 0; i < L; ++i) {
-      const int32_t c = code[j * L + i];
+      const int32_t c = ops.s_code[row + j * L + i];
       special = special || c == kSpecialCode;
-      if (c != kZeroCode && c != kSpecialCode) live_lane[static_cast<size_t>(j) * L + live_count[j]++] = static_cast<uint8_t>(i);
+      if (c == kZeroCode || c == kSpecialCode) continue;
+      const TermOperand b = ops.s_ops[row + j * L + i];
+      LiveB& l = live[static_cast<size_t>(j) * L + live_count[j]++];
+      l.exponent = b.exponent;
+      l.signed_significand = (b.negative() ? -b.significand : b.significand) & 0xffff;
+      l.lane = static_cast<uint8_t>(i);
+      l.count = table[b.significand].count;
+      l.significand = b.significand;
+      l.negative = b.negative() ? 1 : 0;
     }
   }
 }
@@ -205,15 +226,15 @@ struct GroupRun {
   const SerialSteps& row;
   const TermOperand* s_ops;
   const int32_t* s_code;
-  const int32_t *p_code, *p_word, *p_signed;
+  const int32_t *p_code, *p_word, *packed;
   __m256i valid_mask;
   __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
 };
 
 // E of every PE of the group (step 1), from the maximum product code over the lanes.
-__attribute__((target("avx2"))) inline __m256i window_exponent(const PeConfig& cfg, __m256i pe_max, const VectorAcc& va,
-                                                               __m256i& any_live) {
-  any_live = _mm256_cmpgt_epi32(pe_max, _mm256_set1_epi32(-(1 << 19)));
+__attribute__((target("avx2"))) inline __m256i window_exponent(const PeConfig& cfg, __m256i pe_max, __m256i live_floor,
+                                                               const VectorAcc& va, __m256i& any_live) {
+  any_live = _mm256_cmpgt_epi32(pe_max, live_floor);
   const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
   __m256i E = _mm256_blendv_epi8(va.exponent, pe_max, any_live);
   E = _mm256_blendv_epi8(E, _mm256_max_epi32(E, va.exponent), finite);
@@ -223,10 +244,9 @@ __attribute__((target("avx2"))) inline __m256i window_exponent(const PeConfig& c
 
 // The term loop of lane i (B = b, its terms tl) for every PE of the group: the lane's signed value
 // in window units (each term truncated, out-of-bounds ones giving 0 by the shift) and its
-// processed terms. base = E + 32 - W.
-__attribute__((target("avx2"))) inline __m256i lane_terms(const TermList& tl, __m256i q, __m256i wa, TermOperand b,
-                                                          __m256i& lane_processed) {
-  const __m256i ma18 = _mm256_and_si256(wa, _mm256_set1_epi32(0x7fffffff));
+// processed terms. q = E + 32 - W - pe; ma18 = ma << 18; a_negative: all-ones where A < 0.
+__attribute__((target("avx2"))) inline __m256i lane_terms(const TermList& tl, __m256i q, __m256i ma18, __m256i a_negative,
+                                                          bool b_negative, __m256i& lane_processed) {
   const __m256i bound = _mm256_set1_epi32(26);
   __m256i lane_value = _mm256_setzero_si256();
   lane_processed = _mm256_setzero_si256();
@@ -236,44 +256,79 @@ __attribute__((target("avx2"))) inline __m256i lane_terms(const TermList& tl, __
         lane_value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(tl.terms[t].sign)));
     lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
   }
-  const __m256i lane_negative =
-      _mm256_srai_epi32(_mm256_xor_si256(wa, _mm256_set1_epi32(b.negative() ? INT32_MIN : 0)), 31);
+  const __m256i lane_negative = _mm256_xor_si256(a_negative, _mm256_set1_epi32(b_negative ? -1 : 0));
   return _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative);
 }
 
-// One exact-product step (header): no Inf/NaN operand, no -0 accumulator in the group. Updates
-// the accumulators; returns each PE's step cycles (0 for PEs beyond valid); writes `overflow`.
+// Every significand's CSD terms padded to kMaxTerms with a term that is out of reach (its shift
+// amount is >= 32, so it adds 0 and is not counted): a fixed-length term loop without branches.
+struct PaddedTerms {
+  int32_t power[kMaxTerms];
+  int32_t sign[kMaxTerms];
+};
+
+const std::array<PaddedTerms, 256>& padded_terms() {
+  static const std::array<PaddedTerms, 256> table = [] {
+    std::array<PaddedTerms, 256> t{};
+    for (int m = 0; m < 256; ++m) {
+      const TermList& tl = csd_table()[m];
+      for (int i = 0; i < kMaxTerms; ++i) {
+        t[m].power[i] = i < tl.count ? tl.terms[i].power : -64;
+        t[m].sign[i] = i < tl.count ? tl.terms[i].sign : 0;
+      }
+    }
+    return t;
+  }();
+  return table;
+}
+
+// lane_terms over padded terms (q >= 32 - W + 0 >= 8 for every live PE, so a padding term's
+// amount q + 64 is >= 32).
+__attribute__((target("avx2"))) inline __m256i padded_lane_terms(const PaddedTerms& pt, __m256i q, __m256i ma18,
+                                                                 __m256i lane_negative, __m256i& lane_processed) {
+  const __m256i bound = _mm256_set1_epi32(26);
+  __m256i lane_value = _mm256_setzero_si256();
+  lane_processed = _mm256_setzero_si256();
+#pragma GCC unroll 5
+  for (int t = 0; t < kMaxTerms; ++t) {
+    const __m256i amount = _mm256_sub_epi32(q, _mm256_set1_epi32(pt.power[t]));
+    lane_value = _mm256_add_epi32(lane_value,
+                                  _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(pt.sign[t])));
+    lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
+  }
+  return _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative);
+}
+
+// One exact-product step (header): no Inf/NaN operand, no -0 accumulator in the group; the
+// parallel operand read from the group's packed block. Updates the accumulators; returns each
+// PE's step cycles (0 for PEs beyond valid); writes `overflow`.
 __attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow) {
   const PeConfig& cfg = r.cfg;
   const int W = cfg.acc_fraction_bits, L = cfg.lanes;
-  const size_t xp = static_cast<size_t>(r.ops.xp);
   const int64_t k0 = int64_t{j} * L;
   const int live = r.row.live_count[static_cast<size_t>(j)];
-  const uint8_t* lane = &r.row.live_lane[static_cast<size_t>(j) * L];
-  const auto& table = csd_table();
-  __m256i pe[kMaxPeLanes];
-  __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
+  const SerialSteps::LiveB* lb = &r.row.live[static_cast<size_t>(j) * L];
+  __m256i pe[kMaxPeLanes], word[kMaxPeLanes];
+  const __m256i live_floor = _mm256_set1_epi32(kPackedZero / 2);
+  __m256i pe_max = _mm256_set1_epi32(2 * kPackedZero);
   for (int t = 0; t < live; ++t) {
-    const int64_t k = k0 + lane[t];
-    pe[t] = _mm256_add_epi32(ld(r.p_code + k * xp), _mm256_set1_epi32(r.s_code[k]));
+    word[t] = ld(r.packed + (k0 + lb[t].lane) * kGroupPes);
+    pe[t] = _mm256_add_epi32(_mm256_srai_epi32(word[t], 16), _mm256_set1_epi32(lb[t].exponent));
     pe_max = _mm256_max_epi32(pe_max, pe[t]);
   }
   __m256i any_live;
-  const __m256i E = window_exponent(cfg, pe_max, va, any_live);
+  const __m256i E = window_exponent(cfg, pe_max, live_floor, va, any_live);
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
-  const __m256i live_floor = _mm256_set1_epi32(-(1 << 19));
   __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   __m256i truncated = _mm256_setzero_si256();  // sign bit: a live lane with g < 0
   for (int t = 0; t < live; ++t) {
-    const int64_t k = k0 + lane[t];
-    const TermOperand b = r.s_ops[k];
     const __m256i g = _mm256_sub_epi32(pe[t], gbase);
     const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
-    const int32_t mb = (b.negative() ? -b.significand : b.significand) & 0xffff;
-    const __m256i product = _mm256_madd_epi16(ld(r.p_signed + k * xp), _mm256_set1_epi32(mb));
+    // madd: the word's high half (the exponent) meets B's zero high half.
+    const __m256i product = _mm256_madd_epi16(word[t], _mm256_set1_epi32(lb[t].signed_significand));
     value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, g));  // g < 0: shift count >= 32 gives 0
     truncated = _mm256_or_si256(truncated, _mm256_and_si256(lane_live, g));
-    const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(table[b.significand].count));
+    const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(lb[t].count));
     proc_max = _mm256_max_epi32(proc_max, count);
     nonzero = _mm256_add_epi32(nonzero, count);
   }
@@ -282,26 +337,23 @@ __attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, V
   r.processed_acc = _mm256_add_epi32(r.processed_acc, nonzero);
   if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(truncated, r.valid_mask))) != 0) {
     // Lanes below the window's top in some PE: their term loop replaces product and count there.
+    // Branch-free: every live lane runs the padded term loop; the mask m keeps it where g < 0.
     const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
+    const auto& table = padded_terms();
     proc_max = _mm256_setzero_si256();
     for (int t = 0; t < live; ++t) {
-      const int64_t k = k0 + lane[t];
-      const TermOperand b = r.s_ops[k];
-      const TermList& tl = table[b.significand];
       const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
-      const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(tl.count));
+      const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(lb[t].count));
       const __m256i m = _mm256_and_si256(lane_live, _mm256_srai_epi32(_mm256_sub_epi32(pe[t], gbase), 31));
-      if (_mm256_testz_si256(m, m)) {
-        proc_max = _mm256_max_epi32(proc_max, count);
-        continue;
-      }
+      const __m256i signed_ma = _mm256_srai_epi32(_mm256_slli_epi32(word[t], 16), 16);
+      const __m256i lane_negative = _mm256_xor_si256(_mm256_srai_epi32(signed_ma, 31), _mm256_set1_epi32(-lb[t].negative));
       __m256i lane_processed;
-      const __m256i v = lane_terms(tl, _mm256_sub_epi32(base, pe[t]), ld(r.p_word + k * xp), b, lane_processed);
+      const __m256i v = padded_lane_terms(table[lb[t].significand], _mm256_sub_epi32(base, pe[t]),
+                                          _mm256_slli_epi32(_mm256_abs_epi32(signed_ma), 18), lane_negative, lane_processed);
       value = _mm256_add_epi32(value, _mm256_and_si256(m, v));
-      const __m256i processed = _mm256_blendv_epi8(count, lane_processed, m);
-      proc_max = _mm256_max_epi32(proc_max, processed);
-      r.processed_acc =
-          _mm256_add_epi32(r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask), _mm256_sub_epi32(lane_processed, count)));
+      proc_max = _mm256_max_epi32(proc_max, _mm256_blendv_epi8(count, lane_processed, m));
+      r.processed_acc = _mm256_add_epi32(
+          r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask), _mm256_sub_epi32(lane_processed, count)));
     }
   }
   const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
@@ -322,10 +374,10 @@ __attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorA
   __m256i pe_max = _mm256_set1_epi32(2 * kZeroCode);
   for (int i = 0; i < L; ++i)
     pe_max = _mm256_max_epi32(pe_max, _mm256_add_epi32(ld(r.p_code + (k0 + i) * xp), _mm256_set1_epi32(r.s_code[k0 + i])));
-  __m256i any_live;
-  const __m256i E = window_exponent(cfg, pe_max, va, any_live);
-  const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
   const __m256i live_floor = _mm256_set1_epi32(-(1 << 19));
+  __m256i any_live;
+  const __m256i E = window_exponent(cfg, pe_max, live_floor, va, any_live);
+  const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
   __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256();
   __m256i all_negative = _mm256_set1_epi32(-1);
   for (int i = 0; i < L; ++i) {
@@ -337,7 +389,8 @@ __attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorA
     const TermList& tl = table[b.significand];
     const __m256i pe = _mm256_add_epi32(ld(r.p_code + (k0 + i) * xp), _mm256_set1_epi32(b.exponent));
     __m256i lane_processed;
-    value = _mm256_add_epi32(value, lane_terms(tl, _mm256_sub_epi32(base, pe), wa, b, lane_processed));
+    value = _mm256_add_epi32(value, lane_terms(tl, _mm256_sub_epi32(base, pe), _mm256_and_si256(wa, _mm256_set1_epi32(0x7fffffff)),
+                                               _mm256_srai_epi32(wa, 31), b.negative(), lane_processed));
     proc_max = _mm256_max_epi32(proc_max, lane_processed);
     r.processed_acc = _mm256_add_epi32(r.processed_acc, _mm256_and_si256(lane_processed, r.valid_mask));
     const __m256i live = _mm256_cmpgt_epi32(pe, live_floor);
@@ -356,8 +409,9 @@ __attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorA
 }  // namespace
 
 __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops,
-                                                      const SerialSteps& row, int s, int x0, int valid, int steps,
-                                                      PeAccumulator* acc_io, int* cycles, GroupTotals& totals) {
+                                                      const SerialSteps& row, int s, int x0, int group, int valid,
+                                                      int steps, PeAccumulator* acc_io, int* cycles,
+                                                      GroupTotals& totals) {
   using Kind = PeAccumulator::Kind;
   TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
   TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
@@ -372,9 +426,11 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
              ops.s_code.data() + static_cast<size_t>(s) * ops.kp,
              ops.p_code.data() + x0,
              ops.p_word.data() + x0,
-             ops.p_signed.data() + x0,
+             group >= 0 ? ops.packed.data() + static_cast<size_t>(group) * ops.kp * kGroupPes : nullptr,
              valid_mask};
-  const bool exact_products = !row.special && ops.p_specials == 0;
+  TESSERA_CHECK(group < 0 || ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes,
+                "group_steps_avx2: operands not packed for this group");
+  const bool exact_products = group >= 0 && !row.special && ops.p_specials == 0;
 
   std::array<PeAccumulator, kGroupPes> st;
   bool scalar_mode = false;
@@ -439,8 +495,8 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
 
 bool tile_avx2_supported(const PeConfig&) { return false; }
 
-void group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, int, int, PeAccumulator*, int*,
-                      GroupTotals&) {
+void group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, int, int, int, PeAccumulator*,
+                      int*, GroupTotals&) {
   TESSERA_CHECK(false, "group_steps_avx2: no AVX2 on this host");
 }
 

@@ -49,19 +49,31 @@ struct TileOperands {
   std::vector<int32_t> p_code, p_word;  // p_word: (ma << 18) | sign << 31
   std::vector<int32_t> p_signed;        // (-1)^sign * ma as a 16-bit integer in the low half (madd operand)
   int64_t p_specials = 0;               // parallel entries that are Inf or NaN
+  // The exact-product steps' copy of the parallel operand, one kp x 8 block per group of PEs
+  // x0s[g] .. x0s[g] + 7, k-major so that a group reads it sequentially: packed[(g * kp + k) * 8
+  // + v] = exponent (kPackedZero for a zero) << 16 | ((-1)^sign * ma & 0xffff). Written by pack().
+  std::vector<int32_t> packed;
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
   void set_parallel(int k, int x, TermOperand op);
+  void pack(const std::vector<int>& x0s);  // after the parallel operand is set
 };
+
+inline constexpr int32_t kPackedZero = -(1 << 14);
 
 // One serial row prepared once for every group that shares it: per step, the lanes whose B is
 // finite and non-zero (the only ones with terms), and whether the row holds an Inf or NaN.
 struct SerialSteps {
+  struct LiveB {
+    int32_t exponent = 0;
+    int32_t signed_significand = 0;  // (-1)^sign * mb & 0xffff (madd operand)
+    uint8_t lane = 0, count = 0, significand = 0, negative = 0;
+  };
   int lanes = 0;
   bool special = false;
   std::vector<uint8_t> live_count;  // [j]
-  std::vector<uint8_t> live_lane;   // [j * lanes + t]: lane of the t-th live B of step j
+  std::vector<LiveB> live;          // [j * lanes + t]: the t-th live B of step j
 
   void build(const TileOperands& ops, int s, int steps, int L);
 };
@@ -72,9 +84,10 @@ struct GroupTotals {
 };
 
 // Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s (`row`:
-// its SerialSteps), with accumulators acc[0..valid). Writes cycles[j * 8 + v] for PE v and step
-// j (0 for v >= valid).
-void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int x0, int valid,
-                      int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals);
+// its SerialSteps), with accumulators acc[0..valid). `group` indexes ops.packed for this x0 (-1:
+// not packed; every step takes the general path). Writes cycles[j * 8 + v] for PE v and step j
+// (0 for v >= valid).
+void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int x0, int group,
+                      int valid, int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals);
 
 }  // namespace tessera::numerics::detail

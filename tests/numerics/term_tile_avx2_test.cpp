@@ -69,7 +69,8 @@ TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
     detail::GroupTotals totals;
     detail::SerialSteps row;
     row.build(ops, 0, steps, L);
-    detail::group_steps_avx2(cfg, ops, row, 0, x0, valid, steps, fast.data(), cycles.data(), totals);
+    ops.pack({x0});
+    detail::group_steps_avx2(cfg, ops, row, 0, x0, 0, valid, steps, fast.data(), cycles.data(), totals);
     detail::GroupTotals want;
     for (int v = 0; v < valid; ++v) {
       for (int j = 0; j < steps; ++j) {
