@@ -320,40 +320,41 @@ __attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, V
   const __m256i E = window_exponent(cfg, pe_max, live_floor, va, any_live);
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
   __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
-  __m256i truncated = _mm256_setzero_si256();  // sign bit: a live lane with g < 0
+  __m256i truncated[kMaxPeLanes];  // all-ones where the lane is live and g < 0
+  uint64_t flagged = 0;             // lanes truncated in some valid PE
   for (int t = 0; t < live; ++t) {
     const __m256i g = _mm256_sub_epi32(pe[t], gbase);
     const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
     // madd: the word's high half (the exponent) meets B's zero high half.
     const __m256i product = _mm256_madd_epi16(word[t], _mm256_set1_epi32(lb[t].signed_significand));
     value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, g));  // g < 0: shift count >= 32 gives 0
-    truncated = _mm256_or_si256(truncated, _mm256_and_si256(lane_live, g));
+    truncated[t] = _mm256_srai_epi32(_mm256_and_si256(lane_live, g), 31);
+    flagged |= uint64_t{_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(truncated[t], r.valid_mask))) != 0} << t;
     const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(lb[t].count));
-    proc_max = _mm256_max_epi32(proc_max, count);
+    proc_max = _mm256_max_epi32(proc_max, _mm256_andnot_si256(truncated[t], count));
     nonzero = _mm256_add_epi32(nonzero, count);
   }
   nonzero = _mm256_and_si256(nonzero, r.valid_mask);
   r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, nonzero);
   r.processed_acc = _mm256_add_epi32(r.processed_acc, nonzero);
-  if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(truncated, r.valid_mask))) != 0) {
-    // Lanes below the window's top in some PE: their term loop replaces product and count there.
-    // Branch-free: every live lane runs the padded term loop; the mask m keeps it where g < 0.
+  if (flagged != 0) {
+    // Lanes below the window's top in some PE: their padded term loop replaces product and count
+    // where g < 0 (branch-free within the lane).
     const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
     const auto& table = padded_terms();
-    proc_max = _mm256_setzero_si256();
-    for (int t = 0; t < live; ++t) {
-      const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
-      const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(lb[t].count));
-      const __m256i m = _mm256_and_si256(lane_live, _mm256_srai_epi32(_mm256_sub_epi32(pe[t], gbase), 31));
+    for (; flagged != 0; flagged &= flagged - 1) {
+      const int t = std::countr_zero(flagged);
+      const __m256i m = truncated[t];
       const __m256i signed_ma = _mm256_srai_epi32(_mm256_slli_epi32(word[t], 16), 16);
       const __m256i lane_negative = _mm256_xor_si256(_mm256_srai_epi32(signed_ma, 31), _mm256_set1_epi32(-lb[t].negative));
       __m256i lane_processed;
       const __m256i v = padded_lane_terms(table[lb[t].significand], _mm256_sub_epi32(base, pe[t]),
                                           _mm256_slli_epi32(_mm256_abs_epi32(signed_ma), 18), lane_negative, lane_processed);
       value = _mm256_add_epi32(value, _mm256_and_si256(m, v));
-      proc_max = _mm256_max_epi32(proc_max, _mm256_blendv_epi8(count, lane_processed, m));
+      proc_max = _mm256_max_epi32(proc_max, _mm256_and_si256(m, lane_processed));
       r.processed_acc = _mm256_add_epi32(
-          r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask), _mm256_sub_epi32(lane_processed, count)));
+          r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask),
+                                            _mm256_sub_epi32(lane_processed, _mm256_set1_epi32(lb[t].count))));
     }
   }
   const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));

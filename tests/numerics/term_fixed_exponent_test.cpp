@@ -12,6 +12,7 @@
 #include "numerics/term_matmul.h"
 #include "numerics/term_pe.h"
 #include "numerics/term_pe_reference.h"
+#include "term_pe_cases.h"
 
 namespace tessera::numerics {
 namespace {
@@ -68,22 +69,14 @@ TEST(TermFixedExponent, AFixedAccumulatorIsTruncatedToTheWindowEvenWithoutProduc
   EXPECT_EQ(step_both(PeConfig{}, 0.0f, 1.0f, 1.0f + 0x1p-20f).value, 1.0f + 0x1p-20f);
 }
 
-std::vector<float> operands(int n, std::mt19937& rng, float scale, float zero_fraction) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng) < zero_fraction ? 0.0f : round_to_bf16(dist(rng));
-  return v;
-}
-
 // Tile matmuls in fixed-exponent mode, fast (vector path for W = 23 and 12, scalar for W = 40)
 // against the reference; a fixed exponent below every product and accumulator changes nothing; a
 // high one skips terms as out of bounds.
 TEST(TermFixedExponent, TileMatchesReferenceAndALowFixedExponentIsTheDynamicMode) {
   std::mt19937 rng(5);
   const int M = 9, K = 20, N = 11;
-  const auto a = operands(M * K, rng, 1.0f, 0.4f);
-  const auto w = operands(K * N, rng, 0.05f, 0.05f);
+  const auto a = testing::random_bf16(M * K, rng, 1.0f, 0.4f);
+  const auto w = testing::random_bf16(K * N, rng, 0.05f, 0.05f);
   for (int width : {23, 12, 40}) {
     for (TermSerialOperand serial : {TermSerialOperand::Inputs, TermSerialOperand::Weights}) {
       TermTileConfig dynamic;

@@ -11,17 +11,12 @@
 #include "common/error.h"
 #include "numerics/bf16.h"
 #include "numerics/matmul.h"
+#include "term_pe_cases.h"
 
 namespace tessera::numerics {
 namespace {
 
-std::vector<float> random_bf16(int n, std::mt19937& rng, float scale, float zero_fraction) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng) < zero_fraction ? 0.0f : round_to_bf16(dist(rng));
-  return v;
-}
+using testing::random_bf16;
 
 void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   ASSERT_EQ(a.size(), b.size());

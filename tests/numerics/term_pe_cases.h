@@ -25,6 +25,15 @@ inline constexpr std::array<uint16_t, 20> kEdgeBf16 = {0x0000, 0x8000, 0x0001, 0
                                                        0x8080, 0x7f7f, 0xff7f, 0x3f80, 0xbf80, 0x7f80, 0xff80,
                                                        0x7fc0, 0xffc1, 0x7f81, 0x3fff, 0x4000, 0x0040};
 
+// n bf16 values (as fp32) from N(0, scale), a zero_fraction of them +0.
+inline std::vector<float> random_bf16(int n, std::mt19937& rng, float scale, float zero_fraction) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng) < zero_fraction ? 0.0f : round_to_bf16(dist(rng));
+  return v;
+}
+
 struct PeCase {
   PeConfig cfg;
   std::vector<Bf16> a, b;
