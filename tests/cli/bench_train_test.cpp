@@ -9,30 +9,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
+
 namespace {
 
-std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
-
-struct Result {
-  int status = 0;
-  std::string out;
-};
-
-// stdout only (keep_stderr false) or stderr only (true).
-Result run(const std::string& args, bool keep_stderr = false) {
-  const std::string cmd = binary() + " " + args + (keep_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
-  Result r;
-  FILE* f = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) r.out += buf;
-  r.status = f != nullptr ? pclose(f) : -1;
-  return r;
-}
+using Result = tessera::testing::CliResult;
+Result run(const std::string& args, bool keep_stderr = false) { return tessera::testing::run_cli(args, keep_stderr); }
 
 class BenchTrainCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+    if (!tessera::testing::cli_binary_exists()) GTEST_SKIP() << "tessera not built";
   }
 };
 

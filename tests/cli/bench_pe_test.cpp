@@ -1,0 +1,55 @@
+// `tessera bench pe`: runs the built `tessera` executable (skipped when it has not been built in
+// this build tree) and checks the JSON it prints. No timing assertions: only that the figures
+// exist and agree with each other and with the simulated tile.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+namespace {
+
+using tessera::testing::run_cli;
+
+class BenchPeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!tessera::testing::cli_binary_exists()) GTEST_SKIP() << "tessera not built";
+  }
+};
+
+nlohmann::json bench(const std::string& extra) {
+  const auto r = run_cli("bench pe --m 16 --k 64 --n 16 --reps 1 --json" + extra);
+  EXPECT_EQ(r.status, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST_F(BenchPeCli, JsonHasBothRatesTheirRatioAndTheTileFigures) {
+  const nlohmann::json j = bench("");
+  const double term = j.at("term_host_seconds"), bf16 = j.at("bf16_host_seconds");
+  EXPECT_GT(term, 0.0);
+  EXPECT_GT(bf16, 0.0);
+  EXPECT_DOUBLE_EQ(j.at("ratio").get<double>(), bf16 / term);
+  EXPECT_TRUE(j.at("fixed_exponent").is_null());
+  EXPECT_EQ(j.at("bf16_cycles_equal_pe"), 4 * 8);  // 2 x 2 blocks of 8 x 8 PEs, 64 / 8 steps
+  EXPECT_GE(j.at("tile_cycles").get<int64_t>(), 32);  // every step lasts at least one cycle
+}
+
+// A fixed exponent far above the products (about 2^-5 here) puts most terms out of bounds.
+TEST_F(BenchPeCli, FixedExponentAboveTheProductsSkipsTermsOutOfBounds) {
+  const nlohmann::json dynamic = bench(""), fixed = bench(" --fixed-exponent 20");
+  EXPECT_EQ(fixed.at("fixed_exponent"), 20);
+  EXPECT_GT(fixed.at("skipped_oob_fraction").get<double>(), 0.1);
+  EXPECT_LT(dynamic.at("skipped_oob_fraction").get<double>(), 0.01);
+  EXPECT_LT(fixed.at("tile_cycles").get<int64_t>(), dynamic.at("tile_cycles").get<int64_t>());
+}
+
+TEST_F(BenchPeCli, FixedExponentOutOfRange_bad) {
+  const auto r = run_cli("bench pe --m 8 --k 8 --n 8 --fixed-exponent 999", true);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.out, "tessera: error: PeConfig.fixed_exponent: 999 is out of range [-400, 400]\n");
+}
+
+}  // namespace
