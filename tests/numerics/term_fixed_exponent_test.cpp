@@ -111,8 +111,8 @@ TEST(TermFixedExponent, TileMatchesReferenceAndALowFixedExponentIsTheDynamicMode
 }
 
 TEST(TermFixedExponent, OutOfRangeFixedExponent_bad) {
-  EXPECT_EQ(testing::error_of([] { TermPe pe(fixed(401)); }), "PeConfig.fixed_exponent: 401 is out of range [-400, 400]");
-  EXPECT_EQ(testing::error_of([] { TermPe pe(fixed(-401)); }), "PeConfig.fixed_exponent: -401 is out of range [-400, 400]");
+  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(401)); }), "PeConfig.fixed_exponent: 401 is out of range [-400, 400]");
+  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(-401)); }), "PeConfig.fixed_exponent: -401 is out of range [-400, 400]");
 }
 
 }  // namespace
