@@ -12,7 +12,8 @@
 // --pe bit-parallel|term-serial overrides core.mxu.pe ("bf16" is the same as "bit-parallel");
 // --set KEY=VALUE (repeatable) overrides any config key (VALUE as JSON, else as a string), e.g.
 // --set core.mxu.term.acc_width=12. The epoch report's "pe" object: the MXU's work per phase and
-// layer (runtime/pe_attribution.h); with term-serial PEs a per-phase summary is printed.
+// layer (runtime/pe_attribution.h); with term-serial PEs a per-phase summary is printed. With
+// core.hbm.exponent_encoding.on, a line of compression ratios per tensor kind (runtime/hbm_report.h).
 // --profile-acc-width [--profile-min-width W] [--profile-out C]: instead of one run, the per-layer
 // accumulator-width search of runtime/pe_profile.h (term-serial PEs; each trial a run with these
 // options); C receives the config with the chosen core.mxu.term.layer_acc_width, --report the
@@ -31,6 +32,7 @@
 #include "graph/model.h"
 #include "numerics/term_pe.h"
 #include "runtime/dataset.h"
+#include "runtime/hbm_report.h"
 #include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
 #include "runtime/training_run.h"
@@ -167,6 +169,7 @@ void run_train(const TrainArgs& a) {
                   o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
     }
     if (j.contains("pe")) print_pe(j["pe"]);
+    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty()) std::printf("  %s\n", hbm.c_str());
     std::fflush(stdout);
   };
   run.run(cb);

@@ -92,6 +92,9 @@ struct CompiledProgram {
   int64_t optimizer_first_bundle = -1;
   // The MXU kernels' bundle ranges with their layer and phase, in program order (mxu_regions.h).
   std::vector<MxuRegion> mxu_regions;
+  // The kind of tensor each HBM word holds per bundle range (compiler/hbm_roles.h), for the
+  // per-kind accounting of encoded HBM traffic (core/hbm_encoding.h).
+  std::vector<core::HbmRole> hbm_roles;
   AdamUnitPlan adam_unit;
 };
 

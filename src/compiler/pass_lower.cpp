@@ -17,6 +17,7 @@
 #include "compiler/kernels.h"
 #include "compiler/kernels_conv.h"
 #include "compiler/lower_adam_unit.h"
+#include "compiler/hbm_roles.h"
 #include "compiler/mxu_regions.h"
 #include "compiler/pipeline.h"
 #include "kernels/gemm.h"
@@ -125,14 +126,17 @@ int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
 
 void pass_lower(Pipeline& p) {
   Codegen cg(*p.spec);
+  std::vector<int64_t> kernel_at;  // emitter bundle of each node's first (hbm_roles.h)
   for (const graph::Node& n : p.graph.nodes()) {
     const int64_t first = cg.em().size();
+    kernel_at.push_back(first);
     lower_node(p, cg, n);
     if (cg.em().size() - first > kRollAbove) cg.em().roll_since(first);
     ++p.out.stats.kernels;
     if (const std::optional<MxuRole> role = mxu_role(p.graph, n))  // emitter bundles until finish()
       p.out.mxu_regions.push_back(MxuRegion{first, cg.em().size(), p.graph.value(n.output).name, *role});
   }
+  kernel_at.push_back(cg.em().size());
   int64_t optimizer_at = -1;
   if (p.options.training) {
     cg.wait_dmas();
@@ -146,6 +150,13 @@ void pass_lower(Pipeline& p) {
     r.first_pc = nonempty_bundles(cg.em().bundles(), r.first_pc);
     r.end_pc = nonempty_bundles(cg.em().bundles(), r.end_pc);
   }
+  const std::vector<isa::Bundle>& emitted = cg.em().bundles();
+  int64_t at = 0, kept = 0;
+  for (int64_t& k : kernel_at) {  // ascending: one pass
+    for (; at < k; ++at) kept += emitted[static_cast<size_t>(at)] != isa::Bundle{} ? 1 : 0;
+    k = kept;
+  }
+  p.out.hbm_roles = hbm_roles(p, kernel_at, static_cast<int64_t>(p.out.program.code.size()));
   if (p.out.adam_unit.used && p.options.training)
     for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});

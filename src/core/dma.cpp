@@ -31,7 +31,7 @@ int64_t DmaEngine::queue_ready(int64_t now) const {
 
 int64_t DmaEngine::enqueue(DmaRequest r, int64_t now) {
   const double start = std::max(static_cast<double>(now + m_latency), m_data_free);
-  const double cycles = static_cast<double>(r.words()) * 4.0 / m_bytes_per_cycle;
+  const double cycles = static_cast<double>(r.path_bytes()) / m_bytes_per_cycle;
   const double end = m_reserved.empty() ? start + cycles : stream_end(start, cycles);
   m_data_free = end;
   r.issue = now;

@@ -8,7 +8,8 @@
 // Timing: at most `dma_queue` requests are outstanding; a request issued at cycle t streams its
 // bytes once the latency has passed and the HBM data path is free (bandwidth shared in issue
 // order): data_start = max(t + dma_latency, end of the previous request's data),
-// data_end = data_start + bytes / hbm_bytes_per_cycle (fractional), done = ceil(data_end).
+// data_end = data_start + bytes / hbm_bytes_per_cycle (fractional), done = ceil(data_end), where
+// bytes = path_bytes() (4 per word, or the encoded size with core.hbm.exponent_encoding.on).
 // An isolated request therefore completes at t + latency + ceil(bytes / bandwidth). At `done` the
 // data moves (source read and destination written then) and the request's sync flag is
 // incremented; bundles issuing at cycle >= done see both.
@@ -32,7 +33,9 @@ struct DmaRequest {
   int64_t src_stride = 0, dst_stride = 0;
   int flag = 0;
   int64_t issue = 0, done = 0;
+  int64_t hbm_bytes = -1;  // bytes the HBM data path carries (core/hbm_encoding.h); < 0: 4 per word
   int64_t words() const { return count * chunk; }
+  int64_t path_bytes() const { return hbm_bytes >= 0 ? hbm_bytes : words() * 4; }
 };
 
 // Performs the copy (ranges already validated).

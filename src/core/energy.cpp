@@ -1,13 +1,29 @@
 #include "core/energy.h"
 
+#include <fmt/format.h>
+
 namespace tessera::core {
 
-std::array<EnergyPart, kNumEnergyParts> energy_parts(const CoreSpec& spec, const EventCounts& ev, int64_t macs,
-                                                     int64_t cycles) {
+double mxu_energy_pj(const CoreSpec& spec, const MxuEnergyCounts& mxu) {
+  if (spec.mxu_pe == MxuPe::TermSerial)
+    return spec.term.term_pj * static_cast<double>(mxu.terms_processed) + spec.term.step_pj * static_cast<double>(mxu.pe_steps);
+  return spec.energy.mac_pj * static_cast<double>(mxu.macs);
+}
+
+std::string mxu_energy_source(const CoreSpec& spec) {
+  if (spec.mxu_pe == MxuPe::TermSerial)
+    return fmt::format("term-serial: core.mxu.term.term_pj {} pJ x terms processed + core.mxu.term.step_pj {} pJ x PE steps "
+                       "(source: {})",
+                       spec.term.term_pj, spec.term.step_pj, spec.energy.term_source);
+  return fmt::format("bit-parallel: core.energy.mac_pj {} pJ x MACs", spec.energy.mac_pj);
+}
+
+std::array<EnergyPart, kNumEnergyParts> energy_parts(const CoreSpec& spec, const EventCounts& ev,
+                                                     const MxuEnergyCounts& mxu, int64_t cycles) {
   const EnergySpec& e = spec.energy;
   const double seconds = static_cast<double>(cycles) / spec.clock_hz;
   return {{
-      {"mxu_pj", e.mac_pj * static_cast<double>(macs)},
+      {"mxu_pj", mxu_energy_pj(spec, mxu)},
       {"vector_pj", e.vector_op_pj * static_cast<double>(ev.vector_elements)},
       {"scalar_pj", e.scalar_op_pj * static_cast<double>(ev.scalar_ops)},
       {"vreg_pj", e.vreg_access_pj * static_cast<double>(ev.vreg_elements)},

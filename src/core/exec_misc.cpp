@@ -99,10 +99,11 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     check_range(name, dst_mem, r.dst + last * r.dst_stride, r.chunk, dst_size);
   }
   const int64_t bytes = r.words() * 4;
+  r.hbm_bytes = m_hbm_encoder.charge(r, s, s.pc);
   ++m_ev.dma_requests;
   m_ev.dma_bytes += bytes;
   const bool to_hbm = r.dir == DmaDir::VmemToHbm || r.dir == DmaDir::SmemToHbm;
-  (to_hbm ? m_ev.hbm_write_bytes : m_ev.hbm_read_bytes) += bytes;
+  (to_hbm ? m_ev.hbm_write_bytes : m_ev.hbm_read_bytes) += r.hbm_bytes;
   if (r.dir == DmaDir::HbmToVmem) m_ev.vmem_write_bytes += bytes;
   if (r.dir == DmaDir::VmemToHbm) m_ev.vmem_read_bytes += bytes;
   if (r.dir == DmaDir::HbmToSmem) m_ev.smem_write_bytes += bytes;

@@ -33,6 +33,7 @@
 #include "core/events.h"
 #include "core/exchange.h"
 #include "core/fifo.h"
+#include "core/hbm_encoding.h"
 #include "core/mxu.h"
 #include "core/spec.h"
 #include "core/state.h"
@@ -64,6 +65,8 @@ class Machine {
   Mxu& mxu() { return m_mxu; }
   const Mxu& mxu() const { return m_mxu; }
   DmaEngine& dma() { return m_dma; }
+  HbmEncoder& hbm_encoder() { return m_hbm_encoder; }
+  const HbmEncoder& hbm_encoder() const { return m_hbm_encoder; }
   EventCounts& events() { return m_ev; }
   const EventCounts& events() const { return m_ev; }
 
@@ -113,6 +116,7 @@ class Machine {
   ArchState m_state;
   Mxu m_mxu;
   DmaEngine m_dma;
+  HbmEncoder m_hbm_encoder;
   AdamUnit m_adam;
   ResultFifo m_eup, m_rpu, m_xu;
   int64_t m_eup_free = 0, m_rpu_free = 0, m_xu_free = 0, m_rng_free = 0;

@@ -27,6 +27,7 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma)
       m_state(spec),
       m_mxu(spec),
       m_dma(spec),
+      m_hbm_encoder(spec.hbm_encoding),
       m_adam(spec),
       m_eup("EUP", spec.eup_fifo, spec.sublanes * spec.lanes),
       m_rpu("reduce/permute", spec.rpu_fifo, spec.sublanes * spec.lanes),

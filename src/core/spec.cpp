@@ -76,6 +76,7 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.dma_latency = static_cast<int>(r.get_int("core.dma.latency", 500, {0, 1000000}, "cycles", "DMA issue to first byte"));
   s.dma_queue = static_cast<int>(r.get_int("core.dma.queue", 16, {1, 4096}, "requests", "outstanding DMA requests"));
   s.sync_flags = static_cast<int>(r.get_int("core.sync.flags", 32, {1, 64}, "flags", "sync flags"));
+  s.hbm_encoding = read_hbm_encoding_spec(r);
 
   auto& e = s.energy;
   e.mac_pj = r.get_float("core.energy.mac_pj", 0.2, {0, 1e6}, "pJ", "one bf16 MAC in the MXU");
@@ -88,6 +89,8 @@ CoreSpec read_core_spec(ConfigReader& r) {
   e.ext_op_pj = r.get_float("core.energy.ext_op_pj", 1.0, {0, 1e6}, "pJ", "one element in XU/RPU/EUP/RNG");
   e.bundle_fetch_pj = r.get_float("core.energy.bundle_fetch_pj", 20, {0, 1e6}, "pJ", "fetch and decode one bundle");
   e.static_mw = r.get_float("core.energy.static_mw", 0, {0, 1e9}, "mW", "static power");
+  e.term_source = r.get_string("core.mxu.term.energy_source", "unspecified", {},
+                               "where core.mxu.term.term_pj and step_pj come from (energy_j with term-serial PEs)");
 
   s.adam = read_adam_unit_spec(r);
 

@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "core/adam_unit_spec.h"
+#include "core/hbm_encoding.h"
 #include "core/term_mxu_spec.h"
 #include "isa/opcodes.h"
 
@@ -25,6 +26,7 @@ struct EnergySpec {  // picojoules per event
   double ext_op_pj = 0;          // per element in the transpose/reduce/EUP/RNG units
   double bundle_fetch_pj = 0;    // instruction fetch + decode of one bundle
   double static_mw = 0;          // static power (mW), charged per simulated cycle
+  std::string term_source;       // where core.mxu.term.term_pj / step_pj come from (core.mxu.term.energy_source)
 };
 
 struct CoreSpec {
@@ -69,6 +71,7 @@ struct CoreSpec {
   int dma_latency = 500;             // cycles from issue to the first byte
   int dma_queue = 16;                // outstanding DMA requests before dma.* stalls
   int sync_flags = 32;
+  HbmEncodingSpec hbm_encoding;      // core.hbm.exponent_encoding.* (core/hbm_encoding.h)
 
   EnergySpec energy;
   AdamUnitSpec adam;  // the Adam optimizer unit (core.adam.*)

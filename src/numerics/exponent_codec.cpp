@@ -120,11 +120,23 @@ EncodedTensor exponent_encode(std::span<const uint32_t> values, const ExponentCo
   return enc;
 }
 
+// The size formula of the header (8 + n(1 + m) + (n - 1)d + 8x bits per group): only the escapes
+// need the values.
 int64_t exponent_encoded_bits(std::span<const uint32_t> values, const ExponentCodecConfig& cfg) {
   cfg.validate();
-  int64_t bits = 0;
-  walk_stream(values, cfg, [&bits](uint32_t, int n) { bits += n; });
-  return bits;
+  const int m = cfg.mantissa_bits, d = cfg.delta_bits, limit = max_delta(d);
+  const auto n = static_cast<int64_t>(values.size());
+  const int64_t groups = (n + cfg.group_size - 1) / cfg.group_size;
+  int64_t escapes = 0;
+  for (int64_t g = 0; g < n; g += cfg.group_size) {
+    const int64_t end = std::min(n, g + cfg.group_size);
+    const int base = static_cast<int>((values[static_cast<size_t>(g)] >> m) & 0xffu);
+    for (int64_t i = g + 1; i < end; ++i) {
+      const int delta = static_cast<int>((values[static_cast<size_t>(i)] >> m) & 0xffu) - base;
+      escapes += (delta < -limit || delta > limit) ? 1 : 0;
+    }
+  }
+  return 8 * groups + n * (1 + m) + (n - groups) * d + 8 * escapes;
 }
 
 std::vector<uint32_t> exponent_decode(const EncodedTensor& enc) {

@@ -21,7 +21,7 @@ OptimizerCost& OptimizerCost::operator+=(const OptimizerCost& o) {
 OptimizerCounters optimizer_counters(const core::Core& c) {
   OptimizerCounters k;
   k.cycles = c.cycles();
-  k.macs = c.machine().mxu().stats().macs;
+  k.mxu = core::MxuEnergyCounts::of(c.machine().mxu().stats());
   k.events = c.machine().events();
   k.unit = c.machine().adam().stats();
   return k;
@@ -36,7 +36,7 @@ OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounter
   d.cycles = after.cycles - before.cycles;
   d.hbm_read_bytes = ev.hbm_read_bytes + unit.hbm_read_bytes();
   d.hbm_write_bytes = ev.hbm_write_bytes + unit.hbm_write_bytes();
-  const double core_pj = core::energy_total_pj(core::energy_parts(spec, ev, after.macs - before.macs, d.cycles));
+  const double core_pj = core::energy_total_pj(core::energy_parts(spec, ev, after.mxu - before.mxu, d.cycles));
   const double unit_pj = core::adam_unit_energy(spec.adam, unit, spec.energy.hbm_byte_pj).total;
   d.unit_energy_uj = unit_pj * 1e-6;
   d.energy_uj = (core_pj + unit_pj) * 1e-6;

@@ -27,6 +27,7 @@
 
 #include "compiler/compiler.h"
 #include "core/core.h"
+#include "core/energy.h"
 
 namespace tessera::runtime {
 
@@ -39,7 +40,8 @@ struct OptimizerCost {
 };
 // The cumulative integer counters of a core and its Adam unit that a cost is computed from.
 struct OptimizerCounters {
-  int64_t cycles = 0, macs = 0;
+  int64_t cycles = 0;
+  core::MxuEnergyCounts mxu;
   core::EventCounts events;
   core::AdamUnitStats unit;
 };

@@ -97,11 +97,15 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   write_batch(p, images, labels, n);
   load(sp.main);
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
+  core::HbmEncoder& enc = m_core->machine().hbm_encoder();
+  enc.set_roles(&p.hbm_roles, 0);
   m_core->run();
   m_pe.detach(*m_core);
   const OptimizerCounters before = optimizer_counters(*m_core);
   load(sp.update);
+  enc.set_roles(&p.hbm_roles, p.optimizer_first_bundle);  // sp.update's pc 0 is p's optimizer_first_bundle
   m_core->run();
+  enc.set_roles(nullptr, 0);
   m_last_opt = optimizer_cost_between(*m_core, before, optimizer_counters(*m_core));
   m_opt += m_last_opt;
   return read(p.loss.hbm, 1)[0];

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "core/energy.h"
+#include "runtime/hbm_report.h"
 #include "graph/optimizer.h"
 
 namespace tessera::runtime {
@@ -22,6 +23,8 @@ void each_counter(C& c, F&& f) {
   f("vector_busy", c.vector_busy);
   f("macs", c.macs);
   f("host_bytes", c.host_bytes);
+  f("terms_processed", c.terms_processed);
+  f("pe_steps", c.pe_steps);
   auto& e = c.events;
   f("bundles", e.bundles);
   for (size_t u = 0; u < e.unit_ops.size(); ++u) f(fmt::format("unit_ops_{}", u), e.unit_ops[u]);
@@ -37,6 +40,13 @@ void each_counter(C& c, F&& f) {
   f("hbm_write_bytes", e.hbm_write_bytes);
   f("dma_requests", e.dma_requests);
   f("dma_bytes", e.dma_bytes);
+  for (int k = 0; k < core::kNumHbmKinds; ++k) {
+    auto& t = c.hbm[static_cast<size_t>(k)];
+    const char* kind = core::to_string(static_cast<core::HbmKind>(k));
+    f(fmt::format("hbm_{}_requests", kind), t.requests);
+    f(fmt::format("hbm_{}_raw_bytes", kind), t.raw_bytes);
+    f(fmt::format("hbm_{}_encoded_bytes", kind), t.encoded_bytes);
+  }
 }
 
 // acc += after - before, counter by counter.
@@ -185,6 +195,9 @@ StepCounters TrainingRun::snapshot() const {
   s.mxu_busy = c.unit_busy_cycles(isa::Unit::Mxu);
   s.vector_busy = c.unit_busy_cycles(isa::Unit::Vector);
   s.macs = c.machine().mxu().stats().macs;
+  s.terms_processed = c.machine().mxu().stats().term.terms_processed;
+  s.pe_steps = c.machine().mxu().stats().term.pe_steps;
+  s.hbm = c.machine().hbm_encoder().traffic();
   s.host_bytes = m_trainer->host_link_bytes();
   s.events = c.machine().events();
   return s;
@@ -232,7 +245,9 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
 // the epoch's steps), train_accuracy (+ train_accuracy_samples), test_accuracy, test_loss,
 // sim_cycles, sim_chip_seconds (cycles / clock), sim_host_link_seconds, sim_seconds (chip + host
 // link), samples_per_sim_second, mxu_utilization and vector_utilization (busy / cycles), energy_j
-// (the core's plus the Adam unit's) and average_power_w (chip energy / chip seconds), optimizer
+// (the core's plus the Adam unit's), energy_mxu_j (its MXU part, by the PE that ran) with
+// energy_mxu_source (the formula and where its figures come from), average_power_w (chip energy /
+// chip seconds), hbm_encoding (runtime/hbm_report.h: compression per tensor kind), optimizer
 // (optimizer_json: sums and per-step lists), pe (the MXU work of the training steps per layer and
 // phase: runtime/pe_attribution.h), host_seconds (wall time of the epoch in this
 // process, evaluation included: the one figure a resume does not reproduce).
@@ -251,8 +266,9 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   const double cycles = static_cast<double>(c.cycles);
   const double chip_s = cycles / m_options.config.spec.clock_hz;
   const double link_s = static_cast<double>(c.host_bytes) / m_options.trainer.host_bytes_per_second;
+  const core::MxuEnergyCounts mxu{c.macs, c.terms_processed, c.pe_steps};
   const double energy_j =
-      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, c.macs, c.cycles)) * 1e-12 +
+      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, mxu, c.cycles)) * 1e-12 +
       sum_costs(m_opt_steps).unit_energy_uj * 1e-6;
   nlohmann::ordered_json j;
   j["epoch"] = m_epoch + 1;
@@ -271,10 +287,13 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   j["mxu_utilization"] = ratio(static_cast<double>(c.mxu_busy), cycles);
   j["vector_utilization"] = ratio(static_cast<double>(c.vector_busy), cycles);
   j["energy_j"] = energy_j;
+  j["energy_mxu_j"] = core::mxu_energy_pj(m_options.config.spec, mxu) * 1e-12;
+  j["energy_mxu_source"] = core::mxu_energy_source(m_options.config.spec);
   j["average_power_w"] = ratio(energy_j, chip_s);
   j["host_seconds"] = wall_seconds;
   j["optimizer"] = optimizer_json(m_opt_steps, c.cycles);
   j["pe"] = pe_json(m_options.config.spec, m_pe);
+  j["hbm_encoding"] = hbm_encoding_json(m_options.config.spec.hbm_encoding, c.hbm);
   return j;
 }
 

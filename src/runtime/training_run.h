@@ -6,8 +6,9 @@
 // the first test-set-sized slice of the training set in file order (train accuracy) and over the
 // test set (test accuracy and loss). The epoch's machine figures are sums of per-step differences of
 // the core's integer counters over the training steps only (evaluation excluded): cycles, MXU and
-// vector busy cycles, event counts and MACs (energy: core/energy.h over those counts, plus the Adam
-// unit's energy from the per-step optimizer costs), host-link
+// vector busy cycles, event counts and MXU work (energy: core/energy.h over those counts, the MXU's
+// by the PE that ran, plus the Adam unit's energy from the per-step optimizer costs), encoded HBM
+// traffic per tensor kind (runtime/hbm_report.h), host-link
 // bytes (seconds = bytes / host_bytes_per_second). Because they are integer sums, an epoch split by
 // an interruption reports exactly the figures of an uninterrupted one.
 //
@@ -31,6 +32,7 @@
 #include <string>
 
 #include "core/events.h"
+#include "core/hbm_encoding.h"
 #include "graph/model.h"
 #include "runtime/checkpoint.h"
 #include "runtime/dataset.h"
@@ -62,7 +64,9 @@ struct TrainingCallbacks {
 // Integer machine counters of training steps (summed per-step differences).
 struct StepCounters {
   int64_t cycles = 0, mxu_busy = 0, vector_busy = 0, macs = 0, host_bytes = 0;
+  int64_t terms_processed = 0, pe_steps = 0;  // term-serial MXU work (its energy)
   core::EventCounts events;
+  core::HbmTrafficByKind hbm{};  // encoded HBM traffic per tensor kind (core/hbm_encoding.h)
 };
 
 class TrainingRun {

@@ -159,19 +159,9 @@ TEST(CheckpointFiles, PruneKeepsTheNewest) {
 
 // ---- training runs ----
 
-Dataset synthetic(const std::string& name, int64_t n, uint64_t seed) {
-  Dataset d;
-  d.name = name;
-  d.count = n;
-  d.rows = d.cols = 28;
-  d.classes = 10;
-  chip_test::synthetic_samples(n, seed, d.images, d.labels);
-  return d;
-}
-
 struct Fixture {
-  Dataset train = synthetic("synthetic", 36, 1);  // batch 8: 4 full steps + one of 4 per epoch
-  Dataset test = synthetic("synthetic-test", 12, 2);
+  Dataset train = chip_test::synthetic_dataset("synthetic", 36, 1);  // batch 8: 4 full steps + one of 4 per epoch
+  Dataset test = chip_test::synthetic_dataset("synthetic-test", 12, 2);
 };
 
 const Fixture& data() {

@@ -12,6 +12,7 @@
 
 #include "core/spec.h"
 #include "graph/rng.h"
+#include "runtime/dataset.h"
 
 namespace tessera::runtime::chip_test {
 
@@ -30,6 +31,17 @@ inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& imag
   }
   labels.clear();
   for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(rng.next() % 10));
+}
+
+// A Fashion-MNIST-shaped dataset (28 x 28, 10 classes) of n synthetic_samples.
+inline Dataset synthetic_dataset(const std::string& name, int64_t n, uint64_t seed) {
+  Dataset d;
+  d.name = name;
+  d.count = n;
+  d.rows = d.cols = 28;
+  d.classes = 10;
+  synthetic_samples(n, seed, d.images, d.labels);
+  return d;
 }
 
 // A batch of synthetic_samples.
