@@ -50,8 +50,8 @@ TEST(HbmEncodingTraining, EncodingChangesNoValueAndShortensTheSteps) {
   ASSERT_TRUE(on.run());
   EXPECT_EQ(chip_test::differing_words(off.trainer().params(), on.trainer().params()), 0u);
   EXPECT_EQ(chip_test::differing_words(off.trainer().optimizer_state(), on.trainer().optimizer_state()), 0u);
-  const nlohmann::ordered_json& a = off.report()["epochs"][0];
-  const nlohmann::ordered_json& b = on.report()["epochs"][0];
+  const nlohmann::ordered_json a = off.report()["epochs"][0];
+  const nlohmann::ordered_json b = on.report()["epochs"][0];
   EXPECT_EQ(a["loss"], b["loss"]);
   EXPECT_EQ(a["test_accuracy"], b["test_accuracy"]);
   EXPECT_LT(b["sim_cycles"].get<int64_t>(), a["sim_cycles"].get<int64_t>());
