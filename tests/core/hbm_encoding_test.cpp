@@ -136,7 +136,7 @@ TEST(HbmEncoding, ConfigValues_bad) {
   EXPECT_EQ(testing::error_of([] {
               test::small_spec({{"hbm", {{"exponent_encoding", {{"on", "yes"}}}}}});
             }),
-            "<small>: key 'core.hbm.exponent_encoding.on': expected true or false, got string \"yes\"");
+            "<small>: key 'core.hbm.exponent_encoding.on': expected true or false, got \"yes\"");
 }
 
 }  // namespace
