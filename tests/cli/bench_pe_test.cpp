@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_run.h"
+#include "support/cli_run.h"
 
 namespace {
 

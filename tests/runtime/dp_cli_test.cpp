@@ -8,27 +8,25 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+
+#include "support/cli_run.h"
 
 namespace {
 
-std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
 std::string config(const std::string& name) { return std::string(TESSERA_SOURCE_DIR) + "/configs/" + name; }
 
 // stderr of `tessera args` (stdout dropped); status in `status`.
 std::string run(const std::string& args, int& status) {
-  const std::string cmd = binary() + " " + args + " 2>&1 >/dev/null";
-  std::string err;
-  FILE* f = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) err += buf;
-  status = f != nullptr ? pclose(f) : -1;
-  return err;
+  tessera::testing::CliResult r = tessera::testing::run_cli(args, /*keep_stderr=*/true);
+  status = r.status;
+  return std::move(r.out);
 }
 
 class DpCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+    if (!tessera::testing::cli_binary_exists()) GTEST_SKIP() << "tessera not built";
     if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"))
       GTEST_SKIP() << "dataset-fashion-mnist not installed";
   }

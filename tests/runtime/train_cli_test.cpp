@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+
+#include "support/cli_run.h"
 
 namespace {
 
@@ -16,22 +19,16 @@ struct Result {
   std::string err;
 };
 
-std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
-
+// stderr of `tessera args` (stdout dropped).
 Result run(const std::string& args) {
-  const std::string cmd = binary() + " " + args + " 2>&1 >/dev/null";
-  Result r;
-  FILE* f = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (f != nullptr && std::fgets(buf, sizeof buf, f) != nullptr) r.err += buf;
-  r.status = f != nullptr ? pclose(f) : -1;
-  return r;
+  tessera::testing::CliResult r = tessera::testing::run_cli(args, /*keep_stderr=*/true);
+  return {r.status, std::move(r.out)};
 }
 
 class TrainCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(binary())) GTEST_SKIP() << "tessera not built";
+    if (!tessera::testing::cli_binary_exists()) GTEST_SKIP() << "tessera not built";
   }
 };
 
