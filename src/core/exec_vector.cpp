@@ -11,6 +11,7 @@
 
 #include "core/machine.h"
 #include "numerics/bf16.h"
+#include "numerics/host_cpu.h"
 #include "numerics/reduce.h"
 
 namespace tessera::core {
@@ -66,8 +67,7 @@ void fma_portable(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint3
 }
 
 void fma_rows(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, int n) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) fma_avx2(d, a, b, c, n); else fma_portable(d, a, b, c, n);
+  if (numerics::host_has_avx2_fma()) fma_avx2(d, a, b, c, n); else fma_portable(d, a, b, c, n);
 }
 
 }  // namespace

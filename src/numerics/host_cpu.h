@@ -13,4 +13,14 @@ inline bool host_has_avx2() {
 #endif
 }
 
+// AVX2 together with FMA3 (the matrix unit's and the vector unit's fused multiply-add paths).
+inline bool host_has_avx2_fma() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace tessera::numerics

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "numerics/host_cpu.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -69,11 +71,6 @@ constexpr BlockFn kBlocks[5][4] = {
 int block_vecs(int left) {
   if (left == 4) return 2;
   return left < 3 ? left : 3;
-}
-
-bool host_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "common/error.h"
+#include "numerics/host_cpu.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -92,10 +93,9 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
 #if defined(__x86_64__)
 
 bool tile_avx2_supported(const PeConfig& cfg) {
-  static const bool has = __builtin_cpu_supports("avx2");
   const int lane_bits = std::bit_width(static_cast<unsigned>(cfg.lanes));  // ceil(log2(L + 1))
   // W <= 24 keeps every term shift (ma << 18) >> (18 - p - g) non-negative (p + g <= W - 6).
-  return has && cfg.acc_fraction_bits <= 24 && cfg.acc_fraction_bits + 3 + lane_bits <= 31;
+  return host_has_avx2() && cfg.acc_fraction_bits <= 24 && cfg.acc_fraction_bits + 3 + lane_bits <= 31;
 }
 
 namespace {
