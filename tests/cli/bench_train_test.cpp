@@ -77,6 +77,8 @@ TEST_F(BenchTrainCli, BenchCompileRowsPerProcessorCountWithOneImageOfTheSameSize
     EXPECT_EQ(row["processors"], counts[i]);
     EXPECT_EQ(row["bundles"], j["rows"][0]["bundles"]);  // one image whatever the count
     EXPECT_GT(row["one_image_seconds"].get<double>(), 0.0);
+    EXPECT_GT(row["one_image_separate_seconds"].get<double>(), 0.0);  // the separate-copies loader, for comparison
+    EXPECT_LT(row["one_image_patch_seconds"].get<double>(), row["one_image_seconds"].get<double>());
     EXPECT_GT(row["per_processor_seconds"].get<double>(), 0.0);
   }
   EXPECT_EQ(j["rows"][0]["one_image_ratio"], 1.0);
