@@ -63,6 +63,36 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// The whole-system refinement's flags, shared by `map` and `map bench`.
+struct SystemRefineArgs {
+  mp::MapOptions defaults;
+  std::string scope = "system";
+  double cross = defaults.refine_cross, cross_t = defaults.refine_cross_t, cross_from = defaults.refine_cross_from;
+
+  void apply(mp::MapOptions& opt) const {
+    if (scope != "system" && scope != "processor")
+      throw Error("--refine-scope", fmt::format("'{}' is not system or processor", scope));
+    opt.refine_scope = scope == "system" ? mp::RefineScope::kSystem : mp::RefineScope::kProcessor;
+    opt.refine_cross = cross;
+    opt.refine_cross_t = cross_t;
+    opt.refine_cross_from = cross_from;
+  }
+};
+
+void add_system_refine_options(CLI::App* c, SystemRefineArgs& r) {
+  c->add_option("--refine-scope", r.scope,
+                "refinement of rl+refine / greedy+refine: system (moves may cross processors, on cost_total) or "
+                "processor (each processor's cores alone)");
+  c->add_option("--refine-cross", r.cross, "system scope: share of moves aimed at a neighbour's processor")
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--refine-cross-temperature", r.cross_t,
+                "system scope: temperature of moves to another processor / the others' temperature")
+      ->check(CLI::Range(0.0, 1e6));
+  c->add_option("--refine-cross-from", r.cross_from,
+                "system scope: share of the budget before moves to other processors start")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 struct MapArgs {
   GraphSource src;
   std::string system, mesh = "8x8", method = "rl+refine", stage = "louvain", routing = "xy", policy, out, svg;
@@ -74,6 +104,7 @@ struct MapArgs {
   int refine_polish = 3;
   double refine_t_end = 1e-2;
   std::string refine_centre = "centroid";
+  SystemRefineArgs system_refine;
   bool noc = false, timing = false, json = false;
 };
 
@@ -104,6 +135,7 @@ void run_map(const MapArgs& a) {
   if (a.refine_centre != "median" && a.refine_centre != "centroid")
     throw Error("--refine-centre", fmt::format("'{}' is not median or centroid", a.refine_centre));
   opt.refine_centre = a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
+  a.system_refine.apply(opt);
   std::unique_ptr<mp::Policy> policy;
   if (a.method == "rl" || a.method == "rl+refine") {
     policy = std::make_unique<mp::Policy>(mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
@@ -219,6 +251,7 @@ void register_bench(CLI::App* map) {
   auto methods = std::make_shared<std::string>(), families = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>(), policy = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto refine = std::make_shared<SystemRefineArgs>();
   auto* c = map->add_subcommand("bench", "benchmark all methods on a suite (S, M, L)");
   c->add_option("--suite", a->suite, "S, M or L");
   c->add_option("--seeds", a->seeds, "seeds per family");
@@ -228,7 +261,9 @@ void register_bench(CLI::App* map) {
   c->add_option("--policy", *policy, "policy file (default data/mapper/policy.bin)");
   c->add_option("--out", *out, "write the JSON result here");
   c->add_flag("--json", *json, "print the JSON result instead of the table");
-  c->callback([a, methods, families, out, policy, json] {
+  add_system_refine_options(c, *refine);
+  c->callback([a, methods, families, out, policy, json, refine] {
+    refine->apply(a->map);
     a->methods = split(*methods);
     a->families = split(*families);
     mp::Policy pol = mp::Policy::load(policy->empty() ? mp::default_policy_path() : *policy);
@@ -264,6 +299,7 @@ void register_map_command(CLI::App& app) {
       ->check(CLI::Range(0, 64));
   map->add_option("--refine-centre", a->refine_centre,
                   "centre of the refinement's move window: centroid (of the neighbours) or median (per axis)");
+  add_system_refine_options(map, a->system_refine);
   map->add_option("--out", a->out, "write the result JSON here");
   map->add_option("--svg", a->svg, "draw the placement and link loads here");
   map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");

@@ -171,6 +171,12 @@ class Annealer {
 
 }  // namespace
 
+double budget_progress(const AnnealOptions& opt, long long k, std::chrono::steady_clock::time_point begin) {
+  if (opt.max_moves >= 0) return static_cast<double>(k) / std::max(1LL, opt.max_moves);
+  std::chrono::duration<double> el = std::chrono::steady_clock::now() - begin;
+  return el.count() / std::max(1e-9, opt.seconds);
+}
+
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt) {
   const int n = pb.n();
   if (n < 2 || pb.free.size() < 2) return start;
@@ -191,13 +197,7 @@ std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const Ann
   double t = t0;
   for (long long k = 0;; ++k) {
     if ((k & 1023) == 0) {  // budget check and temperature update every 1024 moves
-      double progress = 0.0;
-      if (opt.max_moves >= 0) {
-        progress = static_cast<double>(k) / std::max(1LL, opt.max_moves);
-      } else {
-        std::chrono::duration<double> el = std::chrono::steady_clock::now() - begin;
-        progress = el.count() / std::max(1e-9, opt.seconds);
-      }
+      double progress = budget_progress(opt, k, begin);
       if (progress >= 1.0) break;
       t = t0 * std::pow(t1 / t0, progress);
     }

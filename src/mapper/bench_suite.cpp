@@ -45,7 +45,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<vo
     for (int seed = 1; seed <= opt.seeds; ++seed) {
       LogicalGraph g = gen_family(fam, s.nodes, static_cast<uint64_t>(seed));
       for (const std::string& m : methods) {
-        MapOptions mo;
+        MapOptions mo = opt.map;
         mo.method = m;
         mo.seed = static_cast<uint64_t>(seed);
         mo.processor_stage = m == "scotch" ? "metis" : "louvain";

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mapper/mapper.h"
 #include "mapper/policy.h"
 
 namespace tessera::mapper {
@@ -27,6 +28,9 @@ struct BenchOptions {
   std::vector<std::string> methods;  // empty: all
   std::vector<std::string> families;  // empty: all
   const Policy* policy = nullptr;
+  // Settings of every run (the refinement's); the bench sets method, seed, processor stage, budget
+  // and policy.
+  MapOptions map;
 };
 
 nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<void(const std::string&)>& log = {});

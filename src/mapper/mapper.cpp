@@ -8,6 +8,7 @@
 #include "mapper/core_problem.h"
 #include "mapper/placers.h"
 #include "mapper/rl_placer.h"
+#include "mapper/system_refine.h"
 
 namespace tessera::mapper {
 namespace {
@@ -64,6 +65,50 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
   throw Error("--method", fmt::format("unknown method '{}'", m));
 }
 
+bool is_system_refine(const MapOptions& opt) {
+  return opt.refine_scope == RefineScope::kSystem && (opt.method == "rl+refine" || opt.method == "greedy+refine");
+}
+
+// rl+refine / greedy+refine with the whole-system refinement: per processor the start (policy or
+// greedy), then refine_system over all processors on cost_total, then per processor the final
+// descent. A wall-clock budget covers all three (starts included), like the per-processor path.
+void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt, MapResult& res) {
+  constexpr double kPolishShare = 0.02;
+  auto t0 = Clock::now();
+  const bool rl = opt.method == "rl+refine";
+  if (rl && !opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
+  const int cpp = sys.cores_per_processor();
+  for (int p = 0; p < sys.processors; ++p) {
+    CoreProblem pb = make_core_problem(g, sys, res.proc, p);
+    if (pb.n() == 0) continue;
+    std::vector<int> pos = rl ? place_rl(pb, *opt.policy) : place_greedy(pb);
+    check_core_placement(pb, pos);
+    for (int v = 0; v < pb.n(); ++v) res.core[pb.global[v]] = p * cpp + pos[v];
+  }
+  SystemRefineOptions so;
+  so.anneal = anneal_options(opt, g.num_nodes(), g.num_nodes(), 0, opt.refine_t_scale);
+  so.anneal.window = opt.refine_window;
+  so.anneal.t_end_ratio = opt.refine_t_end_ratio;
+  so.cross_share = opt.refine_cross;
+  so.cross_t_ratio = opt.refine_cross_t;
+  so.cross_from = opt.refine_cross_from;
+  const bool descend = opt.refine_polish > 0;
+  if (opt.anneal_seconds > 0.0)
+    so.anneal.seconds = std::max(1e-3, opt.anneal_seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
+  res.core = refine_system(g, sys, std::move(res.core), so);
+  for (int v = 0; v < g.num_nodes(); ++v) res.proc[v] = sys.processor_of(res.core[v]);
+  if (!descend) return;
+  for (int p = 0; p < sys.processors; ++p) {
+    CoreProblem pb = make_core_problem(g, sys, res.proc, p);
+    if (pb.n() == 0) continue;
+    std::vector<int> pos(pb.n());
+    for (int v = 0; v < pb.n(); ++v) pos[v] = res.core[pb.global[v]] % cpp;
+    pos = polish(pb, std::move(pos), opt.refine_polish);
+    check_core_placement(pb, pos);
+    for (int v = 0; v < pb.n(); ++v) res.core[pb.global[v]] = p * cpp + pos[v];
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> core_methods() {
@@ -91,7 +136,8 @@ MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptio
   res.stage_seconds.push_back({"processor", seconds_since(t0)});
   auto t1 = Clock::now();
   res.core.assign(g.num_nodes(), -1);
-  for (int p = 0; p < sys.processors; ++p) {
+  if (is_system_refine(opt)) refine_whole_system(g, sys, opt, res);
+  for (int p = 0; p < sys.processors && !is_system_refine(opt); ++p) {
     CoreProblem pb = make_core_problem(g, sys, res.proc, p);
     if (pb.n() == 0) continue;
     std::vector<int> pos = place_core(pb, opt, g.num_nodes(), p);

@@ -25,6 +25,11 @@
 
 namespace tessera::mapper {
 
+// Scope of the refinement of rl+refine / greedy+refine: each processor's cores alone (the
+// processor stage's assignment is final), or the whole system on cost_total with moves that may
+// cross processors (system_refine.h; session 5).
+enum class RefineScope { kProcessor, kSystem };
+
 struct MapOptions {
   std::string method = "rl+refine";
   std::string processor_stage = "louvain";
@@ -38,6 +43,12 @@ struct MapOptions {
   WindowCentre refine_centre = WindowCentre::kCentroid;  // weighted centroid or median (per axis)
   double refine_t_end_ratio = 1e-2;       // refinement final / start temperature (SA keeps 1e-3)
   int refine_polish = 3;                  // radius of the final descent (placers.h polish); 0 = none
+  RefineScope refine_scope = RefineScope::kSystem;
+  // kSystem (system_refine.h): share of moves aimed at a neighbour's processor, their temperature
+  // relative to the others', and the share of the budget before they start (session 5 A/B, docs).
+  double refine_cross = 0.5;
+  double refine_cross_t = 0.3;
+  double refine_cross_from = 0.6;
 };
 
 struct MapResult {

@@ -2,6 +2,7 @@
 // a CoreProblem; all are deterministic for a given seed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct AnnealOptions {
 // the node's neighbours (moves towards where the node's traffic is; an occupied or off-mesh target
 // is skipped).
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
+// Share of an annealing budget spent after k moves (of max_moves if >= 0, else of the seconds since
+// `begin`); >= 1 when the budget is spent.
+double budget_progress(const AnnealOptions& opt, long long k, std::chrono::steady_clock::time_point begin);
 
 // Deterministic descent (the last step of a refinement): passes over the nodes in id order; each
 // node takes the best improving move or swap to a free core in the (2 window + 1)^2 square around
