@@ -163,7 +163,7 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   // Scratch kept per thread: an MXU push calls this once per mmul, without allocating.
   thread_local detail::TileOperands ops;
   thread_local std::vector<detail::SerialSteps> rows;
-  thread_local std::vector<int> group_cycles, step_max, x0s, group_base;
+  thread_local std::vector<int> step_max, x0s, group_base;
   thread_local DecodedWeights decoded;
   // Every input entry is rewritten below; the padding (k >= K, columns beyond M or N) keeps the
   // +0 that resize wrote, so with unchanged weights and shape nothing else needs decoding.
@@ -202,50 +202,45 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
     rows.resize(static_cast<size_t>(serial_count));
     for (int s = 0; s < serial_count; ++s) rows[static_cast<size_t>(s)].build(ops, s, steps, L);
   }
-  group_cycles.assign(static_cast<size_t>(detail::kGroupPes) * steps, 0);
+  // Serial row by serial row, all its groups step by step (row_steps_avx2). The tile's lockstep
+  // timing: step j of block b lasts step_max[b * steps + j] (its slowest PE), and PEs wait
+  // step_max * PEs - (sum of their own cycles) in all.
+  const int blocks_m = (M + cfg.rows - 1) / cfg.rows, blocks_n = (N + cfg.cols - 1) / cfg.cols;
+  thread_local std::vector<PeAccumulator> accs;
+  thread_local std::vector<detail::RowGroup> groups;
+  step_max.assign(static_cast<size_t>(blocks_m) * blocks_n * steps, 0);
+  accs.resize(static_cast<size_t>(across_total));
   detail::GroupTotals totals;
-  std::array<PeAccumulator, detail::kGroupPes> accs;
-  for (int m0 = 0; m0 < M; m0 += cfg.rows) {
-    for (int n0 = 0; n0 < N; n0 += cfg.cols) {
-      const int nr = std::min(cfg.rows, M - m0), nc = std::min(cfg.cols, N - n0);
-      const int shared = inputs_serial ? nr : nc, across = inputs_serial ? nc : nr;
-      // The tile's lockstep timing: step j lasts step_max[j] (its slowest PE), and PEs wait
-      // step_max[j] * PEs - (sum of their own cycles) in all.
-      step_max.assign(static_cast<size_t>(steps), 0);
-      int64_t pe_cycle_sum = 0;
-      for (int u = 0; u < shared; ++u) {
-        const int s = inputs_serial ? m0 + u : n0 + u;
-        const int b0 = inputs_serial ? n0 : m0;
-        for (int v0 = 0; v0 < across; v0 += detail::kGroupPes) {
-          const int valid = std::min(detail::kGroupPes, across - v0);
-          const auto out = [&](int v) -> float& {
-            return inputs_serial ? acc[(m0 + u) * ldc + n0 + v0 + v] : acc[(m0 + v0 + v) * ldc + n0 + u];
-          };
-          for (int v = 0; v < valid; ++v) accs[v] = accumulator_from_f32(out(v), pe);
-          const int group = group_base[static_cast<size_t>(b0 / tile_across)] + v0 / detail::kGroupPes;
-          detail::group_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, b0 + v0, group, valid, steps, accs.data(),
-                                   group_cycles.data(), totals);
-          for (int v = 0; v < valid; ++v) out(v) = accumulator_to_f32(accs[v], pe);
-          for (int j = 0; j < steps; ++j) {
-            const int* c = &group_cycles[static_cast<size_t>(j) * detail::kGroupPes];
-            int slowest = step_max[static_cast<size_t>(j)];
-            for (int v = 0; v < detail::kGroupPes; ++v) {  // entries beyond valid are 0
-              slowest = std::max(slowest, c[v]);
-              pe_cycle_sum += c[v];
-            }
-            step_max[static_cast<size_t>(j)] = slowest;
-          }
-        }
-      }
+  for (int s = 0; s < serial_count; ++s) {
+    const auto out = [&](int x) -> float& { return inputs_serial ? acc[s * ldc + x] : acc[x * ldc + s]; };
+    for (int x = 0; x < across_total; ++x) accs[static_cast<size_t>(x)] = accumulator_from_f32(out(x), pe);
+    groups.clear();
+    for (int bi = 0, b0 = 0; b0 < across_total; ++bi, b0 += tile_across) {
+      const int across = std::min(tile_across, across_total - b0);
+      const int block = inputs_serial ? (s / cfg.rows) * blocks_n + bi : bi * blocks_n + s / cfg.cols;
+      for (int v0 = 0; v0 < across; v0 += detail::kGroupPes)
+        groups.push_back(detail::RowGroup{b0 + v0, group_base[static_cast<size_t>(bi)] + v0 / detail::kGroupPes,
+                                          std::min(detail::kGroupPes, across - v0), &accs[static_cast<size_t>(b0 + v0)],
+                                          &step_max[static_cast<size_t>(block) * steps]});
+    }
+    detail::row_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, steps, groups.data(),
+                           static_cast<int>(groups.size()), totals);
+    for (int x = 0; x < across_total; ++x) out(x) = accumulator_to_f32(accs[static_cast<size_t>(x)], pe);
+  }
+  for (int bm = 0; bm < blocks_m; ++bm) {
+    for (int bn = 0; bn < blocks_n; ++bn) {
+      const int nr = std::min(cfg.rows, M - bm * cfg.rows), nc = std::min(cfg.cols, N - bn * cfg.cols);
+      const int* sm = &step_max[static_cast<size_t>(bm * blocks_n + bn) * steps];
       int64_t block = 0;
-      for (int j = 0; j < steps; ++j) block += step_max[static_cast<size_t>(j)];
+      for (int j = 0; j < steps; ++j) block += sm[j];
       st.cycles += block;
-      st.pe_stall_cycles += block * nr * nc - pe_cycle_sum;
+      st.pe_stall_cycles += block * nr * nc;
       st.tile_steps += steps;
       if (block_cycles != nullptr) *block_cycles++ = block;
       st.pe_steps += static_cast<int64_t>(nr) * nc * steps;
     }
   }
+  st.pe_stall_cycles -= totals.pe_cycles;
   st.terms_processed += totals.processed;
   st.terms_skipped_zero += totals.skipped_zero;
   st.terms_skipped_oob += totals.skipped_oob;

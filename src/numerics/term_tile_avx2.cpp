@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <new>
 
 #include "common/error.h"
 #include "numerics/host_cpu.h"
@@ -56,13 +57,16 @@ void TileOperands::set_parallel(int k, int x, TermOperand op) {
 
 void TileOperands::pack(const std::vector<int>& x0s) {
   packed.resize(x0s.size() * kp * kGroupPes);
+  zero_a.assign(x0s.size() * kp, 0);
   int32_t* out = packed.data();
+  uint8_t* zero = zero_a.data();
   for (const int x0 : x0s)
-    for (int k = 0; k < kp; ++k)
+    for (int k = 0; k < kp; ++k, ++zero)
       for (int v = 0; v < kGroupPes; ++v) {
         const size_t i = static_cast<size_t>(k) * xp + x0 + v;
         const int32_t code = p_code[i] == kZeroCode || p_code[i] == kSpecialCode ? kPackedZero : p_code[i];
         *out++ = static_cast<int32_t>(static_cast<uint32_t>(code) << 16) | p_signed[i];
+        *zero = static_cast<uint8_t>(*zero | (p_code[i] == kZeroCode ? 1u << v : 0u));
       }
 }
 
@@ -70,6 +74,8 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
   lanes = L;
   special = false;
   live_count.assign(static_cast<size_t>(steps), 0);
+  max_count.assign(static_cast<size_t>(steps), 0);
+  count_sum.assign(static_cast<size_t>(steps), 0);
   live.resize(static_cast<size_t>(steps) * L);
   const size_t row = static_cast<size_t>(s) * ops.kp;
   const auto& table = csd_table();
@@ -86,6 +92,14 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
       l.count = table[b.significand].count;
       l.significand = b.significand;
       l.negative = b.negative() ? 1 : 0;
+      const TermList& tl = table[b.significand];
+      l.biased_exponent = b.exponent + kExponentBias;
+      l.oob_exponent = l.biased_exponent + tl.terms[tl.count - 1].power;
+      l.plus_powers = l.minus_powers = 0;
+      for (int t = 0; t < tl.count; ++t)
+        (tl.terms[t].sign > 0 ? l.plus_powers : l.minus_powers) |= static_cast<uint16_t>(1u << tl.terms[t].power);
+      max_count[j] = std::max(max_count[j], l.count);
+      count_sum[j] += l.count;
     }
   }
 }
@@ -144,12 +158,12 @@ struct GroupContext {
   const PeConfig& cfg;
   const TileOperands& ops;
   int s, x0, valid, steps;
-  int* cycles;
 };
 
-// One step of every valid PE of the group through the scalar fast_step. Returns the cycles sum.
-int64_t scalar_step(const GroupContext& g, int j, std::array<PeAccumulator, kGroupPes>& st, int64_t& processed,
-                    int64_t& nonzero) {
+// One step of every valid PE of the group through the scalar fast_step: PE v's cycles into
+// pe_cycles[v] (entries beyond valid untouched). Returns the cycles sum.
+int64_t scalar_step(const GroupContext& g, int j, std::array<PeAccumulator, kGroupPes>& st, int* pe_cycles,
+                    int64_t& processed, int64_t& nonzero) {
   const int L = g.cfg.lanes;
   const int64_t k0 = int64_t{j} * L;
   std::array<TermOperand, kMaxPeLanes> a;
@@ -163,7 +177,7 @@ int64_t scalar_step(const GroupContext& g, int j, std::array<PeAccumulator, kGro
       processed += lanes[i].processed;
       nonzero += lanes[i].processed + lanes[i].skipped_oob;
     }
-    g.cycles[static_cast<size_t>(j) * kGroupPes + v] = c;
+    pe_cycles[v] = c;
     cycle_sum += c;
   }
   return cycle_sum;
@@ -227,8 +241,10 @@ struct GroupRun {
   const TermOperand* s_ops;
   const int32_t* s_code;
   const int32_t *p_code, *p_word, *packed;
+  const uint8_t* zero_a;  // the group's TileOperands::zero_a block (with packed)
   __m256i valid_mask;
   __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
+  int64_t uniform_processed = 0;  // per PE, over the uniform lockstep steps (every valid PE the same)
 };
 
 // E of every PE of the group (step 1), from the maximum product code over the lanes.
@@ -365,6 +381,115 @@ __attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, V
   return _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
 }
 
+// Horizontal maximum of 8 lanes.
+__attribute__((target("avx2"))) inline int hmax(__m256i v) {
+  __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1));
+  return _mm_cvtsi128_si32(m);
+}
+
+// A lane's truncated terms for the PEs in `mask` (all-ones where g < 0): sum over B's terms of
+// s * trunc(ma * 2^(p - h)) = s * ((ma << p) >> h), h = -g, with the lane's sign, masked.
+__attribute__((target("avx2"))) inline __m256i truncated_lane(const SerialSteps::LiveB& b, __m256i word, __m256i h,
+                                                              __m256i mask) {
+  const __m256i ma = _mm256_and_si256(_mm256_abs_epi16(word), _mm256_set1_epi32(0xffff));
+  __m256i plus = _mm256_setzero_si256(), minus = _mm256_setzero_si256();
+  for (unsigned bits = b.plus_powers; bits != 0; bits &= bits - 1)
+    plus = _mm256_add_epi32(plus, _mm256_srlv_epi32(_mm256_sll_epi32(ma, _mm_cvtsi32_si128(std::countr_zero(bits))), h));
+  for (unsigned bits = b.minus_powers; bits != 0; bits &= bits - 1)
+    minus = _mm256_add_epi32(minus, _mm256_srlv_epi32(_mm256_sll_epi32(ma, _mm_cvtsi32_si128(std::countr_zero(bits))), h));
+  const __m256i negative =
+      _mm256_xor_si256(_mm256_srai_epi32(_mm256_slli_epi32(word, 16), 31), _mm256_set1_epi32(-int32_t{b.negative}));
+  const __m256i value = _mm256_sub_epi32(_mm256_xor_si256(_mm256_sub_epi32(plus, minus), negative), negative);
+  return _mm256_and_si256(value, mask);
+}
+
+// One lockstep step (header): no Inf/NaN operand, no -0 accumulator in the group, and no term of
+// any live lane out of bounds. Exponents are biased by kExponentBias, so that a zero parallel
+// operand (negative) drops out of the signed maximum and the unsigned minima. A lane may have an
+// out-of-bounds term only if h = (E - pe) - (W - 14) > 7 + (its B's lowest term power): if that
+// holds for some live lane of a valid PE the step is left to exact_product_step (returns false,
+// nothing changed). Otherwise every live lane processes all its terms, so a PE's cycles are the
+// most terms of a live B over its lanes with a non-zero A: the row's max_count when no A of a live
+// lane is zero ("uniform" step), computed per PE otherwise. Values: a lane with g = -h >= 0 adds
+// its exact product << g; a lane with g < 0 in some PE adds its truncated terms there.
+// Returns true and the PEs' cycles (0 beyond valid) in c, their maximum in slowest.
+__attribute__((target("avx2"))) bool row_lockstep_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow,
+                                                       __m256i& c, int& slowest) {
+  const PeConfig& cfg = r.cfg;
+  const int W = cfg.acc_fraction_bits, L = cfg.lanes;
+  const int64_t k0 = int64_t{j} * L;
+  const int live = r.row.live_count[static_cast<size_t>(j)];
+  const SerialSteps::LiveB* lb = &r.row.live[static_cast<size_t>(j) * L];
+  __m256i pe[kMaxPeLanes], word[kMaxPeLanes];
+  __m256i pe_max = _mm256_setzero_si256(), pe_min = _mm256_set1_epi32(-1), oob_min = _mm256_set1_epi32(-1);
+  unsigned zero_a = 0;
+  for (int t = 0; t < live; ++t) {
+    word[t] = ld(r.packed + (k0 + lb[t].lane) * kGroupPes);
+    const __m256i ea = _mm256_srai_epi32(word[t], 16);
+    pe[t] = _mm256_add_epi32(ea, _mm256_set1_epi32(lb[t].biased_exponent));
+    pe_max = _mm256_max_epi32(pe_max, pe[t]);
+    pe_min = _mm256_min_epu32(pe_min, pe[t]);
+    oob_min = _mm256_min_epu32(oob_min, _mm256_add_epi32(ea, _mm256_set1_epi32(lb[t].oob_exponent)));
+    zero_a |= r.zero_a[k0 + lb[t].lane];
+  }
+  const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
+  __m256i E = _mm256_max_epi32(pe_max, _mm256_and_si256(_mm256_add_epi32(va.exponent, _mm256_set1_epi32(kExponentBias)), finite));
+  if (cfg.fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(cfg.fixed_exponent + kExponentBias));
+  // In bounds everywhere iff oob_min >= E - (W - 7) (unsigned) in every valid PE.
+  const __m256i oob_limit = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 7));
+  const __m256i in_bounds = _mm256_cmpeq_epi32(_mm256_max_epu32(oob_min, oob_limit), oob_min);
+  const __m256i oob = _mm256_andnot_si256(in_bounds, r.valid_mask);
+  if (!_mm256_testz_si256(oob, oob)) return false;
+  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
+  __m256i value = _mm256_setzero_si256();
+  for (int t = 0; t < live; ++t) {
+    // madd: the word's high half (the exponent) meets B's zero high half; g < 0 shifts out all.
+    const __m256i product = _mm256_madd_epi16(word[t], _mm256_set1_epi32(lb[t].signed_significand));
+    value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, _mm256_sub_epi32(pe[t], gbase)));
+  }
+  const __m256i exact = _mm256_cmpeq_epi32(_mm256_max_epu32(pe_min, gbase), pe_min);
+  const __m256i truncated = _mm256_andnot_si256(exact, r.valid_mask);
+  if (!_mm256_testz_si256(truncated, truncated)) {
+    for (int t = 0; t < live; ++t) {
+      const __m256i h = _mm256_sub_epi32(gbase, pe[t]);
+      // Sign bit: a valid PE whose A is non-zero (pe > 0) and whose product is truncated (h > 0).
+      const __m256i m = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid_mask);
+      if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0) continue;
+      value = _mm256_add_epi32(value, truncated_lane(lb[t], word[t], h, _mm256_srai_epi32(m, 31)));
+    }
+  }
+  const __m256i aligned = _mm256_and_si256(
+      _mm256_srlv_epi32(va.significand, _mm256_sub_epi32(_mm256_sub_epi32(E, _mm256_set1_epi32(kExponentBias)), va.exponent)),
+      finite);
+  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
+  const __m256i E_unbiased = _mm256_sub_epi32(E, _mm256_set1_epi32(kExponentBias));
+  overflow = _mm256_and_si256(W == 23 ? normalise_w23(sum, E_unbiased, cfg, va)
+                                      : normalise(sum, E_unbiased, _mm256_setzero_si256(), cfg, va),
+                              r.valid_mask);
+  // Timing: every live lane processes all its terms.
+  const unsigned valid_bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(r.valid_mask)));
+  if ((zero_a & valid_bits) == 0) {
+    slowest = std::max<int>(r.row.max_count[static_cast<size_t>(j)], cfg.min_step_cycles);
+    c = _mm256_and_si256(_mm256_set1_epi32(slowest), r.valid_mask);
+    r.uniform_processed += r.row.count_sum[static_cast<size_t>(j)];
+    return true;
+  }
+  __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256();
+  for (int t = 0; t < live; ++t) {
+    const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(lb[t].count));
+    proc_max = _mm256_max_epi32(proc_max, count);
+    processed = _mm256_add_epi32(processed, count);
+  }
+  processed = _mm256_and_si256(processed, r.valid_mask);
+  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, processed);
+  r.processed_acc = _mm256_add_epi32(r.processed_acc, processed);
+  c = _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
+  slowest = hmax(c);
+  return true;
+}
+
 // One step of the general vector path (any operands but Inf/NaN, -0 accumulators included).
 __attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow) {
   const PeConfig& cfg = r.cfg;
@@ -407,89 +532,151 @@ __attribute__((target("avx2"))) __m256i general_step(GroupRun& r, int j, VectorA
   return _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
 }
 
+// One group between steps: its run constants, accumulators (vectors, or scalar after Inf/NaN) and
+// counters.
+struct GroupState {
+  GroupRun r;
+  int s, x0, valid, steps;
+  bool exact_products, scalar_mode = false;
+  VectorAcc va{};
+  std::array<PeAccumulator, kGroupPes> st{};
+  int64_t processed = 0, nonzero = 0, cycle_sum = 0;  // of the scalar steps
+  __m256i cycle_acc = _mm256_setzero_si256();
+};
+
+__attribute__((target("avx2"))) GroupRun make_run(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
+                                                  int s, int x0, int group, int valid) {
+  TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
+  TESSERA_CHECK(group < 0 || (ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes &&
+                              ops.zero_a.size() >= static_cast<size_t>(group + 1) * ops.kp),
+                "group_steps_avx2: operands not packed for this group");
+  return GroupRun{cfg,
+                  ops,
+                  row,
+                  ops.s_ops.data() + static_cast<size_t>(s) * ops.kp,
+                  ops.s_code.data() + static_cast<size_t>(s) * ops.kp,
+                  ops.p_code.data() + x0,
+                  ops.p_word.data() + x0,
+                  group >= 0 ? ops.packed.data() + static_cast<size_t>(group) * ops.kp * kGroupPes : nullptr,
+                  group >= 0 ? ops.zero_a.data() + static_cast<size_t>(group) * ops.kp : nullptr,
+                  _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))};
+}
+
+__attribute__((target("avx2"))) void start_group(GroupState& g, const PeAccumulator* acc_in) {
+  for (int v = 0; v < kGroupPes; ++v) {
+    g.st[v] = v < g.valid ? acc_in[v] : PeAccumulator{};
+    g.scalar_mode = g.scalar_mode || g.st[v].kind == PeAccumulator::Kind::Inf || g.st[v].kind == PeAccumulator::Kind::NaN;
+  }
+  g.va = to_vectors(g.st);
+}
+
+// Step j of the group: per-PE cycles into cycles[0..8) if non-null; step_max[j] raised to the
+// slowest valid PE's cycles if step_max is non-null.
+__attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int* cycles, int* step_max) {
+  using Kind = PeAccumulator::Kind;
+  GroupRun& r = g.r;
+  const PeConfig& cfg = r.cfg;
+  const int L = cfg.lanes;
+  bool special = g.scalar_mode;
+  if (!g.exact_products && !special) {
+    const int64_t k0 = int64_t{j} * L;
+    __m256i code_max = _mm256_set1_epi32(2 * kZeroCode);
+    for (int i = 0; i < L; ++i)
+      code_max = _mm256_max_epi32(code_max,
+                                  _mm256_add_epi32(ld(r.p_code + (k0 + i) * r.ops.xp), _mm256_set1_epi32(r.s_code[k0 + i])));
+    const __m256i sp = _mm256_and_si256(_mm256_cmpgt_epi32(code_max, _mm256_set1_epi32((1 << 19) - 1)), r.valid_mask);
+    special = !_mm256_testz_si256(sp, sp);
+  }
+  if (special) {
+    if (!g.scalar_mode) from_vectors(g.va, g.st);
+    std::array<int, kGroupPes> pe_cycles{};
+    g.cycle_sum += scalar_step(GroupContext{cfg, r.ops, g.s, g.x0, g.valid, g.steps}, j, g.st, pe_cycles.data(),
+                               g.processed, g.nonzero);
+    if (cycles != nullptr) std::copy(pe_cycles.begin(), pe_cycles.end(), cycles);
+    if (step_max != nullptr) step_max[j] = std::max(step_max[j], *std::max_element(pe_cycles.begin(), pe_cycles.end()));
+    g.scalar_mode = std::any_of(g.st.begin(), g.st.end(),
+                                [](const PeAccumulator& a) { return a.kind == Kind::Inf || a.kind == Kind::NaN; });
+    if (!g.scalar_mode) g.va = to_vectors(g.st);
+    return;
+  }
+  const __m256i negative_zero = _mm256_and_si256(_mm256_and_si256(g.va.zero, g.va.negative), r.valid_mask);
+  __m256i overflow, c;
+  int slowest = -1;
+  if (g.exact_products && _mm256_testz_si256(negative_zero, negative_zero)) {
+    if (!row_lockstep_step(r, j, g.va, overflow, c, slowest)) c = exact_product_step(r, j, g.va, overflow);
+  } else {
+    c = general_step(r, j, g.va, overflow);
+  }
+  if (cycles != nullptr) _mm256_storeu_si256(reinterpret_cast<__m256i*>(cycles), c);
+  if (step_max != nullptr) step_max[j] = std::max(step_max[j], slowest >= 0 ? slowest : hmax(c));
+  g.cycle_acc = _mm256_add_epi32(g.cycle_acc, c);
+  if (!_mm256_testz_si256(overflow, overflow)) {
+    alignas(32) int32_t o[kGroupPes];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(o), overflow);
+    from_vectors(g.va, g.st);
+    for (int v = 0; v < kGroupPes; ++v)
+      if (o[v] != 0) g.st[v] = PeAccumulator{Kind::Inf, g.st[v].negative, 0, 0};
+    g.scalar_mode = true;
+  }
+}
+
+__attribute__((target("avx2"))) void finish_group(GroupState& g, PeAccumulator* acc_out, GroupTotals& totals) {
+  if (!g.scalar_mode) from_vectors(g.va, g.st);
+  const int L = g.r.cfg.lanes;
+  const int64_t cycle_sum = g.cycle_sum + hsum(g.cycle_acc);
+  const int64_t uniform = g.r.uniform_processed * g.valid;
+  const int64_t processed = g.processed + hsum(g.r.processed_acc) + uniform;
+  const int64_t nonzero = g.nonzero + hsum(g.r.nonzero_acc) + uniform;
+  totals.processed += processed;
+  totals.skipped_oob += nonzero - processed;
+  totals.skipped_zero += int64_t{g.steps} * g.valid * L * kTermSlots - nonzero;
+  totals.lane_idle += int64_t{L} * cycle_sum - processed;
+  totals.pe_cycles += cycle_sum;
+  for (int v = 0; v < g.valid; ++v) acc_out[v] = g.st[v];
+}
+
+void check_row(const PeConfig& cfg, const SerialSteps& row, int steps) {
+  TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
+                "group_steps_avx2: serial row prepared for another shape");
+}
+
 }  // namespace
 
 __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops,
                                                       const SerialSteps& row, int s, int x0, int group, int valid,
                                                       int steps, PeAccumulator* acc_io, int* cycles,
-                                                      GroupTotals& totals) {
-  using Kind = PeAccumulator::Kind;
-  TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
-  TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
-                "group_steps_avx2: serial row prepared for another shape");
-  const GroupContext g{cfg, ops, s, x0, valid, steps, cycles};
-  const int L = cfg.lanes;
-  const __m256i valid_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  GroupRun r{cfg,
-             ops,
-             row,
-             ops.s_ops.data() + static_cast<size_t>(s) * ops.kp,
-             ops.s_code.data() + static_cast<size_t>(s) * ops.kp,
-             ops.p_code.data() + x0,
-             ops.p_word.data() + x0,
-             group >= 0 ? ops.packed.data() + static_cast<size_t>(group) * ops.kp * kGroupPes : nullptr,
-             valid_mask};
-  TESSERA_CHECK(group < 0 || ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes,
-                "group_steps_avx2: operands not packed for this group");
-  const bool exact_products = group >= 0 && !row.special && ops.p_specials == 0;
+                                                      GroupTotals& totals, int* step_max) {
+  check_row(cfg, row, steps);
+  GroupState g{make_run(cfg, ops, row, s, x0, group, valid), s, x0, valid, steps,
+               group >= 0 && !row.special && ops.p_specials == 0};
+  start_group(g, acc_io);
+  for (int j = 0; j < steps; ++j)
+    group_step(g, j, cycles != nullptr ? cycles + static_cast<size_t>(j) * kGroupPes : nullptr, step_max);
+  finish_group(g, acc_io, totals);
+}
 
-  std::array<PeAccumulator, kGroupPes> st;
-  bool scalar_mode = false;
-  for (int v = 0; v < kGroupPes; ++v) {
-    st[v] = v < valid ? acc_io[v] : PeAccumulator{};
-    scalar_mode = scalar_mode || st[v].kind == Kind::Inf || st[v].kind == Kind::NaN;
+__attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
+                                                    int s, int steps, const RowGroup* groups, int count,
+                                                    GroupTotals& totals) {
+  check_row(cfg, row, steps);
+  const bool exact_products = !row.special && ops.p_specials == 0;
+  // Up to kRowChunk groups at a time, their states on the stack (placement new: GroupState holds
+  // references; it is trivially destructible).
+  constexpr int kRowChunk = 16;
+  alignas(GroupState) unsigned char storage[kRowChunk * sizeof(GroupState)];
+  auto* states = reinterpret_cast<GroupState*>(storage);
+  for (int first = 0; first < count; first += kRowChunk) {
+    const int n = std::min(kRowChunk, count - first);
+    for (int i = 0; i < n; ++i) {
+      const RowGroup& rg = groups[first + i];
+      new (&states[i]) GroupState{make_run(cfg, ops, row, s, rg.x0, rg.group, rg.valid), s, rg.x0, rg.valid, steps,
+                                  rg.group >= 0 && exact_products};
+      start_group(states[i], rg.acc);
+    }
+    for (int j = 0; j < steps; ++j)
+      for (int i = 0; i < n; ++i) group_step(states[i], j, nullptr, groups[first + i].step_max);
+    for (int i = 0; i < n; ++i) finish_group(states[i], groups[first + i].acc, totals);
   }
-  VectorAcc va = to_vectors(st);
-  const __m256i special_floor = _mm256_set1_epi32((1 << 19) - 1);
-  int64_t processed = 0, nonzero = 0, cycle_sum = 0;
-  __m256i cycle_acc = _mm256_setzero_si256();
-
-  for (int j = 0; j < steps; ++j) {
-    const int64_t k0 = int64_t{j} * L;
-    bool special = scalar_mode;
-    if (!exact_products && !special) {
-      __m256i code_max = _mm256_set1_epi32(2 * kZeroCode);
-      for (int i = 0; i < L; ++i)
-        code_max = _mm256_max_epi32(code_max,
-                                    _mm256_add_epi32(ld(r.p_code + (k0 + i) * ops.xp), _mm256_set1_epi32(r.s_code[k0 + i])));
-      const __m256i sp = _mm256_and_si256(_mm256_cmpgt_epi32(code_max, special_floor), valid_mask);
-      special = !_mm256_testz_si256(sp, sp);
-    }
-    if (special) {
-      if (!scalar_mode) from_vectors(va, st);
-      std::fill_n(cycles + static_cast<size_t>(j) * kGroupPes, kGroupPes, 0);
-      cycle_sum += scalar_step(g, j, st, processed, nonzero);
-      scalar_mode = std::any_of(st.begin(), st.end(), [](const PeAccumulator& a) {
-        return a.kind == PeAccumulator::Kind::Inf || a.kind == PeAccumulator::Kind::NaN;
-      });
-      if (!scalar_mode) va = to_vectors(st);
-      continue;
-    }
-    const __m256i negative_zero = _mm256_and_si256(_mm256_and_si256(va.zero, va.negative), valid_mask);
-    __m256i overflow;
-    const __m256i c = exact_products && _mm256_testz_si256(negative_zero, negative_zero)
-                          ? exact_product_step(r, j, va, overflow)
-                          : general_step(r, j, va, overflow);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cycles + static_cast<size_t>(j) * kGroupPes), c);
-    cycle_acc = _mm256_add_epi32(cycle_acc, c);
-    if (!_mm256_testz_si256(overflow, overflow)) {
-      alignas(32) int32_t o[kGroupPes];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(o), overflow);
-      from_vectors(va, st);
-      for (int v = 0; v < kGroupPes; ++v)
-        if (o[v] != 0) st[v] = PeAccumulator{Kind::Inf, st[v].negative, 0, 0};
-      scalar_mode = true;
-    }
-  }
-  if (!scalar_mode) from_vectors(va, st);
-  cycle_sum += hsum(cycle_acc);
-  processed += hsum(r.processed_acc);
-  nonzero += hsum(r.nonzero_acc);
-  totals.processed += processed;
-  totals.skipped_oob += nonzero - processed;
-  totals.skipped_zero += int64_t{steps} * valid * L * kTermSlots - nonzero;
-  totals.lane_idle += int64_t{L} * cycle_sum - processed;
-  for (int v = 0; v < valid; ++v) acc_io[v] = st[v];
 }
 
 #else
@@ -497,8 +684,12 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
 bool tile_avx2_supported(const PeConfig&) { return false; }
 
 void group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, int, int, int, PeAccumulator*,
-                      int*, GroupTotals&) {
+                      int*, GroupTotals&, int*) {
   TESSERA_CHECK(false, "group_steps_avx2: no AVX2 on this host");
+}
+
+void row_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, const RowGroup*, int, GroupTotals&) {
+  TESSERA_CHECK(false, "row_steps_avx2: no AVX2 on this host");
 }
 
 #endif

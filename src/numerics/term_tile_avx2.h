@@ -53,6 +53,9 @@ struct TileOperands {
   // x0s[g] .. x0s[g] + 7, k-major so that a group reads it sequentially: packed[(g * kp + k) * 8
   // + v] = exponent (kPackedZero for a zero) << 16 | ((-1)^sign * ma & 0xffff). Written by pack().
   std::vector<int32_t> packed;
+  // Per group and k (same order as packed): bit v set where the parallel operand of PE x0s[g] + v is
+  // zero (padding included). Written by pack().
+  std::vector<uint8_t> zero_a;
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
@@ -61,6 +64,10 @@ struct TileOperands {
 };
 
 inline constexpr int32_t kPackedZero = -(1 << 14);
+// Added to product exponents in the lockstep steps: every product of non-zero finite bf16 values
+// (pe >= -266) and every accumulator exponent the steps meet is then positive, while a zero
+// parallel operand (kPackedZero) stays negative, i.e. above every live product as unsigned.
+inline constexpr int32_t kExponentBias = 1024;
 
 // One serial row prepared once for every group that shares it: per step, the lanes whose B is
 // finite and non-zero (the only ones with terms), and whether the row holds an Inf or NaN.
@@ -69,11 +76,17 @@ struct SerialSteps {
     int32_t exponent = 0;
     int32_t signed_significand = 0;  // (-1)^sign * mb & 0xffff (madd operand)
     uint8_t lane = 0, count = 0, significand = 0, negative = 0;
+    // For the lockstep steps (term_tile_avx2.cpp, row_lockstep_step): the exponent plus
+    // kExponentBias, that plus the lowest term power, and the powers of the + and - terms as bits.
+    int32_t biased_exponent = 0, oob_exponent = 0;
+    uint16_t plus_powers = 0, minus_powers = 0;
   };
   int lanes = 0;
   bool special = false;
   std::vector<uint8_t> live_count;  // [j]
   std::vector<LiveB> live;          // [j * lanes + t]: the t-th live B of step j
+  std::vector<uint8_t> max_count;   // [j]: the most terms of a live B (0 without live lanes)
+  std::vector<int32_t> count_sum;   // [j]: the terms of all live Bs
 
   void build(const TileOperands& ops, int s, int steps, int L);
 };
@@ -81,13 +94,30 @@ struct SerialSteps {
 // Counters of term_matmul's statistics that the group adds to.
 struct GroupTotals {
   int64_t processed = 0, skipped_zero = 0, skipped_oob = 0, lane_idle = 0;
+  int64_t pe_cycles = 0;  // the valid PEs' step cycles, summed over steps and PEs
 };
 
 // Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s (`row`:
 // its SerialSteps), with accumulators acc[0..valid). `group` indexes ops.packed for this x0 (-1:
 // not packed; every step takes the general path). Writes cycles[j * 8 + v] for PE v and step j
-// (0 for v >= valid).
+// (0 for v >= valid) if `cycles` is non-null, and raises step_max[j] to the slowest valid PE's
+// cycles of step j if `step_max` is non-null; totals.pe_cycles gains the valid PEs' cycles.
 void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int x0, int group,
-                      int valid, int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals);
+                      int valid, int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals,
+                      int* step_max = nullptr);
+
+// One group of PEs sharing a serial row, for row_steps_avx2: PEs x0 .. x0 + valid - 1, packed as
+// `group`, accumulators acc[0..valid), and the step maxima of its tile block (raised in place).
+struct RowGroup {
+  int x0 = 0, group = -1, valid = 0;
+  PeAccumulator* acc = nullptr;
+  int* step_max = nullptr;
+};
+
+// group_steps_avx2 for every group of serial row s, step by step: step j of every group, then
+// step j + 1 (the groups of a row meet the same serial values, so their branches repeat). The
+// same values, statistics and step maxima as group_steps_avx2 group by group.
+void row_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int steps,
+                    const RowGroup* groups, int count, GroupTotals& totals);
 
 }  // namespace tessera::numerics::detail
