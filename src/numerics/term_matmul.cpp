@@ -206,26 +206,25 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   // timing: step j of block b lasts step_max[b * steps + j] (its slowest PE), and PEs wait
   // step_max * PEs - (sum of their own cycles) in all.
   const int blocks_m = (M + cfg.rows - 1) / cfg.rows, blocks_n = (N + cfg.cols - 1) / cfg.cols;
-  thread_local std::vector<PeAccumulator> accs;
   thread_local std::vector<detail::RowGroup> groups;
   step_max.assign(static_cast<size_t>(blocks_m) * blocks_n * steps, 0);
-  accs.resize(static_cast<size_t>(across_total));
   detail::GroupTotals totals;
   for (int s = 0; s < serial_count; ++s) {
-    const auto out = [&](int x) -> float& { return inputs_serial ? acc[s * ldc + x] : acc[x * ldc + s]; };
-    for (int x = 0; x < across_total; ++x) accs[static_cast<size_t>(x)] = accumulator_from_f32(out(x), pe);
+    // PE x of the row accumulates into out[x * stride].
+    float* out = inputs_serial ? acc + static_cast<ptrdiff_t>(s) * ldc : acc + s;
+    const int stride = inputs_serial ? 1 : ldc;
     groups.clear();
     for (int bi = 0, b0 = 0; b0 < across_total; ++bi, b0 += tile_across) {
       const int across = std::min(tile_across, across_total - b0);
       const int block = inputs_serial ? (s / cfg.rows) * blocks_n + bi : bi * blocks_n + s / cfg.cols;
       for (int v0 = 0; v0 < across; v0 += detail::kGroupPes)
         groups.push_back(detail::RowGroup{b0 + v0, group_base[static_cast<size_t>(bi)] + v0 / detail::kGroupPes,
-                                          std::min(detail::kGroupPes, across - v0), &accs[static_cast<size_t>(b0 + v0)],
+                                          std::min(detail::kGroupPes, across - v0),
+                                          out + static_cast<ptrdiff_t>(b0 + v0) * stride, stride,
                                           &step_max[static_cast<size_t>(block) * steps]});
     }
     detail::row_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, steps, groups.data(),
                            static_cast<int>(groups.size()), totals);
-    for (int x = 0; x < across_total; ++x) out(x) = accumulator_to_f32(accs[static_cast<size_t>(x)], pe);
   }
   for (int bm = 0; bm < blocks_m; ++bm) {
     for (int bn = 0; bn < blocks_n; ++bn) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <new>
 
 #include "common/error.h"
@@ -95,9 +96,6 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
       const TermList& tl = table[b.significand];
       l.biased_exponent = b.exponent + kExponentBias;
       l.oob_exponent = l.biased_exponent + tl.terms[tl.count - 1].power;
-      l.plus_powers = l.minus_powers = 0;
-      for (int t = 0; t < tl.count; ++t)
-        (tl.terms[t].sign > 0 ? l.plus_powers : l.minus_powers) |= static_cast<uint16_t>(1u << tl.terms[t].power);
       max_count[j] = std::max(max_count[j], l.count);
       count_sum[j] += l.count;
     }
@@ -244,6 +242,7 @@ struct GroupRun {
   const uint8_t* zero_a;  // the group's TileOperands::zero_a block (with packed)
   __m256i valid_mask;
   __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
+  unsigned valid_bits = 0;         // bit v set for v < valid
   int64_t uniform_processed = 0;  // per PE, over the uniform lockstep steps (every valid PE the same)
 };
 
@@ -298,89 +297,6 @@ const std::array<PaddedTerms, 256>& padded_terms() {
   return table;
 }
 
-// lane_terms over padded terms (q >= 32 - W + 0 >= 8 for every live PE, so a padding term's
-// amount q + 64 is >= 32).
-__attribute__((target("avx2"))) inline __m256i padded_lane_terms(const PaddedTerms& pt, __m256i q, __m256i ma18,
-                                                                 __m256i lane_negative, __m256i& lane_processed) {
-  const __m256i bound = _mm256_set1_epi32(26);
-  __m256i lane_value = _mm256_setzero_si256();
-  lane_processed = _mm256_setzero_si256();
-#pragma GCC unroll 5
-  for (int t = 0; t < kMaxTerms; ++t) {
-    const __m256i amount = _mm256_sub_epi32(q, _mm256_set1_epi32(pt.power[t]));
-    lane_value = _mm256_add_epi32(lane_value,
-                                  _mm256_sign_epi32(_mm256_srlv_epi32(ma18, amount), _mm256_set1_epi32(pt.sign[t])));
-    lane_processed = _mm256_sub_epi32(lane_processed, _mm256_cmpgt_epi32(bound, amount));
-  }
-  return _mm256_sub_epi32(_mm256_xor_si256(lane_value, lane_negative), lane_negative);
-}
-
-// One exact-product step (header): no Inf/NaN operand, no -0 accumulator in the group; the
-// parallel operand read from the group's packed block. Updates the accumulators; returns each
-// PE's step cycles (0 for PEs beyond valid); writes `overflow`.
-__attribute__((target("avx2"))) __m256i exact_product_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow) {
-  const PeConfig& cfg = r.cfg;
-  const int W = cfg.acc_fraction_bits, L = cfg.lanes;
-  const int64_t k0 = int64_t{j} * L;
-  const int live = r.row.live_count[static_cast<size_t>(j)];
-  const SerialSteps::LiveB* lb = &r.row.live[static_cast<size_t>(j) * L];
-  __m256i pe[kMaxPeLanes], word[kMaxPeLanes];
-  const __m256i live_floor = _mm256_set1_epi32(kPackedZero / 2);
-  __m256i pe_max = _mm256_set1_epi32(2 * kPackedZero);
-  for (int t = 0; t < live; ++t) {
-    word[t] = ld(r.packed + (k0 + lb[t].lane) * kGroupPes);
-    pe[t] = _mm256_add_epi32(_mm256_srai_epi32(word[t], 16), _mm256_set1_epi32(lb[t].exponent));
-    pe_max = _mm256_max_epi32(pe_max, pe[t]);
-  }
-  __m256i any_live;
-  const __m256i E = window_exponent(cfg, pe_max, live_floor, va, any_live);
-  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
-  __m256i value = _mm256_setzero_si256(), proc_max = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
-  __m256i truncated[kMaxPeLanes];  // all-ones where the lane is live and g < 0
-  uint64_t flagged = 0;             // lanes truncated in some valid PE
-  for (int t = 0; t < live; ++t) {
-    const __m256i g = _mm256_sub_epi32(pe[t], gbase);
-    const __m256i lane_live = _mm256_cmpgt_epi32(pe[t], live_floor);
-    // madd: the word's high half (the exponent) meets B's zero high half.
-    const __m256i product = _mm256_madd_epi16(word[t], _mm256_set1_epi32(lb[t].signed_significand));
-    value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, g));  // g < 0: shift count >= 32 gives 0
-    truncated[t] = _mm256_srai_epi32(_mm256_and_si256(lane_live, g), 31);
-    flagged |= uint64_t{_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(truncated[t], r.valid_mask))) != 0} << t;
-    const __m256i count = _mm256_and_si256(lane_live, _mm256_set1_epi32(lb[t].count));
-    proc_max = _mm256_max_epi32(proc_max, _mm256_andnot_si256(truncated[t], count));
-    nonzero = _mm256_add_epi32(nonzero, count);
-  }
-  nonzero = _mm256_and_si256(nonzero, r.valid_mask);
-  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, nonzero);
-  r.processed_acc = _mm256_add_epi32(r.processed_acc, nonzero);
-  if (flagged != 0) {
-    // Lanes below the window's top in some PE: their padded term loop replaces product and count
-    // where g < 0 (branch-free within the lane).
-    const __m256i base = _mm256_add_epi32(E, _mm256_set1_epi32(32 - W));
-    const auto& table = padded_terms();
-    for (; flagged != 0; flagged &= flagged - 1) {
-      const int t = std::countr_zero(flagged);
-      const __m256i m = truncated[t];
-      const __m256i signed_ma = _mm256_srai_epi32(_mm256_slli_epi32(word[t], 16), 16);
-      const __m256i lane_negative = _mm256_xor_si256(_mm256_srai_epi32(signed_ma, 31), _mm256_set1_epi32(-lb[t].negative));
-      __m256i lane_processed;
-      const __m256i v = padded_lane_terms(table[lb[t].significand], _mm256_sub_epi32(base, pe[t]),
-                                          _mm256_slli_epi32(_mm256_abs_epi32(signed_ma), 18), lane_negative, lane_processed);
-      value = _mm256_add_epi32(value, _mm256_and_si256(m, v));
-      proc_max = _mm256_max_epi32(proc_max, _mm256_and_si256(m, lane_processed));
-      r.processed_acc = _mm256_add_epi32(
-          r.processed_acc, _mm256_and_si256(_mm256_and_si256(m, r.valid_mask),
-                                            _mm256_sub_epi32(lane_processed, _mm256_set1_epi32(lb[t].count))));
-    }
-  }
-  const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
-  const __m256i aligned = _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E, va.exponent)), finite);
-  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
-  overflow = _mm256_and_si256(W == 23 ? normalise_w23(sum, E, cfg, va) : normalise(sum, E, _mm256_setzero_si256(), cfg, va),
-                              r.valid_mask);
-  return _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
-}
-
 // Horizontal maximum of 8 lanes.
 __attribute__((target("avx2"))) inline int hmax(__m256i v) {
   __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -389,105 +305,158 @@ __attribute__((target("avx2"))) inline int hmax(__m256i v) {
   return _mm_cvtsi128_si32(m);
 }
 
-// A lane's truncated terms for the PEs in `mask` (all-ones where g < 0): sum over B's terms of
-// s * trunc(ma * 2^(p - h)) = s * ((ma << p) >> h), h = -g, with the lane's sign, masked.
+// A lane's truncated terms for the PEs in `mask` (all-ones where g < 0): sum over B's CSD terms
+// (padded to kMaxTerms, branch-free) of s * trunc(ma * 2^(p - h)) = s * ((ma << 18) >> (h + 18 -
+// p)), h = -g <= 15, with the lane's sign, masked.
 __attribute__((target("avx2"))) inline __m256i truncated_lane(const SerialSteps::LiveB& b, __m256i word, __m256i h,
                                                               __m256i mask) {
-  const __m256i ma = _mm256_and_si256(_mm256_abs_epi16(word), _mm256_set1_epi32(0xffff));
-  __m256i plus = _mm256_setzero_si256(), minus = _mm256_setzero_si256();
-  for (unsigned bits = b.plus_powers; bits != 0; bits &= bits - 1)
-    plus = _mm256_add_epi32(plus, _mm256_srlv_epi32(_mm256_sll_epi32(ma, _mm_cvtsi32_si128(std::countr_zero(bits))), h));
-  for (unsigned bits = b.minus_powers; bits != 0; bits &= bits - 1)
-    minus = _mm256_add_epi32(minus, _mm256_srlv_epi32(_mm256_sll_epi32(ma, _mm_cvtsi32_si128(std::countr_zero(bits))), h));
+  const PaddedTerms& pt = padded_terms()[b.significand];
+  const __m256i ma18 = _mm256_slli_epi32(_mm256_abs_epi16(word), 18);  // the exponent half shifts out
+  const __m256i q = _mm256_add_epi32(h, _mm256_set1_epi32(18));
+  __m256i value = _mm256_setzero_si256();
+#pragma GCC unroll 5
+  for (int t = 0; t < kMaxTerms; ++t)
+    value = _mm256_add_epi32(value, _mm256_sign_epi32(_mm256_srlv_epi32(ma18, _mm256_sub_epi32(q, _mm256_set1_epi32(pt.power[t]))),
+                                                      _mm256_set1_epi32(pt.sign[t])));
   const __m256i negative =
       _mm256_xor_si256(_mm256_srai_epi32(_mm256_slli_epi32(word, 16), 31), _mm256_set1_epi32(-int32_t{b.negative}));
-  const __m256i value = _mm256_sub_epi32(_mm256_xor_si256(_mm256_sub_epi32(plus, minus), negative), negative);
-  return _mm256_and_si256(value, mask);
+  return _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(value, negative), negative), mask);
 }
 
-// One lockstep step (header): no Inf/NaN operand, no -0 accumulator in the group, and no term of
-// any live lane out of bounds. Exponents are biased by kExponentBias, so that a zero parallel
-// operand (negative) drops out of the signed maximum and the unsigned minima. A lane may have an
-// out-of-bounds term only if h = (E - pe) - (W - 14) > 7 + (its B's lowest term power): if that
-// holds for some live lane of a valid PE the step is left to exact_product_step (returns false,
-// nothing changed). Otherwise every live lane processes all its terms, so a PE's cycles are the
-// most terms of a live B over its lanes with a non-zero A: the row's max_count when no A of a live
-// lane is zero ("uniform" step), computed per PE otherwise. Values: a lane with g = -h >= 0 adds
-// its exact product << g; a lane with g < 0 in some PE adds its truncated terms there.
-// Returns true and the PEs' cycles (0 beyond valid) in c, their maximum in slowest.
-__attribute__((target("avx2"))) bool row_lockstep_step(GroupRun& r, int j, VectorAcc& va, __m256i& overflow,
-                                                       __m256i& c, int& slowest) {
+// terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
+// c > 8), as a pshufb table.
+const std::array<std::array<uint8_t, 16>, 256>& terms_from() {
+  static const std::array<std::array<uint8_t, 16>, 256> table = [] {
+    std::array<std::array<uint8_t, 16>, 256> t{};
+    for (int m = 0; m < 256; ++m) {
+      const TermList& tl = csd_table()[m];
+      for (int c = 0; c < 16; ++c)
+        for (int i = 0; i < tl.count; ++i) t[m][c] = static_cast<uint8_t>(t[m][c] + (tl.terms[i].power >= c ? 1 : 0));
+    }
+    return t;
+  }();
+  return table;
+}
+
+// A lane's processed terms in every PE: its terms with d = h + (W - 7) - p <= W, i.e. p >= h - 7
+// (h = gbase - pe), where A is non-zero (pe > 0); 0 elsewhere.
+__attribute__((target("avx2"))) inline __m256i processed_terms(const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
+  const __m256i from = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(terms_from()[b.significand].data())));
+  __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(gbase, pe), _mm256_set1_epi32(7));
+  c = _mm256_min_epi32(_mm256_max_epi32(c, _mm256_setzero_si256()), _mm256_set1_epi32(15));
+  const __m256i n = _mm256_shuffle_epi8(from, _mm256_or_si256(c, _mm256_set1_epi32(static_cast<int32_t>(0x80808000u))));
+  return _mm256_and_si256(n, _mm256_cmpgt_epi32(pe, _mm256_setzero_si256()));
+}
+
+// What the groups of a row share in step j of the lockstep steps: per live lane its B, the packed
+// offset of its k, and its exponents as vectors; the step's cycles and terms when uniform.
+struct StepPrep {
+  int live = 0, cycles = 0, count_sum = 0;
+  const SerialSteps::LiveB* b = nullptr;
+  int32_t k[kMaxPeLanes];
+  __m256i biased[kMaxPeLanes], oob[kMaxPeLanes], significand[kMaxPeLanes];
+};
+
+__attribute__((target("avx2"))) inline void prepare_step(const SerialSteps& row, const PeConfig& cfg, int j,
+                                                         StepPrep& p) {
+  const int L = cfg.lanes;
+  p.live = row.live_count[static_cast<size_t>(j)];
+  p.b = &row.live[static_cast<size_t>(j) * L];
+  p.cycles = std::max<int>(row.max_count[static_cast<size_t>(j)], cfg.min_step_cycles);
+  p.count_sum = row.count_sum[static_cast<size_t>(j)];
+  for (int t = 0; t < p.live; ++t) {
+    p.k[t] = j * L + p.b[t].lane;
+    p.biased[t] = _mm256_set1_epi32(p.b[t].biased_exponent);
+    p.oob[t] = _mm256_set1_epi32(p.b[t].oob_exponent);
+    p.significand[t] = _mm256_set1_epi32(p.b[t].signed_significand);
+  }
+}
+
+// Live lane t's packed parallel word in every PE of the group.
+__attribute__((target("avx2"))) inline __m256i word_at(const GroupRun& r, const StepPrep& p, int t) {
+  return ld(r.packed + static_cast<ptrdiff_t>(p.k[t]) * kGroupPes);
+}
+
+// One lockstep step: no Inf/NaN operand and no -0 accumulator in the group. Exponents are biased by
+// kExponentBias, so that a zero parallel operand (negative) drops out of the signed maximum and
+// the unsigned minima.
+// - Values: lane t of PE v adds its exact product << g (g = pe - (E - (W - 14))) if g >= 0 (every
+//   term in bounds and exact), else its truncated terms (truncated_lane).
+// - Timing: a term is out of bounds only if h = -g > 7 + (its B's lowest term power). If no live
+//   lane of a valid PE can have one, every live lane processes all its terms, so a PE's cycles
+//   are the most terms of a live B over its lanes with a non-zero A: the row's max_count when no A
+//   of a live lane is zero ("uniform" step), else per PE; otherwise the processed terms are
+//   counted per lane (processed_terms).
+// Returns the PEs' cycles (0 beyond valid) in c, their maximum in slowest.
+__attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(GroupRun& r, const StepPrep& p,
+                                                                             VectorAcc& va, __m256i& overflow,
+                                                                             __m256i& c, int& slowest) {
   const PeConfig& cfg = r.cfg;
-  const int W = cfg.acc_fraction_bits, L = cfg.lanes;
-  const int64_t k0 = int64_t{j} * L;
-  const int live = r.row.live_count[static_cast<size_t>(j)];
-  const SerialSteps::LiveB* lb = &r.row.live[static_cast<size_t>(j) * L];
+  const int W = cfg.acc_fraction_bits;
+  const int live = p.live;
   __m256i pe[kMaxPeLanes], word[kMaxPeLanes];
   __m256i pe_max = _mm256_setzero_si256(), pe_min = _mm256_set1_epi32(-1), oob_min = _mm256_set1_epi32(-1);
   unsigned zero_a = 0;
   for (int t = 0; t < live; ++t) {
-    word[t] = ld(r.packed + (k0 + lb[t].lane) * kGroupPes);
+    word[t] = word_at(r, p, t);
     const __m256i ea = _mm256_srai_epi32(word[t], 16);
-    pe[t] = _mm256_add_epi32(ea, _mm256_set1_epi32(lb[t].biased_exponent));
+    pe[t] = _mm256_add_epi32(ea, p.biased[t]);
     pe_max = _mm256_max_epi32(pe_max, pe[t]);
     pe_min = _mm256_min_epu32(pe_min, pe[t]);
-    oob_min = _mm256_min_epu32(oob_min, _mm256_add_epi32(ea, _mm256_set1_epi32(lb[t].oob_exponent)));
-    zero_a |= r.zero_a[k0 + lb[t].lane];
+    oob_min = _mm256_min_epu32(oob_min, _mm256_add_epi32(ea, p.oob[t]));
+    zero_a |= r.zero_a[p.k[t]];
   }
   const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
   __m256i E = _mm256_max_epi32(pe_max, _mm256_and_si256(_mm256_add_epi32(va.exponent, _mm256_set1_epi32(kExponentBias)), finite));
   if (cfg.fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(cfg.fixed_exponent + kExponentBias));
-  // In bounds everywhere iff oob_min >= E - (W - 7) (unsigned) in every valid PE.
-  const __m256i oob_limit = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 7));
-  const __m256i in_bounds = _mm256_cmpeq_epi32(_mm256_max_epu32(oob_min, oob_limit), oob_min);
-  const __m256i oob = _mm256_andnot_si256(in_bounds, r.valid_mask);
-  if (!_mm256_testz_si256(oob, oob)) return false;
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
   __m256i value = _mm256_setzero_si256();
   for (int t = 0; t < live; ++t) {
     // madd: the word's high half (the exponent) meets B's zero high half; g < 0 shifts out all.
-    const __m256i product = _mm256_madd_epi16(word[t], _mm256_set1_epi32(lb[t].signed_significand));
-    value = _mm256_add_epi32(value, _mm256_sllv_epi32(product, _mm256_sub_epi32(pe[t], gbase)));
+    value = _mm256_add_epi32(
+        value, _mm256_sllv_epi32(_mm256_madd_epi16(word[t], p.significand[t]), _mm256_sub_epi32(pe[t], gbase)));
   }
+  // In bounds everywhere iff oob_min >= E - (W - 7) (unsigned) in every valid PE.
+  const __m256i oob_limit = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 7));
+  const __m256i in_bounds = _mm256_cmpeq_epi32(_mm256_max_epu32(oob_min, oob_limit), oob_min);
+  const __m256i oob = _mm256_andnot_si256(in_bounds, r.valid_mask);
+  const bool maybe_oob = !_mm256_testz_si256(oob, oob);
   const __m256i exact = _mm256_cmpeq_epi32(_mm256_max_epu32(pe_min, gbase), pe_min);
   const __m256i truncated = _mm256_andnot_si256(exact, r.valid_mask);
   if (!_mm256_testz_si256(truncated, truncated)) {
     for (int t = 0; t < live; ++t) {
-      const __m256i h = _mm256_sub_epi32(gbase, pe[t]);
-      // Sign bit: a valid PE whose A is non-zero (pe > 0) and whose product is truncated (h > 0).
+      // Sign bit: a valid PE whose A is non-zero (pe > 0) and whose product is truncated (g < 0).
       const __m256i m = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid_mask);
       if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0) continue;
-      value = _mm256_add_epi32(value, truncated_lane(lb[t], word[t], h, _mm256_srai_epi32(m, 31)));
+      value = _mm256_add_epi32(value, truncated_lane(p.b[t], word[t], _mm256_sub_epi32(gbase, pe[t]), _mm256_srai_epi32(m, 31)));
     }
   }
-  const __m256i aligned = _mm256_and_si256(
-      _mm256_srlv_epi32(va.significand, _mm256_sub_epi32(_mm256_sub_epi32(E, _mm256_set1_epi32(kExponentBias)), va.exponent)),
-      finite);
-  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
   const __m256i E_unbiased = _mm256_sub_epi32(E, _mm256_set1_epi32(kExponentBias));
+  const __m256i aligned = _mm256_and_si256(_mm256_srlv_epi32(va.significand, _mm256_sub_epi32(E_unbiased, va.exponent)), finite);
+  const __m256i sum = _mm256_add_epi32(value, _mm256_sub_epi32(_mm256_xor_si256(aligned, va.negative), va.negative));
   overflow = _mm256_and_si256(W == 23 ? normalise_w23(sum, E_unbiased, cfg, va)
                                       : normalise(sum, E_unbiased, _mm256_setzero_si256(), cfg, va),
                               r.valid_mask);
-  // Timing: every live lane processes all its terms.
-  const unsigned valid_bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(r.valid_mask)));
-  if ((zero_a & valid_bits) == 0) {
-    slowest = std::max<int>(r.row.max_count[static_cast<size_t>(j)], cfg.min_step_cycles);
+  // Timing: without out-of-bounds terms every live lane processes all its terms.
+  if (!maybe_oob && (zero_a & r.valid_bits) == 0) {
+    slowest = p.cycles;
     c = _mm256_and_si256(_mm256_set1_epi32(slowest), r.valid_mask);
-    r.uniform_processed += r.row.count_sum[static_cast<size_t>(j)];
-    return true;
+    r.uniform_processed += p.count_sum;
+    return;
   }
-  __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256();
+  __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   for (int t = 0; t < live; ++t) {
-    const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(lb[t].count));
-    proc_max = _mm256_max_epi32(proc_max, count);
-    processed = _mm256_add_epi32(processed, count);
+    const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(p.b[t].count));
+    const __m256i lane = maybe_oob ? processed_terms(p.b[t], pe[t], gbase) : count;
+    proc_max = _mm256_max_epi32(proc_max, lane);
+    processed = _mm256_add_epi32(processed, lane);
+    nonzero = _mm256_add_epi32(nonzero, count);
   }
-  processed = _mm256_and_si256(processed, r.valid_mask);
-  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, processed);
-  r.processed_acc = _mm256_add_epi32(r.processed_acc, processed);
+  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, _mm256_and_si256(nonzero, r.valid_mask));
+  r.processed_acc = _mm256_add_epi32(r.processed_acc, _mm256_and_si256(processed, r.valid_mask));
   c = _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(cfg.min_step_cycles)), r.valid_mask);
   slowest = hmax(c);
-  return true;
 }
 
 // One step of the general vector path (any operands but Inf/NaN, -0 accumulators included).
@@ -550,7 +519,7 @@ __attribute__((target("avx2"))) GroupRun make_run(const PeConfig& cfg, const Til
   TESSERA_CHECK(group < 0 || (ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes &&
                               ops.zero_a.size() >= static_cast<size_t>(group + 1) * ops.kp),
                 "group_steps_avx2: operands not packed for this group");
-  return GroupRun{cfg,
+  GroupRun run{cfg,
                   ops,
                   row,
                   ops.s_ops.data() + static_cast<size_t>(s) * ops.kp,
@@ -560,6 +529,8 @@ __attribute__((target("avx2"))) GroupRun make_run(const PeConfig& cfg, const Til
                   group >= 0 ? ops.packed.data() + static_cast<size_t>(group) * ops.kp * kGroupPes : nullptr,
                   group >= 0 ? ops.zero_a.data() + static_cast<size_t>(group) * ops.kp : nullptr,
                   _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))};
+  run.valid_bits = (1u << valid) - 1;
+  return run;
 }
 
 __attribute__((target("avx2"))) void start_group(GroupState& g, const PeAccumulator* acc_in) {
@@ -571,8 +542,10 @@ __attribute__((target("avx2"))) void start_group(GroupState& g, const PeAccumula
 }
 
 // Step j of the group: per-PE cycles into cycles[0..8) if non-null; step_max[j] raised to the
-// slowest valid PE's cycles if step_max is non-null.
-__attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int* cycles, int* step_max) {
+// slowest valid PE's cycles if step_max is non-null. `prep`: step j of the row prepared
+// (prepare_step), or null.
+__attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int* cycles, int* step_max,
+                                                       const StepPrep* prep) {
   using Kind = PeAccumulator::Kind;
   GroupRun& r = g.r;
   const PeConfig& cfg = r.cfg;
@@ -603,7 +576,13 @@ __attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int
   __m256i overflow, c;
   int slowest = -1;
   if (g.exact_products && _mm256_testz_si256(negative_zero, negative_zero)) {
-    if (!row_lockstep_step(r, j, g.va, overflow, c, slowest)) c = exact_product_step(r, j, g.va, overflow);
+    if (prep != nullptr) {
+      row_lockstep_step(r, *prep, g.va, overflow, c, slowest);
+    } else {
+      StepPrep own;
+      prepare_step(g.r.row, cfg, j, own);
+      row_lockstep_step(r, own, g.va, overflow, c, slowest);
+    }
   } else {
     c = general_step(r, j, g.va, overflow);
   }
@@ -620,8 +599,8 @@ __attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int
   }
 }
 
+// Adds the group's counters to totals and, if acc_out is non-null, writes its accumulators.
 __attribute__((target("avx2"))) void finish_group(GroupState& g, PeAccumulator* acc_out, GroupTotals& totals) {
-  if (!g.scalar_mode) from_vectors(g.va, g.st);
   const int L = g.r.cfg.lanes;
   const int64_t cycle_sum = g.cycle_sum + hsum(g.cycle_acc);
   const int64_t uniform = g.r.uniform_processed * g.valid;
@@ -632,8 +611,56 @@ __attribute__((target("avx2"))) void finish_group(GroupState& g, PeAccumulator* 
   totals.skipped_zero += int64_t{g.steps} * g.valid * L * kTermSlots - nonzero;
   totals.lane_idle += int64_t{L} * cycle_sum - processed;
   totals.pe_cycles += cycle_sum;
+  if (acc_out == nullptr) return;
+  if (!g.scalar_mode) from_vectors(g.va, g.st);
   for (int v = 0; v < g.valid; ++v) acc_out[v] = g.st[v];
 }
+
+// At W = 23, an fp32 normal number or +0 is exactly an accumulator (accumulator_from_f32): its
+// exponent and significand with the hidden bit. Loads in[v * stride] (v < valid; +0 beyond) into
+// the vectors; false (nothing changed) if some value is not such a number or lies above
+// acc_max_exponent.
+__attribute__((target("avx2"))) bool load_f32(GroupState& g, const float* in, int stride) {
+  if (g.r.cfg.acc_fraction_bits != 23) return false;
+  alignas(32) int32_t b[kGroupPes] = {};
+  for (int v = 0; v < g.valid; ++v) std::memcpy(&b[v], &in[static_cast<ptrdiff_t>(v) * stride], sizeof(float));
+  const __m256i bits = ld(b);
+  const __m256i biased = _mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xff));
+  const __m256i zero = _mm256_cmpeq_epi32(bits, _mm256_setzero_si256());
+  const __m256i normal = _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()),
+                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(std::min(g.r.cfg.acc_max_exponent, 127) + 128), biased));
+  const __m256i bad = _mm256_andnot_si256(_mm256_or_si256(zero, normal), _mm256_set1_epi32(-1));
+  if (!_mm256_testz_si256(bad, bad)) return false;
+  const __m256i nonzero = _mm256_andnot_si256(zero, _mm256_set1_epi32(-1));
+  g.va.exponent = _mm256_and_si256(_mm256_sub_epi32(biased, _mm256_set1_epi32(127)), nonzero);
+  g.va.significand = _mm256_and_si256(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000)), nonzero);
+  g.va.negative = _mm256_srai_epi32(bits, 31);
+  g.va.zero = zero;
+  return true;
+}
+
+// The inverse at W = 23 (accumulator_to_f32 of an accumulator in fp32's normal range is exact):
+// writes out[v * stride] for v < valid; false (nothing written) if some accumulator is Inf/NaN or
+// outside fp32's normal range.
+__attribute__((target("avx2"))) bool store_f32(const GroupState& g, float* out, int stride) {
+  if (g.r.cfg.acc_fraction_bits != 23 || g.scalar_mode) return false;
+  const __m256i finite = _mm256_andnot_si256(g.va.zero, _mm256_set1_epi32(-1));
+  const __m256i biased = _mm256_add_epi32(g.va.exponent, _mm256_set1_epi32(127));
+  const __m256i in_range =
+      _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()), _mm256_cmpgt_epi32(_mm256_set1_epi32(255), biased));
+  const __m256i bad = _mm256_andnot_si256(in_range, finite);
+  if (!_mm256_testz_si256(bad, bad)) return false;
+  const __m256i magnitude =
+      _mm256_or_si256(_mm256_slli_epi32(biased, 23), _mm256_and_si256(g.va.significand, _mm256_set1_epi32(0x7fffff)));
+  const __m256i bits = _mm256_or_si256(_mm256_and_si256(magnitude, finite),
+                                       _mm256_and_si256(g.va.negative, _mm256_set1_epi32(INT32_MIN)));
+  alignas(32) int32_t b[kGroupPes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b), bits);
+  for (int v = 0; v < g.valid; ++v) std::memcpy(&out[static_cast<ptrdiff_t>(v) * stride], &b[v], sizeof(float));
+  return true;
+}
+
 
 void check_row(const PeConfig& cfg, const SerialSteps& row, int steps) {
   TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
@@ -651,7 +678,7 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
                group >= 0 && !row.special && ops.p_specials == 0};
   start_group(g, acc_io);
   for (int j = 0; j < steps; ++j)
-    group_step(g, j, cycles != nullptr ? cycles + static_cast<size_t>(j) * kGroupPes : nullptr, step_max);
+    group_step(g, j, cycles != nullptr ? cycles + static_cast<size_t>(j) * kGroupPes : nullptr, step_max, nullptr);
   finish_group(g, acc_io, totals);
 }
 
@@ -665,17 +692,29 @@ __attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const T
   constexpr int kRowChunk = 16;
   alignas(GroupState) unsigned char storage[kRowChunk * sizeof(GroupState)];
   auto* states = reinterpret_cast<GroupState*>(storage);
+  std::array<PeAccumulator, kGroupPes> accs;
   for (int first = 0; first < count; first += kRowChunk) {
     const int n = std::min(kRowChunk, count - first);
     for (int i = 0; i < n; ++i) {
       const RowGroup& rg = groups[first + i];
       new (&states[i]) GroupState{make_run(cfg, ops, row, s, rg.x0, rg.group, rg.valid), s, rg.x0, rg.valid, steps,
                                   rg.group >= 0 && exact_products};
-      start_group(states[i], rg.acc);
+      if (load_f32(states[i], rg.out, rg.stride)) continue;
+      for (int v = 0; v < rg.valid; ++v) accs[v] = accumulator_from_f32(rg.out[static_cast<ptrdiff_t>(v) * rg.stride], cfg);
+      start_group(states[i], accs.data());
     }
-    for (int j = 0; j < steps; ++j)
-      for (int i = 0; i < n; ++i) group_step(states[i], j, nullptr, groups[first + i].step_max);
-    for (int i = 0; i < n; ++i) finish_group(states[i], groups[first + i].acc, totals);
+    StepPrep prep;
+    for (int j = 0; j < steps; ++j) {
+      prepare_step(row, cfg, j, prep);
+      for (int i = 0; i < n; ++i) group_step(states[i], j, nullptr, groups[first + i].step_max, &prep);
+    }
+    for (int i = 0; i < n; ++i) {
+      const RowGroup& rg = groups[first + i];
+      const bool stored = store_f32(states[i], rg.out, rg.stride);
+      finish_group(states[i], stored ? nullptr : accs.data(), totals);
+      if (!stored)
+        for (int v = 0; v < rg.valid; ++v) rg.out[static_cast<ptrdiff_t>(v) * rg.stride] = accumulator_to_f32(accs[v], cfg);
+    }
   }
 }
 

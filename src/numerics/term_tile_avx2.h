@@ -77,9 +77,8 @@ struct SerialSteps {
     int32_t signed_significand = 0;  // (-1)^sign * mb & 0xffff (madd operand)
     uint8_t lane = 0, count = 0, significand = 0, negative = 0;
     // For the lockstep steps (term_tile_avx2.cpp, row_lockstep_step): the exponent plus
-    // kExponentBias, that plus the lowest term power, and the powers of the + and - terms as bits.
+    // kExponentBias, and that plus the lowest term power.
     int32_t biased_exponent = 0, oob_exponent = 0;
-    uint16_t plus_powers = 0, minus_powers = 0;
   };
   int lanes = 0;
   bool special = false;
@@ -107,10 +106,12 @@ void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const Serial
                       int* step_max = nullptr);
 
 // One group of PEs sharing a serial row, for row_steps_avx2: PEs x0 .. x0 + valid - 1, packed as
-// `group`, accumulators acc[0..valid), and the step maxima of its tile block (raised in place).
+// `group`, PE v accumulating into the fp32 value out[v * stride] (loaded with accumulator_from_f32,
+// stored with accumulator_to_f32), and the step maxima of its tile block (raised in place).
 struct RowGroup {
   int x0 = 0, group = -1, valid = 0;
-  PeAccumulator* acc = nullptr;
+  float* out = nullptr;
+  int stride = 1;
   int* step_max = nullptr;
 };
 
