@@ -285,7 +285,7 @@ void register_map_command(CLI::App& app) {
   map->add_option("--mesh", a->mesh, "mesh WIDTHxHEIGHT when no --system is given");
   map->add_option("--processors", a->processors, "processors when no --system is given");
   map->add_option("--method", a->method,
-                  "random, row-major, snake, hilbert, greedy, sa, greedy+refine, scotch, rl, rl+refine");
+                  "random, row-major, snake, hilbert, greedy, sa, sa-system, greedy+refine, scotch, rl, rl+refine");
   map->add_option("--processor-stage", a->stage, "louvain (spec: communities + FM refinement), louvain-plain (without the refinement), metis, sequential");
   map->add_option("--routing", a->routing, "xy, west-first, north-last, negative-first, odd-even, free");
   map->add_option("--policy", a->policy, "policy file (default data/mapper/policy.bin)");

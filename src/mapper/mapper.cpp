@@ -66,7 +66,16 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
 }
 
 bool is_system_refine(const MapOptions& opt) {
-  return opt.refine_scope == RefineScope::kSystem && (opt.method == "rl+refine" || opt.method == "greedy+refine");
+  return opt.method == "sa-system" ||
+         (opt.refine_scope == RefineScope::kSystem && (opt.method == "rl+refine" || opt.method == "greedy+refine"));
+}
+
+// The start of a whole-system method on processor p's problem.
+std::vector<int> system_start(const CoreProblem& pb, const MapOptions& opt, int p) {
+  if (opt.method == "sa-system") return place_random(pb, opt.seed * 7919ULL + static_cast<uint64_t>(p));
+  if (opt.method == "greedy+refine") return place_greedy(pb);
+  if (!opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
+  return place_rl(pb, *opt.policy);
 }
 
 // rl+refine / greedy+refine with the whole-system refinement: per processor the start (policy or
@@ -75,24 +84,23 @@ bool is_system_refine(const MapOptions& opt) {
 void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt, MapResult& res) {
   constexpr double kPolishShare = 0.02;
   auto t0 = Clock::now();
-  const bool rl = opt.method == "rl+refine";
-  if (rl && !opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
+  const bool sa = opt.method == "sa-system";
   const int cpp = sys.cores_per_processor();
   for (int p = 0; p < sys.processors; ++p) {
     CoreProblem pb = make_core_problem(g, sys, res.proc, p);
     if (pb.n() == 0) continue;
-    std::vector<int> pos = rl ? place_rl(pb, *opt.policy) : place_greedy(pb);
+    std::vector<int> pos = system_start(pb, opt, p);
     check_core_placement(pb, pos);
     for (int v = 0; v < pb.n(); ++v) res.core[pb.global[v]] = p * cpp + pos[v];
   }
   SystemRefineOptions so;
-  so.anneal = anneal_options(opt, g.num_nodes(), g.num_nodes(), 0, opt.refine_t_scale);
-  so.anneal.window = opt.refine_window;
-  so.anneal.t_end_ratio = opt.refine_t_end_ratio;
+  so.anneal = anneal_options(opt, g.num_nodes(), g.num_nodes(), 0, sa ? 1.0 : opt.refine_t_scale);
+  so.anneal.window = sa ? 0 : opt.refine_window;
+  if (!sa) so.anneal.t_end_ratio = opt.refine_t_end_ratio;
   so.cross_share = opt.refine_cross;
-  so.cross_t_ratio = opt.refine_cross_t;
+  so.cross_t_ratio = sa ? 1.0 : opt.refine_cross_t;
   so.cross_from = opt.refine_cross_from;
-  const bool descend = opt.refine_polish > 0;
+  const bool descend = !sa && opt.refine_polish > 0;
   if (opt.anneal_seconds > 0.0)
     so.anneal.seconds = std::max(1e-3, opt.anneal_seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
   res.core = refine_system(g, sys, std::move(res.core), so);
@@ -112,7 +120,7 @@ void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const Map
 }  // namespace
 
 std::vector<std::string> core_methods() {
-  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "greedy+refine", "scotch", "rl", "rl+refine"};
+  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "sa-system", "greedy+refine", "scotch", "rl", "rl+refine"};
 }
 
 std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed) {

@@ -3,9 +3,14 @@
 // 1. processor stage: "louvain" (the spec: communities + priority rule), "metis" (k-way) or
 //    "sequential"; all end within each processor's free cores.
 // 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
-//    (textbook annealing from random), scotch (graphMap), rl (the policy, one step), rl+refine (the
-//    policy's placement refined by annealing with local moves towards the neighbours' centroid and a final descent),
-//    greedy+refine (the same refinement from the greedy placement, to separate the start's share).
+//    (textbook annealing from random, per processor), scotch (graphMap), rl (the policy, one step),
+//    rl+refine (the policy's placement refined by annealing with local moves towards the neighbours'
+//    centroid and a final descent), greedy+refine (the same refinement from the greedy placement, to
+//    separate the start's share). The refinement runs over the whole system on cost_total, its
+//    moves crossing processors late in the schedule (RefineScope::kSystem, the default), or per
+//    processor (kProcessor, sessions 1-4). sa-system: textbook annealing (uniform targets, start
+//    1.0, end 0.001 x start) from random cores over the whole system on cost_total, so its moves
+//    may cross processors too (an extra baseline, session 5).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
 // wall-clock budget (anneal_seconds > 0) the result depends on machine speed.

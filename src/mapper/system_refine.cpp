@@ -224,7 +224,7 @@ std::vector<double> start_temperatures(const SystemAnnealer& st, int procs, cons
 std::vector<int> refine_system(const LogicalGraph& g, const SystemSpec& sys, std::vector<int> core,
                                const SystemRefineOptions& opt) {
   const AnnealOptions& a = opt.anneal;
-  if (a.window < 1) throw Error("refine_system", "the move window must be >= 1");
+  if (a.window < 0) throw Error("refine_system", "the move window must be >= 0");
   if (!(opt.cross_share >= 0.0 && opt.cross_share <= 1.0))
     throw Error("refine_system", fmt::format("cross share {} is not in [0, 1]", opt.cross_share));
   const int n = g.num_nodes();
@@ -233,6 +233,9 @@ std::vector<int> refine_system(const LogicalGraph& g, const SystemSpec& sys, std
   Rng rng(a.seed);
   SystemAnnealer st(g, sys, std::move(core));
   const std::vector<double> t0 = start_temperatures(st, sys.processors, a, rng);
+  std::vector<int> all_free;
+  for (int p = 0; p < sys.processors; ++p)
+    all_free.insert(all_free.end(), st.free_cores(p).begin(), st.free_cores(p).end());
   double cost = placement_cost(g, sys, st.pos()), best = cost;
   std::vector<int> best_pos = st.pos();
   const auto begin = std::chrono::steady_clock::now();
@@ -251,14 +254,19 @@ std::vector<int> refine_system(const LogicalGraph& g, const SystemSpec& sys, std
     }
     if (a.max_moves >= 0 && k >= a.max_moves) break;
     int v = rng.below(n);
-    int q = st.processor(v);
-    if (cross && !st.adj(v).empty() && rng.uniform() < opt.cross_share)
-      q = st.processor(st.adj(v)[rng.below(static_cast<int>(st.adj(v).size()))].node);
-    int c = st.window_target(v, q, a.window, rng);
+    int c = -1;
+    if (a.window == 0) {
+      c = all_free[rng.below(static_cast<int>(all_free.size()))];
+    } else {
+      int q = st.processor(v);
+      if (cross && !st.adj(v).empty() && rng.uniform() < opt.cross_share)
+        q = st.processor(st.adj(v)[rng.below(static_cast<int>(st.adj(v).size()))].node);
+      c = st.window_target(v, q, a.window, rng);
+    }
     if (c < 0 || c == st.pos()[v]) continue;
     double d = st.delta(v, c);
     const int pv = st.processor(v);
-    const double tm = t0[pv] * cooled * (q == pv ? 1.0 : opt.cross_t_ratio);
+    const double tm = t0[pv] * cooled * (sys.processor_of(c) == pv ? 1.0 : opt.cross_t_ratio);
     // exp(-40) < 1e-17: such a move is never accepted, so its exponential is not computed.
     if (d <= 0.0 || (d < 40.0 * tm && rng.uniform() < std::exp(-d / tm))) {
       st.apply(v, c);

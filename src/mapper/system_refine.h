@@ -19,6 +19,9 @@
 // never costs more than the start (a snapshot of a 16k-node state after every improving move would
 // cost more than the moves). With max_moves >= 0 the result depends only on the inputs and the
 // seed. cross_share = 0 keeps every node on its processor.
+// window = 0 is the textbook move set over the whole system (method `sa-system`): the target core
+// is uniform over the free cores of all processors (cross_share and cross_from are not used; a
+// move to another processor is accepted at cross_t_ratio x the temperature).
 //
 // Why the late start and the lower temperature of cross moves: on suite M, cross moves from the
 // start at full temperature trade inter- for intra-processor cost while the cores are still hot
@@ -34,7 +37,7 @@
 namespace tessera::mapper {
 
 struct SystemRefineOptions {
-  AnnealOptions anneal;      // budget, schedule, seed, window (>= 1); the centre is always the centroid
+  AnnealOptions anneal;      // budget, schedule, seed, window (>= 0); the centre is always the centroid
   double cross_share = 0.5;    // probability that a move targets a neighbour's processor
   double cross_t_ratio = 0.3;  // moves to another processor are accepted at this x the temperature
   double cross_from = 0.6;     // moves to another processor start at this share of the budget

@@ -94,6 +94,23 @@ TEST(SystemRefine, ChargesProcessorHopsOnAProcessorMesh) {
   EXPECT_LE(placement_cost(g, sys, a), 2.0);
 }
 
+TEST(SystemRefine, UniformWholeSystemMovesImproveARandomStartAndCrossProcessors) {
+  LogicalGraph g = gen_family("planted", 60, 4);
+  SystemSpec sys = two_meshes_with_holes();
+  std::vector<int> start = sequential_cores(sys, g.num_nodes());
+  SystemRefineOptions o = options(30000, 0.0);
+  o.anneal.window = 0;
+  o.anneal.t_end_ratio = 1e-3;
+  o.cross_t_ratio = 1.0;
+  auto a = refine_system(g, sys, start, o);
+  EXPECT_EQ(count_capacity_violations(sys, a), 0);
+  EXPECT_LT(placement_cost(g, sys, a), 0.8 * placement_cost(g, sys, start));
+  int moved = 0;
+  for (int v = 0; v < g.num_nodes(); ++v) moved += sys.processor_of(a[v]) != sys.processor_of(start[v]);
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(a, refine_system(g, sys, start, o));
+}
+
 TEST(SystemRefine, BadOptions_bad) {
   LogicalGraph g = gen_family("dag", 20, 1);
   SystemSpec sys = make_system(1, 8, 8);
@@ -101,8 +118,8 @@ TEST(SystemRefine, BadOptions_bad) {
   EXPECT_EQ(testing::error_of([&] { refine_system(g, sys, start, options(10, 1.5)); }),
             "refine_system: cross share 1.5 is not in [0, 1]");
   SystemRefineOptions o = options(10, 0.1);
-  o.anneal.window = 0;
-  EXPECT_EQ(testing::error_of([&] { refine_system(g, sys, start, o); }), "refine_system: the move window must be >= 1");
+  o.anneal.window = -1;
+  EXPECT_EQ(testing::error_of([&] { refine_system(g, sys, start, o); }), "refine_system: the move window must be >= 0");
 }
 
 TEST(SystemRefine, MapGraphWithSystemScopeIsValidDeterministicAndBeatsItsStart) {
