@@ -58,16 +58,13 @@ void TileOperands::set_parallel(int k, int x, TermOperand op) {
 
 void TileOperands::pack(const std::vector<int>& x0s) {
   packed.resize(x0s.size() * kp * kGroupPes);
-  zero_a.assign(x0s.size() * kp, 0);
   int32_t* out = packed.data();
-  uint8_t* zero = zero_a.data();
   for (const int x0 : x0s)
-    for (int k = 0; k < kp; ++k, ++zero)
+    for (int k = 0; k < kp; ++k)
       for (int v = 0; v < kGroupPes; ++v) {
         const size_t i = static_cast<size_t>(k) * xp + x0 + v;
         const int32_t code = p_code[i] == kZeroCode || p_code[i] == kSpecialCode ? kPackedZero : p_code[i];
         *out++ = static_cast<int32_t>(static_cast<uint32_t>(code) << 16) | p_signed[i];
-        *zero = static_cast<uint8_t>(*zero | (p_code[i] == kZeroCode ? 1u << v : 0u));
       }
 }
 
@@ -239,7 +236,6 @@ struct GroupRun {
   const TermOperand* s_ops;
   const int32_t* s_code;
   const int32_t *p_code, *p_word, *packed;
-  const uint8_t* zero_a;  // the group's TileOperands::zero_a block (with packed)
   __m256i valid_mask;
   __m256i processed_acc = _mm256_setzero_si256(), nonzero_acc = _mm256_setzero_si256();
   unsigned valid_bits = 0;         // bit v set for v < valid
@@ -397,7 +393,7 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
   const int live = p.live;
   __m256i pe[kMaxPeLanes], word[kMaxPeLanes];
   __m256i pe_max = _mm256_setzero_si256(), pe_min = _mm256_set1_epi32(-1), oob_min = _mm256_set1_epi32(-1);
-  unsigned zero_a = 0;
+  __m256i signed_min = _mm256_set1_epi32(INT32_MAX);  // negative where a live lane's A is zero
   for (int t = 0; t < live; ++t) {
     word[t] = word_at(r, p, t);
     const __m256i ea = _mm256_srai_epi32(word[t], 16);
@@ -405,7 +401,7 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
     pe_max = _mm256_max_epi32(pe_max, pe[t]);
     pe_min = _mm256_min_epu32(pe_min, pe[t]);
     oob_min = _mm256_min_epu32(oob_min, _mm256_add_epi32(ea, p.oob[t]));
-    zero_a |= r.zero_a[p.k[t]];
+    signed_min = _mm256_min_epi32(signed_min, pe[t]);
   }
   const __m256i finite = _mm256_xor_si256(va.zero, _mm256_set1_epi32(-1));
   __m256i E = _mm256_max_epi32(pe_max, _mm256_and_si256(_mm256_add_epi32(va.exponent, _mm256_set1_epi32(kExponentBias)), finite));
@@ -425,11 +421,17 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
   const __m256i exact = _mm256_cmpeq_epi32(_mm256_max_epu32(pe_min, gbase), pe_min);
   const __m256i truncated = _mm256_andnot_si256(exact, r.valid_mask);
   if (!_mm256_testz_si256(truncated, truncated)) {
+    // Sign bit of m[t]: a valid PE whose A is non-zero (pe > 0) and whose product is truncated
+    // (g < 0). The lanes to visit as bits, then visited without a branch per lane.
+    __m256i m[kMaxPeLanes];
+    uint64_t lanes = 0;
     for (int t = 0; t < live; ++t) {
-      // Sign bit: a valid PE whose A is non-zero (pe > 0) and whose product is truncated (g < 0).
-      const __m256i m = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid_mask);
-      if (_mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0) continue;
-      value = _mm256_add_epi32(value, truncated_lane(p.b[t], word[t], _mm256_sub_epi32(gbase, pe[t]), _mm256_srai_epi32(m, 31)));
+      m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid_mask);
+      lanes |= uint64_t{_mm256_movemask_ps(_mm256_castsi256_ps(m[t])) != 0} << t;
+    }
+    for (; lanes != 0; lanes &= lanes - 1) {
+      const int t = std::countr_zero(lanes);
+      value = _mm256_add_epi32(value, truncated_lane(p.b[t], word[t], _mm256_sub_epi32(gbase, pe[t]), _mm256_srai_epi32(m[t], 31)));
     }
   }
   const __m256i E_unbiased = _mm256_sub_epi32(E, _mm256_set1_epi32(kExponentBias));
@@ -439,7 +441,8 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
                                       : normalise(sum, E_unbiased, _mm256_setzero_si256(), cfg, va),
                               r.valid_mask);
   // Timing: without out-of-bounds terms every live lane processes all its terms.
-  if (!maybe_oob && (zero_a & r.valid_bits) == 0) {
+  const __m256i zero_a = _mm256_and_si256(signed_min, r.valid_mask);
+  if (!maybe_oob && _mm256_movemask_ps(_mm256_castsi256_ps(zero_a)) == 0) {
     slowest = p.cycles;
     c = _mm256_and_si256(_mm256_set1_epi32(slowest), r.valid_mask);
     r.uniform_processed += p.count_sum;
@@ -516,8 +519,7 @@ struct GroupState {
 __attribute__((target("avx2"))) GroupRun make_run(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
                                                   int s, int x0, int group, int valid) {
   TESSERA_CHECK(valid >= 1 && valid <= kGroupPes && tile_avx2_supported(cfg), "group_steps_avx2: bad group");
-  TESSERA_CHECK(group < 0 || (ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes &&
-                              ops.zero_a.size() >= static_cast<size_t>(group + 1) * ops.kp),
+  TESSERA_CHECK(group < 0 || ops.packed.size() >= static_cast<size_t>(group + 1) * ops.kp * kGroupPes,
                 "group_steps_avx2: operands not packed for this group");
   GroupRun run{cfg,
                   ops,
@@ -527,7 +529,6 @@ __attribute__((target("avx2"))) GroupRun make_run(const PeConfig& cfg, const Til
                   ops.p_code.data() + x0,
                   ops.p_word.data() + x0,
                   group >= 0 ? ops.packed.data() + static_cast<size_t>(group) * ops.kp * kGroupPes : nullptr,
-                  group >= 0 ? ops.zero_a.data() + static_cast<size_t>(group) * ops.kp : nullptr,
                   _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))};
   run.valid_bits = (1u << valid) - 1;
   return run;

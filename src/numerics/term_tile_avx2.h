@@ -53,9 +53,6 @@ struct TileOperands {
   // x0s[g] .. x0s[g] + 7, k-major so that a group reads it sequentially: packed[(g * kp + k) * 8
   // + v] = exponent (kPackedZero for a zero) << 16 | ((-1)^sign * ma & 0xffff). Written by pack().
   std::vector<int32_t> packed;
-  // Per group and k (same order as packed): bit v set where the parallel operand of PE x0s[g] + v is
-  // zero (padding included). Written by pack().
-  std::vector<uint8_t> zero_a;
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
