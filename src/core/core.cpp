@@ -111,7 +111,7 @@ void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgra
 
 void Core::run() {
   while (run_to_sync()) {
-    deliver_to_self(m_machine.outbox(), m_machine.state());
+    m_machine.deliver_to_self();
     resume(m_next);
   }
 }

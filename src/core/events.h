@@ -28,7 +28,7 @@ enum class StallCause : uint8_t {
   FifoFull,      // push waits for a popped slot to drain
   DmaQueue,      // DMA queue full
   SyncWait,      // wait on a sync flag
-  Exchange,      // after sync: the BSP barrier and the exchange phase (system/system.h)
+  Exchange,      // after sync: the BSP barrier and the exchange phase; xwait and implied waits (system/system.h)
 };
 inline constexpr int kNumStallCauses = 17;
 std::string_view to_string(StallCause c);

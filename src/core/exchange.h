@@ -12,6 +12,27 @@
 // Timing-only mode (Machine::set_exchange_timing_only, for benchmarks whose values do not matter):
 // xsend records only the word count, and nothing is delivered; every time stays the same.
 //
+// Split-phase exchange (overlapping communication with computation):
+//   xsync                     the same barrier and exchange phase as sync, but the core does not
+//                             wait for the exchange: it leaves the barrier (system/system.h) and
+//                             computes on while its transfers travel. What it receives is held.
+//   xwait                     stalls until every transfer the core sent or receives in the last
+//                             xsync's exchange has arrived (StallCause::Exchange), then stores /
+//                             combines the held data in delivery order. With no xsync exchange
+//                             pending, xwait can never finish: a simulated fault.
+//   sync, xsync and halt with an xsync exchange pending first wait for it like xwait.
+// Values: received data appear in vector memory at the xwait (or implied wait), whatever the
+// timing, in both interpreters. A program that neither reads nor writes the destination words of
+// its incoming sends between xsync and the wait computes exactly the values of the same program
+// with sync in place of xsync (the overlap changes only time). That contract is checked: between
+// the exchange's delivery and its wait, a vld/vst (any form), a DMA to or from vector memory (its
+// whole span) or an xsend whose words overlap held received words is a simulated fault (not in
+// timing-only mode, which holds no words). The sender's words were copied at xsend, so it may
+// overwrite them at once.
+// Time model: the exchange block reads and writes vector memory through its own port; its
+// accesses never delay the core's (assumed free; the words it moves are counted at xsend).
+// Outside a system xsync delivers the core's own sends at the xwait, which then does not stall.
+//
 // Delivery order (defines the values, independent of timing, packet loss and arrival order):
 // after a superstep's exchange, each receiver applies its incoming sends ordered by
 // (source processor, the source's program order). Only sends to the same words from different
@@ -36,13 +57,17 @@ struct OutboundSend {
   std::vector<uint32_t> words;   // the payload; empty in timing-only mode (Machine)
 };
 
-bool is_exchange_op(isa::Opcode op);  // sync, xsend, xsend.add, xsend.max
+bool is_exchange_op(isa::Opcode op);  // sync, xsync, xwait, xsend, xsend.add, xsend.max
+
+// Received words an xsync exchange holds until the wait (Machine::receive).
+struct HeldReceive {
+  uint32_t addr = 0;
+  XCombine combine = XCombine::Store;
+  std::vector<uint32_t> words;
+};
 
 // Applies `n` received words at vmem words [addr, addr+n) of `s` (range checked by the sender).
 // Empty `words` (timing-only) apply nothing.
 void apply_receive(ArchState& s, uint32_t addr, XCombine combine, const uint32_t* words, size_t n);
-
-// A core outside a system: delivers its buffered sends to itself in program order and clears them.
-void deliver_to_self(std::vector<OutboundSend>& outbox, ArchState& s);
 
 }  // namespace tessera::core

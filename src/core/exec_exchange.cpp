@@ -13,7 +13,8 @@ namespace tessera::core {
 using isa::Opcode;
 
 bool is_exchange_op(Opcode op) {
-  return op == Opcode::SYNC || op == Opcode::XSEND || op == Opcode::XSENDADD || op == Opcode::XSENDMAX;
+  return op == Opcode::SYNC || op == Opcode::XSYNC || op == Opcode::XWAIT || op == Opcode::XSEND ||
+         op == Opcode::XSENDADD || op == Opcode::XSENDMAX;
 }
 
 void apply_receive(ArchState& s, uint32_t addr, XCombine combine, const uint32_t* words, size_t n) {
@@ -32,14 +33,46 @@ void apply_receive(ArchState& s, uint32_t addr, XCombine combine, const uint32_t
   }
 }
 
-void deliver_to_self(std::vector<OutboundSend>& outbox, ArchState& s) {
-  for (const OutboundSend& o : outbox) apply_receive(s, o.dst_addr, o.combine, o.words.data(), o.words.size());
-  outbox.clear();
+void Machine::receive(uint32_t addr, XCombine combine, const uint32_t* words, size_t n) {
+  if (!m_exchange_pending) {
+    apply_receive(m_state, addr, combine, words, n);
+    return;
+  }
+  m_held.push_back(HeldReceive{addr, combine, std::vector<uint32_t>(words, words + n)});
+}
+
+void Machine::deliver_to_self() {
+  for (const OutboundSend& o : m_outbox) receive(o.dst_addr, o.combine, o.words.data(), o.words.size());
+  m_outbox.clear();
+}
+
+void Machine::check_not_held(int64_t first, int64_t count, const DecodedOp& op) const {
+  for (const HeldReceive& h : m_held)
+    if (first < int64_t{h.addr} + static_cast<int64_t>(h.words.size()) && int64_t{h.addr} < first + count)
+      throw UnitFault(fmt::format("{}: vector memory words [{}, {}) overlap words [{}, {}) that the pending xsync "
+                                  "exchange is still receiving (touch them after xwait)",
+                                  isa::op_info(op.op).mnemonic, first, first + count, h.addr,
+                                  int64_t{h.addr} + static_cast<int64_t>(h.words.size())));
+}
+
+void Machine::complete_exchange() {
+  if (!m_exchange_pending) return;
+  m_exchange_pending = false;
+  for (const HeldReceive& h : m_held) apply_receive(m_state, h.addr, h.combine, h.words.data(), h.words.size());
+  m_held.clear();
 }
 
 OpTiming Machine::exec_exchange(const DecodedOp& op, int64_t now, Control& ctl) {
-  if (op.op == Opcode::SYNC) {
+  if (op.op == Opcode::SYNC || op.op == Opcode::XSYNC || op.op == Opcode::XWAIT) {
+    if (op.op == Opcode::XWAIT && !m_exchange_pending)
+      throw UnitFault("xwait: no xsync exchange is pending (none since the last wait), so nothing can complete it");
+    complete_exchange();  // ready() has held the bundle until the exchange was done
+    if (op.op == Opcode::XWAIT) return fixed(op, now);
     ctl.sync = true;
+    if (op.op == Opcode::XSYNC) {
+      m_exchange_pending = true;
+      m_exchange_done = now + 1;
+    }
     return fixed(op, now);
   }
   const std::string_view name = isa::op_info(op.op).mnemonic;
@@ -52,6 +85,7 @@ OpTiming Machine::exec_exchange(const DecodedOp& op, int64_t now, Control& ctl) 
     if (uint64_t{at} + n > size)
       throw UnitFault(fmt::format("{}: {} vector memory words [{}, {}) outside [0, {})", name, what, at,
                                   uint64_t{at} + n, size));
+  if (n > 0 && !m_held.empty()) check_not_held(src, n, op);
   if (n > 0) {
     OutboundSend o;
     o.dst_proc = proc;

@@ -97,6 +97,12 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     check_range(name, src_mem, r.src + last * r.src_stride, r.chunk, src_size);
     check_range(name, dst_mem, r.dst, r.chunk, dst_size);
     check_range(name, dst_mem, r.dst + last * r.dst_stride, r.chunk, dst_size);
+    if (!m_held.empty() && (r.dir == DmaDir::HbmToVmem || r.dir == DmaDir::VmemToHbm)) {
+      const int64_t at = r.dir == DmaDir::HbmToVmem ? r.dst : r.src;
+      const int64_t stride = r.dir == DmaDir::HbmToVmem ? r.dst_stride : r.src_stride;
+      const int64_t lo = std::min(at, at + last * stride), hi = std::max(at, at + last * stride) + r.chunk;
+      check_not_held(lo, hi - lo, op);  // the whole span, strides included
+    }
   }
   const int64_t bytes = r.words() * 4;
   r.hbm_bytes = m_hbm_encoder.charge(r, s, s.pc);

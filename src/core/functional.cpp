@@ -45,7 +45,7 @@ bool FunctionalCore::run_to_sync() {
 
 void FunctionalCore::run() {
   while (run_to_sync()) {
-    deliver_to_self(m_machine.outbox(), m_machine.state());
+    m_machine.deliver_to_self();
     resume();
   }
 }

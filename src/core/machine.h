@@ -84,6 +84,16 @@ class Machine {
   void set_exchange_processors(uint32_t n) { m_exchange_procs = n; }
   uint32_t exchange_processors() const { return m_exchange_procs; }
   void set_exchange_timing_only(bool on) { m_exchange_timing_only = on; }
+  // Stores / combines `n` received words at vmem words [addr, addr+n) now, or, while an xsync
+  // exchange is pending (exchange.h), holds them for its wait.
+  void receive(uint32_t addr, XCombine combine, const uint32_t* words, size_t n);
+  // A core outside a system at a sync / xsync: receives its own sends in program order.
+  void deliver_to_self();
+  // The last xsync's exchange (exchange.h): pending until the wait; its transfers have all arrived
+  // at cycle exchange_done() (set by the system; outside one the cycle after the xsync).
+  bool exchange_pending() const { return m_exchange_pending; }
+  int64_t exchange_done() const { return m_exchange_done; }
+  void set_exchange_done(int64_t cycle) { m_exchange_done = cycle; }
 
   // Copies the bundle's shadow registers (call before its first op).
   void prepare(const DecodedBundle& b);
@@ -103,6 +113,9 @@ class Machine {
   OpTiming exec_adam(const DecodedOp& op, int64_t now);  // adam_unit_exec.cpp
   OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
+  void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
+  // UnitFault if vmem words [first, first+count) overlap data the pending exchange holds.
+  void check_not_held(int64_t first, int64_t count, const DecodedOp& op) const;
   int64_t ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
   OpTiming push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
                        const uint32_t* words);
@@ -132,6 +145,9 @@ class Machine {
   std::vector<OutboundSend> m_outbox;
   uint32_t m_exchange_procs = 1;
   bool m_exchange_timing_only = false;
+  bool m_exchange_pending = false;
+  int64_t m_exchange_done = 0;
+  std::vector<HeldReceive> m_held;
 };
 
 }  // namespace tessera::core

@@ -72,6 +72,9 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
       t = m_dma.queue_ready(now), cause = StallCause::DmaQueue;
       break;
     case Opcode::ADAMSTART: t = m_adam.busy_until(), cause = StallCause::DmaQueue; break;
+    case Opcode::XWAIT: case Opcode::SYNC: case Opcode::XSYNC: case Opcode::HALT:  // xwait without one: execute faults
+      if (m_exchange_pending) t = m_exchange_done, cause = StallCause::Exchange;
+      break;
     case Opcode::WAIT: {
       const int64_t value = m_state.flags[op.a];
       if (value >= op.imm) break;
@@ -94,6 +97,7 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   ++m_ev.unit_ops[static_cast<int>(isa::op_info(op.op).unit)];
   if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
+  if (op.op == Opcode::HALT) complete_exchange();  // ready() has held the bundle until it was done
   if (is_exchange_op(op.op)) return exec_exchange(op, now, ctl);
   switch (isa::op_info(op.op).slot) {
     case isa::SlotClass::Scalar: return exec_scalar(op, now, ctl);

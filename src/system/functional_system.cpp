@@ -45,8 +45,8 @@ void FunctionalSystem::exchange(int g, int64_t step) {
   const std::vector<Send> sends =
       collect_sends(m_groups, g, step, [&](int p) -> std::vector<core::OutboundSend>& { return core(p).machine().outbox(); });
   for (const Send& s : sends)
-    core::apply_receive(core(static_cast<int>(s.send.dst_proc)).state(), s.send.dst_addr, s.send.combine,
-                        s.send.words.data(), s.send.words.size());
+    core(static_cast<int>(s.send.dst_proc)).machine().receive(s.send.dst_addr, s.send.combine, s.send.words.data(),
+                                                              s.send.words.size());
 }
 
 }  // namespace tessera::system

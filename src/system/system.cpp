@@ -269,9 +269,9 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting, cons
   for (const fabric::Arrival& a : arrivals) {
     const int dst = proc_of(a.transfer.dst), src = proc_of(a.transfer.src);
     if (is_local(dst))
-      core::apply_receive(core(dst).machine().state(), static_cast<uint32_t>(a.transfer.dst_addr),
-                          static_cast<core::XCombine>(a.transfer.combine), a.transfer.words.data(),
-                          a.transfer.words.size());
+      core(dst).machine().receive(static_cast<uint32_t>(a.transfer.dst_addr),
+                                  static_cast<core::XCombine>(a.transfer.combine), a.transfer.words.data(),
+                                  a.transfer.words.size());
     last = std::max(last, a.time);
     own[static_cast<size_t>(dst)] = std::max(own[static_cast<size_t>(dst)], a.time);
     own[static_cast<size_t>(src)] = std::max(own[static_cast<size_t>(src)], a.time);
@@ -284,7 +284,15 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting, cons
     const fabric::Picos at = placement == BarrierPlacement::kComputeToExchange
                                  ? std::max(post_all, own[static_cast<size_t>(p)])
                                  : everyone;
-    core(p).resume(ps_to_cycles(at));
+    core::Machine& m = core(p).machine();
+    if (!m.exchange_pending()) {
+      core(p).resume(ps_to_cycles(at));
+      continue;
+    }
+    // xsync: the core leaves the barrier (before the exchange: at posting; without one: at once)
+    // and its wait ends when the blocking sync would have resumed it.
+    m.set_exchange_done(ps_to_cycles(at));
+    core(p).resume(ps_to_cycles(barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(p)])));
   }
 }
 

@@ -13,7 +13,13 @@
 //        sends or receives) (a processor may compute while others still exchange);
 //        kExchangeToCompute, kBoth: everyone continues at max(max_p a_p [+ B for kBoth], last
 //        arrival) + B.
-// The wait is charged to the core's StallCause::Exchange. Each sync group has its own Fabric
+// The wait is charged to the core's StallCause::Exchange.
+// Split phase (a processor that issued `xsync`, core/exchange.h): it leaves the barrier at
+//   max_p a_p + B (kComputeToExchange, kBoth) or at a_p (kExchangeToCompute) and computes on; its
+//   exchange is done (its xwait / implied wait stalls until then, StallCause::Exchange) at the
+//   time the rule above would have resumed it. The fabric posts and delivers exactly as for sync,
+//   so values and the fabric's timing do not depend on the choice; the next superstep's sends are
+//   posted after every processor's implied wait, i.e. after this superstep's last arrival. Each sync group has its own Fabric
 // (seeded with seed + group) and runs to completion independently of the others: groups share no
 // links' time (a simplification; groups on disjoint chips are exact).
 // The run ends when every processor has halted; end time = the latest core's last cycle.

@@ -41,8 +41,9 @@ uint32_t mod(int32_t x, int64_t m) { return static_cast<uint32_t>(((int64_t{x} %
 isa::Instr sanitise(isa::Instr in, const CoreSpec& spec, bool keep_units) {
   // Branches go (straight-line code), as do 2-D DMAs (descriptors in random memory) and ops of
   // units other than those this test drives (e.g. adam.start, whose program lives in HBM).
+  // xwait goes too: without a pending xsync exchange it faults at once.
   const bool other_unit = isa::op_info(in.op).unit == isa::Unit::Dma && !is_dma(in.op);
-  if (is_branch(in.op) || (!keep_units && uses_fifo_unit(in.op)) || in.op == Opcode::DMAHV2 ||
+  if (is_branch(in.op) || in.op == Opcode::XWAIT || (!keep_units && uses_fifo_unit(in.op)) || in.op == Opcode::DMAHV2 ||
       in.op == Opcode::DMAVH2 || other_unit)
     return isa::Instr{};
   for (const isa::RegRef& r : isa::written_registers(in).view())
