@@ -23,7 +23,7 @@
 //   one_image_ratio          one_image_seconds / its value at the first --procs entry
 // bench allreduce --chips N --bytes S --topology line|ring|torus2d [--rings K] [--directions 1|2]
 //   [--link-bandwidth GBps] [--link-latency ns] [--cores-per-chip C] [--loss R] [--seed X]
-//   [--check] [--json]: the generated all-reduce of S bytes (fp32 words) over every core of every
+//   [--check] [--split-phase] [--json]: the generated all-reduce of S bytes (fp32 words) over every core of every
 //   chip on the timed system (system/system.h) with its packet fabric.
 //   sim_seconds     simulated time until every processor halted
 //   bound_seconds   2(n-1)/n * S / (d * B) + 2(n-1) * link latency: the bandwidth-optimal ring
@@ -36,6 +36,7 @@
 // N copies of S); --check moves the values and compares every processor's vector with the host
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
 // ring per direction, barrier placement and the rest from system.* defaults (system_spec.h).
+// --split-phase: ring steps end in xsync / xwait (compiler/collectives.h split_phase); JSON split_phase.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -272,6 +273,7 @@ struct AllReduceArgs {
   uint64_t seed = 0;
   bool check = false;
   bool json = false;
+  bool split_phase = false;
 };
 
 system::SystemSpec allreduce_system(const AllReduceArgs& a) {
@@ -308,6 +310,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   spec.words = static_cast<uint32_t>(a.bytes / 4);
   spec.rings = a.rings;
   spec.directions = a.directions;
+  spec.split_phase = a.split_phase;
   core::CoreSpec cs;
   cs.vmem_bytes = std::max<int64_t>(cs.vmem_bytes, static_cast<int64_t>(a.bytes) + 4 * cs.lanes);
   cs.vmem_bytes = (cs.vmem_bytes + 4 * cs.lanes - 1) / (4 * cs.lanes) * (4 * cs.lanes);
@@ -359,6 +362,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["topology"] = a.topology;
   j["rings"] = a.rings;
   j["directions"] = a.directions;
+  j["split_phase"] = a.split_phase;
   j["link_gbytes_per_s"] = sys.link_gbytes_per_s;
   j["link_latency_ns"] = sys.link_latency_ns;
   j["loss_rate"] = sys.loss_rate;
@@ -414,6 +418,7 @@ void register_bench_bsp_commands(CLI::App& app) {
   r->add_option("--seed", aa->seed, "loss and input seed")->capture_default_str();
   r->add_flag("--check", aa->check, "move the values and compare with the host reference");
   r->add_flag("--json", aa->json, "print one JSON object");
+  r->add_flag("--split-phase", aa->split_phase, "ring steps end in xsync/xwait (index updates overlap the exchange)");
   r->callback([aa] { bench_allreduce(*aa); });
 }
 

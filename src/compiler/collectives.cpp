@@ -87,18 +87,28 @@ class Gen {
     line(fmt::format("sli {}, {}", kSteps, m_spec.processors - 1));
     label(name);
     for (int c = 0; c < m_chunks; ++c) {
-      const bool forward = c % m_spec.directions == 0;
-      send(c, frag(c), forward ? kNext : kPrev, op);
-      if (forward) {
-        line(fmt::format("saddi {}, {}, -1", frag(c), frag(c)));
-        wrap_up(frag(c));
-      } else {
-        line(fmt::format("saddi {}, {}, 1", frag(c), frag(c)));
-        wrap_down(frag(c));
-      }
+      send(c, frag(c), c % m_spec.directions == 0 ? kNext : kPrev, op);
+      if (!m_spec.split_phase) next_fragment(c);
     }
-    line("sync");
+    if (m_spec.split_phase) {
+      line("xsync");
+      for (int c = 0; c < m_chunks; ++c) next_fragment(c);
+      line("xwait");
+    } else {
+      line("sync");
+    }
     line(fmt::format("loop {}, {}{}", kSteps, m_spec.label_prefix, name));
+  }
+
+  // Chunk c's fragment index moves one step against its ring direction.
+  void next_fragment(int c) {
+    if (c % m_spec.directions == 0) {
+      line(fmt::format("saddi {}, {}, -1", frag(c), frag(c)));
+      wrap_up(frag(c));
+    } else {
+      line(fmt::format("saddi {}, {}, 1", frag(c), frag(c)));
+      wrap_down(frag(c));
+    }
   }
 
   // Broadcast's first superstep: the root (branching on its index) sends fragment f of every

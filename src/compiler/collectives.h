@@ -52,6 +52,9 @@ struct CollectiveSpec {
   // with `label_prefix`, and with halt = false the code falls through at its end instead of halting.
   std::string label_prefix;
   bool halt = true;
+  // Ring steps end in `xsync` ... `xwait` instead of `sync` (core/exchange.h): the next step's
+  // fragment indices are computed while the exchange travels. Same sends, same values.
+  bool split_phase = false;
 };
 
 // Checks the spec (Error naming the field): processors >= 1, rings 1..6, directions 1..2, root in

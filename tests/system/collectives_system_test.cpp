@@ -64,6 +64,23 @@ TEST(Collectives, AllReduceEqualsTheHostReferenceForEveryProcessorCountUpTo17) {
     }
 }
 
+TEST(Collectives, SplitPhaseAllReduceEqualsTheHostReferenceForEveryProcessorCountUpTo17) {
+  for (int n = 1; n <= 17; ++n)
+    for (uint32_t words : {7u, 2u * static_cast<uint32_t>(n) + 3u}) {
+      CollectiveSpec spec;
+      spec.processors = n;
+      spec.base = 96;
+      spec.words = words;
+      spec.directions = 2;
+      spec.split_phase = true;
+      const auto in = inputs(n, words, static_cast<uint64_t>(n * 100 + words));
+      FunctionalSystem sys(small_spec(), BspLayout{n, 1, 0}, compiler::collective_program(spec));
+      expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
+                       fmt::format("n {} words {}", n, words));
+      EXPECT_EQ(sys.supersteps(), 2 * (n - 1));
+    }
+}
+
 TEST(Collectives, AllReduceWithRingsDirectionsAndMaxEqualsTheReference) {
   for (int n : {2, 3, 6, 11})
     for (int rings : {1, 3})
