@@ -109,6 +109,16 @@ void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgra
   m_fetch_ready = std::max(m_fetch_ready, m_cycles);
 }
 
+void Core::advance_clock(int64_t cycle) {
+  if (cycle < m_cycles)
+    throw Error("core", fmt::format("cannot move the clock back from cycle {} to {}", m_cycles, cycle));
+  m_cycles = cycle;
+  m_next = std::max(m_next, cycle);
+  m_fetch_ready = std::max(m_fetch_ready, cycle);
+  for (auto* ready : {&m_sready, &m_vready, &m_mready})
+    for (int64_t& r : *ready) r = std::max(r, cycle);
+}
+
 void Core::run() {
   while (run_to_sync()) {
     m_machine.deliver_to_self();

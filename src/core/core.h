@@ -59,6 +59,11 @@ class Core {
   // The same with the code already decoded for this core's configuration (decode_program of
   // `program.code`): a host that runs the same programs again and again decodes them once.
   void load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded);
+  // Restoring a checkpoint of a machine whose state between programs is its memories and its
+  // clock (runtime/data_parallel.h): the core has been idle until `cycle` (>= cycles(); Error
+  // otherwise): cycles() becomes `cycle` and no later bundle issues, nor register becomes ready,
+  // before it. Statistics are not changed (the idle time is charged to no stall cause).
+  void advance_clock(int64_t cycle);
   // The machine state, for a host that writes inputs into HBM between runs.
   ArchState& host_state() { return m_machine.state(); }
 

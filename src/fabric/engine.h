@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
 #include "graph/rng.h"
@@ -31,6 +33,11 @@ class Engine {
   const Routing& routing() const { return m_routing; }
   const FabricStats& stats() const { return m_stats; }
   Picos now() const { return m_now; }
+
+  // Checkpoints (fabric.h Fabric::save_state): engine_state.cpp.
+  bool idle() const;  // nothing posted, no event pending, every queue, wire and XB idle
+  nlohmann::ordered_json save_state() const;
+  void restore_state(const nlohmann::ordered_json& state, const std::string& where);
 
  private:
   enum class Ev : uint32_t { kReady, kOnchipDone, kWireFree, kArrive, kAck, kTimeout };

@@ -15,5 +15,9 @@ const FabricStats& Fabric::stats() const { return m_engine->stats(); }
 Picos Fabric::now() const { return m_engine->now(); }
 const Routing& Fabric::routing() const { return m_engine->routing(); }
 const system::SystemSpec& Fabric::spec() const { return m_engine->spec(); }
+nlohmann::ordered_json Fabric::save_state() const { return m_engine->save_state(); }
+void Fabric::restore_state(const nlohmann::ordered_json& state, const std::string& where) {
+  m_engine->restore_state(state, where);
+}
 
 }  // namespace tessera::fabric

@@ -35,12 +35,15 @@
 //   transfers (source, destination, packets delivered) and the links holding packets.
 //
 // Contract changes are additive only; additions so far: Transfer::phantom_words (timing-only
-// transfers for benchmarks), Fabric::now(), Fabric::routing().
+// transfers for benchmarks), Fabric::now(), Fabric::routing(), Fabric::save_state/restore_state.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "fabric/routing.h"
 #include "fabric/stats.h"
@@ -99,6 +102,18 @@ class Fabric {
   Picos now() const;
   const Routing& routing() const;
   const system::SystemSpec& spec() const;
+
+  // Checkpoints, between drains only (Error otherwise: nothing may be posted or in flight). The
+  // state is everything a later drain depends on plus the statistics: now(), the event insertion
+  // counter, per link direction its loss stream (SplitMix64 state) and queue-occupancy integral,
+  // per wire its busy-until time and the direction it sent last, and every FabricStats field.
+  // Between drains every queue, wire and exchange block is idle, which save_state checks. Doubles
+  // are stored as IEEE-754 bit patterns, so a restored fabric continues bit for bit. The packet
+  // pool is not saved: packet numbers are storage slots and never order anything.
+  // restore_state needs a fabric built from the same spec (channel, wire, link and chip counts
+  // are checked); errors name `where`.
+  nlohmann::ordered_json save_state() const;
+  void restore_state(const nlohmann::ordered_json& state, const std::string& where);
 
  private:
   std::unique_ptr<Engine> m_engine;

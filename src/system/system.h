@@ -45,6 +45,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -107,6 +108,16 @@ class System {
   const fabric::Fabric& fabric(int group) const { return *m_fabrics.at(static_cast<size_t>(group)); }
   // {processors, supersteps, seconds, barrier/exchange seconds, per-group timing, fabric stats of group 0}.
   nlohmann::ordered_json stats_json() const;
+
+  // Checkpoints (runtime/data_parallel.h), between run()s only; collective (every rank calls
+  // them). The state: end time, cycles, per-group timing, every processor's core clock
+  // (Core::cycles, gathered from the ranks) and every group's fabric (Fabric::save_state).
+  // restore_state needs a System of the same spec and sync groups whose cores are not past the
+  // saved clocks; each rank advances its own cores' clocks (Core::advance_clock). A core's other
+  // state (memories, registers) is not part of it: the caller restores what its programs read.
+  // Errors name `where`: a state of another processor or group count, or malformed.
+  nlohmann::ordered_json save_state() const;
+  void restore_state(const nlohmann::ordered_json& state, const std::string& where);
 
   fabric::Picos cycles_to_ps(int64_t cycles) const;
   int64_t ps_to_cycles(fabric::Picos ps) const;  // the first cycle at or after ps (0.5 ps tolerance)
