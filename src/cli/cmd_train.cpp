@@ -119,9 +119,8 @@ void run_train(const TrainArgs& a) {
   if (a.batch < 1) throw Error("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
   // --chips: the machine and the flags checked before the datasets load.
-  const system::SystemSpec machine = a.chips == -1 ? system::SystemSpec{}
-                                                   : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch,
-                                                                           !a.checkpoint_dir.empty() || a.resume);
+  const system::SystemSpec machine =
+      a.chips == -1 ? system::SystemSpec{} : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);

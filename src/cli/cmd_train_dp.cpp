@@ -36,9 +36,7 @@ void print_epoch(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch,
-                                         bool checkpoints) {
-  if (checkpoints) throw Error("train", "--chips does not support checkpoints (--checkpoint-dir, --resume)");
+system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch) {
   const system::SystemSpec s =
       runtime::data_parallel_system(system::load_machine_spec(config_path).system, chips, cores_per_chip);
   if (batch < s.processors())
@@ -59,7 +57,13 @@ void run_train_data_parallel(const runtime::Dataset& train, const runtime::Datas
   o.dp.fabric_seed = single.trainer.seed;
   o.epochs = single.epochs;
   o.steps_limit = single.steps_limit;
+  o.checkpoint_dir = single.checkpoint_dir;
+  o.checkpoint_every = single.checkpoint_every;
+  o.checkpoint_keep = single.checkpoint_keep;
+  o.resume = single.resume;
   runtime::DataParallelRun run(train, test, o);
+  if (!run.resumed_from().empty() && system::world().rank() == 0)
+    std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
   runtime::TrainingCallbacks cb;
   cb.progress = [](int epoch, int64_t steps, int64_t total, double loss) {
     if (system::world().rank() == 0) print_training_progress(epoch, steps, total, loss);

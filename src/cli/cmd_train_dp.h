@@ -4,7 +4,8 @@
 // epochs, host link, --adam-on). The machine: runtime::data_parallel_system (the config's system
 // when it has more than one chip, else one board of N chips). Prints the single-chip epoch line
 // plus a data-parallel line per epoch; --report writes runtime::DataParallelRun::report().
-// Checkpoints are not supported with --chips (an error).
+// --checkpoint-dir / --checkpoint-every / --checkpoint-keep / --resume as for one chip
+// (runtime/data_parallel_run.h: the checkpoint holds the system and fabric state too).
 #pragma once
 
 #include <string>
@@ -16,10 +17,8 @@
 namespace tessera::cli {
 
 // The machine of `--chips` (runtime::data_parallel_system on the config file's system section),
-// after checking the flags: Error for checkpoints, bad counts, or fewer samples per batch than
-// processors.
-system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch,
-                                         bool checkpoints);
+// after checking the flags: Error for bad counts, or fewer samples per batch than processors.
+system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch);
 
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
                              const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,

@@ -242,4 +242,24 @@ void prune_checkpoints(const std::string& dir, int keep) {
   }
 }
 
+Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path) {
+  const std::optional<std::string> newest = std::filesystem::is_directory(dir) ? newest_checkpoint(dir) : std::nullopt;
+  if (!newest) throw Error(dir, "no checkpoint to resume from (looked for ckpt-<step>.tsck)");
+  *path = *newest;
+  return read_checkpoint(*newest);
+}
+
+void refuse_existing_checkpoints(const std::string& dir) {
+  if (!dir.empty() && std::filesystem::is_directory(dir) && !list_checkpoints(dir).empty())
+    throw Error(dir, "already holds checkpoints (continue with --resume, or use an empty directory)");
+}
+
+void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir, "cannot create checkpoint directory: " + ec.message());
+  write_checkpoint((std::filesystem::path(dir) / checkpoint_file_name(step)).string(), c);
+  prune_checkpoints(dir, keep);
+}
+
 }  // namespace tessera::runtime

@@ -62,4 +62,12 @@ std::optional<std::string> newest_checkpoint(const std::string& dir);
 // Deletes all but the newest `keep` checkpoints in `dir`.
 void prune_checkpoints(const std::string& dir, int keep);
 
+// What a training loop does with these (TrainingRun, DataParallelRun):
+// the newest checkpoint of `dir`, its path in *path (Error naming `dir` when there is none);
+Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path);
+// Error naming `dir` when it already holds checkpoints (a fresh run must not mix with them);
+void refuse_existing_checkpoints(const std::string& dir);
+// creates `dir` if needed, writes `c` as checkpoint_file_name(step) and prunes to `keep`.
+void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep);
+
 }  // namespace tessera::runtime

@@ -10,18 +10,11 @@
 #include "core/adam_unit_programs.h"
 #include "isa/assembler.h"
 #include "numerics/optimizer.h"
+#include "runtime/replica_state.h"
 
 namespace tessera::runtime {
 
 namespace {
-
-std::vector<float> read_words(const core::Core& c, int64_t addr, int64_t n) {
-  std::vector<uint32_t> w(static_cast<size_t>(n));
-  c.state().hbm.read_block(addr, w.data(), n);
-  std::vector<float> out(w.size());
-  if (!w.empty()) std::memcpy(out.data(), w.data(), 4 * w.size());
-  return out;
-}
 
 void write_words(core::Core& c, int64_t addr, const void* src, int64_t n) {
   std::vector<uint32_t> w(static_cast<size_t>(n));
@@ -32,7 +25,7 @@ void write_words(core::Core& c, int64_t addr, const void* src, int64_t n) {
 // Processor p's HBM words [addr, addr + n) as floats on every rank (collective; system.h).
 std::vector<float> read_on_every_rank(const system::System& sys, int p, int64_t addr, int64_t n) {
   const system::Bytes b = sys.from_processor(p, [&](const core::Core& c) {
-    const std::vector<float> v = read_words(c, addr, n);
+    const std::vector<float> v = read_hbm_floats(c, addr, n);
     system::Bytes out(4 * v.size());
     if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
     return out;
@@ -207,13 +200,26 @@ std::vector<int> DataParallelTrainer::diverged_replicas() const {
   const compiler::CompiledProgram& prog = *m_programs.begin()->second;
   const int64_t first = prog.params.front().hbm;
   const int64_t words = prog.params.back().hbm + prog.params.back().words - first;
-  const std::vector<float> ref = read_on_every_rank(*m_system, 0, first, words);
-  std::vector<uint32_t> other(static_cast<size_t>(words));
+  return diverged([&](const core::Core& c) {
+    std::vector<uint32_t> w(static_cast<size_t>(words));
+    c.state().hbm.read_block(first, w.data(), words);
+    return w;
+  });
+}
+
+std::vector<int> DataParallelTrainer::diverged(const std::function<std::vector<uint32_t>(const core::Core&)>& words) const {
+  const system::Bytes ref = m_system->from_processor(0, [&](const core::Core& c) {
+    const std::vector<uint32_t> w = words(c);
+    system::Bytes b(4 * w.size());
+    if (!w.empty()) std::memcpy(b.data(), w.data(), b.size());
+    return b;
+  });
   std::vector<int32_t> mine;  // this rank's diverged processors
   for (int p = 1; p < processors(); ++p) {
     if (!m_system->is_local(p)) continue;
-    m_system->core(p).state().hbm.read_block(first, other.data(), words);
-    if (std::memcmp(other.data(), ref.data(), 4 * ref.size()) != 0) mine.push_back(p);
+    const std::vector<uint32_t> other = words(m_system->core(p));
+    if (4 * other.size() != ref.size() || (!other.empty() && std::memcmp(other.data(), ref.data(), ref.size()) != 0))
+      mine.push_back(p);
   }
   system::Bytes bytes(4 * mine.size());
   if (!mine.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());

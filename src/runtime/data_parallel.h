@@ -22,14 +22,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "compiler/compiler.h"
 #include "compiler/data_parallel.h"
+#include "runtime/replica_state.h"
 #include "runtime/train_chip.h"
 #include "system/system.h"
 
@@ -64,6 +67,10 @@ struct DataParallelTotals {
   double host_link_seconds = 0;  // per step, the largest chip's bytes / host link bandwidth
 };
 
+// The totals as JSON (integers; host_link_seconds as its IEEE-754 bits) and back (errors name `where`).
+nlohmann::ordered_json totals_to_json(const DataParallelTotals& t);
+DataParallelTotals totals_from_json(const nlohmann::ordered_json& j, const std::string& where);
+
 class DataParallelTrainer {
  public:
   DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const DataParallelOptions& options);
@@ -89,12 +96,31 @@ class DataParallelTrainer {
   // The fabric statistics of the system so far (links, chips), system::System::stats_json.
   nlohmann::ordered_json system_json() const { return m_system->stats_json(); }
 
+  // Checkpoints (data_parallel_run.h; data_parallel_state.cpp), between steps; collective.
+  // replica_state(): processor 0's parameters and optimizer state (replica_state.h), after
+  // checking that every processor's are bit-identical to them (Error naming the first that
+  // differs): the run guarantees identical replicas, so one replica plus that check stands for all.
+  std::pair<Tensors, Tensors> replica_state() const;
+  // Everything else later steps and the figures depend on: the step counter (Adam's t), the
+  // cumulative totals, the single-core baselines, and the system (System::save_state: its clocks,
+  // per-group timing, every core's clock, the fabric's loss streams, wires and statistics).
+  nlohmann::ordered_json save_state() const;
+  // Into a trainer just built with the same model, options and system: every processor gets the
+  // parameters and optimizer state, its Adam unit the step counter, then the state above. Errors
+  // name `where` (a state of another shape, or tensors that do not fit the compiled step).
+  void restore(const Tensors& params, const Tensors& state, const nlohmann::ordered_json& saved,
+               const std::string& where);
+
  private:
   const compiler::CompiledProgram& program(int shard);
   const compiler::DataParallelImage& image(int shard, int n);
   void write_shard(int p, const compiler::CompiledProgram& prog, const float* images, const int32_t* labels, int first,
                    int count);
   void check_replicas() const;
+  // Processors whose words(core) differ from processor 0's (collective; ascending).
+  std::vector<int> diverged(const std::function<std::vector<uint32_t>(const core::Core&)>& words) const;
+  // The compiled step whose parameter and optimizer-state layout every shard's step shares.
+  const compiler::CompiledProgram& layout() const;
 
   graph::ModelSpec m_model;
   core::CoreSpec m_spec;

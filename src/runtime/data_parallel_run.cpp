@@ -1,11 +1,14 @@
 #include "runtime/data_parallel_run.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "runtime/checkpoint.h"
 
 namespace tessera::runtime {
 
@@ -59,46 +62,133 @@ system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chip
 DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test, DataParallelRunOptions options)
     : m_train(train), m_test(test), m_options(std::move(options)) {
   if (m_options.epochs < 1) throw Error("train", "--epochs must be >= 1");
+  if (m_options.checkpoint_every < 0) throw Error("train", "--checkpoint-every must be >= 0");
+  if (m_options.checkpoint_keep < 1) throw Error("train", "checkpoints to keep must be >= 1");
+  if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
+    throw Error("train", "--checkpoint-every needs --checkpoint-dir");
+  if (m_options.resume && m_options.checkpoint_dir.empty()) throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
   m_trainer = std::make_unique<DataParallelTrainer>(m_options.model, m_options.config.spec, m_options.dp);
+  if (m_options.resume) resume();
+  else refuse_existing_checkpoints(m_options.checkpoint_dir);
 }
 
 DataParallelRun::~DataParallelRun() = default;
 
-void DataParallelRun::run(const TrainingCallbacks& cb) {
+nlohmann::ordered_json DataParallelRun::identity() const {
+  const DataParallelOptions& o = m_options.dp;
+  const system::SystemSpec& s = o.system;
+  nlohmann::ordered_json id;
+  id["run"] = "data-parallel";
+  id["chips"] = s.chips;
+  id["cores_per_chip"] = s.cores_per_chip;
+  id["topology"] = system::topology_name(s.topology);
+  id["boards"] = s.boards;
+  id["chips_per_board"] = s.chips_per_board;
+  id["processors"] = s.processors();
+  id["rings"] = o.rings;
+  id["directions"] = m_trainer->directions();
+  id["fabric_seed"] = o.fabric_seed;
+  TrainingRunOptions single;
+  single.model_name = m_options.model_name;
+  single.config = m_options.config;
+  single.trainer = o.trainer;
+  single.steps_limit = m_options.steps_limit;
+  const nlohmann::ordered_json rest = training_identity(m_train, m_test, single);
+  for (const auto& [key, value] : rest.items()) id[key] = value;
+  id["adam_on"] = o.trainer.adam_on == compiler::AdamOn::kUnit ? "unit" : "vector-unit";
+  return id;
+}
+
+void DataParallelRun::resume() {
+  std::string path;
+  const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
+  if (!c.identity.is_object() || !c.identity.contains("run"))
+    throw Error(path, "was written by a single-chip run (no --chips); resume it without --chips");
+  check_identity(path, c.identity, identity());
+  const nlohmann::ordered_json& p = c.progress;
+  try {
+    m_epoch = p.at("epoch").get<int>();
+    m_step = p.at("step").get<int64_t>();
+    m_loss_sum = std::bit_cast<double>(p.at("loss_sum_bits").get<uint64_t>());
+    m_samples = p.at("samples").get<int64_t>();
+    m_skipped = p.at("skipped").get<int64_t>();
+    m_single_core_s = std::bit_cast<double>(p.at("single_core_bits").get<uint64_t>());
+    m_epochs = p.at("epochs");
+  } catch (const nlohmann::json::exception&) {
+    throw Error(path, "corrupt checkpoint progress (position)");
+  }
+  if (m_epoch < 0 || m_step < 0 || !m_epochs.is_array() || static_cast<int64_t>(m_epochs.size()) != m_epoch ||
+      !p.contains("epoch_start") || !p.contains("trainer"))
+    throw Error(path, "corrupt checkpoint progress (inconsistent position)");
+  m_epoch_start = totals_from_json(p["epoch_start"], path);
+  m_trainer->restore(c.params, c.state, p["trainer"], path);
+  m_resumed_from = path;
+}
+
+void DataParallelRun::save(int epoch) {
+  Checkpoint c;
+  c.identity = identity();
+  std::tie(c.params, c.state) = m_trainer->replica_state();  // collective
+  c.progress["epoch"] = epoch;
+  c.progress["step"] = m_step;
+  c.progress["loss_sum_bits"] = std::bit_cast<uint64_t>(m_loss_sum);
+  c.progress["samples"] = m_samples;
+  c.progress["skipped"] = m_skipped;
+  c.progress["single_core_bits"] = std::bit_cast<uint64_t>(m_single_core_s);
+  c.progress["epoch_start"] = totals_to_json(m_epoch_start);
+  c.progress["trainer"] = m_trainer->save_state();  // collective
+  c.progress["epochs"] = m_epochs;
+  if (m_trainer->system().communicator().rank() == 0)
+    save_checkpoint(m_options.checkpoint_dir, m_trainer->steps(), c, m_options.checkpoint_keep);
+}
+
+bool DataParallelRun::run(const TrainingCallbacks& cb) {
   const int batch = m_options.dp.trainer.batch;
   const int procs = m_trainer->processors();
+  const bool checkpoints = !m_options.checkpoint_dir.empty();
   Batcher batches(m_train, batch, m_options.dp.trainer.seed, true);
   Batch b;
   for (; m_epoch < m_options.epochs; ++m_epoch) {
     const auto wall0 = std::chrono::steady_clock::now();
-    const DataParallelTotals before = m_trainer->totals();
+    if (m_step == 0) m_epoch_start = m_trainer->totals();
     batches.start_epoch(m_epoch);
     const int64_t total = m_options.steps_limit > 0 ? std::min(m_options.steps_limit, batches.batches_per_epoch())
                                                     : batches.batches_per_epoch();
-    double loss_sum = 0;
-    int64_t samples = 0, skipped = 0;
-    for (int64_t step = 0; step < total && batches.next(b); ++step) {
+    for (int64_t i = 0; i < m_step; ++i) batches.next(b);
+    while (m_step < total && batches.next(b)) {
+      ++m_step;
       if (b.size < procs) {
-        skipped += b.size;
+        m_skipped += b.size;
         continue;
       }
       if (m_single_core_s == 0) {
         const int shard = (batch + procs - 1) / procs;
         m_single_core_s = m_trainer->single_core_step_seconds(shard, b.images.data(), b.labels.data());
       }
-      loss_sum += m_trainer->step(b.images.data(), b.labels.data(), b.size) * b.size;
-      samples += b.size;
-      if (cb.progress) cb.progress(m_epoch, step + 1, total, loss_sum / static_cast<double>(samples));
+      m_loss_sum += m_trainer->step(b.images.data(), b.labels.data(), b.size) * b.size;
+      m_samples += b.size;
+      if (cb.progress) cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
+      if (checkpoints && m_options.checkpoint_every > 0 && m_trainer->steps() % m_options.checkpoint_every == 0)
+        save(m_epoch);
+      if (cb.keep_going && !cb.keep_going(m_trainer->steps())) return false;
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    m_epochs.push_back(finish_epoch(before, skipped, loss_sum, wall));
+    m_epochs.push_back(finish_epoch(wall));
     if (cb.epoch_done) cb.epoch_done(m_epochs.back());
+    m_step = 0;
+    m_loss_sum = 0;
+    m_samples = 0;
+    m_skipped = 0;
+    if (checkpoints) {
+      m_epoch_start = m_trainer->totals();
+      save(m_epoch + 1);
+    }
   }
+  return true;
 }
 
-nlohmann::ordered_json DataParallelRun::finish_epoch(const DataParallelTotals& before, int64_t skipped,
-                                                     double loss_sum, double wall_seconds) {
+nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
   const int batch = m_options.dp.trainer.batch;
   const int procs = m_trainer->processors();
   graph::EvalResult tr, te;
@@ -110,7 +200,7 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(const DataParallelTotals& b
   test.start_epoch(0);
   while (test.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, te);
 
-  const DataParallelTotals d = difference(m_trainer->totals(), before);
+  const DataParallelTotals d = difference(m_trainer->totals(), m_epoch_start);
   const double chip_s = static_cast<double>(d.wall_ps) * 1e-12;
   const double compute_s = static_cast<double>(d.compute_ps) * 1e-12;
   const double exchange_s = static_cast<double>(d.exchange_ps) * 1e-12;
@@ -126,8 +216,8 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(const DataParallelTotals& b
   j["epoch"] = m_epoch + 1;
   j["steps"] = d.steps;
   j["samples"] = d.samples;
-  j["skipped_samples"] = skipped;
-  j["loss"] = ratio(loss_sum, samples);
+  j["skipped_samples"] = m_skipped;
+  j["loss"] = ratio(m_loss_sum, samples);
   j["train_accuracy"] = ratio(static_cast<double>(tr.correct), static_cast<double>(tr.samples));
   j["train_accuracy_samples"] = tr.samples;
   j["test_accuracy"] = ratio(static_cast<double>(te.correct), static_cast<double>(te.samples));
@@ -173,6 +263,7 @@ nlohmann::ordered_json DataParallelRun::report() const {
   r["cores_per_chip"] = s.cores_per_chip;
   r["rings"] = o.rings;
   r["directions"] = m_trainer->directions();
+  r["resumed_from"] = m_resumed_from;
   r["system"] = m_trainer->system_json();
   nlohmann::ordered_json resolved = m_options.config.resolved;
   resolved["system.chips"] = s.chips;

@@ -1,5 +1,5 @@
-// DataParallelRun: the epoch loop of `tessera train --chips N` (runtime/data_parallel.h) and its
-// per-epoch report. No checkpoints (TrainingRun has them for one chip).
+// DataParallelRun: the epoch loop of `tessera train --chips N` (runtime/data_parallel.h), its
+// per-epoch report, checkpoints and resume.
 //
 // Per epoch e: the training set in epoch_order(seed, e), in global batches of `batch` (at most
 // steps_limit steps when > 0). A last batch with fewer samples than processors is skipped (its
@@ -31,6 +31,28 @@
 //                         single_core_step_seconds): throughput over P times one core's at the
 //                         same per-processor batch (host link excluded on both sides);
 //   host_seconds          wall time of the epoch in this process.
+//
+// Checkpoints (runtime/checkpoint.h; the same options and file names as TrainingRun, named by the
+// global step = DataParallelTrainer::steps()): every checkpoint_every global steps and after every
+// epoch. What a resumed run needs to continue bit for bit:
+//   params, state   processor 0's parameters and optimizer state; DataParallelTrainer::
+//                   replica_state() first checks that every replica's are bit-identical to them
+//                   (the run guarantees it), so one replica stands for all P;
+//   progress        "epoch", "step" (global batches of the epoch consumed, skipped ones included),
+//                   "loss_sum_bits", "samples", "skipped", "epoch_start" (the trainer's totals at
+//                   the epoch's start), "single_core_bits" (the scaling baseline), "epochs" (the
+//                   finished epochs' reports), and "trainer": DataParallelTrainer::save_state()
+//                   (step counter, totals, the system's clocks and every core's, per-group
+//                   timing, the fabric's loss streams, wire busy-until times and statistics);
+//   identity        "run": "data-parallel", the machine (chips, cores_per_chip, topology, boards,
+//                   chips_per_board, processors, rings, directions, fabric_seed), then the single-
+//                   chip identity (model, dataset, config and its hash, optimizer, batch, seed, ...)
+//                   and adam_on. Resuming with another machine names the first differing key.
+// A resumed run's weights, optimizer state and report (every epoch figure but host_seconds, and
+// "system") equal an uninterrupted run's bit for bit. The core's memories other than the replica
+// state are not saved: every step's program writes what it reads (as in TrainingRun). Under
+// mpirun every rank takes part in saving (collective) and rank 0 writes the file; every rank
+// reads it on resume.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +75,10 @@ struct DataParallelRunOptions {
   DataParallelOptions dp;
   int epochs = 1;
   int64_t steps_limit = 0;
+  std::string checkpoint_dir;  // empty: no checkpoints
+  int64_t checkpoint_every = 0;
+  int checkpoint_keep = 2;
+  bool resume = false;
 };
 
 // The system of a `--chips` run. `file` is the config's system section; chips >= 1; cores_per_chip
@@ -63,26 +89,38 @@ system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chip
 
 class DataParallelRun {
  public:
+  // With options.resume, loads the newest checkpoint of options.checkpoint_dir (errors: none
+  // there, a damaged file, another identity, a single-chip checkpoint).
   DataParallelRun(const Dataset& train, const Dataset& test, DataParallelRunOptions options);
   ~DataParallelRun();
 
-  void run(const TrainingCallbacks& callbacks = {});
+  // Trains until options.epochs are done; false when callbacks.keep_going stopped it first.
+  bool run(const TrainingCallbacks& callbacks = {});
+  nlohmann::ordered_json identity() const;
+  const std::string& resumed_from() const { return m_resumed_from; }
   // model, optimizer, batch, lr, seed, config, config_hash, processors, chips, cores_per_chip,
-  // rings, directions, system (the fabric's stats so far), resolved_config (system.* as run) and
-  // "epochs" (the fields above).
+  // rings, directions, resumed_from, system (the fabric's stats so far), resolved_config
+  // (system.* as run) and "epochs" (the fields above).
   nlohmann::ordered_json report() const;
   const DataParallelTrainer& trainer() const { return *m_trainer; }
 
  private:
-  nlohmann::ordered_json finish_epoch(const DataParallelTotals& before, int64_t skipped, double loss_sum,
-                                      double wall_seconds);
+  nlohmann::ordered_json finish_epoch(double wall_seconds);
+  void resume();
+  void save(int epoch);  // the state after the current step; `epoch` is the one in progress afterwards
 
   const Dataset& m_train;
   const Dataset& m_test;
   DataParallelRunOptions m_options;
   std::unique_ptr<DataParallelTrainer> m_trainer;
+  std::string m_resumed_from;
   double m_single_core_s = 0;
+  // Position and the epoch in progress.
   int m_epoch = 0;
+  int64_t m_step = 0;
+  double m_loss_sum = 0;
+  int64_t m_samples = 0, m_skipped = 0;
+  DataParallelTotals m_epoch_start;
   nlohmann::ordered_json m_epochs = nlohmann::ordered_json::array();
 };
 

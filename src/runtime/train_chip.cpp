@@ -8,6 +8,7 @@
 #include "core/adam_unit_programs.h"
 #include "isa/assembler.h"
 #include "numerics/optimizer.h"
+#include "runtime/replica_state.h"
 
 namespace tessera::runtime {
 
@@ -127,80 +128,22 @@ void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n, gr
   acc.samples += n;
 }
 
-std::vector<float> ChipTrainer::read(int64_t addr, int64_t n) const {
-  std::vector<uint32_t> w(static_cast<size_t>(n));
-  m_core->state().hbm.read_block(addr, w.data(), n);
-  std::vector<float> out(w.size());
-  std::memcpy(out.data(), w.data(), 4 * w.size());
-  return out;
-}
+std::vector<float> ChipTrainer::read(int64_t addr, int64_t n) const { return read_hbm_floats(*m_core, addr, n); }
 
 std::vector<std::vector<float>> ChipTrainer::params() const {
-  const compiler::CompiledProgram& p = *m_programs.at({m_options.batch, true});
-  std::vector<std::vector<float>> out;
-  for (const compiler::HbmTensor& t : p.params) out.push_back(read(t.hbm, t.words));
-  return out;
+  return read_params(*m_core, *m_programs.at({m_options.batch, true}));
 }
 
 std::vector<std::vector<float>> ChipTrainer::optimizer_state() const {
-  const compiler::CompiledProgram& p = *m_programs.at({m_options.batch, true});
-  std::vector<std::vector<float>> out;
-  if (p.adam_unit.used) {  // m, v from the unit's data cache (or its spill area)
-    const core::AdamUnit& unit = m_core->machine().adam();
-    const size_t np = p.params.size();
-    for (size_t i = 0; i < p.state.size(); ++i) {
-      const int64_t base = p.params[i % np].hbm - p.adam_unit.theta;
-      std::vector<float> x(static_cast<size_t>(p.state[i].words));
-      for (int64_t j = 0; j < p.state[i].words; ++j)
-        x[static_cast<size_t>(j)] = i < np ? unit.m_at(m_core->state().hbm, base + j) : unit.v_at(m_core->state().hbm, base + j);
-      out.push_back(std::move(x));
-    }
-    return out;
-  }
-  for (const compiler::HbmTensor& t : p.state) out.push_back(read(t.hbm, t.words));
-  return out;
-}
-
-void ChipTrainer::write(const std::vector<compiler::HbmTensor>& where, const std::vector<std::vector<float>>& values,
-                        const char* what) {
-  if (values.size() != where.size())
-    throw Error("train", fmt::format("{}: {} tensors given, the compiled step has {}", what, values.size(), where.size()));
-  for (size_t i = 0; i < where.size(); ++i) {
-    if (static_cast<int64_t>(values[i].size()) != where[i].words)
-      throw Error("train", fmt::format("{} '{}': {} words given, the compiled step has {}", what, where[i].name,
-                                       values[i].size(), where[i].words));
-    std::vector<uint32_t> w(values[i].size());
-    std::memcpy(w.data(), values[i].data(), 4 * w.size());
-    m_core->host_state().hbm.write_block(where[i].hbm, w.data(), where[i].words);
-  }
+  return read_optimizer_state(*m_core, *m_programs.at({m_options.batch, true}));
 }
 
 void ChipTrainer::set_params(const std::vector<std::vector<float>>& values) {
-  write(program(m_options.batch, true).params, values, "parameter");
+  write_params(*m_core, program(m_options.batch, true), values);
 }
 
 void ChipTrainer::set_optimizer_state(const std::vector<std::vector<float>>& values) {
-  const compiler::CompiledProgram& p = program(m_options.batch, true);
-  if (!p.adam_unit.used) {
-    write(p.state, values, "optimizer state");
-    return;
-  }
-  // m (one tensor per parameter) then v, as optimizer_state() returns them, into the unit.
-  const size_t np = p.params.size();
-  if (values.size() != 2 * np || p.state.size() != 2 * np)
-    throw Error("train", fmt::format("optimizer state: {} tensors given, the compiled step has {}", values.size(),
-                                     p.state.size()));
-  core::AdamUnit& unit = m_core->machine().adam();
-  for (size_t i = 0; i < np; ++i) {
-    const int64_t words = p.params[i].words;
-    if (static_cast<int64_t>(values[i].size()) != words || static_cast<int64_t>(values[np + i].size()) != words)
-      throw Error("train", fmt::format("optimizer state of '{}': sizes differ from the compiled step's {} words",
-                                       p.params[i].name, words));
-    const int64_t base = p.params[i].hbm - p.adam_unit.theta;
-    for (int64_t j = 0; j < words; ++j)
-      unit.set_moments(m_core->host_state().hbm, base + j, values[i][static_cast<size_t>(j)],
-                       values[np + i][static_cast<size_t>(j)]);
-  }
+  write_optimizer_state(*m_core, program(m_options.batch, true), values);
 }
 
 void ChipTrainer::set_steps(int64_t steps) {

@@ -66,8 +66,6 @@ class ChipTrainer {
   const StepParts& parts(int n);
   void init_adam_unit(const compiler::CompiledProgram& p);
   std::vector<float> read(int64_t addr, int64_t n) const;
-  void write(const std::vector<compiler::HbmTensor>& where, const std::vector<std::vector<float>>& values,
-             const char* what);
 
   graph::ModelSpec m_model;
   core::CoreSpec m_spec;

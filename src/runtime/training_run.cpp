@@ -4,7 +4,6 @@
 
 #include <bit>
 #include <chrono>
-#include <filesystem>
 
 #include "common/error.h"
 #include "core/energy.h"
@@ -102,44 +101,41 @@ TrainingRun::TrainingRun(const Dataset& train, const Dataset& test, TrainingRunO
   if (m_options.resume && m_options.checkpoint_dir.empty()) throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
   m_trainer = std::make_unique<ChipTrainer>(m_options.model, m_options.config.spec, m_options.trainer);
-  const std::string& dir = m_options.checkpoint_dir;
-  if (m_options.resume) {
-    resume();
-  } else if (!dir.empty() && std::filesystem::is_directory(dir) && !list_checkpoints(dir).empty()) {
-    throw Error(dir, "already holds checkpoints (continue with --resume, or use an empty directory)");
-  }
+  if (m_options.resume) resume();
+  else refuse_existing_checkpoints(m_options.checkpoint_dir);
 }
 
 TrainingRun::~TrainingRun() = default;
 
-nlohmann::ordered_json TrainingRun::identity() const {
-  const graph::OptimizerConfig& o = m_options.trainer.optimizer;
+nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test, const TrainingRunOptions& options) {
+  const graph::OptimizerConfig& o = options.trainer.optimizer;
   nlohmann::ordered_json id;
-  id["model"] = m_options.model_name;
-  id["dataset"] = m_train.name;
-  id["train_samples"] = m_train.count;
-  id["test_samples"] = m_test.count;
-  id["config"] = m_options.config.spec.name;
-  id["config_hash"] = m_options.config.hash;
+  id["model"] = options.model_name;
+  id["dataset"] = train.name;
+  id["train_samples"] = train.count;
+  id["test_samples"] = test.count;
+  id["config"] = options.config.spec.name;
+  id["config_hash"] = options.config.hash;
   id["optimizer"] = o.kind == graph::OptimizerKind::kAdam ? "adam" : "sgd";
   id["lr"] = o.lr;
   id["momentum"] = o.momentum;
   id["beta1"] = o.beta1;
   id["beta2"] = o.beta2;
   id["eps"] = o.eps;
-  id["batch"] = m_options.trainer.batch;
-  id["seed"] = m_options.trainer.seed;
-  id["steps_per_epoch_limit"] = m_options.steps_limit;
-  id["host_bytes_per_second"] = m_options.trainer.host_bytes_per_second;
+  id["batch"] = options.trainer.batch;
+  id["seed"] = options.trainer.seed;
+  id["steps_per_epoch_limit"] = options.steps_limit;
+  id["host_bytes_per_second"] = options.trainer.host_bytes_per_second;
   return id;
 }
 
+nlohmann::ordered_json TrainingRun::identity() const { return training_identity(m_train, m_test, m_options); }
+
 void TrainingRun::resume() {
-  const std::string& dir = m_options.checkpoint_dir;
-  const std::optional<std::string> newest = std::filesystem::is_directory(dir) ? newest_checkpoint(dir) : std::nullopt;
-  if (!newest) throw Error(dir, "no checkpoint to resume from (looked for ckpt-<step>.tsck)");
-  const std::string& path = *newest;
-  const Checkpoint c = read_checkpoint(path);
+  std::string path;
+  const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
+  if (c.identity.is_object() && c.identity.contains("run"))
+    throw Error(path, "was written by a data-parallel run (--chips); resume it with the same --chips");
   check_identity(path, c.identity, identity());
   const nlohmann::ordered_json& p = c.progress;
   m_epoch = progress_field<int>(p, "epoch", path);
@@ -167,10 +163,6 @@ void TrainingRun::resume() {
 }
 
 void TrainingRun::save(int epoch) {
-  const std::string& dir = m_options.checkpoint_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir, "cannot create checkpoint directory: " + ec.message());
   Checkpoint c;
   c.identity = identity();
   c.progress["epoch"] = epoch;
@@ -184,8 +176,7 @@ void TrainingRun::save(int epoch) {
   c.progress["epochs"] = m_epochs;
   c.params = m_trainer->params();
   c.state = m_trainer->optimizer_state();
-  write_checkpoint((std::filesystem::path(dir) / checkpoint_file_name(m_trainer->steps())).string(), c);
-  prune_checkpoints(dir, m_options.checkpoint_keep);
+  save_checkpoint(m_options.checkpoint_dir, m_trainer->steps(), c, m_options.checkpoint_keep);
 }
 
 StepCounters TrainingRun::snapshot() const {

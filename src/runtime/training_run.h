@@ -69,6 +69,9 @@ struct StepCounters {
   core::HbmTrafficByKind hbm{};  // encoded HBM traffic per tensor kind (core/hbm_encoding.h)
 };
 
+// A single-chip checkpoint's identity (the keys listed above; data_parallel_run.h extends it).
+nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test, const TrainingRunOptions& options);
+
 class TrainingRun {
  public:
   // `train` and `test` must outlive the run. With options.resume, loads the newest checkpoint of

@@ -14,6 +14,7 @@
 #include "chip_test_data.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
+#include "support/temp_dir.h"
 
 namespace tessera::runtime {
 namespace {
@@ -21,23 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using tessera::testing::error_of;
-
-// A fresh empty directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_path = fs::temp_directory_path() / ("tessera_ckpt_" + std::string(info->test_suite_name()) + "_" + info->name());
-    fs::remove_all(m_path);
-    fs::create_directories(m_path);
-  }
-  ~TempDir() { fs::remove_all(m_path); }
-  std::string str() const { return m_path.string(); }
-  std::string file(const std::string& name) const { return (m_path / name).string(); }
-
- private:
-  fs::path m_path;
-};
+using tessera::testing::read_bytes;
+using tessera::testing::TempDir;
+using tessera::testing::write_bytes;
 
 Checkpoint sample_checkpoint() {
   Checkpoint c;
@@ -46,18 +33,6 @@ Checkpoint sample_checkpoint() {
   c.params = {{1.0f, -2.5f, 3e-4f}, {0.0f}};
   c.state = {{7.0f, 8.0f}, {}};
   return c;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
 }
 
 void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {

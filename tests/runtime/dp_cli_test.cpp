@@ -53,9 +53,34 @@ TEST_F(DpCli, CoresPerChipOrChipsDifferingFromTheConfig_bad) {
                "train: --chips 2 does not match the config's system.chips 4");
 }
 
-TEST_F(DpCli, CheckpointsWithChips_bad) {
-  expect_error("train --chips 2 --steps 1 --batch 8 --checkpoint-dir /tmp/tessera-dp-never",
-               "train: --chips does not support checkpoints (--checkpoint-dir, --resume)");
+// A report without what differs between an interrupted and an uninterrupted run.
+nlohmann::json comparable_report(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json r = nlohmann::json::parse(in);
+  r.erase("resumed_from");
+  for (auto& e : r["epochs"]) e.erase("host_seconds");
+  return r;
+}
+
+TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
+  const std::string dir = std::string(TESSERA_BINARY_DIR) + "/dp_cli_checkpoints";
+  const std::string full = dir + "/full.json", resumed = dir + "/resumed.json";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string common = "train --batch 8 --steps 2 --optimizer sgd --lr 0.05 --chips ";
+  int status = 0;
+  run(common + "2 --epochs 2 --report " + full, status);
+  ASSERT_EQ(status, 0);
+  run(common + "2 --epochs 1 --checkpoint-dir " + dir + "/ckpt", status);
+  ASSERT_EQ(status, 0);
+  run(common + "2 --epochs 2 --checkpoint-dir " + dir + "/ckpt --resume --report " + resumed, status);
+  ASSERT_EQ(status, 0);
+  std::ifstream in(resumed);
+  EXPECT_EQ(nlohmann::json::parse(in)["resumed_from"], dir + "/ckpt/ckpt-0000000002.tsck");
+  EXPECT_EQ(comparable_report(resumed).dump(), comparable_report(full).dump());
+  EXPECT_EQ(run(common + "3 --epochs 2 --checkpoint-dir " + dir + "/ckpt --resume", status),
+            "tessera: error: " + dir + "/ckpt/ckpt-0000000004.tsck: checkpoint is for chips 2, this run has chips 3\n");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {

@@ -1,13 +1,17 @@
 // Data-parallel training (runtime/data_parallel.h) with its processors spread over R ranks
 // (DataParallelOptions::comm; ranks as threads, mpi_thread_communicator.h): losses, every
-// processor's weights, the step totals and the system statistics equal the one-rank run.
+// processor's weights, the step totals and the system statistics equal the one-rank run; a
+// checkpoint written on 3 ranks resumes on 2 ranks and on 1 to the uninterrupted run's end.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "runtime/chip_test_data.h"
 #include "runtime/data_parallel.h"
+#include "runtime/data_parallel_run.h"
+#include "support/temp_dir.h"
 #include "system/mpi_thread_communicator.h"
 
 namespace tessera::system {
@@ -76,6 +80,76 @@ TEST(DataParallelRanks, SgdStepsAreBitIdenticalForOneTwoAndThreeRanks) { expect_
 
 TEST(DataParallelRanks, AdamOnTheUnitStepsAreBitIdenticalForOneTwoAndThreeRanks) {
   expect_same_for_ranks(graph::OptimizerKind::kAdam);
+}
+
+struct Finished {
+  std::vector<std::vector<std::vector<float>>> params;  // per processor
+  std::string report;  // without host_seconds and resumed_from
+};
+
+const runtime::Dataset& ranks_train() {
+  static const runtime::Dataset d = runtime::chip_test::synthetic_dataset("synthetic", 20, 1);  // batch 7: 3 steps
+  return d;
+}
+
+const runtime::Dataset& ranks_test() {
+  static const runtime::Dataset d = runtime::chip_test::synthetic_dataset("synthetic-test", 8, 2);
+  return d;
+}
+
+// Two epochs of Adam on the unit over 2 chips x 2 cores with 5% link loss; checkpoints in `dir`
+// every 2 steps; stops after global step `stop` (0: never); resumes when `resume`.
+Finished run_on_ranks(Communicator& comm, const std::string& dir, int64_t stop, bool resume) {
+  runtime::DataParallelRunOptions o;
+  o.model_name = "mlp";
+  o.model = graph::zoo_spec("mlp");
+  o.config.spec = runtime::chip_test::tpu_v2_like();
+  o.dp.trainer.batch = 7;
+  o.dp.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
+  o.dp.trainer.optimizer.lr = 1e-3;
+  o.dp.system.chips = 2;
+  o.dp.system.chips_per_board = 2;
+  o.dp.system.cores_per_chip = 2;
+  o.dp.system.topology = Topology::kLine;
+  o.dp.system.loss_rate = 0.05;
+  o.dp.check_replicas = true;
+  o.dp.comm = &comm;
+  o.epochs = 2;
+  o.checkpoint_dir = dir;
+  o.checkpoint_every = dir.empty() ? 0 : 2;
+  o.resume = resume;
+  runtime::DataParallelRun r(ranks_train(), ranks_test(), o);
+  runtime::TrainingCallbacks cb;
+  if (stop > 0) cb.keep_going = [stop](int64_t step) { return step < stop; };
+  r.run(cb);
+  Finished f;
+  for (int p = 0; p < r.trainer().processors(); ++p) f.params.push_back(r.trainer().params(p));
+  nlohmann::ordered_json report = r.report();
+  report.erase("resumed_from");
+  for (auto& e : report["epochs"]) e.erase("host_seconds");
+  f.report = report.dump();
+  return f;
+}
+
+TEST(DataParallelRanks, CheckpointOnThreeRanksResumesBitIdenticallyOnTwoRanksAndOne) {
+  const Finished full =
+      on_thread_ranks<Finished>(1, [](Communicator& c) { return run_on_ranks(c, "", 0, false); }).front();
+  testing::TempDir dir;
+  const std::string first = dir.file("three-ranks");
+  on_thread_ranks<Finished>(3, [&](Communicator& c) { return run_on_ranks(c, first, 4, false); });
+  for (int ranks : {2, 1}) {
+    const std::string copy = dir.file(std::to_string(ranks) + "-ranks");
+    std::filesystem::copy(first, copy);  // each resume writes its own later checkpoints
+    const std::vector<Finished> got =
+        on_thread_ranks<Finished>(ranks, [&](Communicator& c) { return run_on_ranks(c, copy, 0, true); });
+    for (int r = 0; r < ranks; ++r) {
+      const Finished& g = got[static_cast<size_t>(r)];
+      EXPECT_EQ(g.report, full.report) << ranks << " ranks, rank " << r;
+      ASSERT_EQ(g.params.size(), full.params.size());
+      for (size_t p = 0; p < g.params.size(); ++p)
+        EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], full.params[p]), 0u) << "processor " << p;
+    }
+  }
 }
 
 }  // namespace

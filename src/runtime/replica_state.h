@@ -1,0 +1,29 @@
+// The training state a compiled step keeps on its core between steps, read and written by the host:
+// the parameters (HBM tensors, CompiledProgram::params) and the optimizer state (the HBM tensors
+// CompiledProgram::state, or with Adam on the unit its m then v, one tensor per parameter, held in
+// the unit's data cache or spill area). ChipTrainer and the data-parallel trainer's replicas
+// (data_parallel.h) both go through these.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "core/core.h"
+
+namespace tessera::runtime {
+
+using Tensors = std::vector<std::vector<float>>;
+
+std::vector<float> read_hbm_floats(const core::Core& c, int64_t addr, int64_t n);
+Tensors read_params(const core::Core& c, const compiler::CompiledProgram& p);
+Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgram& p);
+
+// Error("train", ...) when the tensor count or a size differs from the compiled step's; `what`
+// names the values in it ("parameter", "optimizer state").
+void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where, const Tensors& values,
+                   const char* what);
+void write_params(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values);
+void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values);
+
+}  // namespace tessera::runtime
