@@ -55,6 +55,7 @@ void run_train_data_parallel(const runtime::Dataset& train, const runtime::Datas
   o.dp.trainer = single.trainer;
   o.dp.system = machine;
   o.dp.fabric_seed = single.trainer.seed;
+  o.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
   o.epochs = single.epochs;
   o.steps_limit = single.steps_limit;
   o.checkpoint_dir = single.checkpoint_dir;
