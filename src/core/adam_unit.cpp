@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,11 @@ std::string hyper_problem(const AdamHyper& h) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The bit patterns of n floats of a buffer (one stream for the HBM encoding).
+std::span<const uint32_t> words_of(const std::vector<float>& buffer, int64_t n) {
+  return {reinterpret_cast<const uint32_t*>(buffer.data()), static_cast<size_t>(n)};
+}
 
 }  // namespace
 
@@ -148,6 +154,13 @@ void AdamUnit::check_hbm(std::string_view what, int64_t addr, int64_t words) con
     throw UnitFault(fmt::format("adam unit: {}: HBM words [{}, {}) outside [0, {})", what, addr, addr + words, m_hbm->size()));
 }
 
+int64_t AdamUnit::hbm_bytes(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind) {
+  if (m_encoder != nullptr) return m_encoder->charge_chunks(chunks, kind);
+  int64_t bytes = 0;
+  for (std::span<const uint32_t> c : chunks) bytes += 4 * static_cast<int64_t>(c.size());
+  return bytes;
+}
+
 int64_t AdamUnit::dma(int64_t earliest, int64_t bytes) {
   const auto cycles = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / m_spec.dma_bytes_per_cycle));
   m_stats.busy[static_cast<int>(AdamSub::Dma)] += cycles;
@@ -197,8 +210,9 @@ void AdamUnit::fetch_program(int64_t addr, uint32_t count, Issue& is) {
       throw UnitFault(fmt::format("adam unit: {}", e.what()));
     }
   }
-  m_stats.instr_bytes += 8 * static_cast<int64_t>(count);
-  is.done = dma(is.at, 8 * static_cast<int64_t>(count));
+  const int64_t bytes = hbm_bytes({words}, HbmKind::kOther);
+  m_stats.instr_bytes += bytes;
+  is.done = dma(is.at, bytes);
 }
 
 void AdamUnit::read_hyper(int64_t addr, Issue& is) {
@@ -216,8 +230,9 @@ void AdamUnit::read_hyper(int64_t addr, Issue& is) {
   m_has_hyper = true;
   m_const = numerics::adam_constants(h.b1, h.b2, h.eps);
   m_decay = numerics::adamw_decay_factor(h.lr, h.weight_decay);
-  m_stats.hyper_bytes += 4 * kAdamHyperWords;
-  const int64_t loaded = dma(is.at, 4 * kAdamHyperWords);
+  const int64_t bytes = hbm_bytes({std::span<const uint32_t>(w)}, HbmKind::kOther);
+  m_stats.hyper_bytes += bytes;
+  const int64_t loaded = dma(is.at, bytes);
   // basic sub-module: 1 - b1, 1 - b2, 1 - lr*wd (three fp64 ops, rounded to fp32)
   const int64_t s = sub_start(loaded, {AdamSub::Basic});
   occupy(AdamSub::Basic, s, 3, 1);
@@ -247,9 +262,11 @@ void AdamUnit::assign(int64_t spill, uint32_t n, Issue& is) {
     done = m_free[static_cast<int>(AdamSub::DCache)];
   }
   if (spilled > 0) {
-    for (int64_t i = 0; i < 2 * spilled; ++i) m_hbm->write(spill + i, 0u);
-    m_stats.spill_out_bytes += 8 * spilled;
-    done = std::max(done, dma(is.at, 8 * spilled));
+    const std::vector<uint32_t> zeros(static_cast<size_t>(2 * spilled), 0u);
+    m_hbm->write_block(spill, zeros.data(), 2 * spilled);
+    const int64_t bytes = hbm_bytes({zeros}, HbmKind::kOptimizerState);
+    m_stats.spill_out_bytes += bytes;
+    done = std::max(done, dma(is.at, bytes));
   }
   m_last = std::max(m_last, done);
   is.done = done;
@@ -269,11 +286,13 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
       m_hbm->read_block(ta, reinterpret_cast<uint32_t*>(m_theta.data()), len);
       m_hbm->read_block(ga, reinterpret_cast<uint32_t*>(m_g.data()), len);
       std::memcpy(m_prev.data(), m_theta.data(), static_cast<size_t>(len) * 4);
-      m_stats.theta_in_bytes += 4 * len, m_stats.g_in_bytes += 4 * len;
+      const int64_t theta_bytes = hbm_bytes({words_of(m_theta, len)}, HbmKind::kWeights);
+      const int64_t g_bytes = hbm_bytes({words_of(m_g, len)}, HbmKind::kGradients);
+      m_stats.theta_in_bytes += theta_bytes, m_stats.g_in_bytes += g_bytes;
       m_stats.buffer_bytes += 8 * len;
       is.at = std::max(is.at, sl.free);
-      const int64_t a = dma(is.at, 4 * len);
-      sl.data_ready = std::max(a, dma(is.at, 4 * len));
+      const int64_t a = dma(is.at, theta_bytes);
+      sl.data_ready = std::max(a, dma(is.at, g_bytes));
       is.done = sl.data_ready;
       return;
     }
@@ -305,8 +324,9 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
       const int64_t ready = to_module ? is.at : std::max(is.at, sl.mupd_done);
       int64_t done;
       if (block_spilled()) {
-        (to_module ? m_stats.spill_in_bytes : m_stats.spill_out_bytes) += 8 * len;
-        done = dma(ready, 8 * len);
+        const int64_t bytes = hbm_bytes({words_of(m_bm, len), words_of(m_bv, len)}, HbmKind::kOptimizerState);
+        (to_module ? m_stats.spill_in_bytes : m_stats.spill_out_bytes) += bytes;
+        done = dma(ready, bytes);
       } else {
         (to_module ? m_stats.dcache_read_bytes : m_stats.dcache_write_bytes) += 8 * len;
         const int64_t s = std::max(ready, m_free[static_cast<int>(AdamSub::DCache)]);
@@ -323,10 +343,11 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
       const int64_t ta = m_areg[in.a] + base;
       check_hbm("DATABACK_IO theta", ta, len);
       m_hbm->write_block(ta, reinterpret_cast<const uint32_t*>(m_theta.data()), len);
-      m_stats.theta_out_bytes += 4 * len;
+      const int64_t bytes = hbm_bytes({words_of(m_theta, len)}, HbmKind::kWeights);
+      m_stats.theta_out_bytes += bytes;
       m_stats.buffer_bytes += 4 * len;
       const int64_t start = std::max(is.at, sl.pupd_done);
-      const int64_t done = dma(start, 4 * len);
+      const int64_t done = dma(start, bytes);
       // The DMA reads the buffer at the path's rate as it leaves; the latency is the flight to HBM.
       sl.free = std::max(done - m_spec.dma_latency, sl.mvout_done);
       is.done = done;
@@ -429,8 +450,9 @@ void AdamUnit::execute(const AdamInstr& in, int64_t pc, Issue& is) {
   }
 }
 
-int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start) {
+int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder* encoder) {
   m_hbm = &hbm;
+  m_encoder = encoder;
   m_program_addr = addr;
   const int64_t begin = std::max(start, m_busy_until);
   ++m_stats.runs;
@@ -445,8 +467,10 @@ int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start) {
     throw UnitFault(fmt::format("adam unit: {}", e.what()));
   }
   if (first.op != AdamOp::IIO) throw UnitFault("adam unit: instruction 0 must be INSTRUCTION_IO (iio)");
-  m_stats.instr_bytes += 8;
-  int64_t ctrl = dma(begin, 8);
+  const uint32_t first_words[2] = {hbm.read(addr), hbm.read(addr + 1)};
+  const int64_t first_bytes = hbm_bytes({std::span<const uint32_t>(first_words)}, HbmKind::kOther);
+  m_stats.instr_bytes += first_bytes;
+  int64_t ctrl = dma(begin, first_bytes);
   m_icache.assign(1, first);
   int64_t pc = 0, executed = 0;
   for (;;) {

@@ -29,6 +29,9 @@
 //     first free cycles of the path (requests from different blocks overlap; the path carries one
 //     request's bytes at a time): done = end of its last byte-cycle, ceil(bytes / bandwidth)
 //     cycles in all.
+//     Its bytes: 4 per word, or with core.hbm.exponent_encoding.on the exponent base-delta encoded
+//     size of its words (core/hbm_encoding.h; the run's encoder), which the *_bytes counters of
+//     AdamUnitStats (and so the unit's HBM energy) count too; values never change.
 //   sub-modules: an instruction starts when its operands are ready and its sub-modules are free;
 //     sub-module u is busy ceil(ops_u / width_u) cycles; the result is ready after the longest
 //     busy time plus the latencies along the instruction's dependency chain
@@ -44,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "core/spec.h"
@@ -129,7 +133,10 @@ class AdamUnit {
 
   // Runs the program at HBM word `addr` from cycle `start` (or when the unit is free, if later)
   // until HALT; returns the halt's completion cycle. Throws UnitFault ("adam unit: ...").
-  int64_t run(PagedMemory& hbm, int64_t addr, int64_t start);
+  // With `encoder` (core/hbm_encoding.h; nullptr: none) every DMA micro-op of the run moves, and the
+  // byte counters count, the bytes it charges (the encoded size when its mode is on; 4 per word
+  // otherwise), and it counts them per tensor kind.
+  int64_t run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder* encoder = nullptr);
 
   // Completion flags owed to the tensor core (timed: at the run's end; see adam_unit_exec.cpp).
   void add_completion(int flag, int64_t done) { m_pending.push_back({done, flag}); }
@@ -181,6 +188,7 @@ class AdamUnit {
   bool block_spilled() const { return m_block >= m_resident_blocks; }
   int64_t spill_m(int64_t i) const { return m_spill + (i - m_resident_blocks * m_spec.block_elements); }
   int64_t spill_v(int64_t i) const;
+  int64_t hbm_bytes(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind);
   int64_t dma(int64_t earliest, int64_t bytes);
   int64_t sub_start(int64_t ready, std::initializer_list<AdamSub> subs) const;
   void occupy(AdamSub s, int64_t start, int64_t elements, int width);
@@ -189,6 +197,7 @@ class AdamUnit {
   AdamUnitSpec m_spec;  // a copy: the unit must not outlive a caller's temporary spec
   EnergySpec m_energy;  // a copy, as m_spec
   PagedMemory* m_hbm = nullptr;
+  HbmEncoder* m_encoder = nullptr;  // of the current run
   GradientHook m_hook;
   int64_t m_limit = int64_t{1} << 32;
   // controller and instruction cache

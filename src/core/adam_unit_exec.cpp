@@ -10,6 +10,8 @@
 // core's DMA data already scheduled (up to DmaEngine::data_free) keeps its cycles and the unit's
 // run places its requests around them; the cycles the run then holds are reserved in the DMA
 // engine, so core DMAs issued later stream their bytes in the gaps.
+// The run charges its DMA through the core's HBM encoder (core/hbm_encoding.h): encoded sizes when
+// core.hbm.exponent_encoding.on, counted per kind with the DMA's.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -23,7 +25,7 @@ OpTiming Machine::exec_adam(const DecodedOp& op, int64_t now) {
   const int64_t addr = m_state.sreg(op.a);
   const int64_t start = std::max(now, m_adam.busy_until());
   if (m_timed_dma) m_adam.path().block(start, static_cast<int64_t>(std::ceil(m_dma.data_free())));
-  const int64_t done = m_adam.run(m_state.hbm, addr, start);
+  const int64_t done = m_adam.run(m_state.hbm, addr, start, &m_hbm_encoder);
   if (m_timed_dma) {
     for (const auto& [from, to] : m_adam.path().log()) m_dma.reserve(from, to);
     m_adam.add_completion(op.c, done);

@@ -54,7 +54,8 @@ std::string adam_vector_step_asm(const CoreSpec& spec, const AdamLayout& l, cons
 namespace tessera::core {
 
 // Host-side driver of one Adam unit and its HBM (no tensor-core program): lays out theta, g and
-// the unit programs, runs init once and then steps. Used by `tessera adam` and the tests.
+// the unit programs, runs init once and then steps. Used by `tessera adam` and the tests. Its DMA is
+// encoded like the core's (core.hbm.exponent_encoding.*, core/hbm_encoding.h).
 class AdamUnitSession {
  public:
   // Throws tessera::Error for n < 1, bad hyperparameters or an HBM too small for the layout.
@@ -72,6 +73,8 @@ class AdamUnitSession {
   int64_t cycles() const { return m_cycles; }  // simulated cycles of every run so far
   const AdamUnit& unit() const { return m_unit; }
   const PagedMemory& hbm() const { return m_hbm; }
+  // The unit's HBM traffic per tensor kind (counted when core.hbm.exponent_encoding.on).
+  const HbmEncoder& encoder() const { return m_encoder; }
   const AdamLayout& layout() const { return m_layout; }
 
  private:
@@ -80,6 +83,7 @@ class AdamUnitSession {
   AdamLayout m_layout;
   PagedMemory m_hbm;
   AdamUnit m_unit;
+  HbmEncoder m_encoder;
   std::vector<uint64_t> m_step;
   int64_t m_cycles = 0;
 };

@@ -8,7 +8,7 @@
 namespace tessera::core {
 
 AdamUnitSession::AdamUnitSession(const CoreSpec& spec, int64_t n, const AdamHyper& hyper)
-    : m_spec(spec), m_layout(adam_layout(n)), m_hbm(spec.hbm_bytes / 4), m_unit(m_spec) {
+    : m_spec(spec), m_layout(adam_layout(n)), m_hbm(spec.hbm_bytes / 4), m_unit(m_spec), m_encoder(m_spec.hbm_encoding) {
   if (n < 1) throw Error("adam unit", fmt::format("needs at least 1 parameter, got {}", n));
   validate_adam_hyper(hyper);
   if (m_layout.v + n > m_hbm.size())
@@ -23,7 +23,7 @@ void AdamUnitSession::run(const std::vector<uint64_t>& program) {
   const isa::DataSegment seg = adam_program_segment(program, m_layout.program);
   m_hbm.write_block(m_layout.program, seg.words.data(), static_cast<int64_t>(seg.words.size()));
   try {
-    m_cycles = m_unit.run(m_hbm, m_layout.program, m_cycles);
+    m_cycles = m_unit.run(m_hbm, m_layout.program, m_cycles, &m_encoder);
   } catch (const UnitFault& f) {
     throw Error("", f.what());
   }

@@ -67,13 +67,32 @@ int64_t HbmEncoder::charge(const DmaRequest& r, const ArchState& s, int64_t pc) 
     } else {
       words = std::span<const uint32_t>(onchip + src, static_cast<size_t>(r.chunk));
     }
-    bytes += (numerics::exponent_encoded_bits(words, m_spec.codec) + 7) / 8;
+    bytes += chunk_bytes(words);
   }
-  HbmTraffic& t = m_traffic[static_cast<size_t>(kind_of(pc, from_hbm ? r.src : r.dst))];
+  count(kind_of(pc, from_hbm ? r.src : r.dst), raw, bytes);
+  return bytes;
+}
+
+int64_t HbmEncoder::charge_chunks(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind) {
+  int64_t raw = 0, bytes = 0;
+  for (std::span<const uint32_t> c : chunks) {
+    raw += 4 * static_cast<int64_t>(c.size());
+    if (m_spec.on && !c.empty()) bytes += chunk_bytes(c);
+  }
+  if (!m_spec.on || raw == 0) return raw;
+  count(kind, raw, bytes);
+  return bytes;
+}
+
+int64_t HbmEncoder::chunk_bytes(std::span<const uint32_t> words) const {
+  return (numerics::exponent_encoded_bits(words, m_spec.codec) + 7) / 8;
+}
+
+void HbmEncoder::count(HbmKind kind, int64_t raw, int64_t encoded) {
+  HbmTraffic& t = m_traffic[static_cast<size_t>(kind)];
   ++t.requests;
   t.raw_bytes += raw;
-  t.encoded_bytes += bytes;
-  return bytes;
+  t.encoded_bytes += encoded;
 }
 
 }  // namespace tessera::core

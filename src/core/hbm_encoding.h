@@ -19,11 +19,18 @@
 // raw bytes, encoded bytes) under the kind of the tensor its first chunk's HBM word belongs to at
 // the issuing bundle's pc (HbmRole: a pc range and a word range; the compiler builds the map:
 // compiler/hbm_roles.h). Requests no role covers count as kOther. Nothing is counted while the
-// encoding is off. The Adam unit's own HBM path (core/adam_unit.h) is not encoded.
+// encoding is off.
+//
+// The Adam unit's own HBM path (core/adam_unit.h) is encoded the same way (charge_chunks): each of
+// its DMA micro-ops is one request whose chunks (a block of theta, of g, of m and of v; a program;
+// the hyperparameters; the zeroed spill area) are each one stream; the unit names the kind itself
+// (theta: weights, g: gradients, m and v: optimizer state, program and hyperparameters: other).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "common/config.h"
@@ -70,6 +77,9 @@ class HbmEncoder {
   bool on() const { return m_spec.on; }
   // The bytes the HBM data path carries for `r` (ranges already validated), issued at `pc`.
   int64_t charge(const DmaRequest& r, const ArchState& s, int64_t pc);
+  // The bytes the HBM data path carries for one request of the Adam unit moving `chunks` (each one
+  // stream) of tensor kind `kind`; 4 per word when off (then nothing is counted).
+  int64_t charge_chunks(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind);
   // The role map of the program now running (must outlive its use; nullptr: none); its pcs are
   // the running program's pcs + pc_offset (a program cut out of the one the map describes).
   void set_roles(const std::vector<HbmRole>* roles, int64_t pc_offset) {
@@ -81,6 +91,8 @@ class HbmEncoder {
 
  private:
   HbmKind kind_of(int64_t pc, int64_t hbm) const;
+  void count(HbmKind kind, int64_t raw, int64_t encoded);
+  int64_t chunk_bytes(std::span<const uint32_t> words) const;
   HbmEncodingSpec m_spec;
   std::vector<uint32_t> m_chunk;  // an HBM chunk read for sizing
   const std::vector<HbmRole>* m_roles = nullptr;

@@ -5,8 +5,9 @@
 //    "encoded_bytes", "compression_ratio"}, ...}, "total": {...}}
 // for every kind of core::HbmKind (weights, activations, gradients, optimizer_state, other).
 // compression_ratio = raw_bytes / encoded_bytes (1 when nothing moved). Raw bytes are 4 per word.
-// Only the core's DMAs count: with Adam on the Adam unit, the unit's HBM traffic (parameters,
-// gradients, spills of its state) is not encoded and not in these figures.
+// The core's DMAs and, with Adam on the Adam unit, the unit's own HBM traffic count (theta as
+// weights, g as gradients, spilled m and v as optimizer state, its program and hyperparameters as
+// other).
 #pragma once
 
 #include <nlohmann/json.hpp>
