@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "compiler/collectives_torus.h"
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -133,12 +135,33 @@ class Gen {
   std::string m_out;
 };
 
-uint32_t combine(core::XCombine c, uint32_t local, uint32_t received) {
+}  // namespace
+
+uint32_t combine_words(core::XCombine c, uint32_t local, uint32_t received) {
   const float a = std::bit_cast<float>(local), b = std::bit_cast<float>(received);
   return std::bit_cast<uint32_t>(c == core::XCombine::Max ? numerics::fmax_ieee(a, b) : a + b);
 }
 
-}  // namespace
+const char* algorithm_name(CollectiveAlgorithm a) { return a == CollectiveAlgorithm::kTorus ? "torus" : "ring"; }
+
+CollectiveAlgorithm algorithm_from_name(const std::string& name, const std::string& where) {
+  if (name == "ring") return CollectiveAlgorithm::kRing;
+  if (name == "torus") return CollectiveAlgorithm::kTorus;
+  throw Error(where, fmt::format("'{}': expected ring or torus", name));
+}
+
+int collective_supersteps(const CollectiveSpec& spec) {
+  validate(spec);
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) {
+    int steps = 0;
+    for (int d : torus_dims(spec)) steps += 2 * (d - 1);
+    return steps;
+  }
+  const int n = spec.processors;
+  if (n == 1) return 0;
+  if (spec.kind == CollectiveKind::kAllGather) return n - 1;
+  return spec.kind == CollectiveKind::kBroadcast ? n : 2 * (n - 1);
+}
 
 std::pair<uint32_t, uint32_t> split_range(uint32_t total, int parts, int i) {
   const auto p = static_cast<uint32_t>(parts), k = static_cast<uint32_t>(i);
@@ -156,18 +179,24 @@ void validate(const CollectiveSpec& spec) {
   if (spec.root < 0 || spec.root >= spec.processors)
     throw Error("collective.root", fmt::format("{} is not a processor (0..{})", spec.root, spec.processors - 1));
   if (spec.combine == core::XCombine::Store) throw Error("collective.combine", "all-reduce needs add or max");
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) validate_torus(spec);
+  else if (!spec.grid.empty()) throw Error("collective.grid", "only the torus algorithm takes a grid");
 }
 
 std::string collective_asm(const CollectiveSpec& spec) {
   validate(spec);
-  return Gen(spec).program(fmt::format("smfsr {}, %pid", kPid));
+  const std::string pid_line = fmt::format("smfsr {}, %pid", kPid);
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_asm(spec, pid_line);
+  return Gen(spec).program(pid_line);
 }
 
 std::string collective_asm_for(const CollectiveSpec& spec, int processor) {
   validate(spec);
   if (processor < 0 || processor >= spec.processors)
     throw Error("collective", fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
-  return Gen(spec).program(fmt::format("sli {}, {}", kPid, processor));
+  const std::string pid_line = fmt::format("sli {}, {}", kPid, processor);
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_asm(spec, pid_line);
+  return Gen(spec).program(pid_line);
 }
 
 isa::Program collective_program(const CollectiveSpec& spec) { return isa::assemble(collective_asm(spec), "<collective>"); }
@@ -185,6 +214,7 @@ std::vector<uint32_t> collective_reference(const CollectiveSpec& spec, const std
   for (const auto& in : inputs)
     if (in.size() != spec.words) throw Error("collective_reference", "every input has `words` words");
   if (spec.kind == CollectiveKind::kBroadcast) return inputs[static_cast<size_t>(spec.root)];
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_reference(spec, inputs);
   std::vector<uint32_t> out(spec.words, 0);
   const int chunks = spec.rings * spec.directions;
   for (int c = 0; c < chunks; ++c) {
@@ -197,7 +227,7 @@ std::vector<uint32_t> collective_reference(const CollectiveSpec& spec, const std
         if (spec.kind == CollectiveKind::kAllReduce)
           for (int k = 1; k < n; ++k) {
             const int q = forward ? (f + k) % n : (f - k + n) % n;
-            acc = combine(spec.combine, inputs[static_cast<size_t>(q)][i], acc);
+            acc = combine_words(spec.combine, inputs[static_cast<size_t>(q)][i], acc);
           }
         out[i] = acc;
       }

@@ -26,6 +26,24 @@
 //   broadcast: the root sends fragment f to processor f (scatter, one superstep; the root
 //     branches on its index), then an all-gather.
 // n = 1: the program only halts.
+//
+// algorithm = kTorus (all-reduce only; collectives_torus.cpp): the processors seen as a grid
+// d_0 x d_1 x ... x d_{k-1} (`grid`; dimension 0 varies fastest in the processor index:
+// p = a_0 + d_0 * (a_1 + d_1 * (a_2 + ...)); e.g. cores-per-chip x X x Y for a 2-D torus of
+// chips). Reduce-scatter along the dimension-0 rings, then along dimension 1 on the shrinking
+// segment, ..., then all-gather in reverse order: 2 * sum(d_i - 1) supersteps instead of
+// 2(n - 1). Layout: each chunk (as above) is cut into n base fragments (as above); processor p's
+// segment before phase i is M_i = d_i * ... * d_{k-1} consecutive base fragments, cut into d_i
+// sub-segments of M_{i+1}; in the dimension-i ring (its d_i processors differing only in a_i,
+// neighbours p +- stride_i with wrap, stride_i = d_0 * ... * d_{i-1}) sub-segment f goes round
+// starting at a_i = f exactly as a fragment of the ring above, and processor p keeps sub-segment
+// a_i + 1 (forward chunks) or a_i - 1 (backward; mod d_i) as its next segment. Reduction order
+// (defined, bit-reproducible): an element whose base fragment has the digits f_0, ..., f_{k-1}
+// (the mixed-radix digits of its index, f_0 the most significant, digit i of radix d_i) is
+// R_{k-1}, where R_i = the ring combine of dimension i starting at a_i = f_i of the members'
+// R_{i-1} ((R(f_i) + R(f_i + 1)) + ... forward, f_i - 1, ... backward; local + received), and
+// R_{-1} = the processor's input word. A grid of one dimension {n} is the ring above (same
+// fragments, same order, same values). Dimensions of size 1 add nothing.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +56,15 @@
 namespace tessera::compiler {
 
 enum class CollectiveKind : uint8_t { kAllReduce, kAllGather, kBroadcast };
+enum class CollectiveAlgorithm : uint8_t { kRing, kTorus };
+
+// "ring" / "torus", and back (Error naming `where` for another name).
+const char* algorithm_name(CollectiveAlgorithm a);
+CollectiveAlgorithm algorithm_from_name(const std::string& name, const std::string& where);
+
+// The most processors the torus all-reduce indexes (its coordinates are computed from %pid by
+// multiplying and shifting in 32 bits).
+inline constexpr int kMaxTorusProcessors = 32768;
 
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -55,10 +82,19 @@ struct CollectiveSpec {
   // Ring steps end in `xsync` ... `xwait` instead of `sync` (core/exchange.h): the next step's
   // fragment indices are computed while the exchange travels. Same sends, same values.
   bool split_phase = false;
+  // All-reduce algorithm (see above). kTorus: `grid` = the dimensions (dimension 0 fastest in the
+  // processor index; product = processors); empty: one dimension of all processors.
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::vector<int> grid;
 };
 
+// Supersteps of the exchange: ring 2(n - 1) (all-gather n - 1; broadcast n); torus
+// 2 * sum(d_i - 1).
+int collective_supersteps(const CollectiveSpec& spec);
+
 // Checks the spec (Error naming the field): processors >= 1, rings 1..6, directions 1..2, root in
-// range, combine Add/Max.
+// range, combine Add/Max; grid only with the torus algorithm, which is for all-reduce only, has
+// every dimension >= 1, their product = processors, and at most kMaxTorusProcessors.
 void validate(const CollectiveSpec& spec);
 
 // Assembly text of the one image (index-driven) and of processor p's specialised program.
@@ -70,6 +106,9 @@ isa::Program collective_program_for(const CollectiveSpec& spec, int processor); 
 // Host reference: the vector every processor holds afterwards, given each processor's vector
 // (inputs[p], `words` words each). Same combine order as the programs (see above).
 std::vector<uint32_t> collective_reference(const CollectiveSpec& spec, const std::vector<std::vector<uint32_t>>& inputs);
+
+// The combine of the collectives: local (the receiver's word) combined with received (fp32 bits).
+uint32_t combine_words(core::XCombine c, uint32_t local, uint32_t received);
 
 // [begin, end) of part i when `total` is cut into `parts` (the first total % parts one longer).
 std::pair<uint32_t, uint32_t> split_range(uint32_t total, int parts, int i);

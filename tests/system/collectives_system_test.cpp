@@ -9,6 +9,7 @@
 
 #include "compiler/collectives.h"
 #include "system/functional_system.h"
+#include "system/collective_test_data.h"
 #include "system/small_spec.h"
 
 namespace tessera::system {
@@ -16,38 +17,9 @@ namespace {
 
 using compiler::CollectiveKind;
 using compiler::CollectiveSpec;
-
-// Values of mixed magnitude (so the order of the sum shows in the bits), seeded.
-std::vector<std::vector<uint32_t>> inputs(int n, uint32_t words, uint64_t seed) {
-  std::vector<std::vector<uint32_t>> in(static_cast<size_t>(n));
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& v : in)
-    for (uint32_t i = 0; i < words; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      const double m = static_cast<double>(x >> 40) / static_cast<double>(1 << 24) - 0.5;
-      v.push_back(std::bit_cast<uint32_t>(static_cast<float>(std::ldexp(m, static_cast<int>((x >> 20) % 24) - 12))));
-    }
-  return in;
-}
-
-// Runs the collective on a functional system and returns every processor's vector.
-template <typename System>
-std::vector<std::vector<uint32_t>> run(System& sys, const CollectiveSpec& spec, const std::vector<std::vector<uint32_t>>& in) {
-  for (int p = 0; p < spec.processors; ++p)
-    std::copy(in[p].begin(), in[p].end(), sys.core(p).state().vmem.data() + spec.base);
-  sys.run();
-  std::vector<std::vector<uint32_t>> out;
-  for (int p = 0; p < spec.processors; ++p) {
-    const uint32_t* v = sys.core(p).state().vmem.data() + spec.base;
-    out.emplace_back(v, v + spec.words);
-  }
-  return out;
-}
-
-void expect_all_equal(const std::vector<std::vector<uint32_t>>& got, const std::vector<uint32_t>& want,
-                      const std::string& what) {
-  for (size_t p = 0; p < got.size(); ++p) ASSERT_EQ(got[p], want) << what << " processor " << p;
-}
+using collective_test::expect_all_equal;
+using collective_test::inputs;
+using collective_test::run;
 
 TEST(Collectives, AllReduceEqualsTheHostReferenceForEveryProcessorCountUpTo17) {
   for (int n = 1; n <= 17; ++n)
