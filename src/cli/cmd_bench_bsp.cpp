@@ -37,6 +37,10 @@
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
 // ring per direction, barrier placement and the rest from system.* defaults (system_spec.h).
 // --split-phase: ring steps end in xsync / xwait (compiler/collectives.h split_phase); JSON split_phase.
+// --algorithm ring|torus (default ring): torus = the torus-dimension all-reduce over the machine's
+// grid (system/collective_grid.h: cores per chip x dims_x x dims_y, or cores per chip x chips), 2 sum
+// (d_i - 1) supersteps; JSON algorithm, grid. bound_seconds keeps the ring formula above for both
+// (so efficiency compares them against the same figure), with the latency term 2(n-1) link latencies.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -62,6 +66,7 @@
 #include "graph/model.h"
 #include "isa/image.h"
 #include "isa/shared_image.h"
+#include "system/collective_grid.h"
 #include "system/system.h"
 
 namespace tessera::cli {
@@ -274,6 +279,7 @@ struct AllReduceArgs {
   bool check = false;
   bool json = false;
   bool split_phase = false;
+  std::string algorithm = "ring";
 };
 
 system::SystemSpec allreduce_system(const AllReduceArgs& a) {
@@ -311,6 +317,8 @@ void bench_allreduce(const AllReduceArgs& a) {
   spec.rings = a.rings;
   spec.directions = a.directions;
   spec.split_phase = a.split_phase;
+  spec.algorithm = compiler::algorithm_from_name(a.algorithm, "--algorithm");
+  if (spec.algorithm == compiler::CollectiveAlgorithm::kTorus) spec.grid = system::collective_grid(sys);
   core::CoreSpec cs;
   cs.vmem_bytes = std::max<int64_t>(cs.vmem_bytes, static_cast<int64_t>(a.bytes) + 4 * cs.lanes);
   cs.vmem_bytes = (cs.vmem_bytes + 4 * cs.lanes - 1) / (4 * cs.lanes) * (4 * cs.lanes);
@@ -363,6 +371,8 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["rings"] = a.rings;
   j["directions"] = a.directions;
   j["split_phase"] = a.split_phase;
+  j["algorithm"] = a.algorithm;
+  if (!spec.grid.empty()) j["grid"] = spec.grid;
   j["link_gbytes_per_s"] = sys.link_gbytes_per_s;
   j["link_latency_ns"] = sys.link_latency_ns;
   j["loss_rate"] = sys.loss_rate;
@@ -418,6 +428,7 @@ void register_bench_bsp_commands(CLI::App& app) {
   r->add_option("--seed", aa->seed, "loss and input seed")->capture_default_str();
   r->add_flag("--check", aa->check, "move the values and compare with the host reference");
   r->add_flag("--json", aa->json, "print one JSON object");
+  r->add_option("--algorithm", aa->algorithm, "ring or torus (torus-dimension: cores x X x Y)")->capture_default_str();
   r->add_flag("--split-phase", aa->split_phase, "ring steps end in xsync/xwait (index updates overlap the exchange)");
   r->callback([aa] { bench_allreduce(*aa); });
 }

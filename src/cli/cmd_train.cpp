@@ -56,6 +56,7 @@ struct TrainArgs {
   uint64_t seed = 0;
   int64_t steps = 0;
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
+  std::string allreduce;               // --allreduce (with --chips): ring | torus
 };
 
 // --pe and --set as flat config overrides.
@@ -119,6 +120,9 @@ void run_train(const TrainArgs& a) {
   if (a.batch < 1) throw Error("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
   // --chips: the machine and the flags checked before the datasets load.
+  if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
+  const compiler::CollectiveAlgorithm allreduce =
+      a.allreduce.empty() ? compiler::CollectiveAlgorithm::kRing : compiler::algorithm_from_name(a.allreduce, "--allreduce");
   const system::SystemSpec machine =
       a.chips == -1 ? system::SystemSpec{} : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
   runtime::TrainingRunOptions o;
@@ -144,7 +148,7 @@ void run_train(const TrainArgs& a) {
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
   if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
   if (a.chips != -1) {
-    run_train_data_parallel(train, test, o, machine, a.report);
+    run_train_data_parallel(train, test, o, machine, a.report, allreduce);
     return;
   }
   if (a.profile) return run_profile(a, o, train, test);
@@ -198,6 +202,7 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
   cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
+  cmd->add_option("--allreduce", args->allreduce, "with --chips: the gradient all-reduce, ring (default) or torus");
   cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->add_option("--pe", args->pe, "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bit-parallel", "bf16", "term-serial"}));

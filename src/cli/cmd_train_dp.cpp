@@ -47,13 +47,14 @@ system::SystemSpec data_parallel_machine(const std::string& config_path, int chi
 
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
                              const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
-                             const std::string& report_path) {
+                             const std::string& report_path, compiler::CollectiveAlgorithm allreduce) {
   runtime::DataParallelRunOptions o;
   o.model_name = single.model_name;
   o.model = single.model;
   o.config = single.config;
   o.dp.trainer = single.trainer;
   o.dp.system = machine;
+  o.dp.allreduce = allreduce;
   o.dp.fabric_seed = single.trainer.seed;
   o.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
   o.epochs = single.epochs;

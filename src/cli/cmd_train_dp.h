@@ -6,10 +6,13 @@
 // plus a data-parallel line per epoch; --report writes runtime::DataParallelRun::report().
 // --checkpoint-dir / --checkpoint-every / --checkpoint-keep / --resume as for one chip
 // (runtime/data_parallel_run.h: the checkpoint holds the system and fabric state too).
+// --allreduce ring|torus: the gradient all-reduce (compiler/collectives.h; torus over the machine's
+// grid, system/collective_grid.h); default ring.
 #pragma once
 
 #include <string>
 
+#include "compiler/collectives.h"
 #include "runtime/dataset.h"
 #include "runtime/training_run.h"
 #include "system/system_spec.h"
@@ -22,6 +25,7 @@ system::SystemSpec data_parallel_machine(const std::string& config_path, int chi
 
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
                              const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
-                             const std::string& report_path);
+                             const std::string& report_path,
+                             compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing);
 
 }  // namespace tessera::cli

@@ -8,7 +8,7 @@
 //   main     bundles [0, optimizer_first_bundle) of the step (forward, loss, backward) unchanged;
 //   reduce   for each chunk of the gradient region (at most `chunk_words` words; vector memory from
 //            word 0 holds it): DMA HBM -> vmem (flag kAllReduceFlag), multiply every word by this
-//            image's weight w = shard / global_batch (fp32, one rounding), the ring all-reduce of
+//            image's weight w = shard / global_batch (fp32, one rounding), the all-reduce (ring or torus) of
 //            compiler/collectives.h (sum; index-driven, the same code for every processor), DMA
 //            vmem -> HBM. So every processor then holds sum_p w_p g_p: the gradient of the mean
 //            loss over the global batch (each g_p is the mean over its shard), reduced in the
@@ -28,6 +28,7 @@
 
 #include <cstdint>
 
+#include "compiler/collectives.h"
 #include "compiler/compiler.h"
 #include "isa/image.h"
 
@@ -41,6 +42,9 @@ struct AllReduceOptions {
   int global_batch = 1;  // samples of the whole step
   int rings = 1;         // collective rings per direction (collectives.h)
   int directions = 1;    // 1 or 2
+  // The all-reduce algorithm and, for kTorus, its grid (compiler/collectives.h; empty: 1-D).
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::vector<int> grid;
   // -1: the one image (index-driven all-reduce, index word 0). p >= 0: processor p's specialised
   // image (the collective with p as a constant, compiler/collectives.h collective_asm_for; index
   // word p), the per-processor compilation `tessera bench compile` compares against.

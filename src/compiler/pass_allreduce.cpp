@@ -88,6 +88,8 @@ std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float w
     cs.words = static_cast<uint32_t>(len);
     cs.rings = o.rings;
     cs.directions = o.directions;
+    cs.algorithm = o.algorithm;
+    cs.grid = o.grid;
     cs.label_prefix = fmt::format("ar{}_", c);
     cs.halt = false;
     out += o.processor < 0 ? collective_asm(cs) : collective_asm_for(cs, o.processor);

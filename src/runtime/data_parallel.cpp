@@ -11,6 +11,7 @@
 #include "isa/assembler.h"
 #include "numerics/optimizer.h"
 #include "runtime/replica_state.h"
+#include "system/collective_grid.h"
 
 namespace tessera::runtime {
 
@@ -100,6 +101,8 @@ const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) 
     o.global_batch = n;
     o.rings = m_options.rings;
     o.directions = m_directions;
+    o.algorithm = m_options.allreduce;
+    if (o.algorithm == compiler::CollectiveAlgorithm::kTorus) o.grid = system::collective_grid(m_options.system);
     slot = std::make_unique<compiler::DataParallelImage>(compiler::data_parallel_step(program(shard), m_spec, o));
   }
   return *slot;

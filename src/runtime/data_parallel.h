@@ -43,6 +43,8 @@ struct DataParallelOptions {
   system::SystemSpec system;
   int rings = 1;
   int directions = 0;          // 0: 2 on full-duplex links, else 1
+  // The gradient all-reduce: ring, or torus over system::collective_grid(system).
+  compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing;
   uint64_t fabric_seed = 0;    // the fabric's loss streams
   // The ranks to spread the processors over (system/system.h "Distribution"; &system::world()
   // under mpirun); nullptr: this process alone. With several ranks step(), evaluate(), params(),

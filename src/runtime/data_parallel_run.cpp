@@ -88,6 +88,7 @@ nlohmann::ordered_json DataParallelRun::identity() const {
   id["processors"] = s.processors();
   id["rings"] = o.rings;
   id["directions"] = m_trainer->directions();
+  id["allreduce"] = compiler::algorithm_name(o.allreduce);
   id["fabric_seed"] = o.fabric_seed;
   TrainingRunOptions single;
   single.model_name = m_options.model_name;
@@ -263,6 +264,7 @@ nlohmann::ordered_json DataParallelRun::report() const {
   r["cores_per_chip"] = s.cores_per_chip;
   r["rings"] = o.rings;
   r["directions"] = m_trainer->directions();
+  r["allreduce"] = compiler::algorithm_name(o.allreduce);
   r["resumed_from"] = m_resumed_from;
   r["system"] = m_trainer->system_json();
   nlohmann::ordered_json resolved = m_options.config.resolved;

@@ -62,6 +62,30 @@ nlohmann::json comparable_report(const std::string& path) {
   return r;
 }
 
+TEST_F(DpCli, AllReduceFlag_bad) {
+  expect_error("train --allreduce torus --steps 1 --batch 8", "train: --allreduce needs --chips");
+  expect_error("train --chips 2 --allreduce tree --steps 1 --batch 8", "--allreduce: 'tree': expected ring or torus");
+}
+
+TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_torus_report.json";
+  const std::string args = "train --chips 2 --cores-per-chip 2 --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 "
+                           "--report " + report;
+  int status = 0;
+  nlohmann::json r[2];
+  for (int i = 0; i < 2; ++i) {
+    run(args + (i == 1 ? " --allreduce torus" : ""), status);
+    ASSERT_EQ(status, 0);
+    std::ifstream in(report);
+    r[i] = nlohmann::json::parse(in);
+  }
+  EXPECT_EQ(r[0]["allreduce"], "ring");
+  EXPECT_EQ(r[1]["allreduce"], "torus");
+  // A line of 2 chips x 2 cores: grid 2 x 2, 4 supersteps per gradient chunk instead of 6.
+  EXPECT_EQ(r[1]["epochs"][0]["supersteps"].get<int64_t>() * 6, r[0]["epochs"][0]["supersteps"].get<int64_t>() * 4);
+  std::filesystem::remove(report);
+}
+
 TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
   const std::string dir = std::string(TESSERA_BINARY_DIR) + "/dp_cli_checkpoints";
   const std::string full = dir + "/full.json", resumed = dir + "/resumed.json";

@@ -142,6 +142,35 @@ TEST(DataParallel, FivePercentLinkLossGivesBitIdenticalWeightsOnlyTimeDiffers) {
   EXPECT_GT(lost.totals().wall_ps, clean.totals().wall_ps);
 }
 
+// The torus all-reduce (compiler/collectives.h) over the machine's grid (system/collective_grid.h).
+TEST(DataParallel, TorusAllReduceKeepsReplicasIdenticalInFewerSuperstepsAndFollowsTheRing) {
+  // 2 x 2 torus of chips with 2 cores (grid 2 x 2 x 2), 12 samples over 8 processors (ragged).
+  const graph::ModelSpec mlp = graph::zoo_spec("mlp");
+  system::SystemSpec pod = ring(4, 2);
+  pod.topology = system::Topology::kTorus2d;
+  pod.dims_x = pod.dims_y = 2;
+  DataParallelOptions o = options(graph::OptimizerKind::kAdam, 12, pod);
+  DataParallelTrainer by_ring(mlp, chip_test::tpu_v2_like(), o);
+  o.allreduce = compiler::CollectiveAlgorithm::kTorus;
+  DataParallelTrainer by_torus(mlp, chip_test::tpu_v2_like(), o);
+  const std::vector<double> a = train(by_ring, 2, 12), b = train(by_torus, 2, 12);
+  for (size_t s = 0; s < a.size(); ++s) EXPECT_NEAR(b[s], a[s], 1e-5 * std::abs(a[s])) << "step " << s;
+  // Per gradient chunk: 2 (1 + 1 + 1) supersteps instead of 2 (8 - 1).
+  EXPECT_EQ(by_torus.totals().supersteps * 14, by_ring.totals().supersteps * 6);
+  EXPECT_LT(by_torus.totals().exchange_ps, by_ring.totals().exchange_ps);
+}
+
+TEST(DataParallel, TorusAllReduceOnAOneCoreRingOfChipsIsTheRingBitForBit) {
+  // Grid 1 x 3: one dimension of 3, the ring's fragments in the ring's order.
+  const graph::ModelSpec mlp = graph::zoo_spec("mlp");
+  DataParallelOptions o = options(graph::OptimizerKind::kSgd, 8, ring(3, 1));
+  DataParallelTrainer by_ring(mlp, chip_test::tpu_v2_like(), o);
+  o.allreduce = compiler::CollectiveAlgorithm::kTorus;
+  DataParallelTrainer by_torus(mlp, chip_test::tpu_v2_like(), o);
+  EXPECT_EQ(train(by_torus, 2, 8), train(by_ring, 2, 8));
+  EXPECT_EQ(chip_test::differing_words(by_torus.params(0), by_ring.params(0)), 0u);
+}
+
 TEST(DataParallel, MoreProcessorsThanSamples_bad) {
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
   EXPECT_EQ(testing::error_of([&] {

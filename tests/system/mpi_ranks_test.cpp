@@ -91,12 +91,8 @@ std::vector<Outcome> run_ranks(int ranks, const SystemSpec& spec, const isa::Pro
   return on_thread_ranks<Outcome>(ranks, [&](Communicator& comm) { return run_rank(comm, spec, image, c); });
 }
 
-TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
-  const compiler::CollectiveSpec c = allreduce(8);
-  const SystemSpec spec = ring(4, 2, 0.05);
-  const isa::Program image = compiler::collective_program(c);
-  const std::vector<Outcome> one = run_ranks(1, spec, image, c);
-  ASSERT_EQ(one[0].error, "(no error)");
+// Every processor's vector in `o` equals the host reference of `c` on the input_word inputs.
+void expect_reference(const Outcome& o, const compiler::CollectiveSpec& c) {
   std::vector<std::vector<uint32_t>> inputs;
   for (int p = 0; p < c.processors; ++p) {
     std::vector<uint32_t> v(c.words);
@@ -105,8 +101,35 @@ TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
   }
   const std::vector<uint32_t> want = compiler::collective_reference(c, inputs);
   for (int p = 0; p < c.processors; ++p)
-    EXPECT_TRUE(std::equal(want.begin(), want.end(), one[0].vectors[static_cast<size_t>(p)].begin())) << p;
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), o.vectors[static_cast<size_t>(p)].begin())) << p;
+}
+
+TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
+  const compiler::CollectiveSpec c = allreduce(8);
+  const SystemSpec spec = ring(4, 2, 0.05);
+  const isa::Program image = compiler::collective_program(c);
+  const std::vector<Outcome> one = run_ranks(1, spec, image, c);
+  ASSERT_EQ(one[0].error, "(no error)");
+  expect_reference(one[0], c);
   for (int ranks : {2, 3, 4, 8, 11}) {
+    const std::vector<Outcome> got = run_ranks(ranks, spec, image, c);
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
+  }
+}
+
+TEST(SystemRanks, TorusAllReduceIsBitIdenticalForOneTwoAndFourRanks) {
+  // 2 x 2 torus of chips, 2 cores each: grid 2 x 2 x 2 (system/collective_grid.h), 5% loss.
+  compiler::CollectiveSpec c = allreduce(8);
+  c.algorithm = compiler::CollectiveAlgorithm::kTorus;
+  c.grid = {2, 2, 2};
+  SystemSpec spec = ring(4, 2, 0.05);
+  spec.topology = Topology::kTorus2d;
+  spec.dims_x = spec.dims_y = 2;
+  const isa::Program image = compiler::collective_program(c);
+  const std::vector<Outcome> one = run_ranks(1, spec, image, c);
+  ASSERT_EQ(one[0].error, "(no error)");
+  expect_reference(one[0], c);
+  for (int ranks : {2, 4}) {
     const std::vector<Outcome> got = run_ranks(ranks, spec, image, c);
     for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
   }
