@@ -8,10 +8,8 @@
 
 #include "common/error.h"
 #include "numerics/host_cpu.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "numerics/term_tile_avx2_common.h"
+#include "numerics/term_tile_group_avx2.h"
 
 namespace tessera::numerics::detail {
 
@@ -74,6 +72,7 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
   live_count.assign(static_cast<size_t>(steps), 0);
   max_count.assign(static_cast<size_t>(steps), 0);
   count_sum.assign(static_cast<size_t>(steps), 0);
+  min_low.assign(static_cast<size_t>(steps), 8);
   live.resize(static_cast<size_t>(steps) * L);
   const size_t row = static_cast<size_t>(s) * ops.kp;
   const auto& table = csd_table();
@@ -93,10 +92,27 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
       const TermList& tl = table[b.significand];
       l.biased_exponent = b.exponent + kExponentBias;
       l.oob_exponent = l.biased_exponent + tl.terms[tl.count - 1].power;
+      l.packed_offset = (j * L + i) * kGroupPes;
+      min_low[j] = static_cast<uint8_t>(std::min<int>(min_low[j], tl.terms[tl.count - 1].power));
       max_count[j] = std::max(max_count[j], l.count);
       count_sum[j] += l.count;
     }
   }
+}
+
+// terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
+// c > 8), as a pshufb table.
+const std::array<std::array<uint8_t, 16>, 256>& terms_from() {
+  static const std::array<std::array<uint8_t, 16>, 256> table = [] {
+    std::array<std::array<uint8_t, 16>, 256> t{};
+    for (int m = 0; m < 256; ++m) {
+      const TermList& tl = csd_table()[m];
+      for (int c = 0; c < 16; ++c)
+        for (int i = 0; i < tl.count; ++i) t[m][c] = static_cast<uint8_t>(t[m][c] + (tl.terms[i].power >= c ? 1 : 0));
+    }
+    return t;
+  }();
+  return table;
 }
 
 #if defined(__x86_64__)
@@ -108,10 +124,6 @@ bool tile_avx2_supported(const PeConfig& cfg) {
 }
 
 namespace {
-
-__attribute__((target("avx2"))) inline __m256i ld(const int32_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
 
 // The accumulators of a group as vectors (finite state only; Inf/NaN make the group scalar).
 struct VectorAcc {
@@ -140,13 +152,6 @@ __attribute__((target("avx2"))) void from_vectors(const VectorAcc& va, std::arra
     st[v] = z[v] != 0 ? PeAccumulator{PeAccumulator::Kind::Zero, n[v] != 0, 0, 0}
                       : PeAccumulator{PeAccumulator::Kind::Finite, n[v] != 0, e[v], static_cast<uint32_t>(s[v])};
   }
-}
-
-__attribute__((target("avx2"))) inline int hsum(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
 }
 
 struct GroupContext {
@@ -293,14 +298,6 @@ const std::array<PaddedTerms, 256>& padded_terms() {
   return table;
 }
 
-// Horizontal maximum of 8 lanes.
-__attribute__((target("avx2"))) inline int hmax(__m256i v) {
-  __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
-  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1));
-  return _mm_cvtsi128_si32(m);
-}
-
 // A lane's truncated terms for the PEs in `mask` (all-ones where g < 0): sum over B's CSD terms
 // (padded to kMaxTerms, branch-free) of s * trunc(ma * 2^(p - h)) = s * ((ma << 18) >> (h + 18 -
 // p)), h = -g <= 15, with the lane's sign, masked.
@@ -317,32 +314,6 @@ __attribute__((target("avx2"))) inline __m256i truncated_lane(const SerialSteps:
   const __m256i negative =
       _mm256_xor_si256(_mm256_srai_epi32(_mm256_slli_epi32(word, 16), 31), _mm256_set1_epi32(-int32_t{b.negative}));
   return _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(value, negative), negative), mask);
-}
-
-// terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
-// c > 8), as a pshufb table.
-const std::array<std::array<uint8_t, 16>, 256>& terms_from() {
-  static const std::array<std::array<uint8_t, 16>, 256> table = [] {
-    std::array<std::array<uint8_t, 16>, 256> t{};
-    for (int m = 0; m < 256; ++m) {
-      const TermList& tl = csd_table()[m];
-      for (int c = 0; c < 16; ++c)
-        for (int i = 0; i < tl.count; ++i) t[m][c] = static_cast<uint8_t>(t[m][c] + (tl.terms[i].power >= c ? 1 : 0));
-    }
-    return t;
-  }();
-  return table;
-}
-
-// A lane's processed terms in every PE: its terms with d = h + (W - 7) - p <= W, i.e. p >= h - 7
-// (h = gbase - pe), where A is non-zero (pe > 0); 0 elsewhere.
-__attribute__((target("avx2"))) inline __m256i processed_terms(const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
-  const __m256i from = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(terms_from()[b.significand].data())));
-  __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(gbase, pe), _mm256_set1_epi32(7));
-  c = _mm256_min_epi32(_mm256_max_epi32(c, _mm256_setzero_si256()), _mm256_set1_epi32(15));
-  const __m256i n = _mm256_shuffle_epi8(from, _mm256_or_si256(c, _mm256_set1_epi32(static_cast<int32_t>(0x80808000u))));
-  return _mm256_and_si256(n, _mm256_cmpgt_epi32(pe, _mm256_setzero_si256()));
 }
 
 // What the groups of a row share in step j of the lockstep steps: per live lane its B, the packed
@@ -688,6 +659,16 @@ __attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const T
                                                     GroupTotals& totals) {
   check_row(cfg, row, steps);
   const bool exact_products = !row.special && ops.p_specials == 0;
+  // The lean lockstep runs first (term_tile_group_avx2.h); the groups they refuse go below.
+  thread_local std::vector<RowGroup> rest;
+  thread_local std::vector<uint8_t> taken;
+  taken.resize(static_cast<size_t>(count));
+  group_runs_avx2(cfg, ops, row, steps, groups, count, totals, taken.data());
+  rest.clear();
+  for (int i = 0; i < count; ++i)
+    if (taken[static_cast<size_t>(i)] == 0) rest.push_back(groups[i]);
+  groups = rest.data();
+  count = static_cast<int>(rest.size());
   // Up to kRowChunk groups at a time, their states on the stack (placement new: GroupState holds
   // references; it is trivially destructible).
   constexpr int kRowChunk = 16;

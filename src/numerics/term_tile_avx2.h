@@ -76,6 +76,7 @@ struct SerialSteps {
     // For the lockstep steps (term_tile_avx2.cpp, row_lockstep_step): the exponent plus
     // kExponentBias, and that plus the lowest term power.
     int32_t biased_exponent = 0, oob_exponent = 0;
+    int32_t packed_offset = 0;  // (step * lanes + lane) * kGroupPes: the lane's k in a group's packed block
   };
   int lanes = 0;
   bool special = false;
@@ -83,6 +84,7 @@ struct SerialSteps {
   std::vector<LiveB> live;          // [j * lanes + t]: the t-th live B of step j
   std::vector<uint8_t> max_count;   // [j]: the most terms of a live B (0 without live lanes)
   std::vector<int32_t> count_sum;   // [j]: the terms of all live Bs
+  std::vector<uint8_t> min_low;     // [j]: the lowest term power over the live Bs (8 without live lanes)
 
   void build(const TileOperands& ops, int s, int steps, int L);
 };

@@ -16,6 +16,7 @@
 #include "numerics/term_matmul.h"
 #include "numerics/term_pe_reference.h"
 #include "numerics/term_tile_avx2.h"
+#include "numerics/term_row_case.h"
 
 namespace tessera::numerics {
 namespace {
@@ -58,64 +59,27 @@ TEST(TermTileRows, RowStepsMatchReferencePeByPeAndStepByStep) {
                  rng() % 5 == 0 ? 20 : 127, static_cast<int>(rng() % 3), rng() % 3 == 0,
                  static_cast<int>(rng() % 81) - 50};
     if (!detail::tile_avx2_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
-    const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 5), kp = steps * L;
+    const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 5);
     const bool specials = trial % 4 == 0;
-    // Groups at x0 = 0, 9, 18, ... with 1..8 valid PEs each (gaps between them are unused PEs).
-    const int count = 1 + static_cast<int>(rng() % 4);
-    std::vector<int> x0s, valids;
-    for (int g = 0; g < count; ++g) {
-      x0s.push_back(9 * g);
-      valids.push_back(1 + static_cast<int>(rng() % detail::kGroupPes));
-    }
-    const int x_count = x0s.back() + valids.back();
-    detail::TileOperands ops;
-    ops.resize(1, kp, x_count);
-    std::vector<Bf16> serial(kp), parallel(static_cast<size_t>(kp) * x_count);
-    for (int k = 0; k < kp; ++k) {
-      serial[k] = edge_operand(rng, specials);
-      ops.set_serial(0, k, detail::make_operand(serial[k]));
-      for (int x = 0; x < x_count; ++x) {
-        parallel[static_cast<size_t>(k) * x_count + x] = edge_operand(rng, specials);
-        ops.set_parallel(k, x, detail::make_operand(parallel[static_cast<size_t>(k) * x_count + x]));
-      }
-    }
-    ops.pack(x0s);
-    detail::SerialSteps row;
-    row.build(ops, 0, steps, L);
-    std::vector<float> out(x_count);
+    const test::RowCase c = test::make_row_case(
+        rng, L, steps, [&] { return edge_operand(rng, specials); }, [&] { return edge_operand(rng, specials); });
+    std::vector<float> out(c.x_count);
     for (float& v : out) v = edge_accumulator(rng);
     const std::vector<float> init = out;
-    std::vector<int> step_max(static_cast<size_t>(count) * steps, 0);
-    std::vector<detail::RowGroup> groups;
-    for (int g = 0; g < count; ++g)
-      groups.push_back(detail::RowGroup{x0s[g], g, valids[g], &out[x0s[g]], 1, &step_max[static_cast<size_t>(g) * steps]});
+    std::vector<int> step_max(static_cast<size_t>(c.count) * steps, 0);
+    const std::vector<detail::RowGroup> groups = test::row_groups(c, out.data(), step_max.data());
     detail::GroupTotals totals;
-    detail::row_steps_avx2(cfg, ops, row, 0, steps, groups.data(), count, totals);
+    detail::row_steps_avx2(cfg, c.ops, c.row, 0, steps, groups.data(), c.count, totals);
 
     detail::GroupTotals want;
-    for (int g = 0; g < count; ++g) {
-      std::vector<int> slowest(steps, 0);
-      for (int v = 0; v < valids[g]; ++v) {
-        const int x = x0s[g] + v;
-        PeAccumulator acc = accumulator_from_f32(init[x], cfg);
-        for (int j = 0; j < steps; ++j) {
-          std::vector<Bf16> a(L), b(serial.begin() + j * L, serial.begin() + (j + 1) * L);
-          for (int i = 0; i < L; ++i) a[i] = parallel[static_cast<size_t>(j * L + i) * x_count + x];
-          const StepStats s = reference_step(cfg, a, b, acc);
-          slowest[j] = std::max(slowest[j], s.cycles);
-          want.pe_cycles += s.cycles;
-          for (int i = 0; i < L; ++i) {
-            want.processed += s.lanes[i].processed;
-            want.skipped_zero += s.lanes[i].skipped_zero;
-            want.skipped_oob += s.lanes[i].skipped_oob;
-            want.lane_idle += s.cycles - s.lanes[i].processed;
-          }
-        }
-        ASSERT_EQ(std::bit_cast<uint32_t>(out[x]), std::bit_cast<uint32_t>(accumulator_to_f32(acc, cfg)))
+    for (int g = 0; g < c.count; ++g) {
+      const test::GroupReference e = test::reference_group(cfg, c, g, init.data());
+      test::add_totals(want, e.totals);
+      for (int v = 0; v < c.valids[g]; ++v)
+        ASSERT_EQ(std::bit_cast<uint32_t>(out[c.x0s[g] + v]), std::bit_cast<uint32_t>(e.out[v]))
             << "trial " << trial << " group " << g << " PE " << v;
-      }
       for (int j = 0; j < steps; ++j)
-        ASSERT_EQ(step_max[static_cast<size_t>(g) * steps + j], slowest[j]) << "trial " << trial << " group " << g;
+        ASSERT_EQ(step_max[static_cast<size_t>(g) * steps + j], e.slowest[j]) << "trial " << trial << " group " << g;
     }
     EXPECT_EQ(totals.processed, want.processed) << "trial " << trial;
     EXPECT_EQ(totals.skipped_zero, want.skipped_zero) << "trial " << trial;

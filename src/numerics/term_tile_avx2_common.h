@@ -1,0 +1,52 @@
+// Internal helpers shared by the vector tile's kernels (term_tile_avx2.cpp, term_tile_group_avx2.cpp):
+// vector loads and horizontal reductions, and the count of a lane's processed terms.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "numerics/term_tile_avx2.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+namespace tessera::numerics::detail {
+
+__attribute__((target("avx2"))) inline __m256i ld(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+__attribute__((target("avx2"))) inline int hsum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// Horizontal maximum of 8 lanes.
+__attribute__((target("avx2"))) inline int hmax(__m256i v) {
+  __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1));
+  return _mm_cvtsi128_si32(m);
+}
+
+// terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
+// c > 8), as a pshufb table.
+const std::array<std::array<uint8_t, 16>, 256>& terms_from();
+
+// A lane's processed terms in every PE: its terms with d = h + (W - 7) - p <= W, i.e. p >= h - 7
+// (h = gbase - pe, gbase = E - (W - 14), exponents biased by kExponentBias), where A is non-zero
+// (pe > 0); 0 elsewhere.
+__attribute__((target("avx2"))) inline __m256i processed_terms(const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
+  const __m256i from = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(terms_from()[b.significand].data())));
+  __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(gbase, pe), _mm256_set1_epi32(7));
+  c = _mm256_min_epi32(_mm256_max_epi32(c, _mm256_setzero_si256()), _mm256_set1_epi32(15));
+  const __m256i n = _mm256_shuffle_epi8(from, _mm256_or_si256(c, _mm256_set1_epi32(static_cast<int32_t>(0x80808000u))));
+  return _mm256_and_si256(n, _mm256_cmpgt_epi32(pe, _mm256_setzero_si256()));
+}
+
+}  // namespace tessera::numerics::detail
+
+#endif

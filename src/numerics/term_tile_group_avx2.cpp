@@ -1,0 +1,298 @@
+#include "numerics/term_tile_group_avx2.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <iterator>
+#include <vector>
+
+#include "common/error.h"
+#include "numerics/term_tile_avx2_common.h"
+
+namespace tessera::numerics::detail {
+
+#if defined(__x86_64__)
+
+bool group_run_supported(const PeConfig& cfg) {
+  return cfg.acc_fraction_bits == 23 && cfg.lanes <= kGroupPes && tile_avx2_supported(cfg);
+}
+
+namespace {
+
+constexpr int kW = 23;
+constexpr int kSplitSlots = 4;  // at most 4 positive and 4 negative CSD terms in an 8-bit significand
+
+// Per significand: the shift counts 8 - p of its positive CSD terms ([0, 4)) and of its negative
+// ones ([4, 8)), padded with 32 (a shift that gives 0); [8] is spare, so that the 16-byte count
+// operand read at any slot stays inside the entry.
+struct SplitTerms {
+  uint64_t count[2 * kSplitSlots + 1];
+};
+
+const std::array<SplitTerms, 256>& split_terms() {
+  static const std::array<SplitTerms, 256> table = [] {
+    std::array<SplitTerms, 256> t{};
+    for (int m = 0; m < 256; ++m) {
+      std::fill(std::begin(t[m].count), std::end(t[m].count), uint64_t{32});
+      const TermList& tl = csd_table()[m];
+      int positive = 0, negative = kSplitSlots;
+      for (int i = 0; i < tl.count; ++i) {
+        const int slot = tl.terms[i].sign > 0 ? positive++ : negative++;
+        TESSERA_CHECK(positive <= kSplitSlots && negative <= 2 * kSplitSlots, "split_terms: too many terms of one sign");
+        t[m].count[slot] = static_cast<uint64_t>(8 - tl.terms[i].power);
+      }
+    }
+    return t;
+  }();
+  return table;
+}
+
+// A truncated lane's signed contribution in window units in every PE: sum over B's CSD terms (p, s)
+// of s * floor(ma * 2^(p - h)), with the lane's sign. shift = h + 8: Y = (ma << 16) >> shift =
+// floor(ma * 2^(8 - h)), and floor(ma * 2^(p - h)) = Y >> (8 - p) (nested floors).
+__attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(const SplitTerms* split, const SerialSteps::LiveB& b,
+                                                                           __m256i word, __m256i shift) {
+  const SplitTerms& st = split[b.significand];
+  const __m256i y = _mm256_srlv_epi32(_mm256_slli_epi32(_mm256_abs_epi16(word), 16), shift);
+  __m256i positive = _mm256_setzero_si256(), negative = _mm256_setzero_si256();
+  for (int i = 0; i < kSplitSlots; ++i) {
+    positive = _mm256_add_epi32(positive, _mm256_srl_epi32(y, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&st.count[i]))));
+    negative = _mm256_add_epi32(
+        negative, _mm256_srl_epi32(y, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&st.count[kSplitSlots + i]))));
+  }
+  // Negative where A (the word's low half) and B differ in sign; zero where A is zero.
+  const __m256i sign = _mm256_xor_si256(_mm256_slli_epi32(word, 16), _mm256_set1_epi32(-int32_t{b.negative}));
+  return _mm256_sign_epi32(_mm256_sub_epi32(positive, negative), sign);
+}
+
+// One group between steps. Accumulator of PE v: zero if a_eb = 0, else sign of a_sgn, significand
+// a_mag (2^23 <= a_mag < 2^24) and exponent a_eb - kExponentBias.
+struct Run {
+  const PeConfig* cfg = nullptr;
+  const SerialSteps* row = nullptr;
+  const SplitTerms* split = nullptr;
+  const int32_t* packed = nullptr;
+  int* slowest = nullptr;  // [j]
+  __m256i valid;
+  __m256i a_eb, a_mag, a_sgn;
+  __m256i exponent_max;  // over all steps: an overflow check at the end
+  __m256i processed_acc, nonzero_acc, cycle_acc;
+  int64_t uniform_processed = 0, uniform_cycles = 0;  // per PE, over the steps timed by the serial row
+};
+
+// Step j timed by the serial row: every live lane processes all its terms in every valid PE.
+inline int row_timed(Run& r, int j) {
+  const int c = std::max<int>(r.row->max_count[static_cast<size_t>(j)], r.cfg->min_step_cycles);
+  r.uniform_cycles += c;
+  r.uniform_processed += r.row->count_sum[static_cast<size_t>(j)];
+  return c;
+}
+
+// Step j timed per PE and lane: the terms not out of bounds of lanes with a non-zero A.
+template <int N>
+__attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, const SerialSteps::LiveB* b, const __m256i* pe,
+                                                                  __m256i gbase) {
+  __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
+  for (int t = 0; t < N; ++t) {
+    const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(b[t].count));
+    const __m256i lane = processed_terms(b[t], pe[t], gbase);
+    proc_max = _mm256_max_epi32(proc_max, lane);
+    processed = _mm256_add_epi32(processed, lane);
+    nonzero = _mm256_add_epi32(nonzero, count);
+  }
+  r.processed_acc = _mm256_add_epi32(r.processed_acc, _mm256_and_si256(processed, r.valid));
+  r.nonzero_acc = _mm256_add_epi32(r.nonzero_acc, _mm256_and_si256(nonzero, r.valid));
+  const __m256i c = _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(r.cfg->min_step_cycles)), r.valid);
+  r.cycle_acc = _mm256_add_epi32(r.cycle_acc, c);
+  return hmax(c);
+}
+
+// Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
+// product exponent is negative).
+template <int N>
+__attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
+  const SerialSteps::LiveB* b = &r.row->live[static_cast<size_t>(j) * r.row->lanes];
+  constexpr int kSlots = N > 0 ? N : 1;
+  __m256i w[kSlots], pe[kSlots];
+  __m256i pe_max = _mm256_setzero_si256(), smin = _mm256_set1_epi32(INT32_MAX);
+  for (int t = 0; t < N; ++t) {
+    w[t] = ld(r.packed + b[t].packed_offset);
+    pe[t] = _mm256_add_epi32(_mm256_srai_epi32(w[t], 16), _mm256_set1_epi32(b[t].biased_exponent));
+    pe_max = _mm256_max_epi32(pe_max, pe[t]);
+    smin = _mm256_min_epi32(smin, pe[t]);
+  }
+  __m256i E = _mm256_max_epi32(pe_max, r.a_eb);
+  if (r.cfg->fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(r.cfg->fixed_exponent + kExponentBias));
+  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(kW - 14));
+  __m256i value = _mm256_setzero_si256();
+  for (int t = 0; t < N; ++t)
+    value = _mm256_add_epi32(
+        value, _mm256_sllv_epi32(_mm256_madd_epi16(w[t], _mm256_set1_epi32(b[t].signed_significand)), _mm256_sub_epi32(pe[t], gbase)));
+  int slowest;
+  if (_mm256_testz_si256(_mm256_cmpgt_epi32(gbase, smin), r.valid)) {
+    // Every product of every valid PE in the window's top (exact) and every A of a live lane non-zero.
+    slowest = row_timed(r, j);
+  } else {
+    // Lanes with g < 0 and A != 0 in some valid PE add their truncated terms there.
+    __m256i m[kSlots];
+    unsigned lanes = 0;
+    for (int t = 0; t < N; ++t) {
+      m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid);
+      lanes |= unsigned{_mm256_movemask_ps(_mm256_castsi256_ps(m[t])) != 0} << t;
+    }
+    const __m256i shift_base = _mm256_add_epi32(gbase, _mm256_set1_epi32(8));
+    for (; lanes != 0; lanes &= lanes - 1) {
+      const int t = std::countr_zero(lanes);
+      value = _mm256_add_epi32(value, _mm256_and_si256(truncated_terms(r.split, b[t], w[t], _mm256_sub_epi32(shift_base, pe[t])),
+                                                       _mm256_srai_epi32(m[t], 31)));
+    }
+    // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
+    // if the minimum product exponent plus the row's lowest power clears it.
+    const __m256i limit = _mm256_sub_epi32(E, _mm256_set1_epi32(kW - 7));
+    const __m256i low = _mm256_add_epi32(smin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
+    slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, j) : lane_timed<N>(r, b, pe, gbase);
+  }
+  r.slowest[j] = slowest;
+  // Contract step 5: the accumulator truncated to the window, added, rounded to 24 bits (the
+  // conversion's round to nearest even); a zero sum is +0.
+  const __m256i aligned = _mm256_sign_epi32(_mm256_srlv_epi32(r.a_mag, _mm256_sub_epi32(E, r.a_eb)), r.a_sgn);
+  const __m256i sum = _mm256_add_epi32(value, aligned);
+  const __m256i bits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_abs_epi32(sum)));
+  r.a_mag = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  r.a_eb = _mm256_andnot_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
+                               _mm256_add_epi32(E, _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127 + kW))));
+  r.a_sgn = sum;
+  r.exponent_max = _mm256_max_epi32(r.exponent_max, r.a_eb);
+}
+
+// All steps of groups runs[0..n), step by step: step j of every group, then step j + 1 (the
+// groups meet the same serial lanes, so the dispatch on the live lane count is taken once per step).
+__attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, const SerialSteps& row) {
+  for (int j = 0; j < steps; ++j) {
+#define TESSERA_STEPS(N) \
+  case N:                \
+    for (int i = 0; i < n; ++i) step<N>(runs[i], j); \
+    break;
+    switch (row.live_count[static_cast<size_t>(j)]) {
+      TESSERA_STEPS(0)
+      TESSERA_STEPS(1)
+      TESSERA_STEPS(2)
+      TESSERA_STEPS(3)
+      TESSERA_STEPS(4)
+      TESSERA_STEPS(5)
+      TESSERA_STEPS(6)
+      TESSERA_STEPS(7)
+      default:
+        for (int i = 0; i < n; ++i) step<8>(runs[i], j);
+    }
+#undef TESSERA_STEPS
+  }
+}
+
+// Loads the start accumulators; false if one is not +0 or an fp32 normal number <= acc_max_exponent.
+__attribute__((target("avx2"))) bool load(Run& r, const float* in, int stride, int valid) {
+  alignas(32) int32_t b[kGroupPes] = {};
+  for (int v = 0; v < valid; ++v) std::memcpy(&b[v], &in[static_cast<ptrdiff_t>(v) * stride], sizeof(float));
+  const __m256i bits = ld(b);
+  const __m256i biased = _mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xff));
+  const __m256i zero = _mm256_cmpeq_epi32(bits, _mm256_setzero_si256());
+  const __m256i normal = _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()),
+                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(std::min(r.cfg->acc_max_exponent, 127) + 128), biased));
+  const __m256i bad = _mm256_andnot_si256(_mm256_or_si256(zero, normal), _mm256_set1_epi32(-1));
+  if (!_mm256_testz_si256(bad, bad)) return false;
+  r.a_eb = _mm256_andnot_si256(zero, _mm256_add_epi32(biased, _mm256_set1_epi32(kExponentBias - 127)));
+  r.a_mag = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  r.a_sgn = bits;
+  return true;
+}
+
+// Writes the accumulators as fp32; false (nothing written) if one overflowed in some step or ends
+// outside fp32's normal range.
+__attribute__((target("avx2"))) bool store(const Run& r, float* out, int stride, int valid) {
+  const __m256i overflow = _mm256_cmpgt_epi32(r.exponent_max, _mm256_set1_epi32(r.cfg->acc_max_exponent + kExponentBias));
+  if (!_mm256_testz_si256(overflow, r.valid)) return false;
+  const __m256i nonzero = _mm256_xor_si256(_mm256_cmpeq_epi32(r.a_eb, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
+  const __m256i biased = _mm256_sub_epi32(r.a_eb, _mm256_set1_epi32(kExponentBias - 127));
+  const __m256i in_range =
+      _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()), _mm256_cmpgt_epi32(_mm256_set1_epi32(255), biased));
+  if (!_mm256_testz_si256(_mm256_andnot_si256(in_range, nonzero), r.valid)) return false;
+  const __m256i magnitude =
+      _mm256_or_si256(_mm256_slli_epi32(biased, 23), _mm256_and_si256(r.a_mag, _mm256_set1_epi32(0x7fffff)));
+  const __m256i bits = _mm256_and_si256(
+      _mm256_or_si256(magnitude, _mm256_and_si256(r.a_sgn, _mm256_set1_epi32(INT32_MIN))), nonzero);
+  alignas(32) int32_t b[kGroupPes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b), bits);
+  for (int v = 0; v < valid; ++v) std::memcpy(&out[static_cast<ptrdiff_t>(v) * stride], &b[v], sizeof(float));
+  return true;
+}
+
+// Adds a finished group's counters to totals and raises its blocks' step maxima.
+void finish(const Run& r, int valid, int steps, int* step_max, GroupTotals& totals) {
+  for (int j = 0; j < steps; ++j) step_max[j] = std::max(step_max[j], r.slowest[j]);
+  const int L = r.cfg->lanes;
+  const int64_t cycle_sum = hsum(r.cycle_acc) + r.uniform_cycles * valid;
+  const int64_t processed = hsum(r.processed_acc) + r.uniform_processed * valid;
+  const int64_t nonzero = hsum(r.nonzero_acc) + r.uniform_processed * valid;
+  totals.processed += processed;
+  totals.skipped_oob += nonzero - processed;
+  totals.skipped_zero += int64_t{steps} * valid * L * kTermSlots - nonzero;
+  totals.lane_idle += int64_t{L} * cycle_sum - processed;
+  totals.pe_cycles += cycle_sum;
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
+                                                     int steps, const RowGroup* groups, int count, GroupTotals& totals,
+                                                     uint8_t* done) {
+  std::fill(done, done + count, uint8_t{0});
+  if (!group_run_supported(cfg) || row.special || ops.p_specials != 0) return;
+  TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
+                "group_runs_avx2: serial row prepared for another shape");
+  constexpr int kChunk = 16;
+  thread_local std::vector<int> slowest;
+  slowest.resize(static_cast<size_t>(kChunk) * steps);
+  std::array<Run, kChunk> runs;
+  std::array<int, kChunk> index;
+  const SplitTerms* split = split_terms().data();
+  for (int first = 0; first < count;) {
+    int n = 0;
+    for (; first < count && n < kChunk; ++first) {
+      const RowGroup& rg = groups[first];
+      TESSERA_CHECK(rg.valid >= 1 && rg.valid <= kGroupPes, "group_runs_avx2: bad group");
+      if (rg.group < 0 || ops.packed.size() < static_cast<size_t>(rg.group + 1) * ops.kp * kGroupPes) continue;
+      Run& r = runs[static_cast<size_t>(n)];
+      r = Run{};
+      r.cfg = &cfg;
+      r.row = &row;
+      r.split = split;
+      r.packed = ops.packed.data() + static_cast<size_t>(rg.group) * ops.kp * kGroupPes;
+      r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
+      r.valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(rg.valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      r.exponent_max = r.processed_acc = r.nonzero_acc = r.cycle_acc = _mm256_setzero_si256();
+      if (!load(r, rg.out, rg.stride, rg.valid)) continue;
+      index[static_cast<size_t>(n++)] = first;
+    }
+    run_steps(runs.data(), n, steps, row);
+    for (int i = 0; i < n; ++i) {
+      const RowGroup& rg = groups[index[static_cast<size_t>(i)]];
+      if (!store(runs[static_cast<size_t>(i)], rg.out, rg.stride, rg.valid)) continue;
+      finish(runs[static_cast<size_t>(i)], rg.valid, steps, rg.step_max, totals);
+      done[index[static_cast<size_t>(i)]] = 1;
+    }
+  }
+}
+
+#else
+
+bool group_run_supported(const PeConfig&) { return false; }
+
+void group_runs_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, const RowGroup*, int count,
+                     GroupTotals&, uint8_t* done) {
+  std::fill(done, done + count, uint8_t{0});
+}
+
+#endif
+
+}  // namespace tessera::numerics::detail

@@ -1,0 +1,157 @@
+// The lean lockstep runs of the vector tile (numerics/term_tile_group_avx2.h, group_runs_avx2)
+// against reference_step PE by PE and step by step: which groups they take (every group whose
+// start accumulators are +0 or fp32 normal, that never overflows and ends in fp32's range), and
+// for those the values, step maxima and every counter. Operands are built for the paths inside a
+// step: exact products only (timing from the serial row), truncated lanes of B values with 1..5
+// CSD terms at every depth, out-of-bounds terms and zero parallel operands (timing per PE), zeros
+// of both signs, subnormals, huge exponent gaps, fixed-exponent mode, ragged groups.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "numerics/bf16.h"
+#include "numerics/term_encoding.h"
+#include "numerics/term_tile_group_avx2.h"
+#include "numerics/term_row_case.h"
+
+namespace tessera::numerics {
+namespace {
+
+// A finite bf16 value: a zero of either sign (1 in `zero_one_in`), a subnormal, an exponent
+// anywhere (huge gaps) or within +-12 of `center` (truncated lanes of every depth); a significand
+// with `terms` CSD terms when terms > 0.
+Bf16 operand(std::mt19937_64& rng, int center, int zero_one_in, int terms) {
+  const uint64_t r = rng();
+  const auto sign = static_cast<uint16_t>((r >> 8) & 0x8000);
+  if (r % zero_one_in == 0) return Bf16{sign};
+  if (r % 29 == 1) return Bf16{static_cast<uint16_t>(sign | ((r >> 30) % 127 + 1))};
+  const int e = r % 13 == 2 ? 1 + static_cast<int>((r >> 20) % 254) : std::clamp(center + static_cast<int>((r >> 20) % 25) - 12, 1, 254);
+  int m = 128 + static_cast<int>((r >> 40) % 128);
+  while (terms > 0 && term_count(static_cast<uint8_t>(m)) != terms) m = 128 + (m - 127) % 128;
+  return Bf16{static_cast<uint16_t>(sign | (e << 7) | (m & 0x7f))};
+}
+
+// Start accumulators: mostly +0 or normal values near the products of operands around `center`
+// (taken), some -0, fp32 subnormals, Inf and huge values (refused).
+float start_accumulator(std::mt19937_64& rng, int center) {
+  const uint64_t r = rng();
+  switch (r % 16) {
+    case 0:
+    case 1:
+      return 0.0f;
+    case 2:
+      return -0.0f;
+    case 3:
+      return std::bit_cast<float>(static_cast<uint32_t>((r >> 12) & 0x807fffffu));
+    case 4:
+      return r % 3 == 0 ? INFINITY : 3e38f;
+    default:
+      return std::ldexp(static_cast<float>((r >> 16) % 100000) / 1000.0f - 50.0f,
+                        2 * (center - 127) + static_cast<int>((r >> 40) % 24) - 12);
+  }
+}
+
+// Whether group_runs_avx2 must take group g: start accumulators +0 or fp32 normal up to
+// acc_max_exponent, no overflow, final accumulators +0 or in fp32's normal range.
+bool covered(const PeConfig& cfg, const test::RowCase& c, int g, const float* init, const test::GroupReference& e) {
+  if (e.overflowed) return false;
+  for (int v = 0; v < c.valids[g]; ++v) {
+    const uint32_t bits = std::bit_cast<uint32_t>(init[c.x0s[g] + v]);
+    const int biased = static_cast<int>((bits >> 23) & 0xff);
+    if (bits != 0 && (biased == 0 || biased == 255 || biased - 127 > cfg.acc_max_exponent)) return false;
+    const PeAccumulator& f = e.final[static_cast<size_t>(v)];
+    if (f.kind == PeAccumulator::Kind::Finite && (f.exponent < -126 || f.exponent > 127)) return false;
+  }
+  return true;
+}
+
+TEST(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) {
+  std::mt19937_64 rng(61);
+  int taken = 0, refused = 0;
+  detail::GroupTotals all;
+  for (int trial = 0; trial < 1200; ++trial) {
+    PeConfig cfg{std::vector<int>{2, 5, 8}[rng() % 3], 23, rng() % 6 == 0 ? 20 : 127, static_cast<int>(rng() % 3),
+                 rng() % 4 == 0, static_cast<int>(rng() % 81) - 40};
+    if (!detail::group_run_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
+    const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 12);
+    // Products from about 2^-174 (results below fp32's normal range: refused) to 2^68.
+    const int center = 40 + static_cast<int>(rng() % 110);
+    // B with a fixed term count per trial half of the time (truncated lanes of 1..5 terms).
+    const int terms = rng() % 2 == 0 ? 1 + static_cast<int>(rng() % kMaxTerms) : 0;
+    const int zero_one_in = std::vector<int>{3, 7, 1000}[rng() % 3];
+    const test::RowCase c = test::make_row_case(
+        rng, L, steps, [&] { return operand(rng, center, 2, terms); }, [&] { return operand(rng, center, zero_one_in, 0); });
+    std::vector<float> out(c.x_count);
+    for (float& v : out) v = rng() % 3 == 0 ? 0.0f : start_accumulator(rng, center);
+    const std::vector<float> init = out;
+    std::vector<int> step_max(static_cast<size_t>(c.count) * steps, 0);
+    const std::vector<detail::RowGroup> groups = test::row_groups(c, out.data(), step_max.data());
+    detail::GroupTotals totals;
+    std::vector<uint8_t> done(c.count);
+    detail::group_runs_avx2(cfg, c.ops, c.row, steps, groups.data(), c.count, totals, done.data());
+
+    detail::GroupTotals want;
+    for (int g = 0; g < c.count; ++g) {
+      const test::GroupReference e = test::reference_group(cfg, c, g, init.data());
+      const bool take = covered(cfg, c, g, init.data(), e);
+      ASSERT_EQ(done[g] != 0, take) << "trial " << trial << " group " << g;
+      for (int v = 0; v < c.valids[g]; ++v) {
+        const int x = c.x0s[g] + v;
+        ASSERT_EQ(std::bit_cast<uint32_t>(out[x]), std::bit_cast<uint32_t>(take ? e.out[v] : init[x]))
+            << "trial " << trial << " group " << g << " PE " << v;
+      }
+      for (int j = 0; j < steps; ++j)
+        ASSERT_EQ(step_max[static_cast<size_t>(g) * steps + j], take ? e.slowest[j] : 0) << "trial " << trial << " group " << g;
+      if (take) test::add_totals(want, e.totals);
+      ++(take ? taken : refused);
+    }
+    ASSERT_EQ(totals.processed, want.processed) << "trial " << trial;
+    ASSERT_EQ(totals.skipped_zero, want.skipped_zero) << "trial " << trial;
+    ASSERT_EQ(totals.skipped_oob, want.skipped_oob) << "trial " << trial;
+    ASSERT_EQ(totals.lane_idle, want.lane_idle) << "trial " << trial;
+    ASSERT_EQ(totals.pe_cycles, want.pe_cycles) << "trial " << trial;
+    all.skipped_oob += totals.skipped_oob;
+  }
+  // Both outcomes occur, and the taken groups met out-of-bounds terms.
+  EXPECT_GT(taken, 1000);
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(all.skipped_oob, 0);
+}
+
+// Groups whose serial row or parallel operand holds Inf or NaN are never taken.
+TEST(TermTileGroup, RowsWithInfOrNaNAreRefused) {
+  PeConfig cfg;
+  if (!detail::group_run_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
+  for (const bool in_serial : {true, false}) {
+    detail::TileOperands ops;
+    ops.resize(1, 8, 8);
+    for (int k = 0; k < 8; ++k) {
+      ops.set_serial(0, k, detail::make_operand(bf16_from_f32(1.0f + k)));
+      for (int x = 0; x < 8; ++x) ops.set_parallel(k, x, detail::make_operand(bf16_from_f32(0.5f * (x + 1))));
+    }
+    if (in_serial)
+      ops.set_serial(0, 3, detail::make_operand(Bf16{0x7f80}));
+    else
+      ops.set_parallel(5, 2, detail::make_operand(Bf16{0x7fc1}));
+    ops.pack({0});
+    detail::SerialSteps row;
+    row.build(ops, 0, 1, 8);
+    std::vector<float> out(8, 1.0f);
+    int step_max = 0;
+    const detail::RowGroup group{0, 0, 8, out.data(), 1, &step_max};
+    detail::GroupTotals totals;
+    uint8_t done = 1;
+    detail::group_runs_avx2(cfg, ops, row, 1, &group, 1, totals, &done);
+    EXPECT_EQ(done, 0);
+    EXPECT_EQ(out, std::vector<float>(8, 1.0f));
+    EXPECT_EQ(step_max, 0);
+    EXPECT_EQ(totals.pe_cycles, 0);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::numerics
