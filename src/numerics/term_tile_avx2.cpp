@@ -422,7 +422,7 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
   __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   for (int t = 0; t < live; ++t) {
     const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(p.b[t].count));
-    const __m256i lane = maybe_oob ? processed_terms(p.b[t], pe[t], gbase) : count;
+    const __m256i lane = maybe_oob ? processed_terms(terms_from(), p.b[t], pe[t], gbase) : count;
     proc_max = _mm256_max_epi32(proc_max, lane);
     processed = _mm256_add_epi32(processed, lane);
     nonzero = _mm256_add_epi32(nonzero, count);

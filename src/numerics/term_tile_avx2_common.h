@@ -38,9 +38,11 @@ const std::array<std::array<uint8_t, 16>, 256>& terms_from();
 // A lane's processed terms in every PE: its terms with d = h + (W - 7) - p <= W, i.e. p >= h - 7
 // (h = gbase - pe, gbase = E - (W - 14), exponents biased by kExponentBias), where A is non-zero
 // (pe > 0); 0 elsewhere.
-__attribute__((target("avx2"))) inline __m256i processed_terms(const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
-  const __m256i from = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(terms_from()[b.significand].data())));
+// `table` is terms_from().
+__attribute__((target("avx2"))) inline __m256i processed_terms(const std::array<std::array<uint8_t, 16>, 256>& table,
+                                                               const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
+  const __m256i from =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table[b.significand].data())));
   __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(gbase, pe), _mm256_set1_epi32(7));
   c = _mm256_min_epi32(_mm256_max_epi32(c, _mm256_setzero_si256()), _mm256_set1_epi32(15));
   const __m256i n = _mm256_shuffle_epi8(from, _mm256_or_si256(c, _mm256_set1_epi32(static_cast<int32_t>(0x80808000u))));

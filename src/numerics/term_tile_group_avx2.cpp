@@ -72,6 +72,7 @@ struct Run {
   const PeConfig* cfg = nullptr;
   const SerialSteps* row = nullptr;
   const SplitTerms* split = nullptr;
+  const std::array<std::array<uint8_t, 16>, 256>* terms_from = nullptr;
   const int32_t* packed = nullptr;
   int* slowest = nullptr;  // [j]
   __m256i valid;
@@ -96,7 +97,7 @@ __attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, con
   __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   for (int t = 0; t < N; ++t) {
     const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(b[t].count));
-    const __m256i lane = processed_terms(b[t], pe[t], gbase);
+    const __m256i lane = processed_terms(*r.terms_from, b[t], pe[t], gbase);
     proc_max = _mm256_max_epi32(proc_max, lane);
     processed = _mm256_add_epi32(processed, lane);
     nonzero = _mm256_add_epi32(nonzero, count);
@@ -256,6 +257,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
   std::array<Run, kChunk> runs;
   std::array<int, kChunk> index;
   const SplitTerms* split = split_terms().data();
+  const auto& from = terms_from();
   for (int first = 0; first < count;) {
     int n = 0;
     for (; first < count && n < kChunk; ++first) {
@@ -267,6 +269,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       r.cfg = &cfg;
       r.row = &row;
       r.split = split;
+      r.terms_from = &from;
       r.packed = ops.packed.data() + static_cast<size_t>(rg.group) * ops.kp * kGroupPes;
       r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
       r.valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(rg.valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
