@@ -169,11 +169,13 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
   // +0 that resize wrote, so with unchanged weights and shape nothing else needs decoding.
   const bool reuse = decoded.matches(w, ldw, M, K, N, L, inputs_serial);
   if (!reuse) ops.resize(inputs_serial ? M : N, kp, inputs_serial ? N : M);
-  for (int m = 0; m < M; ++m)
-    for (int k = 0; k < K; ++k) {
-      const detail::TermOperand op = detail::make_operand(bf16_from_f32(a[m * lda + k]));
-      inputs_serial ? ops.set_serial(m, k, op) : ops.set_parallel(k, m, op);
+  for (int m = 0; m < M; ++m) {
+    if (inputs_serial) {
+      ops.set_serial_row(m, a + static_cast<ptrdiff_t>(m) * lda, K);
+      continue;
     }
+    for (int k = 0; k < K; ++k) ops.set_parallel(k, m, detail::make_operand(bf16_from_f32(a[m * lda + k])));
+  }
   if (!reuse) {
     for (int k = 0; k < K; ++k)
       for (int n = 0; n < N; ++n) {

@@ -66,40 +66,6 @@ void TileOperands::pack(const std::vector<int>& x0s) {
       }
 }
 
-void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
-  lanes = L;
-  special = false;
-  live_count.assign(static_cast<size_t>(steps), 0);
-  max_count.assign(static_cast<size_t>(steps), 0);
-  count_sum.assign(static_cast<size_t>(steps), 0);
-  min_low.assign(static_cast<size_t>(steps), 8);
-  live.resize(static_cast<size_t>(steps) * L);
-  const size_t row = static_cast<size_t>(s) * ops.kp;
-  const auto& table = csd_table();
-  for (int j = 0; j < steps; ++j) {
-    for (int i = 0; i < L; ++i) {
-      const int32_t c = ops.s_code[row + j * L + i];
-      special = special || c == kSpecialCode;
-      if (c == kZeroCode || c == kSpecialCode) continue;
-      const TermOperand b = ops.s_ops[row + j * L + i];
-      LiveB& l = live[static_cast<size_t>(j) * L + live_count[j]++];
-      l.exponent = b.exponent;
-      l.signed_significand = (b.negative() ? -b.significand : b.significand) & 0xffff;
-      l.lane = static_cast<uint8_t>(i);
-      l.count = table[b.significand].count;
-      l.significand = b.significand;
-      l.negative = b.negative() ? 1 : 0;
-      const TermList& tl = table[b.significand];
-      l.biased_exponent = b.exponent + kExponentBias;
-      l.oob_exponent = l.biased_exponent + tl.terms[tl.count - 1].power;
-      l.packed_offset = (j * L + i) * kGroupPes;
-      min_low[j] = static_cast<uint8_t>(std::min<int>(min_low[j], tl.terms[tl.count - 1].power));
-      max_count[j] = std::max(max_count[j], l.count);
-      count_sum[j] += l.count;
-    }
-  }
-}
-
 // terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
 // c > 8), as a pshufb table.
 const std::array<std::array<uint8_t, 16>, 256>& terms_from() {

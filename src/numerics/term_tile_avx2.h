@@ -56,6 +56,8 @@ struct TileOperands {
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
+  // set_serial(s, k, make_operand(bf16_from_f32(a[k]))) for k < K (vectorised; term_tile_decode.cpp).
+  void set_serial_row(int s, const float* a, int K);
   void set_parallel(int k, int x, TermOperand op);
   void pack(const std::vector<int>& x0s);  // after the parallel operand is set
 };

@@ -69,17 +69,17 @@ __attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(co
 // One group between steps. Accumulator of PE v: zero if a_eb = 0, else sign of a_sgn, significand
 // a_mag (2^23 <= a_mag < 2^24) and exponent a_eb - kExponentBias.
 struct Run {
-  const PeConfig* cfg = nullptr;
-  const SerialSteps* row = nullptr;
-  const SplitTerms* split = nullptr;
-  const std::array<std::array<uint8_t, 16>, 256>* terms_from = nullptr;
-  const int32_t* packed = nullptr;
-  int* slowest = nullptr;  // [j]
+  const PeConfig* cfg;
+  const SerialSteps* row;
+  const SplitTerms* split;
+  const std::array<std::array<uint8_t, 16>, 256>* terms_from;
+  const int32_t* packed;
+  int* slowest;  // [j]
   __m256i valid;
   __m256i a_eb, a_mag, a_sgn;
   __m256i exponent_max;  // over all steps: an overflow check at the end
   __m256i processed_acc, nonzero_acc, cycle_acc;
-  int64_t uniform_processed = 0, uniform_cycles = 0;  // per PE, over the steps timed by the serial row
+  int64_t uniform_processed, uniform_cycles;  // per PE, over the steps timed by the serial row
 };
 
 // Step j timed by the serial row: every live lane processes all its terms in every valid PE.
@@ -254,7 +254,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
   constexpr int kChunk = 16;
   thread_local std::vector<int> slowest;
   slowest.resize(static_cast<size_t>(kChunk) * steps);
-  std::array<Run, kChunk> runs;
+  std::array<Run, kChunk> runs;  // every field is set before use (no zeroing per row)
   std::array<int, kChunk> index;
   const SplitTerms* split = split_terms().data();
   const auto& from = terms_from();
@@ -265,7 +265,6 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       TESSERA_CHECK(rg.valid >= 1 && rg.valid <= kGroupPes, "group_runs_avx2: bad group");
       if (rg.group < 0 || ops.packed.size() < static_cast<size_t>(rg.group + 1) * ops.kp * kGroupPes) continue;
       Run& r = runs[static_cast<size_t>(n)];
-      r = Run{};
       r.cfg = &cfg;
       r.row = &row;
       r.split = split;
@@ -274,6 +273,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
       r.valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(rg.valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
       r.exponent_max = r.processed_acc = r.nonzero_acc = r.cycle_acc = _mm256_setzero_si256();
+      r.uniform_processed = r.uniform_cycles = 0;
       if (!load(r, rg.out, rg.stride, rg.valid)) continue;
       index[static_cast<size_t>(n++)] = first;
     }

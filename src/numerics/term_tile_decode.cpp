@@ -1,0 +1,123 @@
+// Decoding a serial row of fp32 inputs for the vector tile (TileOperands::set_serial_row) and the
+// row's live lanes (SerialSteps::build). Both run once per serial row and MXU push.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "numerics/bf16.h"
+#include "numerics/host_cpu.h"
+#include "numerics/term_tile_avx2.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tessera::numerics::detail {
+
+static_assert(sizeof(TermOperand) == 4 && offsetof(TermOperand, significand) == 2 && offsetof(TermOperand, code) == 3,
+              "set_serial_row writes TermOperand as one 32-bit word");
+
+namespace {
+
+#if defined(__x86_64__)
+// 8 fp32 values from `a` as make_operand(bf16_from_f32(x)) (words: exponent in bits 0-15,
+// significand 16-23, code 24-31) and their codes (code_of).
+__attribute__((target("avx2"))) void decode8(const float* a, TermOperand* ops, int32_t* codes) {
+  const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256i one = _mm256_set1_epi32(1);
+  // bf16_from_f32: NaN keeps sign and top payload with the quiet bit; else round to nearest even.
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  const __m256i b = _mm256_blendv_epi8(rounded, quiet, nan);
+  // decode_bf16.
+  const __m256i e = _mm256_and_si256(_mm256_srli_epi32(b, 7), _mm256_set1_epi32(0xff));
+  const __m256i frac = _mm256_and_si256(b, _mm256_set1_epi32(0x7f));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
+  const __m256i low = _mm256_cmpeq_epi32(e, zero);
+  const __m256i nonzero_frac = _mm256_andnot_si256(_mm256_cmpeq_epi32(frac, zero), _mm256_set1_epi32(-1));
+  const __m256i normal = _mm256_andnot_si256(_mm256_or_si256(special, low), _mm256_set1_epi32(-1));
+  const __m256i subnormal = _mm256_and_si256(low, nonzero_frac);
+  const __m256i exponent = _mm256_or_si256(_mm256_and_si256(normal, _mm256_sub_epi32(e, _mm256_set1_epi32(127))),
+                                           _mm256_and_si256(subnormal, _mm256_set1_epi32(-126)));
+  const __m256i significand =
+      _mm256_andnot_si256(special, _mm256_or_si256(frac, _mm256_and_si256(normal, _mm256_set1_epi32(0x80))));
+  // Bf16Class: Zero 0, Finite 1, Inf 2, NaN 3.
+  const __m256i finite = _mm256_or_si256(normal, subnormal);
+  const __m256i cls = _mm256_add_epi32(_mm256_sub_epi32(zero, finite),
+                                       _mm256_and_si256(special, _mm256_sub_epi32(_mm256_set1_epi32(2), nonzero_frac)));
+  const __m256i code = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 15), one), _mm256_slli_epi32(cls, 1));
+  const __m256i word = _mm256_or_si256(_mm256_and_si256(exponent, _mm256_set1_epi32(0xffff)),
+                                       _mm256_or_si256(_mm256_slli_epi32(significand, 16), _mm256_slli_epi32(code, 24)));
+  const __m256i c = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_set1_epi32(kZeroCode), _mm256_set1_epi32(kSpecialCode), special),
+                                       exponent, finite);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(ops), word);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), c);
+}
+#endif
+
+}  // namespace
+
+void TileOperands::set_serial_row(int s, const float* a, int K) {
+  int k = 0;
+#if defined(__x86_64__)
+  if (host_has_avx2())
+    for (; k + kGroupPes <= K; k += kGroupPes) {
+      const size_t i = static_cast<size_t>(s) * kp + k;
+      decode8(a + k, &s_ops[i], &s_code[i]);
+    }
+#endif
+  for (; k < K; ++k) set_serial(s, k, make_operand(bf16_from_f32(a[k])));
+}
+
+// The live lanes of a step are found as a bit mask without branching on the operands; each
+// visited lane is live.
+void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
+  lanes = L;
+  live_count.assign(static_cast<size_t>(steps), 0);
+  max_count.assign(static_cast<size_t>(steps), 0);
+  count_sum.assign(static_cast<size_t>(steps), 0);
+  min_low.assign(static_cast<size_t>(steps), 8);
+  live.resize(static_cast<size_t>(steps) * L);
+  const size_t row = static_cast<size_t>(s) * ops.kp;
+  const auto& table = csd_table();
+  int any_special = 0;
+  for (int j = 0; j < steps; ++j) {
+    const int32_t* codes = &ops.s_code[row + static_cast<size_t>(j) * L];
+    uint64_t mask = 0;
+    for (int i = 0; i < L; ++i) {
+      any_special |= codes[i] == kSpecialCode ? 1 : 0;
+      mask |= uint64_t{(codes[i] != kZeroCode) & (codes[i] != kSpecialCode)} << i;
+    }
+    LiveB* out = &live[static_cast<size_t>(j) * L];
+    int n = 0, most = 0, sum = 0, lowest = 8;
+    for (; mask != 0; mask &= mask - 1) {
+      const int i = std::countr_zero(mask);
+      const TermOperand b = ops.s_ops[row + static_cast<size_t>(j) * L + i];
+      const TermList& tl = table[b.significand];
+      LiveB& l = out[n++];
+      l.exponent = b.exponent;
+      l.signed_significand = (b.negative() ? -b.significand : b.significand) & 0xffff;
+      l.lane = static_cast<uint8_t>(i);
+      l.count = tl.count;
+      l.significand = b.significand;
+      l.negative = b.negative() ? 1 : 0;
+      l.biased_exponent = b.exponent + kExponentBias;
+      const int low = tl.terms[tl.count - 1].power;
+      l.oob_exponent = l.biased_exponent + low;
+      l.packed_offset = (j * L + i) * kGroupPes;
+      most = std::max<int>(most, tl.count);
+      sum += tl.count;
+      lowest = std::min(lowest, low);
+    }
+    live_count[static_cast<size_t>(j)] = static_cast<uint8_t>(n);
+    max_count[static_cast<size_t>(j)] = static_cast<uint8_t>(most);
+    count_sum[static_cast<size_t>(j)] = sum;
+    min_low[static_cast<size_t>(j)] = static_cast<uint8_t>(lowest);
+  }
+  special = any_special != 0;
+}
+
+}  // namespace tessera::numerics::detail
