@@ -177,11 +177,13 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
     for (int k = 0; k < K; ++k) ops.set_parallel(k, m, detail::make_operand(bf16_from_f32(a[m * lda + k])));
   }
   if (!reuse) {
-    for (int k = 0; k < K; ++k)
-      for (int n = 0; n < N; ++n) {
-        const detail::TermOperand op = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
-        inputs_serial ? ops.set_parallel(k, n, op) : ops.set_serial(n, k, op);
+    for (int k = 0; k < K; ++k) {
+      if (inputs_serial) {
+        ops.set_parallel_row(k, w + static_cast<ptrdiff_t>(k) * ldw, N);
+        continue;
       }
+      for (int n = 0; n < N; ++n) ops.set_serial(n, k, detail::make_operand(bf16_from_f32(w[k * ldw + n])));
+    }
     decoded.remember(w, ldw, M, K, N, L, inputs_serial);
   }
   // The groups of 8 PEs along the dimension that does not share the serial operand, packed for

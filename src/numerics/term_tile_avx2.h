@@ -58,6 +58,8 @@ struct TileOperands {
   void set_serial(int s, int k, TermOperand op);
   // set_serial(s, k, make_operand(bf16_from_f32(a[k]))) for k < K (vectorised; term_tile_decode.cpp).
   void set_serial_row(int s, const float* a, int K);
+  // set_parallel(k, x, make_operand(bf16_from_f32(a[x]))) for x < count (vectorised).
+  void set_parallel_row(int k, const float* a, int count);
   void set_parallel(int k, int x, TermOperand op);
   void pack(const std::vector<int>& x0s);  // after the parallel operand is set
 };

@@ -1,7 +1,8 @@
-// Decoding a serial row of fp32 inputs for the vector tile (TileOperands::set_serial_row) and the
-// row's live lanes (SerialSteps::build). Both run once per serial row and MXU push.
+// Decoding fp32 operands for the vector tile (TileOperands::set_serial_row, set_parallel_row) and a
+// serial row's live lanes (SerialSteps::build), once per row and MXU push.
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 
 #include "numerics/bf16.h"
@@ -20,9 +21,13 @@ static_assert(sizeof(TermOperand) == 4 && offsetof(TermOperand, significand) == 
 namespace {
 
 #if defined(__x86_64__)
-// 8 fp32 values from `a` as make_operand(bf16_from_f32(x)) (words: exponent in bits 0-15,
-// significand 16-23, code 24-31) and their codes (code_of).
-__attribute__((target("avx2"))) void decode8(const float* a, TermOperand* ops, int32_t* codes) {
+// 8 fp32 values as make_operand(bf16_from_f32(x)): the TermOperand words (exponent in bits 0-15,
+// significand 16-23, code 24-31), their codes (code_of), significands and signs (all-ones if negative).
+struct Decoded8 {
+  __m256i word, code, significand, negative;
+};
+
+__attribute__((target("avx2"))) inline Decoded8 decode8(const float* a) {
   const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   const __m256i one = _mm256_set1_epi32(1);
   // bf16_from_f32: NaN keeps sign and top payload with the quiet bit; else round to nearest even.
@@ -53,8 +58,30 @@ __attribute__((target("avx2"))) void decode8(const float* a, TermOperand* ops, i
                                        _mm256_or_si256(_mm256_slli_epi32(significand, 16), _mm256_slli_epi32(code, 24)));
   const __m256i c = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_set1_epi32(kZeroCode), _mm256_set1_epi32(kSpecialCode), special),
                                        exponent, finite);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(ops), word);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), c);
+  return Decoded8{word, c, significand, _mm256_srai_epi32(_mm256_slli_epi32(b, 16), 31)};
+}
+
+__attribute__((target("avx2"))) void decode8_serial(const float* a, TermOperand* ops, int32_t* codes) {
+  const Decoded8 d = decode8(a);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(ops), d.word);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), d.code);
+}
+
+// set_parallel of 8 entries at index i; returns the change in the count of Inf/NaN entries.
+__attribute__((target("avx2"))) int decode8_parallel(const float* a, TileOperands& t, size_t i) {
+  const Decoded8 d = decode8(a);
+  const __m256i special = _mm256_set1_epi32(kSpecialCode);
+  const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&t.p_code[i]));
+  const int delta = std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(d.code, special))))) -
+                    std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(old, special)))));
+  const __m256i signed_significand = _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(d.significand, d.negative), d.negative),
+                                                      _mm256_set1_epi32(0xffff));
+  const __m256i word = _mm256_or_si256(_mm256_and_si256(d.negative, _mm256_set1_epi32(INT32_MIN)), _mm256_slli_epi32(d.significand, 18));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_ops[i]), d.word);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_code[i]), d.code);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_signed[i]), signed_significand);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_word[i]), word);
+  return delta;
 }
 #endif
 
@@ -66,10 +93,19 @@ void TileOperands::set_serial_row(int s, const float* a, int K) {
   if (host_has_avx2())
     for (; k + kGroupPes <= K; k += kGroupPes) {
       const size_t i = static_cast<size_t>(s) * kp + k;
-      decode8(a + k, &s_ops[i], &s_code[i]);
+      decode8_serial(a + k, &s_ops[i], &s_code[i]);
     }
 #endif
   for (; k < K; ++k) set_serial(s, k, make_operand(bf16_from_f32(a[k])));
+}
+
+void TileOperands::set_parallel_row(int k, const float* a, int count) {
+  int x = 0;
+#if defined(__x86_64__)
+  if (host_has_avx2())
+    for (; x + kGroupPes <= count; x += kGroupPes) p_specials += decode8_parallel(a + x, *this, static_cast<size_t>(k) * xp + x);
+#endif
+  for (; x < count; ++x) set_parallel(k, x, make_operand(bf16_from_f32(a[x])));
 }
 
 // The live lanes of a step are found as a bit mask without branching on the operands; each

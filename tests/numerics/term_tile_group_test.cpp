@@ -153,24 +153,38 @@ TEST(TermTileGroup, RowsWithInfOrNaNAreRefused) {
   }
 }
 
-// The vectorised row decoding gives make_operand(bf16_from_f32(x)) and its code for fp32 bit
-// patterns of every class: every exponent with significands around the rounding ties, signed
-// zeros, subnormals, Inf, quiet and signalling NaNs; rows whose length is not a multiple of 8.
-TEST(TermTileGroup, SerialRowDecodingMatchesTheScalarDecoding) {
+// The vectorised row decoding gives make_operand(bf16_from_f32(x)) and everything set_serial and
+// set_parallel store, for fp32 bit patterns of every class: every exponent with significands
+// around the rounding ties, signed zeros, subnormals, Inf, quiet and signalling NaNs; rows whose
+// length is not a multiple of 8; a parallel row written twice (the Inf/NaN count follows).
+TEST(TermTileGroup, RowDecodingMatchesTheScalarDecoding) {
   std::vector<float> values;
   for (uint32_t e = 0; e < 256; ++e)
     for (const uint32_t f : {0x0u, 0x1u, 0x7fffu, 0x8000u, 0x8001u, 0x18000u, 0x7f7fffu, 0x7fffffu, 0x400000u, 0x12345u})
       for (const uint32_t sign : {0x0u, 0x80000000u}) values.push_back(std::bit_cast<float>(sign | e << 23 | f));
+  std::vector<float> reversed(values.rbegin(), values.rend());
   for (const int K : {static_cast<int>(values.size()), 13, 7}) {
     detail::TileOperands fast, slow;
-    fast.resize(1, K, 1);
-    slow.resize(1, K, 1);
+    fast.resize(1, K, K);
+    slow.resize(1, K, K);
     fast.set_serial_row(0, values.data(), K);
-    for (int k = 0; k < K; ++k) slow.set_serial(0, k, detail::make_operand(bf16_from_f32(values[k])));
+    for (const std::vector<float>* row : {&values, &reversed}) {
+      fast.set_parallel_row(1, row->data(), K);
+      for (int x = 0; x < K; ++x) slow.set_parallel(1, x, detail::make_operand(bf16_from_f32((*row)[x])));
+    }
     for (int k = 0; k < K; ++k) {
+      slow.set_serial(0, k, detail::make_operand(bf16_from_f32(values[k])));
       ASSERT_EQ(std::bit_cast<uint32_t>(fast.s_ops[k]), std::bit_cast<uint32_t>(slow.s_ops[k])) << std::bit_cast<uint32_t>(values[k]);
       ASSERT_EQ(fast.s_code[k], slow.s_code[k]) << std::bit_cast<uint32_t>(values[k]);
     }
+    for (size_t i = 0; i < slow.p_ops.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(fast.p_ops[i]), std::bit_cast<uint32_t>(slow.p_ops[i])) << i;
+      ASSERT_EQ(fast.p_code[i], slow.p_code[i]) << i;
+      ASSERT_EQ(fast.p_word[i], slow.p_word[i]) << i;
+      ASSERT_EQ(fast.p_signed[i], slow.p_signed[i]) << i;
+    }
+    EXPECT_EQ(fast.p_specials, slow.p_specials);
+    EXPECT_GT(slow.p_specials, 0);
   }
 }
 
