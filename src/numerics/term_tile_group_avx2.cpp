@@ -90,14 +90,16 @@ inline int row_timed(Run& r, int j) {
   return c;
 }
 
-// Step j timed per PE and lane: the terms not out of bounds of lanes with a non-zero A.
-template <int N>
-__attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, const SerialSteps::LiveB* b, const __m256i* pe,
-                                                                  __m256i gbase) {
+// Step j timed per PE and lane: the terms not out of bounds of lanes with a non-zero A. If no
+// lane with a non-zero A can have an out-of-bounds term (the smallest such product exponent plus
+// the row's lowest power clears limit = E - (W - 7)), a lane's terms are its B's count.
+template <int N, bool kMaybeOob>
+__attribute__((target("avx2"), always_inline)) inline int lane_counts(Run& r, const SerialSteps::LiveB* b, const __m256i* pe,
+                                                                   __m256i gbase) {
   __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   for (int t = 0; t < N; ++t) {
     const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(b[t].count));
-    const __m256i lane = processed_terms(*r.terms_from, b[t], pe[t], gbase);
+    const __m256i lane = kMaybeOob ? processed_terms(*r.terms_from, b[t], pe[t], gbase) : count;
     proc_max = _mm256_max_epi32(proc_max, lane);
     processed = _mm256_add_epi32(processed, lane);
     nonzero = _mm256_add_epi32(nonzero, count);
@@ -107,6 +109,16 @@ __attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, con
   const __m256i c = _mm256_and_si256(_mm256_max_epi32(proc_max, _mm256_set1_epi32(r.cfg->min_step_cycles)), r.valid);
   r.cycle_acc = _mm256_add_epi32(r.cycle_acc, c);
   return hmax(c);
+}
+
+template <int N>
+__attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, int j, const SerialSteps::LiveB* b, const __m256i* pe,
+                                                                  __m256i gbase, __m256i limit) {
+  __m256i umin = _mm256_set1_epi32(-1);  // unsigned: a zero A (negative) drops out
+  for (int t = 0; t < N; ++t) umin = _mm256_min_epu32(umin, pe[t]);
+  const __m256i low = _mm256_add_epi32(umin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
+  const bool maybe_oob = !_mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid);
+  return maybe_oob ? lane_counts<N, true>(r, b, pe, gbase) : lane_counts<N, false>(r, b, pe, gbase);
 }
 
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
@@ -152,7 +164,7 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
     // if the minimum product exponent plus the row's lowest power clears it.
     const __m256i limit = _mm256_sub_epi32(E, _mm256_set1_epi32(kW - 7));
     const __m256i low = _mm256_add_epi32(smin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
-    slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, j) : lane_timed<N>(r, b, pe, gbase);
+    slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, j) : lane_timed<N>(r, j, b, pe, gbase, limit);
   }
   r.slowest[j] = slowest;
   // Contract step 5: the accumulator truncated to the window, added, rounded to 24 bits (the
