@@ -57,6 +57,8 @@ struct TrainArgs {
   int64_t steps = 0;
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
   std::string allreduce;               // --allreduce (with --chips): ring | torus
+  int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
+  bool no_overlap = false;
 };
 
 // --pe and --set as flat config overrides.
@@ -119,6 +121,7 @@ void run_train(const TrainArgs& a) {
   if (a.epochs < 1) throw Error("train", "--epochs must be >= 1");
   if (a.batch < 1) throw Error("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
+  check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
   const compiler::CollectiveAlgorithm allreduce =
@@ -148,7 +151,8 @@ void run_train(const TrainArgs& a) {
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
   if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
   if (a.chips != -1) {
-    run_train_data_parallel(train, test, o, machine, a.report, allreduce);
+    run_train_data_parallel(train, test, o, machine, a.report, allreduce,
+                            DataParallelFlags{a.bucket_words, !a.no_overlap});
     return;
   }
   if (a.profile) return run_profile(a, o, train, test);
@@ -204,6 +208,10 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
   cmd->add_option("--allreduce", args->allreduce, "with --chips: the gradient all-reduce, ring (default) or torus");
   cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
+  cmd->add_option("--bucket-words", args->bucket_words,
+                  "with --chips: all-reduce the gradients in buckets of this many words, overlapped with the backward "
+                  "pass (0: one all-reduce after it, the default)");
+  cmd->add_flag("--no-overlap", args->no_overlap, "with --bucket-words: run every bucket after the backward pass");
   cmd->add_option("--pe", args->pe, "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bit-parallel", "bf16", "term-serial"}));
   cmd->add_flag("--profile-acc-width", args->profile, "search the narrowest accumulator width per layer (term-serial)");

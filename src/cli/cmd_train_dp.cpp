@@ -45,9 +45,17 @@ system::SystemSpec data_parallel_machine(const std::string& config_path, int chi
   return s;
 }
 
+void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap) {
+  if (!chips && (bucket_words != 0 || no_overlap)) throw Error("train", "--bucket-words and --no-overlap need --chips");
+  if (bucket_words < 0) throw Error("train", fmt::format("--bucket-words {}: must be >= 0", bucket_words));
+  if (no_overlap && bucket_words == 0)
+    throw Error("train", "--no-overlap needs --bucket-words (without buckets nothing overlaps)");
+}
+
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
                              const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
-                             const std::string& report_path, compiler::CollectiveAlgorithm allreduce) {
+                             const std::string& report_path, compiler::CollectiveAlgorithm allreduce,
+                             const DataParallelFlags& flags) {
   runtime::DataParallelRunOptions o;
   o.model_name = single.model_name;
   o.model = single.model;
@@ -56,6 +64,8 @@ void run_train_data_parallel(const runtime::Dataset& train, const runtime::Datas
   o.dp.system = machine;
   o.dp.allreduce = allreduce;
   o.dp.fabric_seed = single.trainer.seed;
+  o.dp.bucket_words = flags.bucket_words;
+  o.dp.overlap = flags.overlap;
   o.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
   o.epochs = single.epochs;
   o.steps_limit = single.steps_limit;

@@ -8,6 +8,7 @@
 // (runtime/data_parallel_run.h: the checkpoint holds the system and fabric state too).
 // --allreduce ring|torus: the gradient all-reduce (compiler/collectives.h; torus over the machine's
 // grid, system/collective_grid.h); default ring.
+// --bucket-words W [--no-overlap]: the bucketed gradient all-reduce (compiler/data_parallel.h).
 #pragma once
 
 #include <string>
@@ -23,9 +24,19 @@ namespace tessera::cli {
 // after checking the flags: Error for bad counts, or fewer samples per batch than processors.
 system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch);
 
+// --bucket-words W [--no-overlap] (runtime::DataParallelOptions::bucket_words, overlap).
+struct DataParallelFlags {
+  int64_t bucket_words = 0;
+  bool overlap = true;
+};
+// Error for --bucket-words / --no-overlap without --chips, a negative bucket, --no-overlap without
+// buckets.
+void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap);
+
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
                              const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
                              const std::string& report_path,
-                             compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing);
+                             compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing,
+                             const DataParallelFlags& flags = {});
 
 }  // namespace tessera::cli

@@ -48,6 +48,27 @@ class Gen {
     return m_out;
   }
 
+  // Superstep k of the all-reduce alone (collective_step_asm): p, n, neighbours and every chunk's
+  // fragment index, (p - k) mod n forward, (p + k) mod n backward, recomputed from the index.
+  std::string step(const std::string& pid_line, int k) {
+    const int n = m_spec.processors;
+    line(pid_line);
+    line(fmt::format("sli {}, {}", kN, n));
+    line(fmt::format("saddi {}, {}, 1", kNext, kPid));
+    wrap_down(kNext);
+    line(fmt::format("saddi {}, {}, -1", kPrev, kPid));
+    wrap_up(kPrev);
+    const std::string op = k >= n - 1 ? "xsend" : m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add";
+    for (int c = 0; c < m_chunks; ++c) {
+      const bool forward = c % m_spec.directions == 0;
+      const int back = k % n == 0 ? 0 : k % n - n;  // (p + k) mod n = p + back (+ n when negative)
+      line(fmt::format("saddi {}, {}, {}", frag(c), kPid, forward ? -(k % n) : back));
+      wrap_up(frag(c));
+      send(c, frag(c), forward ? kNext : kPrev, op);
+    }
+    return m_out;
+  }
+
  private:
   static std::string frag(int c) { return fmt::format("s{}", kFirstFragmentReg + c); }
   void line(const std::string& s) { m_out += "  " + s + "\n"; }
@@ -197,6 +218,21 @@ std::string collective_asm_for(const CollectiveSpec& spec, int processor) {
   const std::string pid_line = fmt::format("sli {}, {}", kPid, processor);
   if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_asm(spec, pid_line);
   return Gen(spec).program(pid_line);
+}
+
+int collective_steps(const CollectiveSpec& spec) {
+  validate(spec);
+  if (spec.kind != CollectiveKind::kAllReduce || spec.algorithm != CollectiveAlgorithm::kRing)
+    throw Error("collective", "single supersteps exist for the ring all-reduce only");
+  return 2 * (spec.processors - 1);
+}
+
+std::string collective_step_asm(const CollectiveSpec& spec, int step, int processor) {
+  const int steps = collective_steps(spec);
+  if (step < 0 || step >= steps) throw Error("collective", fmt::format("superstep {} outside 0..{}", step, steps - 1));
+  if (processor >= spec.processors)
+    throw Error("collective", fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
+  return Gen(spec).step(processor < 0 ? fmt::format("smfsr {}, %pid", kPid) : fmt::format("sli {}, {}", kPid, processor), step);
 }
 
 isa::Program collective_program(const CollectiveSpec& spec) { return isa::assemble(collective_asm(spec), "<collective>"); }

@@ -41,6 +41,11 @@ struct CompileOptions {
   // contiguous region at the parameters' offsets (CompiledProgram::grads), at the same address for
   // every batch size, so an all-reduce can run over them between the backward pass and the update.
   bool persistent_grads = false;
+  // Overlapped all-reduce (compiler/data_parallel.h, AllReduceOptions::bucket_words): a scheduling
+  // barrier before every node's kernel after the first gradient's producer, so from there on
+  // CompiledProgram::kernel_first marks clean cuts (no bundle holds instructions of two kernels;
+  // the kernels hand no register but s0 to later code).
+  bool kernel_barriers = false;
   std::string dump_after;       // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -92,6 +97,13 @@ struct CompiledProgram {
   int64_t optimizer_first_bundle = -1;
   // The MXU kernels' bundle ranges with their layer and phase, in program order (mxu_regions.h).
   std::vector<MxuRegion> mxu_regions;
+  // Training with CompileOptions::kernel_barriers (else empty): kernel_first[i] = the first bundle of
+  // graph node i's kernel (nodes in graph order; kernel_first[nodes] = the end of the last one; a
+  // clean cut for i > min(grad_kernel)), and
+  // grad_kernel[j] = the node after whose kernel the gradient of params[j] is final in HBM (its
+  // producer; the DMA writing it may still be in flight, DMAs complete in issue order).
+  std::vector<int64_t> kernel_first;
+  std::vector<int> grad_kernel;
   // The kind of tensor each HBM word holds per bundle range (compiler/hbm_roles.h), for the
   // per-kind accounting of encoded HBM traffic (core/hbm_encoding.h).
   std::vector<core::HbmRole> hbm_roles;

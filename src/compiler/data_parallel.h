@@ -24,6 +24,39 @@
 // one more (compiler::split_range): when P does not divide B the processors p < r run the image
 // built from the step compiled for q + 1 samples, the others the one for q samples; the reduce and
 // update parts of both are the same code.
+//
+// Bucketed all-reduce overlapped with the backward pass (AllReduceOptions::bucket_words = W > 0):
+//   buckets  the gradients in the order they become final (CompiledProgram::grad_kernel; ties in
+//            parameter order) fill buckets of at most W words; a gradient is never split (it is
+//            final all at once), so one larger than W is a bucket of its own. Bucket b is ready
+//            after the kernel of the last gradient it holds.
+//   region   every bucket has its own whole vector registers at the top of vector memory: R rows
+//            in all (bucket_step_spec: the gradient in whole vector registers plus one register
+//            per parameter for the padding). The step is compiled for a core without them, so no kernel
+//            touches the region, and with CompileOptions::kernel_barriers, so the kernel
+//            boundaries are clean cuts after which no register but s0 is live.
+//   a bucket = start (DMA each piece HBM -> its place in the region, flag kAllReduceFlag, waited;
+//            multiply by the weight as above), the 2(n-1) supersteps of the ring all-reduce over
+//            its words (collectives.h collective_step_asm: self-contained, every register
+//            recomputed from %pid and the superstep number), finish (DMA region -> HBM, waited).
+//   supersteps  the buckets advance in lockstep: a superstep carries the next ring step of every
+//            active bucket. Before it, buckets whose supersteps are done finish, and ready buckets
+//            start (in order).
+//   overlap  (AllReduceOptions::overlap) at each kernel boundary of the step before the last
+//            kernel (not after a node without code): `xwait` if a superstep is pending, then a
+//            superstep ending in `xsync` (core/exchange.h) if any bucket is active. So at most one
+//            superstep is in flight and the next kernel computes while its data travel (the
+//            kernels never touch the held words). No branch of the step may cross a boundary that
+//            receives code (checked).
+//   tail     after the backward pass (where the plain schedule puts its all-reduce): the pending
+//            `xwait`, then supersteps ending in `sync` until every bucket is finished (the buckets
+//            not started yet start in the first), then the update.
+//   Without overlap every bucket runs in the tail: the same sends in the same buckets, so the same
+//   values bit for bit; only time differs. (bucket_words = 0, the plain schedule, cuts the gradient
+//   into other fragments: another summation order, last-bit differences.)
+// Ring algorithm only (AllReduceOptions::algorithm kTorus with buckets is an Error).
+// Both shard images of a ragged batch have the same graph nodes and gradient sizes, hence the same
+// buckets and the same sequence of syncs, which every processor must execute.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +82,10 @@ struct AllReduceOptions {
   // image (the collective with p as a constant, compiler/collectives.h collective_asm_for; index
   // word p), the per-processor compilation `tessera bench compile` compares against.
   int processor = -1;
+  // > 0: the bucketed all-reduce of at most this many words per bucket (above); the step must be
+  // compiled for bucket_step_spec(spec, bucket_words) with kernel_barriers.
+  int64_t bucket_words = 0;
+  bool overlap = true;  // with bucket_words: supersteps between backward kernels
 };
 
 // Bundle ranges of the parts in a data-parallel image.
@@ -56,11 +93,24 @@ struct DataParallelImage {
   isa::Program program;
   int64_t reduce_first = 0;  // first bundle of the reduce part
   int64_t update_first = 0;  // first bundle of the optimizer update
+  int buckets = 0;              // bucketed: the number of buckets
+  int overlapped_supersteps = 0;  // bucketed: supersteps issued between backward kernels
 };
+
+// The core the step is compiled for when the gradients (`gradient_words` words of `parameters`
+// parameters) go in buckets of `bucket_words` words: `spec` without the bucket region (above).
+// Error when bucket_words < 1 or the region would take more than half of vector memory.
+core::CoreSpec bucket_step_spec(const core::CoreSpec& spec, int64_t gradient_words, int parameters,
+                                int64_t bucket_words);
 
 // Builds the image (see above). Errors: the step has no persistent gradient region or no optimizer
 // section; shard < 1 or > global_batch; processors < 1.
 DataParallelImage data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o);
+// The bucketed image (bucket_words > 0); data_parallel_step calls it. Further errors: the step was
+// not compiled with kernel_barriers, its kernels use rows of the bucket region, a branch crosses a
+// kernel boundary that receives code.
+DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
+                                              const AllReduceOptions& o);
 
 // Assembly text of the reduce part alone (ending without halt; labels prefixed "ar"), for
 // `grad_hbm`/`grad_words`; the weight is the fp32 value `weight`.

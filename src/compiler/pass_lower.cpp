@@ -127,7 +127,12 @@ int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
 void pass_lower(Pipeline& p) {
   Codegen cg(*p.spec);
   std::vector<int64_t> kernel_at;  // emitter bundle of each node's first (hbm_roles.h)
+  // kernel_barriers: from the node after the first gradient's producer on (the backward pass,
+  // where gradient buckets can be ready); the forward kernels keep their overlap.
+  int first_grad = static_cast<int>(p.graph.nodes().size());
+  for (int g : p.grads) first_grad = std::min(first_grad, p.graph.value(g).producer);
   for (const graph::Node& n : p.graph.nodes()) {
+    if (p.options.kernel_barriers && n.id > first_grad) cg.em().barrier();
     const int64_t first = cg.em().size();
     kernel_at.push_back(first);
     lower_node(p, cg, n);
@@ -157,6 +162,10 @@ void pass_lower(Pipeline& p) {
     k = kept;
   }
   p.out.hbm_roles = hbm_roles(p, kernel_at, static_cast<int64_t>(p.out.program.code.size()));
+  if (p.options.kernel_barriers && p.options.training) {
+    p.out.kernel_first = kernel_at;
+    for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);
+  }
   if (p.out.adam_unit.used && p.options.training)
     for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});

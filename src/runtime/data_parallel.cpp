@@ -87,7 +87,16 @@ const compiler::CompiledProgram& DataParallelTrainer::program(int shard) {
     o.optimizer = m_options.trainer.optimizer;
     o.adam_on = m_options.trainer.adam_on;
     o.persistent_grads = true;
-    slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, m_spec, o));
+    o.kernel_barriers = m_options.bucket_words > 0;
+    int64_t gradient_words = 0;
+    const graph::Model m = graph::build_model(m_model, shard);
+    for (int id : m.params) gradient_words += graph::num_elements(m.graph.value(id).shape);
+    const core::CoreSpec spec = m_options.bucket_words > 0
+                                    ? compiler::bucket_step_spec(m_spec, gradient_words,
+                                                                 static_cast<int>(m.params.size()),
+                                                                 m_options.bucket_words)
+                                    : m_spec;
+    slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, spec, o));
   }
   return *slot;
 }
@@ -103,6 +112,8 @@ const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) 
     o.directions = m_directions;
     o.algorithm = m_options.allreduce;
     if (o.algorithm == compiler::CollectiveAlgorithm::kTorus) o.grid = system::collective_grid(m_options.system);
+    o.bucket_words = m_options.bucket_words;
+    o.overlap = m_options.overlap;
     slot = std::make_unique<compiler::DataParallelImage>(compiler::data_parallel_step(program(shard), m_spec, o));
   }
   return *slot;

@@ -46,6 +46,12 @@ struct DataParallelOptions {
   // The gradient all-reduce: ring, or torus over system::collective_grid(system).
   compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing;
   uint64_t fabric_seed = 0;    // the fabric's loss streams
+  // The gradient all-reduce (compiler/data_parallel.h): 0 = after the backward pass in chunks of
+  // all of vector memory; > 0 = buckets of at most this many words (the step compiled for
+  // compiler::bucket_step_spec), their supersteps between the backward kernels when `overlap`, else
+  // all after the backward pass (the same values bit for bit, only time differs).
+  int64_t bucket_words = 0;
+  bool overlap = true;
   // The ranks to spread the processors over (system/system.h "Distribution"; &system::world()
   // under mpirun); nullptr: this process alone. With several ranks step(), evaluate(), params(),
   // diverged_replicas() and single_core_step_seconds() are collective (every rank calls them).
@@ -85,6 +91,8 @@ class DataParallelTrainer {
 
   int processors() const { return m_system->processors(); }
   int directions() const { return m_directions; }
+  // The image of the first processor's shard (buckets, overlapped supersteps per step).
+  const compiler::DataParallelImage& first_image() const { return *m_images.begin()->second; }
   // Processor p's parameters as they are in its HBM (aligned with graph::Model::params).
   std::vector<std::vector<float>> params(int p) const;
   // Processors whose parameter words differ from processor 0's (empty when all are identical).

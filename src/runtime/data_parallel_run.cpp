@@ -90,6 +90,10 @@ nlohmann::ordered_json DataParallelRun::identity() const {
   id["directions"] = m_trainer->directions();
   id["allreduce"] = compiler::algorithm_name(o.allreduce);
   id["fabric_seed"] = o.fabric_seed;
+  if (o.bucket_words > 0) {  // another bucketing reduces in another order
+    id["bucket_words"] = o.bucket_words;
+    id["overlap"] = o.overlap;
+  }
   TrainingRunOptions single;
   single.model_name = m_options.model_name;
   single.config = m_options.config;
@@ -265,6 +269,10 @@ nlohmann::ordered_json DataParallelRun::report() const {
   r["rings"] = o.rings;
   r["directions"] = m_trainer->directions();
   r["allreduce"] = compiler::algorithm_name(o.allreduce);
+  r["bucket_words"] = o.bucket_words;
+  r["overlap"] = o.bucket_words > 0 && o.overlap;
+  r["buckets"] = m_trainer->first_image().buckets;
+  r["overlapped_supersteps_per_step"] = m_trainer->first_image().overlapped_supersteps;
   r["resumed_from"] = m_resumed_from;
   r["system"] = m_trainer->system_json();
   nlohmann::ordered_json resolved = m_options.config.resolved;

@@ -19,8 +19,9 @@
 //   exchange_seconds      per step the barriers and exchange phases of the all-reduce's supersteps
 //                         on the critical path (system.h GroupTiming), summed;
 //   overlap_seconds       max(0, compute + exchange - sim_chip) summed per epoch: time both
-//                         happened at once (0 with this schedule: the all-reduce starts after the
-//                         backward pass and every core waits during each exchange phase);
+//                         happened at once (0 with the plain schedule: the all-reduce starts after
+//                         the backward pass and every core waits during each exchange phase; > 0
+//                         with overlapped buckets, whose exchange phases run while kernels compute);
 //   exchange_share        exchange_seconds / sim_chip_seconds;
 //   exchange_bytes, wire_bytes, packets, retransmissions (fabric, inter-chip and on-chip);
 //   link_utilization      mean over inter-chip link directions of busy time / sim_chip_seconds;
@@ -99,7 +100,8 @@ class DataParallelRun {
   nlohmann::ordered_json identity() const;
   const std::string& resumed_from() const { return m_resumed_from; }
   // model, optimizer, batch, lr, seed, config, config_hash, processors, chips, cores_per_chip,
-  // rings, directions, resumed_from, system (the fabric's stats so far), resolved_config
+  // rings, directions, bucket_words, overlap, buckets, overlapped_supersteps_per_step (the
+  // all-reduce schedule, DataParallelOptions; the last two of the first shard's image), resumed_from, system (the fabric's stats so far), resolved_config
   // (system.* as run) and "epochs" (the fields above).
   nlohmann::ordered_json report() const;
   const DataParallelTrainer& trainer() const { return *m_trainer; }

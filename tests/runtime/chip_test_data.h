@@ -13,8 +13,21 @@
 #include "core/spec.h"
 #include "graph/rng.h"
 #include "runtime/dataset.h"
+#include "system/system_spec.h"
 
 namespace tessera::runtime::chip_test {
+
+// A data-parallel machine: `chips` chips of `cores_per_chip` cores on one board, a ring (a line
+// for 2 chips), default links with the given loss rate.
+inline system::SystemSpec machine(int chips, int cores_per_chip, double loss_rate) {
+  system::SystemSpec s;
+  s.chips = chips;
+  s.chips_per_board = chips;
+  s.cores_per_chip = cores_per_chip;
+  s.topology = chips > 2 ? system::Topology::kRing : system::Topology::kLine;
+  s.loss_rate = loss_rate;
+  return s;
+}
 
 inline core::CoreSpec tpu_v2_like() {
   return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");

@@ -29,15 +29,7 @@ const Data& data() {
   return d;
 }
 
-system::SystemSpec machine(int chips, int cores_per_chip, double loss_rate) {
-  system::SystemSpec s;
-  s.chips = chips;
-  s.chips_per_board = chips;
-  s.cores_per_chip = cores_per_chip;
-  s.topology = chips > 2 ? system::Topology::kRing : system::Topology::kLine;
-  s.loss_rate = loss_rate;
-  return s;
-}
+using chip_test::machine;
 
 DataParallelRunOptions options(graph::OptimizerKind kind, const system::SystemSpec& sys, const std::string& dir) {
   DataParallelRunOptions o;

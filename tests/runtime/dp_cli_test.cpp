@@ -131,4 +131,35 @@ TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {
   std::filesystem::remove(report);
 }
 
+TEST_F(DpCli, BucketFlagsWithoutChipsOrBuckets_bad) {
+  expect_error("train --bucket-words 100 --steps 1 --batch 8", "train: --bucket-words and --no-overlap need --chips");
+  expect_error("train --chips 2 --bucket-words -5 --steps 1 --batch 8", "train: --bucket-words -5: must be >= 0");
+  expect_error("train --chips 2 --no-overlap --steps 1 --batch 8",
+               "train: --no-overlap needs --bucket-words (without buckets nothing overlaps)");
+}
+
+TEST_F(DpCli, BucketedRunReportsItsScheduleAndOverlapEqualsTheNonOverlappedLoss) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_bucket_report.json";
+  nlohmann::json r[2];
+  for (int overlap : {1, 0}) {
+    int status = 0;
+    run("train --chips 3 --cores-per-chip 1 --batch 8 --steps 2 --epochs 1 --bucket-words 40000 " +
+            std::string(overlap ? "" : "--no-overlap ") + "--report " + report,
+        status);
+    ASSERT_EQ(status, 0);
+    std::ifstream in(report);
+    r[overlap] = nlohmann::json::parse(in);
+  }
+  EXPECT_EQ(r[1]["bucket_words"], 40000);
+  EXPECT_EQ(r[1]["buckets"], 2);
+  EXPECT_EQ(r[1]["overlap"], true);
+  EXPECT_EQ(r[0]["overlap"], false);
+  EXPECT_GT(r[1]["overlapped_supersteps_per_step"].get<int>(), 0);
+  EXPECT_EQ(r[0]["overlapped_supersteps_per_step"], 0);
+  EXPECT_GT(r[1]["epochs"][0]["overlap_seconds"].get<double>(), 0);
+  EXPECT_EQ(r[0]["epochs"][0]["overlap_seconds"].get<double>(), 0);
+  EXPECT_EQ(r[1]["epochs"][0]["loss"], r[0]["epochs"][0]["loss"]);
+  std::filesystem::remove(report);
+}
+
 }  // namespace

@@ -1,0 +1,251 @@
+// The bucketed gradient all-reduce overlapped with the backward pass (data_parallel.h).
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "compiler/allreduce_detail.h"
+#include "compiler/collectives.h"
+#include "compiler/data_parallel.h"
+#include "isa/assembler.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+// Rows of `words` words in whole vector registers.
+int64_t region_rows(const core::CoreSpec& spec, int64_t words) {
+  const int64_t group = int64_t{spec.sublanes} * spec.lanes;
+  return (words + group - 1) / group * spec.sublanes;
+}
+
+struct Piece {
+  int64_t hbm = 0, words = 0, at = 0;  // at: word offset in the region
+};
+
+struct Bucket {
+  std::vector<Piece> pieces;
+  int64_t words = 0;
+  int ready = 0;  // the node after whose kernel every piece is final
+};
+
+std::vector<Bucket> plan_buckets(const CompiledProgram& step, int64_t bucket_words) {
+  std::vector<size_t> order(step.params.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return step.grad_kernel[a] < step.grad_kernel[b]; });
+  std::vector<Bucket> out;
+  for (size_t i : order) {
+    const HbmTensor& t = step.params[i];
+    if (out.empty() || (out.back().words > 0 && out.back().words + t.words > bucket_words)) out.emplace_back();
+    Bucket& b = out.back();
+    b.pieces.push_back(Piece{step.grads.hbm + t.hbm - step.params.front().hbm, t.words, b.words});
+    b.words += t.words;
+    b.ready = std::max(b.ready, step.grad_kernel[i]);
+  }
+  for (Bucket& b : out) {  // in HBM order in the region; HBM-adjacent pieces become one DMA
+    std::sort(b.pieces.begin(), b.pieces.end(), [](const Piece& x, const Piece& y) { return x.hbm < y.hbm; });
+    std::vector<Piece> merged;
+    int64_t at = 0;
+    for (const Piece& p : b.pieces) {
+      if (!merged.empty() && merged.back().hbm + merged.back().words == p.hbm) merged.back().words += p.words;
+      else merged.push_back(Piece{p.hbm, p.words, at});
+      at += p.words;
+    }
+    b.pieces = std::move(merged);
+  }
+  return out;
+}
+
+// Code generation for the buckets of one image.
+class BucketCode {
+ public:
+  BucketCode(const std::vector<Bucket>& buckets, const core::CoreSpec& spec, const AllReduceOptions& o,
+             int64_t region_row)
+      : m_buckets(buckets), m_spec(spec), m_o(o),
+        m_weight(static_cast<float>(o.shard) / static_cast<float>(o.global_batch)) {
+    for (const Bucket& b : buckets) {  // each bucket its own whole vector registers
+      m_row.push_back(region_row);
+      region_row += region_rows(spec, b.words);
+    }
+  }
+
+  int steps() const { return 2 * (m_o.processors - 1); }
+
+  std::string start(int b) const {
+    return dma(b, "dma.hv", true) + detail::scale_asm(row(b), rows(b), m_weight, m_spec, fmt::format("bk{}_scale", b));
+  }
+  std::string finish(int b) const { return dma(b, "dma.vh", false); }
+  std::string superstep(int b, int k) const { return collective_step_asm(spec(b), k, m_o.processor); }
+ private:
+  int64_t row(int b) const { return m_row[static_cast<size_t>(b)]; }
+  int64_t rows(int b) const { return region_rows(m_spec, m_buckets[static_cast<size_t>(b)].words); }
+  CollectiveSpec spec(int b) const {
+    CollectiveSpec cs;
+    cs.kind = CollectiveKind::kAllReduce;
+    cs.processors = m_o.processors;
+    cs.base = static_cast<uint32_t>(row(b) * m_spec.lanes);
+    cs.words = static_cast<uint32_t>(m_buckets[static_cast<size_t>(b)].words);
+    cs.rings = m_o.rings;
+    cs.directions = m_o.directions;
+    return cs;
+  }
+  // One DMA per piece between its HBM words and its place in the region, then one wait for all.
+  std::string dma(int b, const char* op, bool in) const {
+    std::string out;
+    const std::vector<Piece>& pieces = m_buckets[static_cast<size_t>(b)].pieces;
+    for (const Piece& p : pieces) {
+      const int64_t vmem = row(b) * m_spec.lanes + p.at;
+      out += fmt::format("  sli s24, {}\n  sli s25, {}\n  sli s26, {}\n", in ? vmem : p.hbm, in ? p.hbm : vmem, p.words);
+      out += fmt::format("  {} s24, s25, s26, {}\n", op, kAllReduceFlag);
+    }
+    return out + fmt::format("  wait {}, {}\n", kAllReduceFlag, pieces.size());
+  }
+
+  const std::vector<Bucket>& m_buckets;
+  const core::CoreSpec& m_spec;
+  const AllReduceOptions& m_o;
+  std::vector<int64_t> m_row;  // first region row of each bucket
+  float m_weight;
+};
+
+// The code at each insertion point: (bundle of the step, assembly text), in bundle order; the
+// last one is the tail at the optimizer section. Buckets advance in lockstep: each superstep
+// carries the next ring step of every active bucket.
+struct Schedule {
+  std::vector<std::pair<int64_t, std::string>> points;
+  int overlapped = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const std::vector<Bucket>& buckets, const BucketCode& code)
+      : m_buckets(buckets), m_code(code), m_step(buckets.size(), -1) {}
+
+  // Starts every bucket ready before node `node` (all with node < 0), finishes the done ones,
+  // then one superstep of every active bucket ending in `sync_op` (none when none is active).
+  std::string superstep(int node, const char* sync_op) {
+    std::string text;
+    for (size_t b = 0; b < m_buckets.size(); ++b) {
+      if (m_step[b] < 0 && m_next == static_cast<int>(b) && (node < 0 || m_buckets[b].ready < node)) {
+        text += m_code.start(static_cast<int>(b));
+        m_step[b] = 0;
+        ++m_next;
+      }
+      if (m_step[b] == m_code.steps()) {
+        text += m_code.finish(static_cast<int>(b));
+        ++m_step[b];
+      }
+    }
+    bool sent = false;
+    for (size_t b = 0; b < m_buckets.size(); ++b)
+      if (m_step[b] >= 0 && m_step[b] < m_code.steps()) {
+        text += m_code.superstep(static_cast<int>(b), m_step[b]++);
+        sent = true;
+      }
+    if (sent) text += fmt::format("  {}\n", sync_op);
+    m_pending = sent;
+    return text;
+  }
+  bool pending() const { return m_pending; }
+  bool done() const { return m_next == static_cast<int>(m_buckets.size()) && m_step.back() > m_code.steps(); }
+
+ private:
+  const std::vector<Bucket>& m_buckets;
+  const BucketCode& m_code;
+  std::vector<int> m_step;  // per bucket: -1 not started, k = next superstep, steps + 1 finished
+  int m_next = 0;           // buckets start in order
+  bool m_pending = false;
+};
+
+Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& buckets, const BucketCode& code,
+                  bool overlap) {
+  Schedule s;
+  Scheduler sch(buckets, code);
+  const int kernels = static_cast<int>(step.kernel_first.size()) - 1;
+  for (int j = 1; overlap && j < kernels; ++j) {  // the boundary before node j's kernel
+    // Nothing to overlap after a node without code (an alias): no point here.
+    if (step.kernel_first[static_cast<size_t>(j)] == step.kernel_first[static_cast<size_t>(j - 1)]) continue;
+    std::string text = sch.pending() ? "  xwait\n" : "";
+    text += sch.superstep(j, "xsync");
+    s.overlapped += sch.pending() ? 1 : 0;
+    if (!text.empty()) s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], text);
+  }
+  std::string tail = sch.pending() ? "  xwait\n" : "";
+  while (!sch.done()) tail += sch.superstep(-1, "sync");
+  s.points.emplace_back(step.optimizer_first_bundle, tail);
+  return s;
+}
+
+void check_bucketed(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o) {
+  detail::check_step(step, spec, o);
+  if (o.algorithm != CollectiveAlgorithm::kRing)
+    throw Error("data-parallel", fmt::format("bucketed all-reduce: supersteps between kernels exist for the ring "
+                                             "algorithm only, not {}",
+                                             algorithm_name(o.algorithm)));
+  if (step.kernel_first.empty() || step.grad_kernel.size() != step.params.size())
+    throw Error("data-parallel", "bucketed all-reduce: the step was not compiled with kernel_barriers");
+  const int64_t row = bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows();
+  if (step.stats.vmem_peak_rows > row)
+    throw Error("data-parallel", fmt::format("bucketed all-reduce: the step's kernels use vector-memory rows up to {}, "
+                                             "the bucket region starts at row {} (compile for bucket_step_spec)",
+                                             step.stats.vmem_peak_rows, row));
+}
+
+// Error when a branch of the step crosses `at` (code inserted there would split its loop).
+void check_no_branch_across(const std::vector<isa::Bundle>& code, int64_t at) {
+  for (size_t i = 0; i < code.size(); ++i)
+    for (const isa::Instr& in : code[i].slot)
+      if (detail::is_branch(in.op) && (static_cast<int64_t>(i) < at) != (in.imm < at))
+        throw Error("data-parallel", fmt::format("bucketed all-reduce: the branch at bundle {} crosses the kernel "
+                                                 "boundary at bundle {}",
+                                                 i, at));
+}
+
+}  // namespace
+
+core::CoreSpec bucket_step_spec(const core::CoreSpec& spec, int64_t gradient_words, int parameters,
+                                int64_t bucket_words) {
+  if (bucket_words < 1) throw Error("data-parallel", fmt::format("bucket of {} words: need at least 1", bucket_words));
+  // Each bucket pads to whole vector registers: at most one group of sublanes rows per parameter.
+  const int64_t rows = region_rows(spec, gradient_words) + int64_t{parameters} * spec.sublanes;
+  if (2 * rows > spec.vmem_rows())
+    throw Error("data-parallel", fmt::format("the gradient buckets ({} words in {} parameters) need {} vector-memory "
+                                             "rows; at most half of the {} rows may be reserved (the kernels keep the "
+                                             "rest)",
+                                             gradient_words, parameters, rows, spec.vmem_rows()));
+  core::CoreSpec out = spec;
+  out.vmem_bytes -= rows * 4 * spec.lanes;
+  return out;
+}
+
+DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
+                                              const AllReduceOptions& o) {
+  check_bucketed(step, spec, o);
+  const std::vector<Bucket> buckets = plan_buckets(step, o.bucket_words);
+  const BucketCode code(buckets, spec, o, bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows());
+  const Schedule s = schedule(step, buckets, code, o.overlap);
+  const std::vector<isa::Bundle>& src = step.program.code;
+  DataParallelImage img;
+  std::vector<isa::Bundle>& out = img.program.code;
+  int64_t prev = 0;
+  for (const auto& [at, text] : s.points) {
+    if (at != step.optimizer_first_bundle) check_no_branch_across(src, at);
+    detail::append_relocated(out, src, prev, at, static_cast<int64_t>(out.size()) - prev);
+    if (at == step.optimizer_first_bundle) img.reduce_first = static_cast<int64_t>(out.size());
+    const isa::Program inserted = isa::assemble(text, fmt::format("<gradient bucket code at bundle {}>", at));
+    detail::append_relocated(out, inserted.code, 0, static_cast<int64_t>(inserted.code.size()),
+                             static_cast<int64_t>(out.size()));
+    prev = at;
+  }
+  img.update_first = static_cast<int64_t>(out.size());
+  detail::append_relocated(out, src, prev, static_cast<int64_t>(src.size()), img.update_first - prev);
+  detail::finish_image(img, step, spec, o);
+  img.buckets = static_cast<int>(buckets.size());
+  img.overlapped_supersteps = s.overlapped;
+  return img;
+}
+
+}  // namespace tessera::compiler
