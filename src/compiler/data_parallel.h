@@ -38,7 +38,9 @@
 //   a bucket = start (DMA each piece HBM -> its place in the region, flag kAllReduceFlag, waited;
 //            multiply by the weight as above), the 2(n-1) supersteps of the ring all-reduce over
 //            its words (collectives.h collective_step_asm: self-contained, every register
-//            recomputed from %pid and the superstep number), finish (DMA region -> HBM, waited).
+//            recomputed from %pid and the superstep number; a superstep's sends of all buckets
+//            packed into VLIW bundles by the emitter's list scheduler), finish (DMA region -> HBM,
+//            waited).
 //   supersteps  the buckets advance in lockstep: a superstep carries the next ring step of every
 //            active bucket. Before it, buckets whose supersteps are done finish, and ready buckets
 //            start (in order).

@@ -9,6 +9,7 @@
 #include "compiler/allreduce_detail.h"
 #include "compiler/collectives.h"
 #include "compiler/data_parallel.h"
+#include "compiler/emitter.h"
 #include "isa/assembler.h"
 
 namespace tessera::compiler {
@@ -111,11 +112,38 @@ class BucketCode {
   float m_weight;
 };
 
-// The code at each insertion point: (bundle of the step, assembly text), in bundle order; the
-// last one is the tail at the optimizer section. Buckets advance in lockstep: each superstep
-// carries the next ring step of every active bucket.
+// Inserted code, built piece by piece (each piece assembled on its own: its labels are local).
+class Code {
+ public:
+  explicit Code(const core::CoreSpec& spec) : m_spec(&spec) {}
+  void add(const std::string& text) { append(isa::assemble(text, "<gradient bucket code>").code); }
+  // Straight-line code (no label, no branch) packed into VLIW bundles by the list scheduler: the
+  // values of its instructions run one after the other (emitter.h); xsends keep their order.
+  void add_packed(const std::string& text) {
+    Emitter em(*m_spec);
+    for (const isa::Bundle& b : isa::assemble(text, "<gradient bucket superstep>").code)
+      for (const isa::Instr& in : b.slot)
+        if (in.op != isa::Opcode::NOP) em.emit(in);
+    std::vector<isa::Bundle> code = em.finish();
+    code.pop_back();  // finish()'s halt
+    append(code);
+  }
+  bool empty() const { return m_bundles.empty(); }
+  const std::vector<isa::Bundle>& bundles() const { return m_bundles; }
+
+ private:
+  void append(const std::vector<isa::Bundle>& c) {
+    detail::append_relocated(m_bundles, c, 0, static_cast<int64_t>(c.size()), static_cast<int64_t>(m_bundles.size()));
+  }
+  const core::CoreSpec* m_spec;
+  std::vector<isa::Bundle> m_bundles;
+};
+
+// The code at each insertion point: (bundle of the step, code), in bundle order; the last one is
+// the tail at the optimizer section. Buckets advance in lockstep: each superstep carries the next
+// ring step of every active bucket.
 struct Schedule {
-  std::vector<std::pair<int64_t, std::string>> points;
+  std::vector<std::pair<int64_t, Code>> points;
   int overlapped = 0;
 };
 
@@ -126,28 +154,26 @@ class Scheduler {
 
   // Starts every bucket ready before node `node` (all with node < 0), finishes the done ones,
   // then one superstep of every active bucket ending in `sync_op` (none when none is active).
-  std::string superstep(int node, const char* sync_op) {
-    std::string text;
+  void superstep(int node, const char* sync_op, Code& out) {
     for (size_t b = 0; b < m_buckets.size(); ++b) {
       if (m_step[b] < 0 && m_next == static_cast<int>(b) && (node < 0 || m_buckets[b].ready < node)) {
-        text += m_code.start(static_cast<int>(b));
+        out.add(m_code.start(static_cast<int>(b)));
         m_step[b] = 0;
         ++m_next;
       }
       if (m_step[b] == m_code.steps()) {
-        text += m_code.finish(static_cast<int>(b));
+        out.add(m_code.finish(static_cast<int>(b)));
         ++m_step[b];
       }
     }
-    bool sent = false;
+    std::string sends;
     for (size_t b = 0; b < m_buckets.size(); ++b)
-      if (m_step[b] >= 0 && m_step[b] < m_code.steps()) {
-        text += m_code.superstep(static_cast<int>(b), m_step[b]++);
-        sent = true;
-      }
-    if (sent) text += fmt::format("  {}\n", sync_op);
-    m_pending = sent;
-    return text;
+      if (m_step[b] >= 0 && m_step[b] < m_code.steps()) sends += m_code.superstep(static_cast<int>(b), m_step[b]++);
+    m_pending = !sends.empty();
+    if (m_pending) {
+      out.add_packed(sends);
+      out.add(fmt::format("  {}\n", sync_op));
+    }
   }
   bool pending() const { return m_pending; }
   bool done() const { return m_next == static_cast<int>(m_buckets.size()) && m_step.back() > m_code.steps(); }
@@ -161,21 +187,23 @@ class Scheduler {
 };
 
 Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& buckets, const BucketCode& code,
-                  bool overlap) {
+                  const core::CoreSpec& spec, bool overlap) {
   Schedule s;
   Scheduler sch(buckets, code);
   const int kernels = static_cast<int>(step.kernel_first.size()) - 1;
   for (int j = 1; overlap && j < kernels; ++j) {  // the boundary before node j's kernel
     // Nothing to overlap after a node without code (an alias): no point here.
     if (step.kernel_first[static_cast<size_t>(j)] == step.kernel_first[static_cast<size_t>(j - 1)]) continue;
-    std::string text = sch.pending() ? "  xwait\n" : "";
-    text += sch.superstep(j, "xsync");
+    Code here(spec);
+    if (sch.pending()) here.add("  xwait\n");
+    sch.superstep(j, "xsync", here);
     s.overlapped += sch.pending() ? 1 : 0;
-    if (!text.empty()) s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], text);
+    if (!here.empty()) s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], std::move(here));
   }
-  std::string tail = sch.pending() ? "  xwait\n" : "";
-  while (!sch.done()) tail += sch.superstep(-1, "sync");
-  s.points.emplace_back(step.optimizer_first_bundle, tail);
+  Code tail(spec);
+  if (sch.pending()) tail.add("  xwait\n");
+  while (!sch.done()) sch.superstep(-1, "sync", tail);
+  s.points.emplace_back(step.optimizer_first_bundle, std::move(tail));
   return s;
 }
 
@@ -226,18 +254,17 @@ DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const
   check_bucketed(step, spec, o);
   const std::vector<Bucket> buckets = plan_buckets(step, o.bucket_words);
   const BucketCode code(buckets, spec, o, bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows());
-  const Schedule s = schedule(step, buckets, code, o.overlap);
+  const Schedule s = schedule(step, buckets, code, spec, o.overlap);
   const std::vector<isa::Bundle>& src = step.program.code;
   DataParallelImage img;
   std::vector<isa::Bundle>& out = img.program.code;
   int64_t prev = 0;
-  for (const auto& [at, text] : s.points) {
+  for (const auto& [at, code_here] : s.points) {
     if (at != step.optimizer_first_bundle) check_no_branch_across(src, at);
     detail::append_relocated(out, src, prev, at, static_cast<int64_t>(out.size()) - prev);
     if (at == step.optimizer_first_bundle) img.reduce_first = static_cast<int64_t>(out.size());
-    const isa::Program inserted = isa::assemble(text, fmt::format("<gradient bucket code at bundle {}>", at));
-    detail::append_relocated(out, inserted.code, 0, static_cast<int64_t>(inserted.code.size()),
-                             static_cast<int64_t>(out.size()));
+    const std::vector<isa::Bundle>& inserted = code_here.bundles();
+    detail::append_relocated(out, inserted, 0, static_cast<int64_t>(inserted.size()), static_cast<int64_t>(out.size()));
     prev = at;
   }
   img.update_first = static_cast<int64_t>(out.size());
