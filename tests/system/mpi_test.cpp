@@ -1,7 +1,9 @@
 // MPI scale-out (system/system.h, system/communicator.h): the built `tessera` run under
 // `mpirun -n R` for R = 1, 2, 3, 4 prints the same JSON (values checked against the host
 // reference, cycle counts, simulated times, fabric statistics) as without mpirun; only the host
-// timing fields and mpi_ranks differ. `train --chips` writes the same report. Skipped when `tessera` has not been built in this build tree.
+// timing fields and mpi_ranks differ. `train --chips` writes the same report, and its checkpoint
+// written under `mpirun -n 2` resumes under `mpirun -n 3` to the uninterrupted run's report.
+// Skipped when `tessera` has not been built in this build tree.
 //
 // Environment of each mpirun: OMPI_ALLOW_RUN_AS_ROOT{,_CONFIRM}=1 (CI runs as root),
 // --oversubscribe (more ranks than cores), --mca btl self,vader (shared memory only: no network),
@@ -17,6 +19,8 @@
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
+
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -98,23 +102,50 @@ nlohmann::json without_host_seconds(nlohmann::json j) {
   return j;
 }
 
+// `tessera train <args> --report F` under `mpirun -n ranks`: the report without host_seconds.
+nlohmann::json train_report(int ranks, const std::string& args) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/mpi_test_train_" + std::to_string(ranks) + "_" +
+                             std::to_string(::getpid()) + ".json";
+  const Result r = mpirun(ranks, "train " + args + " --report " + report);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::ifstream in(report);
+  if (!in) return nullptr;
+  const nlohmann::json got = without_host_seconds(nlohmann::json::parse(in));
+  in.close();
+  std::filesystem::remove(report);
+  return got;
+}
+
 TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForOneAndThreeRanks) {
   // 4 processors (2 chips x 2 cores) over 3 ranks: losses, accuracies, simulated times, exchange and
   // link figures and the resolved config equal the one-rank report.
-  nlohmann::json want;
-  for (int ranks : {1, 3}) {
-    const std::string report = std::string(TESSERA_BINARY_DIR) + "/mpi_test_train_" + std::to_string(ranks) + "_" +
-                               std::to_string(::getpid()) + ".json";
-    const Result r = mpirun(ranks, "train --chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd "
-                                   "--lr 0.05 --report " + report);
-    ASSERT_EQ(r.status, 0) << r.err;
-    std::ifstream in(report);
-    const nlohmann::json got = without_host_seconds(nlohmann::json::parse(in));
-    std::filesystem::remove(report);
-    EXPECT_EQ(got.at("processors"), 4);
-    if (ranks == 1) want = got;
-    else EXPECT_EQ(got, want) << ranks << " ranks";
-  }
+  const std::string args = "--chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05";
+  const nlohmann::json want = train_report(1, args);
+  ASSERT_FALSE(want.is_null());
+  EXPECT_EQ(want.at("processors"), 4);
+  EXPECT_EQ(train_report(3, args), want) << "3 ranks";
+}
+
+TEST_F(MpiCli, CheckpointWrittenOnTwoRanksResumesOnThreeToTheUninterruptedReport) {
+  // Epoch 1 on 2 ranks writes ck/ckpt-0000000002.tsck (rank 0 writes); 3 ranks resume it for
+  // epoch 2. Every report figure but host_seconds (losses, accuracies, simulated times, optimizer,
+  // system and link statistics) equals the one-rank run of both epochs; only resumed_from differs.
+  const std::string args = "--batch 8 --steps 2 --optimizer adam --lr 1e-3 --chips 2 --cores-per-chip 2";
+  tessera::testing::TempDir dir;
+  const std::string ck = dir.file("ck");
+  const Result first = mpirun(2, "train " + args + " --epochs 1 --checkpoint-dir " + ck);
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_TRUE(std::filesystem::exists(ck + "/ckpt-0000000002.tsck"));
+  nlohmann::json resumed = train_report(3, args + " --epochs 2 --checkpoint-dir " + ck + " --resume");
+  nlohmann::json full = train_report(1, args + " --epochs 2");
+  ASSERT_FALSE(resumed.is_null());
+  ASSERT_FALSE(full.is_null());
+  EXPECT_EQ(resumed.at("resumed_from"), ck + "/ckpt-0000000002.tsck");
+  EXPECT_EQ(full.at("resumed_from"), "");
+  EXPECT_EQ(full.at("epochs").size(), 2u);
+  resumed.erase("resumed_from");
+  full.erase("resumed_from");
+  EXPECT_EQ(resumed, full);
 }
 
 TEST_F(MpiCli, AnErrorOnEveryRankEndsTheRunWithItsMessage) {
