@@ -125,7 +125,7 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
     uint64_t mask = 0;
     for (int i = 0; i < L; ++i) {
       any_special |= codes[i] == kSpecialCode ? 1 : 0;
-      mask |= uint64_t{(codes[i] != kZeroCode) & (codes[i] != kSpecialCode)} << i;
+      mask |= static_cast<uint64_t>((codes[i] != kZeroCode) && (codes[i] != kSpecialCode)) << i;
     }
     LiveB* out = &live[static_cast<size_t>(j) * L];
     int n = 0, most = 0, sum = 0, lowest = 8;

@@ -241,7 +241,7 @@ __attribute__((target("avx2"))) bool store(const Run& r, float* out, int stride,
 }
 
 // Adds a finished group's counters to totals and raises its blocks' step maxima.
-void finish(const Run& r, int valid, int steps, int* step_max, GroupTotals& totals) {
+__attribute__((target("avx2"))) void finish(const Run& r, int valid, int steps, int* step_max, GroupTotals& totals) {
   for (int j = 0; j < steps; ++j) step_max[j] = std::max(step_max[j], r.slowest[j]);
   const int L = r.cfg->lanes;
   const int64_t cycle_sum = hsum(r.cycle_acc) + r.uniform_cycles * valid;
