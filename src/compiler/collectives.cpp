@@ -224,7 +224,7 @@ int collective_steps(const CollectiveSpec& spec) {
   validate(spec);
   if (spec.kind != CollectiveKind::kAllReduce || spec.algorithm != CollectiveAlgorithm::kRing)
     throw Error("collective", "single supersteps exist for the ring all-reduce only");
-  return 2 * (spec.processors - 1);
+  return collective_supersteps(spec);
 }
 
 std::string collective_step_asm(const CollectiveSpec& spec, int step, int processor) {

@@ -539,16 +539,11 @@ __attribute__((target("avx2"))) inline void group_step(GroupState& g, int j, int
 
 // Adds the group's counters to totals and, if acc_out is non-null, writes its accumulators.
 __attribute__((target("avx2"))) void finish_group(GroupState& g, PeAccumulator* acc_out, GroupTotals& totals) {
-  const int L = g.r.cfg.lanes;
   const int64_t cycle_sum = g.cycle_sum + hsum(g.cycle_acc);
   const int64_t uniform = g.r.uniform_processed * g.valid;
   const int64_t processed = g.processed + hsum(g.r.processed_acc) + uniform;
   const int64_t nonzero = g.nonzero + hsum(g.r.nonzero_acc) + uniform;
-  totals.processed += processed;
-  totals.skipped_oob += nonzero - processed;
-  totals.skipped_zero += int64_t{g.steps} * g.valid * L * kTermSlots - nonzero;
-  totals.lane_idle += int64_t{L} * cycle_sum - processed;
-  totals.pe_cycles += cycle_sum;
+  totals.add_group(cycle_sum, processed, nonzero, g.steps, g.valid, g.r.cfg.lanes);
   if (acc_out == nullptr) return;
   if (!g.scalar_mode) from_vectors(g.va, g.st);
   for (int v = 0; v < g.valid; ++v) acc_out[v] = g.st[v];

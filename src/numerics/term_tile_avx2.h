@@ -97,6 +97,17 @@ struct SerialSteps {
 struct GroupTotals {
   int64_t processed = 0, skipped_zero = 0, skipped_oob = 0, lane_idle = 0;
   int64_t pe_cycles = 0;  // the valid PEs' step cycles, summed over steps and PEs
+
+  // Adds a finished group of `valid` PEs with `lanes` lanes run for `steps` steps, from its sums
+  // over PEs and steps: step cycles, terms processed, and terms of live lanes (processed + out of
+  // bounds); every other term slot was skipped as zero.
+  void add_group(int64_t cycle_sum, int64_t processed, int64_t nonzero, int steps, int valid, int lanes) {
+    this->processed += processed;
+    skipped_oob += nonzero - processed;
+    skipped_zero += int64_t{steps} * valid * lanes * kTermSlots - nonzero;
+    lane_idle += int64_t{lanes} * cycle_sum - processed;
+    pe_cycles += cycle_sum;
+  }
 };
 
 // Runs `steps` steps of the PEs x0 .. x0 + valid - 1 (valid <= 8) sharing serial row s (`row`:

@@ -243,15 +243,10 @@ __attribute__((target("avx2"))) bool store(const Run& r, float* out, int stride,
 // Adds a finished group's counters to totals and raises its blocks' step maxima.
 __attribute__((target("avx2"))) void finish(const Run& r, int valid, int steps, int* step_max, GroupTotals& totals) {
   for (int j = 0; j < steps; ++j) step_max[j] = std::max(step_max[j], r.slowest[j]);
-  const int L = r.cfg->lanes;
   const int64_t cycle_sum = hsum(r.cycle_acc) + r.uniform_cycles * valid;
   const int64_t processed = hsum(r.processed_acc) + r.uniform_processed * valid;
   const int64_t nonzero = hsum(r.nonzero_acc) + r.uniform_processed * valid;
-  totals.processed += processed;
-  totals.skipped_oob += nonzero - processed;
-  totals.skipped_zero += int64_t{steps} * valid * L * kTermSlots - nonzero;
-  totals.lane_idle += int64_t{L} * cycle_sum - processed;
-  totals.pe_cycles += cycle_sum;
+  totals.add_group(cycle_sum, processed, nonzero, steps, valid, r.cfg->lanes);
 }
 
 }  // namespace
