@@ -110,7 +110,10 @@ void DataParallelRun::resume() {
   const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
   if (!c.identity.is_object() || !c.identity.contains("run"))
     throw Error(path, "was written by a single-chip run (no --chips); resume it without --chips");
-  check_identity(path, c.identity, identity());
+  // Checkpoints written before the torus all-reduce existed have no "allreduce": they all used the ring.
+  nlohmann::ordered_json stored = c.identity;
+  if (!stored.contains("allreduce")) stored["allreduce"] = compiler::algorithm_name(compiler::CollectiveAlgorithm::kRing);
+  check_identity(path, stored, identity());
   const nlohmann::ordered_json& p = c.progress;
   try {
     m_epoch = p.at("epoch").get<int>();

@@ -154,6 +154,31 @@ TEST(DataParallelResume, AnotherMachineIsRefusedNamingTheMismatch_bad) {
   EXPECT_EQ(resume_on(line, ring_dir), ring_path + ": checkpoint is for topology \"ring\", this run has topology \"line\"");
 }
 
+// A checkpoint written before the torus all-reduce existed has no "allreduce" in its identity: it
+// resumes as a ring run (all such runs used the ring) to the uninterrupted run, and a torus run refuses it.
+TEST(DataParallelResume, CheckpointWithoutAllReduceFieldResumesAsRing) {
+  TempDir dir;
+  Checkpoint c = read_checkpoint(one_epoch_checkpoint(dir.str()));
+  ASSERT_EQ(c.identity.at("allreduce"), "ring");
+  c.identity.erase("allreduce");
+  const std::string old_dir = dir.file("old");
+  std::filesystem::create_directories(old_dir);
+  const std::string old_path = old_dir + "/ckpt-0000000005.tsck";
+  write_checkpoint(old_path, c);
+
+  DataParallelRunOptions o = options(graph::OptimizerKind::kSgd, machine(2, 1, 0), old_dir);
+  o.resume = true;
+  o.dp.allreduce = compiler::CollectiveAlgorithm::kTorus;
+  EXPECT_EQ(error_of([&] { DataParallelRun r(data().train, data().test, o); }),
+            old_path + ": checkpoint is for allreduce \"ring\", this run has allreduce \"torus\"");
+
+  o.dp.allreduce = compiler::CollectiveAlgorithm::kRing;
+  DataParallelRun resumed(data().train, data().test, o);
+  EXPECT_EQ(resumed.resumed_from(), old_path);
+  EXPECT_TRUE(resumed.run());
+  expect_same(outcome_of(resumed), uninterrupted(graph::OptimizerKind::kSgd, machine(2, 1, 0)));
+}
+
 TEST(DataParallelResume, SingleChipAndDataParallelCheckpointsAreNotInterchangeable_bad) {
   TempDir dir;
   const std::string path = one_epoch_checkpoint(dir.str());
