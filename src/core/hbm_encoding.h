@@ -39,7 +39,7 @@
 namespace tessera::core {
 
 struct DmaRequest;
-struct ArchState;
+class ArchState;
 
 struct HbmEncodingSpec {
   bool on = false;
