@@ -153,28 +153,9 @@ int64_t scalar_step(const GroupContext& g, int j, std::array<PeAccumulator, kGro
 // returns the mask of accumulators that overflowed (left as garbage: the caller makes them Inf).
 __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256i zero_negative, const PeConfig& cfg,
                                                   VectorAcc& acc) {
-  const int W = cfg.acc_fraction_bits;
-  const __m256i one = _mm256_set1_epi32(1);
   const __m256i nonzero = _mm256_xor_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
-  const __m256i mag = _mm256_abs_epi32(sum);
-  // Leading bit: the float exponent, less one where the conversion rounded up to a power of two.
-  __m256i lead =
-      _mm256_sub_epi32(_mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(mag)), 23), _mm256_set1_epi32(127));
-  lead = _mm256_add_epi32(lead, _mm256_cmpgt_epi32(_mm256_sllv_epi32(one, lead), mag));
-  __m256i s = _mm256_sub_epi32(lead, _mm256_set1_epi32(W));
-  const __m256i right = _mm256_cmpgt_epi32(s, _mm256_setzero_si256());
-  __m256i q_right = _mm256_srlv_epi32(mag, s);
-  const __m256i rem = _mm256_and_si256(mag, _mm256_sub_epi32(_mm256_sllv_epi32(one, s), one));
-  const __m256i half = _mm256_sllv_epi32(one, _mm256_sub_epi32(s, one));
-  const __m256i odd = _mm256_cmpeq_epi32(_mm256_and_si256(q_right, one), one);
-  const __m256i up =
-      _mm256_or_si256(_mm256_cmpgt_epi32(rem, half), _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), odd));
-  q_right = _mm256_sub_epi32(q_right, up);
-  const __m256i q_left = _mm256_sllv_epi32(mag, _mm256_sub_epi32(_mm256_setzero_si256(), s));
-  __m256i q = _mm256_blendv_epi8(q_left, q_right, right);
-  const __m256i carry = _mm256_cmpgt_epi32(q, _mm256_set1_epi32((1 << (W + 1)) - 1));
-  q = _mm256_blendv_epi8(q, _mm256_srli_epi32(q, 1), carry);
-  s = _mm256_sub_epi32(s, carry);
+  __m256i q, s;
+  round_to_width(_mm256_abs_epi32(sum), cfg.acc_fraction_bits, q, s);
   const __m256i exponent = _mm256_add_epi32(E, s);
   acc.negative = _mm256_blendv_epi8(zero_negative, _mm256_srai_epi32(sum, 31), nonzero);
   acc.zero = _mm256_xor_si256(nonzero, _mm256_set1_epi32(-1));
@@ -182,8 +163,6 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
   acc.significand = _mm256_and_si256(q, nonzero);
   return _mm256_and_si256(_mm256_cmpgt_epi32(exponent, _mm256_set1_epi32(cfg.acc_max_exponent)), nonzero);
 }
-
-
 
 // Normalisation at W = 23: converting the magnitude (< 2^31) to fp32 rounds it to nearest even to
 // 24 significant bits, which is exactly step 5's rounding; the float's fields give sig and lead.

@@ -14,13 +14,15 @@ namespace tessera::numerics::detail {
 
 #if defined(__x86_64__)
 
+// The accumulator width whose normalisation is fp32's int-to-float conversion (the default, fast case).
+constexpr int kFullWidth = 23;
+
 bool group_run_supported(const PeConfig& cfg) {
-  return cfg.acc_fraction_bits == 23 && cfg.lanes <= kGroupPes && tile_avx2_supported(cfg);
+  return cfg.acc_fraction_bits <= kFullWidth && cfg.lanes <= kGroupPes && tile_avx2_supported(cfg);
 }
 
 namespace {
 
-constexpr int kW = 23;
 constexpr int kSplitSlots = 4;  // at most 4 positive and 4 negative CSD terms in an 8-bit significand
 
 // Per significand: the shift counts 8 - p of its positive CSD terms ([0, 4)) and of its negative
@@ -123,8 +125,9 @@ __attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, int
 
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
 // product exponent is negative).
-template <int N>
+template <int N, bool kFull>
 __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
+  const int W = kFull ? kFullWidth : r.cfg->acc_fraction_bits;
   const SerialSteps::LiveB* b = &r.row->live[static_cast<size_t>(j) * r.row->lanes];
   constexpr int kSlots = N > 0 ? N : 1;
   __m256i w[kSlots], pe[kSlots];
@@ -137,7 +140,7 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
   }
   __m256i E = _mm256_max_epi32(pe_max, r.a_eb);
   if (r.cfg->fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(r.cfg->fixed_exponent + kExponentBias));
-  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(kW - 14));
+  const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
   __m256i value = _mm256_setzero_si256();
   for (int t = 0; t < N; ++t)
     value = _mm256_add_epi32(
@@ -162,30 +165,37 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
     }
     // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
     // if the minimum product exponent plus the row's lowest power clears it.
-    const __m256i limit = _mm256_sub_epi32(E, _mm256_set1_epi32(kW - 7));
+    const __m256i limit = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 7));
     const __m256i low = _mm256_add_epi32(smin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
     slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, j) : lane_timed<N>(r, j, b, pe, gbase, limit);
   }
   r.slowest[j] = slowest;
-  // Contract step 5: the accumulator truncated to the window, added, rounded to 24 bits (the
-  // conversion's round to nearest even); a zero sum is +0.
+  // Contract step 5: the accumulator truncated to the window, added, rounded to W + 1 bits (at
+  // W = 23 the conversion's round to nearest even, else round_to_width); a zero sum is +0.
   const __m256i aligned = _mm256_sign_epi32(_mm256_srlv_epi32(r.a_mag, _mm256_sub_epi32(E, r.a_eb)), r.a_sgn);
   const __m256i sum = _mm256_add_epi32(value, aligned);
-  const __m256i bits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_abs_epi32(sum)));
-  r.a_mag = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
-  r.a_eb = _mm256_andnot_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
-                               _mm256_add_epi32(E, _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127 + kW))));
+  const __m256i zero = _mm256_cmpeq_epi32(sum, _mm256_setzero_si256());
+  if constexpr (kFull) {
+    const __m256i bits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_abs_epi32(sum)));
+    r.a_mag = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+    r.a_eb = _mm256_andnot_si256(zero, _mm256_add_epi32(E, _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127 + W))));
+  } else {
+    __m256i shift;
+    round_to_width(_mm256_abs_epi32(sum), W, r.a_mag, shift);  // a_mag is garbage for a zero sum, a_eb = 0 drops it
+    r.a_eb = _mm256_andnot_si256(zero, _mm256_add_epi32(E, shift));
+  }
   r.a_sgn = sum;
   r.exponent_max = _mm256_max_epi32(r.exponent_max, r.a_eb);
 }
 
 // All steps of groups runs[0..n), step by step: step j of every group, then step j + 1 (the
 // groups meet the same serial lanes, so the dispatch on the live lane count is taken once per step).
+template <bool kFull>
 __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, const SerialSteps& row) {
   for (int j = 0; j < steps; ++j) {
 #define TESSERA_STEPS(N) \
   case N:                \
-    for (int i = 0; i < n; ++i) step<N>(runs[i], j); \
+    for (int i = 0; i < n; ++i) step<N, kFull>(runs[i], j); \
     break;
     switch (row.live_count[static_cast<size_t>(j)]) {
       TESSERA_STEPS(0)
@@ -197,25 +207,34 @@ __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, cons
       TESSERA_STEPS(6)
       TESSERA_STEPS(7)
       default:
-        for (int i = 0; i < n; ++i) step<8>(runs[i], j);
+        for (int i = 0; i < n; ++i) step<8, kFull>(runs[i], j);
     }
 #undef TESSERA_STEPS
   }
 }
 
-// Loads the start accumulators; false if one is not +0 or an fp32 normal number <= acc_max_exponent.
+// Loads the start accumulators, rounded to W + 1 bits as accumulator_from_f32 does (nearest even;
+// exact for values a W-bit accumulator wrote); false if one is not +0 or an fp32 normal number
+// whose rounded exponent is <= acc_max_exponent.
 __attribute__((target("avx2"))) bool load(Run& r, const float* in, int stride, int valid) {
   alignas(32) int32_t b[kGroupPes] = {};
   for (int v = 0; v < valid; ++v) std::memcpy(&b[v], &in[static_cast<ptrdiff_t>(v) * stride], sizeof(float));
   const __m256i bits = ld(b);
-  const __m256i biased = _mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xff));
+  const int cut = kFullWidth - r.cfg->acc_fraction_bits;  // fraction bits the accumulator lacks
+  __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(INT32_MAX));
+  if (cut > 0) {  // round to nearest even at bit `cut` of the fp32 pattern: a carry raises the exponent
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(magnitude, cut), _mm256_set1_epi32(1));
+    magnitude = _mm256_add_epi32(magnitude, _mm256_add_epi32(_mm256_set1_epi32((1 << (cut - 1)) - 1), odd));
+    magnitude = _mm256_and_si256(magnitude, _mm256_set1_epi32(-(1 << cut)));
+  }
+  const __m256i biased = _mm256_srli_epi32(magnitude, 23);
   const __m256i zero = _mm256_cmpeq_epi32(bits, _mm256_setzero_si256());
   const __m256i normal = _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()),
                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(std::min(r.cfg->acc_max_exponent, 127) + 128), biased));
   const __m256i bad = _mm256_andnot_si256(_mm256_or_si256(zero, normal), _mm256_set1_epi32(-1));
   if (!_mm256_testz_si256(bad, bad)) return false;
   r.a_eb = _mm256_andnot_si256(zero, _mm256_add_epi32(biased, _mm256_set1_epi32(kExponentBias - 127)));
-  r.a_mag = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+  r.a_mag = _mm256_srli_epi32(_mm256_or_si256(_mm256_and_si256(magnitude, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000)), cut);
   r.a_sgn = bits;
   return true;
 }
@@ -230,8 +249,9 @@ __attribute__((target("avx2"))) bool store(const Run& r, float* out, int stride,
   const __m256i in_range =
       _mm256_and_si256(_mm256_cmpgt_epi32(biased, _mm256_setzero_si256()), _mm256_cmpgt_epi32(_mm256_set1_epi32(255), biased));
   if (!_mm256_testz_si256(_mm256_andnot_si256(in_range, nonzero), r.valid)) return false;
-  const __m256i magnitude =
-      _mm256_or_si256(_mm256_slli_epi32(biased, 23), _mm256_and_si256(r.a_mag, _mm256_set1_epi32(0x7fffff)));
+  const int cut = kFullWidth - r.cfg->acc_fraction_bits;
+  const __m256i magnitude = _mm256_or_si256(_mm256_slli_epi32(biased, 23),
+                                            _mm256_and_si256(_mm256_slli_epi32(r.a_mag, cut), _mm256_set1_epi32(0x7fffff)));
   const __m256i bits = _mm256_and_si256(
       _mm256_or_si256(magnitude, _mm256_and_si256(r.a_sgn, _mm256_set1_epi32(INT32_MIN))), nonzero);
   alignas(32) int32_t b[kGroupPes];
@@ -284,7 +304,8 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       if (!load(r, rg.out, rg.stride, rg.valid)) continue;
       index[static_cast<size_t>(n++)] = first;
     }
-    run_steps(runs.data(), n, steps, row);
+    if (cfg.acc_fraction_bits == kFullWidth) run_steps<true>(runs.data(), n, steps, row);
+    else run_steps<false>(runs.data(), n, steps, row);
     for (int i = 0; i < n; ++i) {
       const RowGroup& rg = groups[index[static_cast<size_t>(i)]];
       if (!store(runs[static_cast<size_t>(i)], rg.out, rg.stride, rg.valid)) continue;

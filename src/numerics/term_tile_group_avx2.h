@@ -4,8 +4,9 @@
 // accumulators in registers, reading the row's live lanes (SerialSteps) and the group's packed
 // parallel operand. It covers the common case exactly and refuses the rest, leaving everything
 // untouched, so that the caller runs the group through row_steps_avx2's step-by-step path:
-// - W = 23 (the accumulator is an fp32 value without exponent bounds; the normalisation is the
-//   int-to-float conversion's round to nearest even);
+// - W <= 23 (the accumulator fits an fp32 value; at W = 23 the normalisation is the int-to-float
+//   conversion's round to nearest even, below it round_to_width; start values are rounded to
+//   W + 1 bits as accumulator_from_f32 rounds them);
 // - no Inf/NaN operand in the row or the parallel operand (the caller checks), and every start
 //   accumulator +0 or an fp32 normal number not above acc_max_exponent;
 // - no accumulator above acc_max_exponent after any step (an overflow, found at the end, refuses
@@ -29,7 +30,7 @@
 
 namespace tessera::numerics::detail {
 
-// True if group_run_avx2 can take groups at this configuration (W = 23 and the vector tile).
+// True if group_run_avx2 can take groups at this configuration (W <= 23 and the vector tile).
 bool group_run_supported(const PeConfig& cfg);
 
 // Runs the `steps` steps of every group of serial row `row` it covers (see above), step by step:
