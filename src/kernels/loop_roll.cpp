@@ -1,6 +1,7 @@
 #include "kernels/loop_roll.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <map>
 #include <unordered_map>
@@ -19,6 +20,7 @@ using isa::Opcode;
 using isa::OperandKind;
 
 constexpr int kZeroReg = 0;
+constexpr int kMaskedRegs = 64;  // scalar registers the roller's masks hold (core.scalar.regs <= 64)
 
 bool is_control(const Instr& in) { return isa::op_info(in.op).latency == isa::LatencyClass::Branch; }
 
@@ -82,6 +84,7 @@ class Roller {
   std::map<int64_t, Loop> select(const std::vector<Region>& regions) const;
   bool dead_after(int reg, int64_t from) const;
   int free_scalar(const Bundle& b) const;
+  Vary vary(int64_t x, int s) const { return m_vary[static_cast<size_t>(x * isa::kNumSlots + s)]; }
 
   const std::vector<Bundle>& m_code;
   const core::CoreSpec& m_spec;
@@ -90,6 +93,17 @@ class Roller {
   bool m_zero_ok = true;
   std::vector<uint64_t> m_key;
   std::vector<char> m_barrier;
+  // Facts of the input code gathered once by analyse(), so that the searches (same_shape over
+  // every candidate period, dead_after for every register of every planned region) do not decode
+  // instructions again.
+  std::vector<Vary> m_vary;                  // [x * kNumSlots + s]: slot_vary(...).kind
+  std::vector<uint64_t> m_reads, m_writes;   // [x]: scalar registers (bit r: s_r, r < 64) read / written
+  std::vector<std::vector<int64_t>> m_refs;  // [r]: the bundles that read or write s_r, ascending
+  std::vector<int64_t> m_halts;              // the bundles holding a halt, ascending
+  struct Branch {
+    int64_t at, lowest, highest;  // a bundle with label operands and its lowest and highest target
+  };
+  std::vector<Branch> m_branches;  // ascending by `at`
 };
 
 bool Roller::same_shape(int64_t x, int64_t y) const {
@@ -101,7 +115,7 @@ bool Roller::same_shape(int64_t x, int64_t y) const {
     const Instr& p = a.slot[static_cast<size_t>(s)];
     const Instr& q = b.slot[static_cast<size_t>(s)];
     if (slot_word(p) != slot_word(q)) return false;
-    if (slot_vary(p, m_zero_ok).kind == Vary::Fixed && p.imm != q.imm) return false;
+    if (vary(x, s) == Vary::Fixed && p.imm != q.imm) return false;
   }
   return true;
 }
@@ -121,15 +135,42 @@ void Roller::analyse() {
           m_zero_ok = false;
   m_key.assign(static_cast<size_t>(m_n), 0);
   m_barrier.assign(static_cast<size_t>(m_n), 0);
+  m_vary.assign(static_cast<size_t>(m_n * isa::kNumSlots), Vary::Fixed);
+  m_reads.assign(static_cast<size_t>(m_n), 0);
+  m_writes.assign(static_cast<size_t>(m_n), 0);
+  m_refs.assign(kMaskedRegs, {});
+  auto mask_of = [](const isa::RegList& regs) {
+    uint64_t m = 0;
+    for (isa::RegRef r : regs)
+      if (r.file == isa::RegFile::Scalar && r.index < kMaskedRegs) m |= uint64_t{1} << r.index;
+    return m;
+  };
   for (int64_t x = 0; x < m_n; ++x) {
     uint64_t h = 0x1234567;
-    for (const Instr& in : m_code[static_cast<size_t>(x)].slot) {
+    bool halt = false, branch = false;
+    int64_t lowest = INT64_MAX, highest = INT64_MIN;
+    for (int s = 0; s < isa::kNumSlots; ++s) {
+      const Instr& in = m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)];
+      const Vary v = slot_vary(in, m_zero_ok).kind;
+      m_vary[static_cast<size_t>(x * isa::kNumSlots + s)] = v;
       h = mix(h, slot_word(in));
-      if (slot_vary(in, m_zero_ok).kind == Vary::Fixed) h = mix(h, static_cast<uint32_t>(in.imm));
+      if (v == Vary::Fixed) h = mix(h, static_cast<uint32_t>(in.imm));
       if (is_control(in)) m_barrier[static_cast<size_t>(x)] = 1;
-      if (has_label(in) && in.imm >= 0 && in.imm < m_n) m_barrier[static_cast<size_t>(in.imm)] = 1;
+      if (has_label(in)) {
+        if (in.imm >= 0 && in.imm < m_n) m_barrier[static_cast<size_t>(in.imm)] = 1;
+        branch = true;
+        lowest = std::min<int64_t>(lowest, in.imm);
+        highest = std::max<int64_t>(highest, in.imm);
+      }
+      halt = halt || in.op == Opcode::HALT;
+      m_reads[static_cast<size_t>(x)] |= mask_of(isa::read_registers(in));
+      m_writes[static_cast<size_t>(x)] |= mask_of(isa::written_registers(in));
     }
     m_key[static_cast<size_t>(x)] = h;
+    if (halt) m_halts.push_back(x);
+    if (branch) m_branches.push_back({x, lowest, highest});
+    for (uint64_t m = m_reads[static_cast<size_t>(x)] | m_writes[static_cast<size_t>(x)]; m != 0; m &= m - 1)
+      m_refs[static_cast<size_t>(std::countr_zero(m))].push_back(x);
   }
 }
 
@@ -201,24 +242,23 @@ int Roller::free_scalar(const Bundle& b) const {
   return n;
 }
 
-// True if scalar register `reg` is written before it is read from bundle `from` on (or never
-// referenced again before a halt or the end). A branch back into [from, here) was scanned
-// already; any other branch ends the scan (not dead).
+// True if scalar register `reg` (< 64) is written before it is read from bundle `from` on (or
+// never referenced again before a halt or the end). A branch back into [from, here) was scanned
+// already; any other branch ends the scan (not dead). Within a bundle: a read decides "not
+// dead", else a write or halt "dead", else a branch leaving the scanned code "not dead".
+// The scan visits only the bundles that can decide: the next reference of reg, the next halt and
+// the branches before them.
 bool Roller::dead_after(int reg, int64_t from) const {
-  for (int64_t x = from; x < m_n; ++x) {
-    bool written = false, halt = false, leaves = false;
-    for (const Instr& in : m_code[static_cast<size_t>(x)].slot) {
-      halt = halt || in.op == Opcode::HALT;
-      if (has_label(in) && (in.imm < from || in.imm > x)) leaves = true;
-      for (isa::RegRef r : isa::read_registers(in))
-        if (r.file == isa::RegFile::Scalar && r.index == reg) return false;
-      for (isa::RegRef r : isa::written_registers(in))
-        if (r.file == isa::RegFile::Scalar && r.index == reg) written = true;
-    }
-    if (written || halt) return true;
-    if (leaves) return false;
-  }
-  return true;
+  const std::vector<int64_t>& refs = m_refs[static_cast<size_t>(reg)];
+  const auto ref = std::lower_bound(refs.begin(), refs.end(), from);
+  const auto halt = std::lower_bound(m_halts.begin(), m_halts.end(), from);
+  const int64_t stop = std::min(ref == refs.end() ? m_n : *ref, halt == m_halts.end() ? m_n : *halt);
+  auto branch = std::lower_bound(m_branches.begin(), m_branches.end(), from,
+                                 [](const Branch& b, int64_t x) { return b.at < x; });
+  for (; branch != m_branches.end() && branch->at < stop; ++branch)
+    if (branch->lowest < from || branch->highest > branch->at) return false;
+  if (stop == m_n) return true;
+  return (m_reads[static_cast<size_t>(stop)] >> reg & 1) == 0;  // written, or a halt
 }
 
 void put_scalar(Bundle& b, const Instr& in) {
@@ -270,18 +310,11 @@ bool Roller::plan(const Region& r, Loop& loop) const {
     }
 
   // Registers: untouched by the body, dead after the loop.
-  std::vector<char> used(static_cast<size_t>(m_spec.scalar_regs), 0);
-  used[kZeroReg] = 1;
-  for (int64_t j = 0; j < L; ++j)
-    for (const Instr& in : m_code[static_cast<size_t>(loop.top + j)].slot) {
-      for (isa::RegRef x : isa::read_registers(in))
-        if (x.file == isa::RegFile::Scalar && x.index < used.size()) used[x.index] = 1;
-      for (isa::RegRef x : isa::written_registers(in))
-        if (x.file == isa::RegFile::Scalar && x.index < used.size()) used[x.index] = 1;
-    }
+  uint64_t used = uint64_t{1} << kZeroReg;
+  for (int64_t j = 0; j < L; ++j) used |= m_reads[static_cast<size_t>(loop.top + j)] | m_writes[static_cast<size_t>(loop.top + j)];
   std::vector<int> regs;
-  for (int reg = m_spec.scalar_regs - 1; reg > 0 && regs.size() < distinct.size() + 1; --reg)
-    if (!used[static_cast<size_t>(reg)] && dead_after(reg, end)) regs.push_back(reg);
+  for (int reg = std::min(m_spec.scalar_regs, kMaskedRegs) - 1; reg > 0 && regs.size() < distinct.size() + 1; --reg)
+    if ((used >> reg & 1) == 0 && dead_after(reg, end)) regs.push_back(reg);
   if (regs.size() < distinct.size() + 1) return false;
 
   // Slots: `loop` in the last bundle, the increments as late as possible.

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/core.h"
 #include "core/functional.h"
@@ -20,10 +22,11 @@ core::CoreSpec spec() { return core::load_core_spec(std::string(TESSERA_SOURCE_D
 
 constexpr int kCopies = 100;
 
-// s5 is set before a periodic stretch and read after it; s7 counts an explicit loop placed after
-// it (a branch whose target must be renumbered). Each copy k: load row 8k, store it at row
-// 4096 + 8k, and store sli's value 5000 + 3k at smem word 100 + k.
-std::vector<isa::Bundle> straight_program() {
+// A periodic stretch of kCopies copies, then `tail(bb, after)` from bundle `after` on. Copy k: load
+// row 8k, store it at row 4096 + 8k, and store sli's value 5000 + 3k at smem word 100 + k (three
+// distinct immediate steps, so a loop needs a counter and three induction registers).
+template <class Tail>
+std::vector<isa::Bundle> periodic_program(Tail tail) {
   BundleBuilder bb;
   bb.put(0, op_d_imm(Opcode::SLI, 0, 0));
   bb.put(0, op_d_imm(Opcode::SLI, 5, 77));
@@ -34,15 +37,21 @@ std::vector<isa::Bundle> straight_program() {
     bb.put(b + 1, op_store(Opcode::VST, 1, 0, 4096 + 8 * k));
     bb.put(b + 1, op_store(Opcode::SST, 0, 9, 100 + k));  // sst s9, [s0+100+k]
   }
-  const int64_t after = 1 + 2 * kCopies;
-  bb.put(after, op_store(Opcode::SST, 0, 5, 7));
-  bb.put(after, op_d_imm(Opcode::SLI, 6, 3));
-  isa::Instr inc = op_d_a_imm(Opcode::SADDI, 7, 7, 1);
-  bb.put(after + 1, inc);
-  isa::Instr loop = op_a(Opcode::LOOP, 6);
-  loop.imm = static_cast<int32_t>(after + 1);
-  bb.put(after + 1, loop);
+  tail(bb, int64_t{1 + 2 * kCopies});
   return bb.finish();
+}
+
+// s5 is set before the periodic stretch and read after it; s7 counts an explicit loop placed after
+// it (a branch whose target must be renumbered).
+std::vector<isa::Bundle> straight_program() {
+  return periodic_program([](BundleBuilder& bb, int64_t after) {
+    bb.put(after, op_store(Opcode::SST, 0, 5, 7));
+    bb.put(after, op_d_imm(Opcode::SLI, 6, 3));
+    bb.put(after + 1, op_d_a_imm(Opcode::SADDI, 7, 7, 1));
+    isa::Instr loop = op_a(Opcode::LOOP, 6);
+    loop.imm = static_cast<int32_t>(after + 1);
+    bb.put(after + 1, loop);
+  });
 }
 
 isa::Program with_data(std::vector<isa::Bundle> code) {
@@ -87,6 +96,52 @@ TEST(LoopRoll, LoopRegistersAvoidEveryRegisterTheCodeStillNeeds) {
       if (in.op == Opcode::LOOP && in.a != 6) {
         for (int live : {0, 1, 5, 6, 7, 9}) EXPECT_NE(in.a, live);
       }
+}
+
+// The loop registers of the one loop of `code` (counter first, then the induction registers in
+// ascending order), or {} without a loop.
+std::vector<int> loop_registers(const std::vector<isa::Bundle>& code) {
+  const RolledCode rolled = roll_loops(code, spec());
+  std::vector<int> counter, induction;
+  for (const isa::Bundle& b : rolled.code)
+    for (const isa::Instr& in : b.slot) {
+      if (in.op == Opcode::LOOP) counter.push_back(in.a);
+      if (in.op == Opcode::SADDI && in.d == in.a) induction.push_back(in.d);
+    }
+  if (rolled.loops != 1) return {};
+  std::sort(induction.begin(), induction.end());
+  counter.insert(counter.end(), induction.begin(), induction.end());
+  return counter;
+}
+
+// A register is free for the loop after the region only if its next reference writes it without
+// reading it, or a halt comes first; a branch out of the scanned code before either keeps it.
+TEST(LoopRoll, LoopRegistersAreDeadAfterTheRegion) {
+  auto sst = [](int reg) { return op_store(Opcode::SST, 0, reg, 7); };  // reads reg
+  auto sli = [](int reg) { return op_d_imm(Opcode::SLI, reg, 1); };     // writes reg
+  // s31 is read, s30..s27 written; every other register is next met past a jump out.
+  auto tail = [&](bool s27_before_jump) {
+    return periodic_program([&](BundleBuilder& bb, int64_t after) {
+      bb.put(after, sst(31));
+      bb.put(after, sli(30));
+      bb.put(after + 1, sli(29));
+      bb.put(after + 1, sli(28));
+      bb.put(s27_before_jump ? after + 2 : after + 4, sli(27));
+      isa::Instr jmp = op_none(Opcode::JMP);
+      jmp.imm = static_cast<int32_t>(after + 5);
+      bb.put(after + 3, jmp);
+      bb.put(after + 5, sli(26));
+      bb.put(after + 5, op_none(Opcode::HALT));
+    });
+  };
+  EXPECT_EQ(loop_registers(tail(true)), (std::vector<int>{30, 27, 28, 29}));
+  EXPECT_EQ(loop_registers(tail(false)), std::vector<int>{});  // three free registers only
+  // After a halt nothing is live: s31, read past it, is free.
+  const std::vector<isa::Bundle> halted = periodic_program([&](BundleBuilder& bb, int64_t after) {
+    bb.put(after, op_none(Opcode::HALT));
+    bb.put(after + 1, sst(31));
+  });
+  EXPECT_EQ(loop_registers(halted), (std::vector<int>{31, 28, 29, 30}));
 }
 
 TEST(LoopRoll, CodeWithoutRepetitionIsUnchanged) {
