@@ -34,7 +34,7 @@ std::string type_str(const Value& v) {
 }  // namespace
 
 int Graph::add_value(Value v) {
-  if (v.name.empty()) v.name = "%" + std::to_string(m_values.size());
+  if (v.name.empty()) v.name = std::string("%") + std::to_string(m_values.size());
   if (has_value(v.name)) throw Error("graph", "duplicate value name '" + v.name + "'");
   if (num_elements(v.shape) > kMaxElements)
     throw Error("value '" + v.name + "'",
@@ -158,7 +158,9 @@ std::string Graph::dump() const {
     out += v.name + ": " + type_str(v) + " = " + std::string(op_name(n.op)) + "(";
     for (size_t i = 0; i < n.inputs.size(); ++i)
       out += (i ? ", " : "") + m_values[n.inputs[i]].name;
-    out += ")" + attrs_str(n.op, n.attrs) + "\n";
+    out += ")";
+    out += attrs_str(n.op, n.attrs);
+    out += "\n";
   }
   return out;
 }

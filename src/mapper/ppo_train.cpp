@@ -106,7 +106,7 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
       std::vector<std::vector<double>> share;
       double mean = 0.0;
       for (int k = 0; k < opt.samples; ++k) {
-        PpoItem item{&inputs[gi], {}, {}, 0.0, m};
+        PpoItem item{.input = &inputs[gi], .positions = m};
         std::vector<int> desired(pb.n());
         for (int v = 0; v < pb.n(); ++v) {
           Eigen::VectorXd lp = position_log_probs(mu[v], m, policy.bound(), policy.sigma_steps());

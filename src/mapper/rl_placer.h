@@ -49,11 +49,11 @@ double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel
 
 struct PpoItem {
   const PolicyInput* input = nullptr;
-  std::vector<int> actions;     // position per node
-  std::vector<double> old_logp;  // log P_old(action) per node
+  std::vector<int> actions{};     // position per node
+  std::vector<double> old_logp{};  // log P_old(action) per node
   double advantage = 0.0;
   int positions = 1;             // m
-  std::vector<double> node_advantage;  // per decision; empty: every decision has `advantage`
+  std::vector<double> node_advantage{};  // per decision; empty: every decision has `advantage`
 };
 
 // Per node, sum of w * Manhattan distance over its edges (each edge counts at both ends).

@@ -175,7 +175,7 @@ Checkpoint decode_checkpoint(const std::string& bytes, const std::string& path) 
 void write_checkpoint(const std::string& path, const Checkpoint& c) {
   const std::filesystem::path p(path);
   const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
-  const std::string tmp = (std::filesystem::path(dir) / ("." + p.filename().string() + ".tmp")).string();
+  const std::string tmp = (std::filesystem::path(dir) / (std::string(".") + p.filename().string() + ".tmp")).string();
   const std::string bytes = encode_checkpoint(c);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail_errno(tmp, "cannot create checkpoint");

@@ -70,7 +70,7 @@ RunConfig load_run_config(const std::string& path, const nlohmann::json& overrid
   if (override) {
     for (const auto& [key, value] : overrides.items()) {
       try {
-        doc[nlohmann::json::json_pointer("/" + replace_dots(key))] = value;
+        doc[nlohmann::json::json_pointer(std::string("/") + replace_dots(key))] = value;
       } catch (const nlohmann::json::exception&) {
         throw Error(source, "cannot set '" + key + "': a part of it is not an object");
       }

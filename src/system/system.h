@@ -62,7 +62,7 @@ namespace tessera::system {
 struct SystemOptions {
   int sync_group_size = 0;  // processors per sync group (consecutive); 0 = one group of all
   uint64_t seed = 0;        // the fabric's loss streams
-  core::RunOptions core;    // per core (bundle limit)
+  core::RunOptions core{};  // per core (bundle limit)
   bool timing_only = false; // xsend carries sizes, not values (benchmarks; core/exchange.h)
   Communicator* comm = nullptr;  // the ranks to spread the processors over; nullptr: this process alone
 };

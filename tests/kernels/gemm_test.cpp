@@ -98,7 +98,9 @@ TEST(Gemm, SingleBufferedMxuSpanEqualsThePublishedFormula) {
       add_gemm_operands(g.program, g.plan, o.a.data(), o.b.data());
       core::Core timed(spec, g.program);
       timed.run();
-      if (!loops) EXPECT_EQ(timed.machine().mxu().stats().span(), g.plan.formula_cycles);
+      if (!loops) {
+        EXPECT_EQ(timed.machine().mxu().stats().span(), g.plan.formula_cycles);
+      }
       EXPECT_GE(timed.machine().mxu().stats().span(), g.plan.formula_cycles);
       EXPECT_LE(timed.machine().mxu().stats().span(), g.plan.formula_cycles + g.plan.formula_cycles / 32);
     }

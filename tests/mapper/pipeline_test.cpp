@@ -13,7 +13,9 @@ TEST(Generators, SameSeedSameGraphAndOtherSeedOtherGraph) {
   for (const std::string& f : family_names()) {
     std::string a = graph_to_json(gen_family(f, 100, 3));
     EXPECT_EQ(a, graph_to_json(gen_family(f, 100, 3))) << f;
-    if (f != "tiles") EXPECT_NE(a, graph_to_json(gen_family(f, 100, 4))) << f;
+    if (f != "tiles") {
+      EXPECT_NE(a, graph_to_json(gen_family(f, 100, 4))) << f;
+    }
   }
 }
 

@@ -75,7 +75,7 @@ TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
   Eigen::VectorXd mu_old = old.forward(in);
   std::vector<PpoItem> batch;
   for (double adv : {1.3, -0.7}) {
-    PpoItem it{&in, {}, {}, adv, 16};
+    PpoItem it{.input = &in, .advantage = adv, .positions = 16};
     for (int v = 0; v < pb.n(); ++v) {
       int a = (v * 5 + (adv > 0 ? 1 : 3)) % 16;
       it.actions.push_back(a);
@@ -110,7 +110,7 @@ TEST(Ppo, ObjectiveIsClipped) {
   PolicyInput in = make_policy_input(pb);
   Policy pol(4);
   pol.init(1);
-  PpoItem it{&in, {0, 0, 0, 0}, {-50.0, -50.0, -50.0, -50.0}, 2.0, 4};
+  PpoItem it{.input = &in, .actions = {0, 0, 0, 0}, .old_logp = {-50.0, -50.0, -50.0, -50.0}, .advantage = 2.0, .positions = 4};
   EXPECT_DOUBLE_EQ(ppo_objective(pol, {it}, 0.2, nullptr), 1.2 * 2.0);
 }
 

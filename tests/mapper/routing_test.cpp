@@ -64,7 +64,9 @@ std::vector<std::vector<int>> all_pairs(TurnModel m, int w, int h) {
       int c = s;
       std::vector<int> path;
       for (size_t i = 0; i < hops.size(); ++i) {
-        if (i > 0) EXPECT_TRUE(turn_allowed(m, c % w, c / w, hops[i - 1], hops[i])) << turn_model_name(m);
+        if (i > 0) {
+          EXPECT_TRUE(turn_allowed(m, c % w, c / w, hops[i - 1], hops[i])) << turn_model_name(m);
+        }
         path.push_back(channel_id(c, hops[i]));
         c = step(c, hops[i], w);
       }

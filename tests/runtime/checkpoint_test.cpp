@@ -39,7 +39,9 @@ void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vecto
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].size(), b[i].size()) << "tensor " << i;
-    if (!a[i].empty()) EXPECT_EQ(std::memcmp(a[i].data(), b[i].data(), 4 * a[i].size()), 0) << "tensor " << i;
+    if (!a[i].empty()) {
+      EXPECT_EQ(std::memcmp(a[i].data(), b[i].data(), 4 * a[i].size()), 0) << "tensor " << i;
+    }
   }
 }
 

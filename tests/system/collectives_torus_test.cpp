@@ -55,7 +55,10 @@ std::vector<std::vector<int>> grids_of(int n) {
 
 std::string grid_name(const std::vector<int>& g) {
   std::string s;
-  for (int d : g) s += (s.empty() ? "" : "x") + std::to_string(d);
+  for (int d : g) {
+    if (!s.empty()) s += "x";
+    s += std::to_string(d);
+  }
   return s;
 }
 

@@ -94,7 +94,7 @@ TEST(System, FivePercentLossChangesOnlyTime) {
   const compiler::CollectiveSpec c = allreduce(4, 999);
   SystemSpec lossy = ring(4, 1);
   lossy.loss_rate = 0.05;
-  const Outcome clean = run_timed(ring(4, 1), c), lost = run_timed(lossy, c, SystemOptions{0, 7});
+  const Outcome clean = run_timed(ring(4, 1), c), lost = run_timed(lossy, c, SystemOptions{.seed = 7});
   EXPECT_EQ(lost.vectors, clean.vectors);
   EXPECT_GT(lost.retransmissions, 0u);
   EXPECT_EQ(clean.retransmissions, 0u);
@@ -105,7 +105,7 @@ TEST(System, RunsAreDeterministic) {
   SystemSpec lossy = ring(5, 1);
   lossy.loss_rate = 0.05;
   const compiler::CollectiveSpec c = allreduce(5, 257);
-  const Outcome a = run_timed(lossy, c, SystemOptions{0, 3}), b = run_timed(lossy, c, SystemOptions{0, 3});
+  const Outcome a = run_timed(lossy, c, SystemOptions{.seed = 3}), b = run_timed(lossy, c, SystemOptions{.seed = 3});
   EXPECT_EQ(a.vectors, b.vectors);
   EXPECT_EQ(a.end, b.end);
   EXPECT_EQ(a.stats, b.stats);
