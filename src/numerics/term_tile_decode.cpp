@@ -1,9 +1,11 @@
 // Decoding fp32 operands for the vector tile (TileOperands::set_serial_row, set_parallel_row) and a
 // serial row's live lanes (SerialSteps::build), once per row and MXU push.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "numerics/bf16.h"
 #include "numerics/host_cpu.h"
@@ -83,7 +85,43 @@ __attribute__((target("avx2"))) int decode8_parallel(const float* a, TileOperand
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_word[i]), word);
   return delta;
 }
+// Bit i of masks[j]: lane i of step j has a finite non-zero code (codes[j * L + i]); L is a
+// multiple of 8. Returns whether any code is Inf/NaN.
+__attribute__((target("avx2"))) bool live_masks_avx2(const int32_t* codes, int steps, int L, uint64_t* masks) {
+  const __m256i zero = _mm256_set1_epi32(kZeroCode), special = _mm256_set1_epi32(kSpecialCode);
+  __m256i any_special = _mm256_setzero_si256();
+  for (int j = 0; j < steps; ++j) {
+    uint64_t mask = 0;
+    for (int i = 0; i < L; i += kGroupPes) {
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&codes[static_cast<ptrdiff_t>(j) * L + i]));
+      const __m256i is_special = _mm256_cmpeq_epi32(c, special);
+      any_special = _mm256_or_si256(any_special, is_special);
+      const auto dead = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(is_special, _mm256_cmpeq_epi32(c, zero)))));
+      mask |= static_cast<uint64_t>(~dead & 0xffu) << i;
+    }
+    masks[j] = mask;
+  }
+  return !_mm256_testz_si256(any_special, any_special);
+}
 #endif
+
+// live_masks_avx2's contract for any L.
+bool live_masks(const int32_t* codes, int steps, int L, uint64_t* masks) {
+#if defined(__x86_64__)
+  if (L % kGroupPes == 0 && host_has_avx2()) return live_masks_avx2(codes, steps, L, masks);
+#endif
+  int any_special = 0;
+  for (int j = 0; j < steps; ++j) {
+    uint64_t mask = 0;
+    for (int i = 0; i < L; ++i) {
+      const int32_t c = codes[static_cast<ptrdiff_t>(j) * L + i];
+      any_special |= c == kSpecialCode ? 1 : 0;
+      mask |= static_cast<uint64_t>((c != kZeroCode) && (c != kSpecialCode)) << i;
+    }
+    masks[j] = mask;
+  }
+  return any_special != 0;
+}
 
 }  // namespace
 
@@ -118,42 +156,47 @@ void SerialSteps::build(const TileOperands& ops, int s, int steps, int L) {
   min_low.assign(static_cast<size_t>(steps), 8);
   live.resize(static_cast<size_t>(steps) * L);
   const size_t row = static_cast<size_t>(s) * ops.kp;
-  const auto& table = csd_table();
-  int any_special = 0;
-  for (int j = 0; j < steps; ++j) {
-    const int32_t* codes = &ops.s_code[row + static_cast<size_t>(j) * L];
-    uint64_t mask = 0;
-    for (int i = 0; i < L; ++i) {
-      any_special |= codes[i] == kSpecialCode ? 1 : 0;
-      mask |= static_cast<uint64_t>((codes[i] != kZeroCode) && (codes[i] != kSpecialCode)) << i;
+  // Per significand: its CSD term count and lowest term power.
+  static const std::array<std::array<uint8_t, 2>, 256> count_low = [] {
+    std::array<std::array<uint8_t, 2>, 256> t{};
+    for (int m = 0; m < 256; ++m) {
+      const TermList& tl = csd_table()[m];
+      t[m] = {tl.count, static_cast<uint8_t>(tl.count > 0 ? tl.terms[tl.count - 1].power : 0)};
     }
+    return t;
+  }();
+  thread_local std::vector<uint64_t> masks;
+  masks.resize(static_cast<size_t>(steps));
+  special = live_masks(&ops.s_code[row], steps, L, masks.data());
+  const TermOperand* step_ops = &ops.s_ops[row];
+  for (int j = 0; j < steps; ++j, step_ops += L) {
+    uint64_t mask = masks[static_cast<size_t>(j)];
     LiveB* out = &live[static_cast<size_t>(j) * L];
     int n = 0, most = 0, sum = 0, lowest = 8;
     for (; mask != 0; mask &= mask - 1) {
       const int i = std::countr_zero(mask);
-      const TermOperand b = ops.s_ops[row + static_cast<size_t>(j) * L + i];
-      const TermList& tl = table[b.significand];
-      LiveB& l = out[n++];
+      const TermOperand b = step_ops[i];
+      const auto [count, low] = count_low[b.significand];
+      LiveB l;
       l.exponent = b.exponent;
       l.signed_significand = (b.negative() ? -b.significand : b.significand) & 0xffff;
       l.lane = static_cast<uint8_t>(i);
-      l.count = tl.count;
+      l.count = count;
       l.significand = b.significand;
       l.negative = b.negative() ? 1 : 0;
       l.biased_exponent = b.exponent + kExponentBias;
-      const int low = tl.terms[tl.count - 1].power;
       l.oob_exponent = l.biased_exponent + low;
       l.packed_offset = (j * L + i) * kGroupPes;
-      most = std::max<int>(most, tl.count);
-      sum += tl.count;
-      lowest = std::min(lowest, low);
+      out[n++] = l;
+      most = std::max<int>(most, count);
+      sum += count;
+      lowest = std::min<int>(lowest, low);
     }
     live_count[static_cast<size_t>(j)] = static_cast<uint8_t>(n);
     max_count[static_cast<size_t>(j)] = static_cast<uint8_t>(most);
     count_sum[static_cast<size_t>(j)] = sum;
     min_low[static_cast<size_t>(j)] = static_cast<uint8_t>(lowest);
   }
-  special = any_special != 0;
 }
 
 }  // namespace tessera::numerics::detail
