@@ -23,49 +23,57 @@ bool group_run_supported(const PeConfig& cfg) {
 
 namespace {
 
-constexpr int kSplitSlots = 4;  // at most 4 positive and 4 negative CSD terms in an 8-bit significand
+constexpr int kPairSlots = 4;  // at most 4 CSD terms of one sign in an 8-bit significand
 
-// Per significand: the shift counts 8 - p of its positive CSD terms ([0, 4)) and of its negative
-// ones ([4, 8)), padded with 32 (a shift that gives 0); [8] is spare, so that the 16-byte count
-// operand read at any slot stays inside the entry.
-struct SplitTerms {
-  uint64_t count[2 * kSplitSlots + 1];
+// Per B, indexed by signed_significand & 0x1ff (mb for a positive B, 512 - mb for a negative
+// one): the multipliers of truncated_terms. Dword i holds 2^(7 + p) of the i-th term that adds
+// (its CSD sign times B's sign positive) in its high half and of the i-th term that subtracts in
+// its low half; 0 pads.
+struct PairTerms {
+  uint32_t mult[kPairSlots];
 };
 
-const std::array<SplitTerms, 256>& split_terms() {
-  static const std::array<SplitTerms, 256> table = [] {
-    std::array<SplitTerms, 256> t{};
-    for (int m = 0; m < 256; ++m) {
-      std::fill(std::begin(t[m].count), std::end(t[m].count), uint64_t{32});
-      const TermList& tl = csd_table()[m];
-      int positive = 0, negative = kSplitSlots;
-      for (int i = 0; i < tl.count; ++i) {
-        const int slot = tl.terms[i].sign > 0 ? positive++ : negative++;
-        TESSERA_CHECK(positive <= kSplitSlots && negative <= 2 * kSplitSlots, "split_terms: too many terms of one sign");
-        t[m].count[slot] = static_cast<uint64_t>(8 - tl.terms[i].power);
+const std::array<PairTerms, 512>& pair_terms() {
+  static const std::array<PairTerms, 512> table = [] {
+    std::array<PairTerms, 512> t{};
+    for (int mb = 1; mb < 256; ++mb)
+      for (const bool negative : {false, true}) {
+        PairTerms& e = t[static_cast<size_t>(negative ? 512 - mb : mb)];
+        const TermList& tl = csd_table()[mb];
+        int adding = 0, subtracting = 0;
+        for (int i = 0; i < tl.count; ++i) {
+          const bool adds = (tl.terms[i].sign > 0) != negative;
+          int& slot = adds ? adding : subtracting;
+          TESSERA_CHECK(slot < kPairSlots, "pair_terms: too many terms of one sign");
+          e.mult[slot++] |= (uint32_t{1} << (7 + tl.terms[i].power)) << (adds ? 16 : 0);
+        }
       }
-    }
     return t;
   }();
   return table;
 }
 
-// A truncated lane's signed contribution in window units in every PE: sum over B's CSD terms (p, s)
-// of s * floor(ma * 2^(p - h)), with the lane's sign. shift = h + 8: Y = (ma << 16) >> shift =
-// floor(ma * 2^(8 - h)), and floor(ma * 2^(p - h)) = Y >> (8 - p) (nested floors).
-__attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(const SplitTerms* split, const SerialSteps::LiveB& b,
+// A truncated lane's signed contribution in window units in every PE: sum over B's CSD terms
+// (p, s) of s * floor(ma * 2^(p - h)), with the lane's sign; shift = h + 7, h >= 1.
+// Z = (ma << 16) >> shift = floor(ma * 2^(9 - h)) < 2^16, and floor(ma * 2^(p - h)) =
+// floor(Z * 2^(p - 9)) (nested floors, p <= 8): the high half of the 16-bit product Z * 2^(7 + p)
+// (mulhi). With Z in both halves of a 32-bit lane, the sums of the adding terms (high half) and
+// of the subtracting ones (low half) come from kPairSlots multiplies; the high half of
+// sum - (sum << 16) is their difference. It is exact in 16 bits: the lane's value lies within
+// the term count of ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
+__attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(const PairTerms* pairs, const SerialSteps::LiveB& b,
                                                                            __m256i word, __m256i shift) {
-  const SplitTerms& st = split[b.significand];
-  const __m256i y = _mm256_srlv_epi32(_mm256_slli_epi32(_mm256_abs_epi16(word), 16), shift);
-  __m256i positive = _mm256_setzero_si256(), negative = _mm256_setzero_si256();
-  for (int i = 0; i < kSplitSlots; ++i) {
-    positive = _mm256_add_epi32(positive, _mm256_srl_epi32(y, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&st.count[i]))));
-    negative = _mm256_add_epi32(
-        negative, _mm256_srl_epi32(y, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&st.count[kSplitSlots + i]))));
-  }
-  // Negative where A (the word's low half) and B differ in sign; zero where A is zero.
-  const __m256i sign = _mm256_xor_si256(_mm256_slli_epi32(word, 16), _mm256_set1_epi32(-int32_t{b.negative}));
-  return _mm256_sign_epi32(_mm256_sub_epi32(positive, negative), sign);
+  const PairTerms& pt = pairs[b.signed_significand & 0x1ff];
+  const __m256i z = _mm256_srlv_epi32(_mm256_slli_epi32(_mm256_abs_epi16(word), 16), shift);
+  const __m256i both = _mm256_shuffle_epi8(
+      z, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13));
+  __m256i sum = _mm256_mulhi_epu16(both, _mm256_set1_epi32(static_cast<int32_t>(pt.mult[0])));
+  for (int i = 1; i < kPairSlots; ++i)
+    sum = _mm256_add_epi16(sum, _mm256_mulhi_epu16(both, _mm256_set1_epi32(static_cast<int32_t>(pt.mult[i]))));
+  const __m256i difference = _mm256_sub_epi16(sum, _mm256_slli_epi32(sum, 16));
+  // A's sign (the word's low half: signed ma, zero for a zero A) applied in the high half, which
+  // the arithmetic shift then sign-extends.
+  return _mm256_srai_epi32(_mm256_sign_epi16(difference, _mm256_slli_epi32(word, 16)), 16);
 }
 
 // One group between steps. Accumulator of PE v: zero if a_eb = 0, else sign of a_sgn, significand
@@ -73,7 +81,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(co
 struct Run {
   const PeConfig* cfg;
   const SerialSteps* row;
-  const SplitTerms* split;
+  const PairTerms* pairs;
   const std::array<std::array<uint8_t, 16>, 256>* terms_from;
   const int32_t* packed;
   int* slowest;  // [j]
@@ -157,10 +165,10 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
       m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid);
       lanes |= unsigned{_mm256_movemask_ps(_mm256_castsi256_ps(m[t])) != 0} << t;
     }
-    const __m256i shift_base = _mm256_add_epi32(gbase, _mm256_set1_epi32(8));
+    const __m256i shift_base = _mm256_add_epi32(gbase, _mm256_set1_epi32(7));
     for (; lanes != 0; lanes &= lanes - 1) {
       const int t = std::countr_zero(lanes);
-      value = _mm256_add_epi32(value, _mm256_and_si256(truncated_terms(r.split, b[t], w[t], _mm256_sub_epi32(shift_base, pe[t])),
+      value = _mm256_add_epi32(value, _mm256_and_si256(truncated_terms(r.pairs, b[t], w[t], _mm256_sub_epi32(shift_base, pe[t])),
                                                        _mm256_srai_epi32(m[t], 31)));
     }
     // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
@@ -283,7 +291,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
   slowest.resize(static_cast<size_t>(kChunk) * steps);
   std::array<Run, kChunk> runs;  // every field is set before use (no zeroing per row)
   std::array<int, kChunk> index;
-  const SplitTerms* split = split_terms().data();
+  const PairTerms* pairs = pair_terms().data();
   const auto& from = terms_from();
   for (int first = 0; first < count;) {
     int n = 0;
@@ -294,7 +302,7 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       Run& r = runs[static_cast<size_t>(n)];
       r.cfg = &cfg;
       r.row = &row;
-      r.split = split;
+      r.pairs = pairs;
       r.terms_from = &from;
       r.packed = ops.packed.data() + static_cast<size_t>(rg.group) * ops.kp * kGroupPes;
       r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
