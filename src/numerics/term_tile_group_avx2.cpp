@@ -92,12 +92,35 @@ struct Run {
   int64_t uniform_processed, uniform_cycles;  // per PE, over the steps timed by the serial row
 };
 
-// Step j timed by the serial row: every live lane processes all its terms in every valid PE.
-inline int row_timed(Run& r, int j) {
-  const int c = std::max<int>(r.row->max_count[static_cast<size_t>(j)], r.cfg->min_step_cycles);
-  r.uniform_cycles += c;
-  r.uniform_processed += r.row->count_sum[static_cast<size_t>(j)];
-  return c;
+// What every group meets in step j, prepared once for all of them: the live serial lanes, their
+// exponents and signed significands broadcast, and the row's per-step figures.
+struct StepLanes {
+  const SerialSteps::LiveB* b;
+  __m256i biased_exponent[kGroupPes], signed_significand[kGroupPes];
+  __m256i min_low;     // the lowest term power over the live Bs
+  __m256i e_floor;     // the fixed exponent (biased) in fixed-exponent mode, else 0 (no floor)
+  int row_cycles;      // max(most terms of a live B, min_step_cycles)
+  int row_processed;   // the terms of all live Bs
+};
+
+template <int N>
+__attribute__((target("avx2"), always_inline)) inline void prepare(StepLanes& s, const SerialSteps& row, const PeConfig& cfg, int j) {
+  s.b = &row.live[static_cast<size_t>(j) * row.lanes];
+  for (int t = 0; t < N; ++t) {
+    s.biased_exponent[t] = _mm256_set1_epi32(s.b[t].biased_exponent);
+    s.signed_significand[t] = _mm256_set1_epi32(s.b[t].signed_significand);
+  }
+  s.min_low = _mm256_set1_epi32(row.min_low[static_cast<size_t>(j)]);
+  s.row_cycles = std::max<int>(row.max_count[static_cast<size_t>(j)], cfg.min_step_cycles);
+  s.row_processed = row.count_sum[static_cast<size_t>(j)];
+  s.e_floor = _mm256_set1_epi32(cfg.fixed_exponent_mode ? cfg.fixed_exponent + kExponentBias : 0);
+}
+
+// A step timed by the serial row: every live lane processes all its terms in every valid PE.
+inline int row_timed(Run& r, const StepLanes& s) {
+  r.uniform_cycles += s.row_cycles;
+  r.uniform_processed += s.row_processed;
+  return s.row_cycles;
 }
 
 // Step j timed per PE and lane: the terms not out of bounds of lanes with a non-zero A. If no
@@ -122,11 +145,11 @@ __attribute__((target("avx2"), always_inline)) inline int lane_counts(Run& r, co
 }
 
 template <int N>
-__attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, int j, const SerialSteps::LiveB* b, const __m256i* pe,
+__attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, const StepLanes& s, const SerialSteps::LiveB* b, const __m256i* pe,
                                                                   __m256i gbase, __m256i limit) {
   __m256i umin = _mm256_set1_epi32(-1);  // unsigned: a zero A (negative) drops out
   for (int t = 0; t < N; ++t) umin = _mm256_min_epu32(umin, pe[t]);
-  const __m256i low = _mm256_add_epi32(umin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
+  const __m256i low = _mm256_add_epi32(umin, s.min_low);
   const bool maybe_oob = !_mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid);
   return maybe_oob ? lane_counts<N, true>(r, b, pe, gbase) : lane_counts<N, false>(r, b, pe, gbase);
 }
@@ -134,29 +157,28 @@ __attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, int
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
 // product exponent is negative).
 template <int N, bool kFull>
-__attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
+__attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, const StepLanes& s) {
   const int W = kFull ? kFullWidth : r.cfg->acc_fraction_bits;
-  const SerialSteps::LiveB* b = &r.row->live[static_cast<size_t>(j) * r.row->lanes];
+  const SerialSteps::LiveB* b = s.b;
   constexpr int kSlots = N > 0 ? N : 1;
   __m256i w[kSlots], pe[kSlots];
   __m256i pe_max = _mm256_setzero_si256(), smin = _mm256_set1_epi32(INT32_MAX);
   for (int t = 0; t < N; ++t) {
     w[t] = ld(r.packed + b[t].packed_offset);
-    pe[t] = _mm256_add_epi32(_mm256_srai_epi32(w[t], 16), _mm256_set1_epi32(b[t].biased_exponent));
+    pe[t] = _mm256_add_epi32(_mm256_srai_epi32(w[t], 16), s.biased_exponent[t]);
     pe_max = _mm256_max_epi32(pe_max, pe[t]);
     smin = _mm256_min_epi32(smin, pe[t]);
   }
-  __m256i E = _mm256_max_epi32(pe_max, r.a_eb);
-  if (r.cfg->fixed_exponent_mode) E = _mm256_max_epi32(E, _mm256_set1_epi32(r.cfg->fixed_exponent + kExponentBias));
+  const __m256i E = _mm256_max_epi32(_mm256_max_epi32(pe_max, r.a_eb), s.e_floor);
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
   __m256i value = _mm256_setzero_si256();
   for (int t = 0; t < N; ++t)
     value = _mm256_add_epi32(
-        value, _mm256_sllv_epi32(_mm256_madd_epi16(w[t], _mm256_set1_epi32(b[t].signed_significand)), _mm256_sub_epi32(pe[t], gbase)));
+        value, _mm256_sllv_epi32(_mm256_madd_epi16(w[t], s.signed_significand[t]), _mm256_sub_epi32(pe[t], gbase)));
   int slowest;
   if (_mm256_testz_si256(_mm256_cmpgt_epi32(gbase, smin), r.valid)) {
     // Every product of every valid PE in the window's top (exact) and every A of a live lane non-zero.
-    slowest = row_timed(r, j);
+    slowest = row_timed(r, s);
   } else {
     // Lanes with g < 0 and A != 0 in some valid PE add their truncated terms there.
     __m256i m[kSlots];
@@ -174,8 +196,8 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
     // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
     // if the minimum product exponent plus the row's lowest power clears it.
     const __m256i limit = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 7));
-    const __m256i low = _mm256_add_epi32(smin, _mm256_set1_epi32(r.row->min_low[static_cast<size_t>(j)]));
-    slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, j) : lane_timed<N>(r, j, b, pe, gbase, limit);
+    const __m256i low = _mm256_add_epi32(smin, s.min_low);
+    slowest = _mm256_testz_si256(_mm256_cmpgt_epi32(limit, low), r.valid) ? row_timed(r, s) : lane_timed<N>(r, s, b, pe, gbase, limit);
   }
   r.slowest[j] = slowest;
   // Contract step 5: the accumulator truncated to the window, added, rounded to W + 1 bits (at
@@ -196,14 +218,24 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j) {
   r.exponent_max = _mm256_max_epi32(r.exponent_max, r.a_eb);
 }
 
+// Step j of groups runs[0..n) (n >= 1), with N live serial lanes prepared once for all of them.
+template <int N, bool kFull>
+__attribute__((target("avx2"), always_inline)) inline void step_of_groups(Run* runs, int n, int j, const SerialSteps& row) {
+  StepLanes s;
+  prepare<N>(s, row, *runs[0].cfg, j);
+  for (int i = 0; i < n; ++i) step<N, kFull>(runs[i], j, s);
+}
+
 // All steps of groups runs[0..n), step by step: step j of every group, then step j + 1 (the
-// groups meet the same serial lanes, so the dispatch on the live lane count is taken once per step).
+// groups meet the same serial lanes, so the dispatch on the live lane count and the lanes'
+// broadcasts are done once per step).
 template <bool kFull>
 __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, const SerialSteps& row) {
+  if (n == 0) return;
   for (int j = 0; j < steps; ++j) {
 #define TESSERA_STEPS(N) \
   case N:                \
-    for (int i = 0; i < n; ++i) step<N, kFull>(runs[i], j); \
+    step_of_groups<N, kFull>(runs, n, j, row); \
     break;
     switch (row.live_count[static_cast<size_t>(j)]) {
       TESSERA_STEPS(0)
@@ -215,7 +247,7 @@ __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, cons
       TESSERA_STEPS(6)
       TESSERA_STEPS(7)
       default:
-        for (int i = 0; i < n; ++i) step<8, kFull>(runs[i], j);
+        step_of_groups<8, kFull>(runs, n, j, row);
     }
 #undef TESSERA_STEPS
   }
