@@ -154,6 +154,22 @@ __attribute__((target("avx2"), always_inline)) inline int lane_timed(Run& r, con
   return maybe_oob ? lane_counts<N, true>(r, b, pe, gbase) : lane_counts<N, false>(r, b, pe, gbase);
 }
 
+// Nibble t of the result is non-zero iff m[t] (t < N <= 8) is negative in some PE: the sign bits
+// packed to bytes, lane t's PEs 0-3 and 4-7 at bytes 4t.. of the two 128-bit halves.
+template <int N>
+__attribute__((target("avx2"), always_inline)) inline uint32_t truncated_lanes(const __m256i* m) {
+  __m256i padded[8];
+  for (int t = 0; t < 8; ++t) padded[t] = t < N ? m[t] : _mm256_setzero_si256();
+  uint32_t nibbles = 0;
+  for (int t0 = 0; t0 < N; t0 += 4) {
+    const __m256i q = _mm256_packs_epi16(_mm256_packs_epi32(padded[t0], padded[t0 + 1]),
+                                         _mm256_packs_epi32(padded[t0 + 2], padded[t0 + 3]));
+    const auto bits = static_cast<uint32_t>(_mm256_movemask_epi8(q));
+    nibbles |= ((bits | bits >> 16) & 0xffffu) << (4 * t0);
+  }
+  return nibbles;
+}
+
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
 // product exponent is negative).
 template <int N, bool kFull>
@@ -182,14 +198,11 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
   } else {
     // Lanes with g < 0 and A != 0 in some valid PE add their truncated terms there.
     __m256i m[kSlots];
-    unsigned lanes = 0;
-    for (int t = 0; t < N; ++t) {
-      m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid);
-      lanes |= unsigned{_mm256_movemask_ps(_mm256_castsi256_ps(m[t])) != 0} << t;
-    }
+    for (int t = 0; t < N; ++t) m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid);
     const __m256i shift_base = _mm256_add_epi32(gbase, _mm256_set1_epi32(7));
-    for (; lanes != 0; lanes &= lanes - 1) {
-      const int t = std::countr_zero(lanes);
+    for (uint32_t lanes = truncated_lanes<N>(m); lanes != 0;) {
+      const int t = std::countr_zero(lanes) / 4;
+      lanes &= ~(uint32_t{0xf} << (4 * t));
       value = _mm256_add_epi32(value, _mm256_and_si256(truncated_terms(r.pairs, b[t], w[t], _mm256_sub_epi32(shift_base, pe[t])),
                                                        _mm256_srai_epi32(m[t], 31)));
     }
