@@ -53,27 +53,26 @@ const std::array<PairTerms, 512>& pair_terms() {
   return table;
 }
 
-// A truncated lane's signed contribution in window units in every PE: sum over B's CSD terms
-// (p, s) of s * floor(ma * 2^(p - h)), with the lane's sign; shift = h + 7, h >= 1.
-// Z = (ma << 16) >> shift = floor(ma * 2^(9 - h)) < 2^16, and floor(ma * 2^(p - h)) =
-// floor(Z * 2^(p - 9)) (nested floors, p <= 8): the high half of the 16-bit product Z * 2^(7 + p)
-// (mulhi). With Z in both halves of a 32-bit lane, the sums of the adding terms (high half) and
-// of the subtracting ones (low half) come from kPairSlots multiplies; the high half of
-// sum - (sum << 16) is their difference. It is exact in 16 bits: the lane's value lies within
-// the term count of ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
-__attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(const PairTerms* pairs, const SerialSteps::LiveB& b,
-                                                                           __m256i word, __m256i shift) {
-  const PairTerms& pt = pairs[b.signed_significand & 0x1ff];
-  const __m256i z = _mm256_srlv_epi32(_mm256_slli_epi32(_mm256_abs_epi16(word), 16), shift);
+// A lane's truncated contribution in window units in every PE: where h = gbase - pe >= 1, the
+// sum over B's CSD terms (p, s) of s * floor(ma * 2^(p - h)) with the lane's sign; 0 where h <= 0
+// (the exact products add those) and where A is zero. shift = h - 1, as unsigned (h <= 0: >= 2^31).
+// Z = (ma << 8) >> (h - 1) = floor(ma * 2^(9 - h)) < 2^16 (0 where h <= 0: srlv gives 0 for counts
+// >= 32), and floor(ma * 2^(p - h)) = floor(Z * 2^(p - 9)) (nested floors, p <= 8): the high half
+// of the 16-bit product Z * 2^(7 + p) (mulhi). With Z in both halves of a 32-bit lane, the sums of
+// the adding terms (high half) and of the subtracting ones (low half) come from kPairSlots
+// multiplies by `mult` (the lane's PairTerms, broadcast); the high half of sum - (sum << 16) is
+// their difference. It is exact in 16 bits: the lane's value lies within the term count of
+// ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
+__attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(const __m256i* mult, __m256i word, __m256i shift) {
+  const __m256i high = _mm256_slli_epi32(word, 16);  // signed ma in the high half
+  const __m256i z = _mm256_srlv_epi32(_mm256_srli_epi32(_mm256_abs_epi16(high), 8), shift);
   const __m256i both = _mm256_shuffle_epi8(
       z, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13));
-  __m256i sum = _mm256_mulhi_epu16(both, _mm256_set1_epi32(static_cast<int32_t>(pt.mult[0])));
-  for (int i = 1; i < kPairSlots; ++i)
-    sum = _mm256_add_epi16(sum, _mm256_mulhi_epu16(both, _mm256_set1_epi32(static_cast<int32_t>(pt.mult[i]))));
+  __m256i sum = _mm256_mulhi_epu16(both, mult[0]);
+  for (int i = 1; i < kPairSlots; ++i) sum = _mm256_add_epi16(sum, _mm256_mulhi_epu16(both, mult[i]));
   const __m256i difference = _mm256_sub_epi16(sum, _mm256_slli_epi32(sum, 16));
-  // A's sign (the word's low half: signed ma, zero for a zero A) applied in the high half, which
-  // the arithmetic shift then sign-extends.
-  return _mm256_srai_epi32(_mm256_sign_epi16(difference, _mm256_slli_epi32(word, 16)), 16);
+  // A's sign applied in the high half, which the arithmetic shift then sign-extends.
+  return _mm256_srai_epi32(_mm256_sign_epi16(difference, high), 16);
 }
 
 // One group between steps. Accumulator of PE v: zero if a_eb = 0, else sign of a_sgn, significand
@@ -81,7 +80,6 @@ __attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(co
 struct Run {
   const PeConfig* cfg;
   const SerialSteps* row;
-  const PairTerms* pairs;
   const std::array<std::array<uint8_t, 16>, 256>* terms_from;
   const int32_t* packed;
   int* slowest;  // [j]
@@ -97,6 +95,7 @@ struct Run {
 struct StepLanes {
   const SerialSteps::LiveB* b;
   __m256i biased_exponent[kGroupPes], signed_significand[kGroupPes];
+  __m256i mult[kGroupPes][kPairSlots];  // the lanes' PairTerms multipliers (truncated_terms)
   __m256i min_low;     // the lowest term power over the live Bs
   __m256i e_floor;     // the fixed exponent (biased) in fixed-exponent mode, else 0 (no floor)
   int row_cycles;      // max(most terms of a live B, min_step_cycles)
@@ -109,6 +108,8 @@ __attribute__((target("avx2"), always_inline)) inline void prepare(StepLanes& s,
   for (int t = 0; t < N; ++t) {
     s.biased_exponent[t] = _mm256_set1_epi32(s.b[t].biased_exponent);
     s.signed_significand[t] = _mm256_set1_epi32(s.b[t].signed_significand);
+    const PairTerms& pt = pair_terms()[static_cast<size_t>(s.b[t].signed_significand & 0x1ff)];
+    for (int i = 0; i < kPairSlots; ++i) s.mult[t][i] = _mm256_set1_epi32(static_cast<int32_t>(pt.mult[i]));
   }
   s.min_low = _mm256_set1_epi32(row.min_low[static_cast<size_t>(j)]);
   s.row_cycles = std::max<int>(row.max_count[static_cast<size_t>(j)], cfg.min_step_cycles);
@@ -196,15 +197,15 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
     // Every product of every valid PE in the window's top (exact) and every A of a live lane non-zero.
     slowest = row_timed(r, s);
   } else {
-    // Lanes with g < 0 and A != 0 in some valid PE add their truncated terms there.
+    // Lanes with g < 0 in some PE add their truncated terms (0 in the other PEs, in PEs beyond
+    // the valid ones, which hold +0 or another block's operands never stored, and for a zero A).
     __m256i m[kSlots];
-    for (int t = 0; t < N; ++t) m[t] = _mm256_and_si256(_mm256_andnot_si256(pe[t], _mm256_sub_epi32(pe[t], gbase)), r.valid);
-    const __m256i shift_base = _mm256_add_epi32(gbase, _mm256_set1_epi32(7));
+    for (int t = 0; t < N; ++t) m[t] = _mm256_sub_epi32(pe[t], gbase);
+    const __m256i shift_base = _mm256_sub_epi32(gbase, _mm256_set1_epi32(1));
     for (uint32_t lanes = truncated_lanes<N>(m); lanes != 0;) {
       const int t = std::countr_zero(lanes) / 4;
       lanes &= ~(uint32_t{0xf} << (4 * t));
-      value = _mm256_add_epi32(value, _mm256_and_si256(truncated_terms(r.pairs, b[t], w[t], _mm256_sub_epi32(shift_base, pe[t])),
-                                                       _mm256_srai_epi32(m[t], 31)));
+      value = _mm256_add_epi32(value, truncated_terms(s.mult[t], w[t], _mm256_sub_epi32(shift_base, pe[t])));
     }
     // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
     // if the minimum product exponent plus the row's lowest power clears it.
@@ -336,7 +337,6 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
   slowest.resize(static_cast<size_t>(kChunk) * steps);
   std::array<Run, kChunk> runs;  // every field is set before use (no zeroing per row)
   std::array<int, kChunk> index;
-  const PairTerms* pairs = pair_terms().data();
   const auto& from = terms_from();
   for (int first = 0; first < count;) {
     int n = 0;
@@ -347,7 +347,6 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       Run& r = runs[static_cast<size_t>(n)];
       r.cfg = &cfg;
       r.row = &row;
-      r.pairs = pairs;
       r.terms_from = &from;
       r.packed = ops.packed.data() + static_cast<size_t>(rg.group) * ops.kp * kGroupPes;
       r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
