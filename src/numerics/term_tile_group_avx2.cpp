@@ -103,12 +103,12 @@ struct StepLanes {
 };
 
 template <int N>
-__attribute__((target("avx2"), always_inline)) inline void prepare(StepLanes& s, const SerialSteps& row, const PeConfig& cfg, int j) {
+__attribute__((target("avx2"), always_inline)) inline void prepare(StepLanes& s, const SerialSteps& row, const PeConfig& cfg, const PairTerms* pairs, int j) {
   s.b = &row.live[static_cast<size_t>(j) * row.lanes];
   for (int t = 0; t < N; ++t) {
     s.biased_exponent[t] = _mm256_set1_epi32(s.b[t].biased_exponent);
     s.signed_significand[t] = _mm256_set1_epi32(s.b[t].signed_significand);
-    const PairTerms& pt = pair_terms()[static_cast<size_t>(s.b[t].signed_significand & 0x1ff)];
+    const PairTerms& pt = pairs[s.b[t].signed_significand & 0x1ff];
     for (int i = 0; i < kPairSlots; ++i) s.mult[t][i] = _mm256_set1_epi32(static_cast<int32_t>(pt.mult[i]));
   }
   s.min_low = _mm256_set1_epi32(row.min_low[static_cast<size_t>(j)]);
@@ -234,9 +234,9 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
 
 // Step j of groups runs[0..n) (n >= 1), with N live serial lanes prepared once for all of them.
 template <int N, bool kFull>
-__attribute__((target("avx2"), always_inline)) inline void step_of_groups(Run* runs, int n, int j, const SerialSteps& row) {
+__attribute__((target("avx2"), always_inline)) inline void step_of_groups(Run* runs, int n, int j, const SerialSteps& row, const PairTerms* pairs) {
   StepLanes s;
-  prepare<N>(s, row, *runs[0].cfg, j);
+  prepare<N>(s, row, *runs[0].cfg, pairs, j);
   for (int i = 0; i < n; ++i) step<N, kFull>(runs[i], j, s);
 }
 
@@ -246,10 +246,11 @@ __attribute__((target("avx2"), always_inline)) inline void step_of_groups(Run* r
 template <bool kFull>
 __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, const SerialSteps& row) {
   if (n == 0) return;
+  const PairTerms* pairs = pair_terms().data();
   for (int j = 0; j < steps; ++j) {
 #define TESSERA_STEPS(N) \
   case N:                \
-    step_of_groups<N, kFull>(runs, n, j, row); \
+    step_of_groups<N, kFull>(runs, n, j, row, pairs); \
     break;
     switch (row.live_count[static_cast<size_t>(j)]) {
       TESSERA_STEPS(0)
@@ -261,7 +262,7 @@ __attribute__((target("avx2"))) void run_steps(Run* runs, int n, int steps, cons
       TESSERA_STEPS(6)
       TESSERA_STEPS(7)
       default:
-        step_of_groups<8, kFull>(runs, n, j, row);
+        step_of_groups<8, kFull>(runs, n, j, row, pairs);
     }
 #undef TESSERA_STEPS
   }
