@@ -179,19 +179,23 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
   const SerialSteps::LiveB* b = s.b;
   constexpr int kSlots = N > 0 ? N : 1;
   __m256i w[kSlots], pe[kSlots];
+  // Maximum and minimum product exponents (every A zero: negative; E is then the accumulator's,
+  // as a_eb and e_floor are >= 0), and the exact products shifted into the window (0 where the
+  // shift is negative, i.e. g < 0). Without live lanes: nothing but the accumulator.
   __m256i pe_max = _mm256_setzero_si256(), smin = _mm256_set1_epi32(INT32_MAX);
   for (int t = 0; t < N; ++t) {
     w[t] = ld(r.packed + b[t].packed_offset);
     pe[t] = _mm256_add_epi32(_mm256_srai_epi32(w[t], 16), s.biased_exponent[t]);
-    pe_max = _mm256_max_epi32(pe_max, pe[t]);
-    smin = _mm256_min_epi32(smin, pe[t]);
+    pe_max = t == 0 ? pe[t] : _mm256_max_epi32(pe_max, pe[t]);
+    smin = t == 0 ? pe[t] : _mm256_min_epi32(smin, pe[t]);
   }
   const __m256i E = _mm256_max_epi32(_mm256_max_epi32(pe_max, r.a_eb), s.e_floor);
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
   __m256i value = _mm256_setzero_si256();
-  for (int t = 0; t < N; ++t)
-    value = _mm256_add_epi32(
-        value, _mm256_sllv_epi32(_mm256_madd_epi16(w[t], s.signed_significand[t]), _mm256_sub_epi32(pe[t], gbase)));
+  for (int t = 0; t < N; ++t) {
+    const __m256i exact = _mm256_sllv_epi32(_mm256_madd_epi16(w[t], s.signed_significand[t]), _mm256_sub_epi32(pe[t], gbase));
+    value = t == 0 ? exact : _mm256_add_epi32(value, exact);
+  }
   int slowest;
   if (_mm256_testz_si256(_mm256_cmpgt_epi32(gbase, smin), r.valid)) {
     // Every product of every valid PE in the window's top (exact) and every A of a live lane non-zero.
