@@ -128,13 +128,16 @@ int64_t exponent_encoded_bits(std::span<const uint32_t> values, const ExponentCo
   const auto n = static_cast<int64_t>(values.size());
   const int64_t groups = (n + cfg.group_size - 1) / cfg.group_size;
   int64_t escapes = 0;
+  const uint32_t* v = values.data();
   for (int64_t g = 0; g < n; g += cfg.group_size) {
-    const int64_t end = std::min(n, g + cfg.group_size);
-    const int base = static_cast<int>((values[static_cast<size_t>(g)] >> m) & 0xffu);
-    for (int64_t i = g + 1; i < end; ++i) {
-      const int delta = static_cast<int>((values[static_cast<size_t>(i)] >> m) & 0xffu) - base;
-      escapes += (delta < -limit || delta > limit) ? 1 : 0;
-    }
+    const auto end = static_cast<int>(std::min<int64_t>(n - g, cfg.group_size));
+    const uint32_t base = (v[g] >> m) & 0xffu;
+    // An escape where |exponent - base| > limit, i.e. (exponent - base + limit) mod 2^32 > 2 limit;
+    // one 32-bit count per group, so the loop vectorises.
+    int32_t group_escapes = 0;
+    for (int i = 1; i < end; ++i)
+      group_escapes += ((((v[g + i] >> m) & 0xffu) - base + static_cast<uint32_t>(limit)) > 2u * static_cast<uint32_t>(limit)) ? 1 : 0;
+    escapes += group_escapes;
   }
   return 8 * groups + n * (1 + m) + (n - groups) * d + 8 * escapes;
 }
