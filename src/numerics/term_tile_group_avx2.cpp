@@ -79,7 +79,6 @@ __attribute__((target("avx2"), always_inline)) inline __m256i truncated_terms(co
 // a_mag (2^23 <= a_mag < 2^24) and exponent a_eb - kExponentBias.
 struct Run {
   const PeConfig* cfg;
-  const SerialSteps* row;
   const std::array<std::array<uint8_t, 16>, 256>* terms_from;
   const int32_t* packed;
   int* slowest;  // [j]
@@ -191,9 +190,10 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
   }
   const __m256i E = _mm256_max_epi32(_mm256_max_epi32(pe_max, r.a_eb), s.e_floor);
   const __m256i gbase = _mm256_sub_epi32(E, _mm256_set1_epi32(W - 14));
-  __m256i value = _mm256_setzero_si256();
+  __m256i value = _mm256_setzero_si256(), g[kSlots];  // g = pe - gbase (contract: W - 14 - (E - pe))
   for (int t = 0; t < N; ++t) {
-    const __m256i exact = _mm256_sllv_epi32(_mm256_madd_epi16(w[t], s.signed_significand[t]), _mm256_sub_epi32(pe[t], gbase));
+    g[t] = _mm256_sub_epi32(pe[t], gbase);
+    const __m256i exact = _mm256_sllv_epi32(_mm256_madd_epi16(w[t], s.signed_significand[t]), g[t]);
     value = t == 0 ? exact : _mm256_add_epi32(value, exact);
   }
   int slowest;
@@ -203,13 +203,11 @@ __attribute__((target("avx2"), always_inline)) inline void step(Run& r, int j, c
   } else {
     // Lanes with g < 0 in some PE add their truncated terms (0 in the other PEs, in PEs beyond
     // the valid ones, which hold +0 or another block's operands never stored, and for a zero A).
-    __m256i m[kSlots];
-    for (int t = 0; t < N; ++t) m[t] = _mm256_sub_epi32(pe[t], gbase);
-    const __m256i shift_base = _mm256_sub_epi32(gbase, _mm256_set1_epi32(1));
-    for (uint32_t lanes = truncated_lanes<N>(m); lanes != 0;) {
+    // truncated_terms' shift h - 1 = -g - 1 = ~g.
+    for (uint32_t lanes = truncated_lanes<N>(g); lanes != 0;) {
       const int t = std::countr_zero(lanes) / 4;
       lanes &= ~(uint32_t{0xf} << (4 * t));
-      value = _mm256_add_epi32(value, truncated_terms(s.mult[t], w[t], _mm256_sub_epi32(shift_base, pe[t])));
+      value = _mm256_add_epi32(value, truncated_terms(s.mult[t], w[t], _mm256_xor_si256(g[t], _mm256_set1_epi32(-1))));
     }
     // No zero A and no out-of-bounds term (pe + lowest power >= E - (W - 7) for every live lane)
     // if the minimum product exponent plus the row's lowest power clears it.
@@ -351,7 +349,6 @@ __attribute__((target("avx2"))) void group_runs_avx2(const PeConfig& cfg, const 
       if (rg.group < 0 || ops.packed.size() < static_cast<size_t>(rg.group + 1) * ops.kp * kGroupPes) continue;
       Run& r = runs[static_cast<size_t>(n)];
       r.cfg = &cfg;
-      r.row = &row;
       r.terms_from = &from;
       r.packed = ops.packed.data() + static_cast<size_t>(rg.group) * ops.kp * kGroupPes;
       r.slowest = slowest.data() + static_cast<size_t>(n) * steps;
