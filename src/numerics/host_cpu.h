@@ -23,4 +23,14 @@ inline bool host_has_avx2_fma() {
 #endif
 }
 
+// AVX-512 Foundation and Byte/Word (the 16-PE term-serial kernel; the matrix unit's 512-bit path).
+inline bool host_has_avx512bw() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace tessera::numerics

@@ -11,6 +11,11 @@
 #include "numerics/term_tile_avx2_common.h"
 #include "numerics/term_tile_group_avx2.h"
 
+#if defined(__x86_64__)
+#define TESSERA_GROUP_TARGET __attribute__((target("avx2")))
+#include "numerics/term_tile_processed_terms.h"
+#endif
+
 namespace tessera::numerics::detail {
 
 void TileOperands::resize(int serial_rows, int kp_, int x_count) {
@@ -367,7 +372,7 @@ __attribute__((target("avx2"), always_inline)) inline void row_lockstep_step(Gro
   __m256i proc_max = _mm256_setzero_si256(), processed = _mm256_setzero_si256(), nonzero = _mm256_setzero_si256();
   for (int t = 0; t < live; ++t) {
     const __m256i count = _mm256_and_si256(_mm256_cmpgt_epi32(pe[t], _mm256_setzero_si256()), _mm256_set1_epi32(p.b[t].count));
-    const __m256i lane = maybe_oob ? processed_terms(terms_from(), p.b[t], pe[t], gbase) : count;
+    const __m256i lane = maybe_oob ? processed_terms<Avx2Ops>(terms_from(), p.b[t], pe[t], gbase) : count;
     proc_max = _mm256_max_epi32(proc_max, lane);
     processed = _mm256_add_epi32(processed, lane);
     nonzero = _mm256_add_epi32(nonzero, count);
@@ -603,7 +608,7 @@ __attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const T
   thread_local std::vector<RowGroup> rest;
   thread_local std::vector<uint8_t> taken;
   taken.resize(static_cast<size_t>(count));
-  group_runs_avx2(cfg, ops, row, steps, groups, count, totals, taken.data());
+  group_runs(cfg, ops, row, steps, groups, count, totals, taken.data());
   rest.clear();
   for (int i = 0; i < count; ++i)
     if (taken[static_cast<size_t>(i)] == 0) rest.push_back(groups[i]);

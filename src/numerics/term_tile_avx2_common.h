@@ -1,5 +1,6 @@
-// Internal helpers shared by the vector tile's kernels (term_tile_avx2.cpp, term_tile_group_avx2.cpp):
-// vector loads and horizontal reductions, and the count of a lane's processed terms.
+// Internal helpers shared by the vector tile's kernels (term_tile_avx2.cpp, term_tile_simd.h):
+// vector loads and horizontal reductions of 8 lanes, the rounding to the accumulator's width, and
+// the table of terms from a power.
 #pragma once
 
 #include <array>
@@ -58,20 +59,6 @@ __attribute__((target("avx2"))) inline void round_to_width(__m256i mag, int W, _
 // terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
 // c > 8), as a pshufb table.
 const std::array<std::array<uint8_t, 16>, 256>& terms_from();
-
-// A lane's processed terms in every PE: its terms with d = h + (W - 7) - p <= W, i.e. p >= h - 7
-// (h = gbase - pe, gbase = E - (W - 14), exponents biased by kExponentBias), where A is non-zero
-// (pe > 0); 0 elsewhere.
-// `table` is terms_from().
-__attribute__((target("avx2"))) inline __m256i processed_terms(const std::array<std::array<uint8_t, 16>, 256>& table,
-                                                               const SerialSteps::LiveB& b, __m256i pe, __m256i gbase) {
-  const __m256i from =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table[b.significand].data())));
-  __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(gbase, pe), _mm256_set1_epi32(7));
-  c = _mm256_min_epi32(_mm256_max_epi32(c, _mm256_setzero_si256()), _mm256_set1_epi32(15));
-  const __m256i n = _mm256_shuffle_epi8(from, _mm256_or_si256(c, _mm256_set1_epi32(static_cast<int32_t>(0x80808000u))));
-  return _mm256_and_si256(n, _mm256_cmpgt_epi32(pe, _mm256_setzero_si256()));
-}
 
 }  // namespace tessera::numerics::detail
 

@@ -1,6 +1,10 @@
-// The group-major lockstep kernel of the vector tile (docs/term-serial.md, "Group-major runs").
+// The lean lockstep runs of the vector tile (docs/term-serial.md, "Lean lockstep runs"), at two
+// vector widths: 8 PEs per vector (AVX2; group_runs_avx2) and 16 (AVX-512 F and BW, two groups
+// side by side; group_runs_avx512, W = 23 only). One kernel, term_tile_group_kernel.h, written
+// over term_tile_simd.h's operations, is compiled for each; group_runs takes the widest the host
+// and configuration allow. Both give the same values, statistics and step maxima.
 //
-// One group of 8 PEs sharing a serial row (term_tile_avx2.h) runs all its steps with its
+// A group of 8 PEs sharing a serial row (term_tile_avx2.h) runs all its steps with its
 // accumulators in registers, reading the row's live lanes (SerialSteps) and the group's packed
 // parallel operand. It covers the common case exactly and refuses the rest, leaving everything
 // untouched, so that the caller runs the group through row_steps_avx2's step-by-step path:
@@ -11,17 +15,7 @@
 //   accumulator +0 or an fp32 normal number not above acc_max_exponent;
 // - no accumulator above acc_max_exponent after any step (an overflow, found at the end, refuses
 //   the whole group) and every final accumulator +0 or in fp32's normal range.
-// Per step: E from the live lanes' product exponents and the accumulator's; every live lane adds
-// its exact product << g (g = pe - (E - (W - 14)), 0 for g < 0); one signed minimum over the
-// lanes' product exponents tells whether any valid PE has a truncated lane or a zero A in a live
-// lane. If none, the step's timing is the serial row's (SerialSteps::max_count, count_sum);
-// otherwise the truncated lanes add their terms' truncations (nested-floor form below) and the
-// timing is the row's unless a zero A or an out-of-bounds term is possible, where it is counted
-// per PE and lane.
-// Truncated lane (h = -g > 0): with Y = floor(ma * 2^(8 - h)) (one variable shift), the term of
-// power p contributes floor(ma * 2^(p - h)) = floor(Y / 2^(8 - p)) (floor(floor(x / a) / b) =
-// floor(x / (a b)) for positive integers a, b), a shift by a per-term constant; terms with p < h
-// - 7 give 0 by themselves, as the contract's out-of-bounds terms do.
+// The step itself: term_tile_group_kernel.h.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +24,10 @@
 
 namespace tessera::numerics::detail {
 
-// True if group_run_avx2 can take groups at this configuration (W <= 23 and the vector tile).
+// True if group_runs_avx2 can take groups at this configuration (W <= 23 and the vector tile).
 bool group_run_supported(const PeConfig& cfg);
+// True if group_runs_avx512 can: the host has AVX-512 F and BW, W = 23, and group_run_supported.
+bool group_run_avx512_supported(const PeConfig& cfg);
 
 // Runs the `steps` steps of every group of serial row `row` it covers (see above), step by step:
 // PEs x0 .. x0 + valid - 1 of groups[i], packed as groups[i].group, accumulating into the fp32
@@ -40,5 +36,12 @@ bool group_run_supported(const PeConfig& cfg);
 // step-by-step path gives. For the others done[i] = 0 and nothing of theirs is written.
 void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
                      const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);
+// The same, 16 PEs per vector (groups[i] and the next group it takes side by side); takes nothing
+// (done all 0) unless group_run_avx512_supported(cfg).
+void group_runs_avx512(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
+                       const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);
+// group_runs_avx512 where supported, else group_runs_avx2.
+void group_runs(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
+                const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);
 
 }  // namespace tessera::numerics::detail

@@ -1,5 +1,6 @@
-// The lean lockstep runs of the vector tile (numerics/term_tile_group_avx2.h, group_runs_avx2)
-// against reference_step PE by PE and step by step: which groups they take (every group whose
+// The lean lockstep runs of the vector tile (numerics/term_tile_group_avx2.h), at both vector
+// widths (group_runs_avx2: 8 PEs per vector; group_runs_avx512: 16, two groups side by side, W = 23
+// only; a width the host lacks is skipped), against reference_step PE by PE and step by step: which groups they take (every group whose
 // start accumulators are +0 or fp32 normal, that never overflows and ends in fp32's range), and
 // for those the values, step maxima and every counter. Operands are built for the paths inside a
 // step: exact products only (timing from the serial row), truncated lanes of B values with 1..5
@@ -11,7 +12,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "numerics/bf16.h"
@@ -74,17 +78,41 @@ bool covered(const PeConfig& cfg, const test::RowCase& c, int g, const float* in
   return true;
 }
 
-// Runs group_runs_avx2 on row case c from the start accumulators `init` and checks it against
+// A width of the kernel: whether it takes this configuration on this host, and its entry point.
+struct GroupKernel {
+  const char* name;
+  bool (*supported)(const PeConfig&);
+  void (*run)(const PeConfig&, const detail::TileOperands&, const detail::SerialSteps&, int, const detail::RowGroup*,
+              int, detail::GroupTotals&, uint8_t*);
+  bool narrow_widths;  // takes W < 23
+};
+
+void PrintTo(const GroupKernel& kernel, std::ostream* os) { *os << kernel.name; }
+
+const GroupKernel kKernels[] = {
+    {"avx2", detail::group_run_supported, detail::group_runs_avx2, true},
+    {"avx512", detail::group_run_avx512_supported, detail::group_runs_avx512, false},
+};
+
+class TermTileGroup : public ::testing::TestWithParam<GroupKernel> {
+ protected:
+  void SetUp() override {
+    if (!GetParam().supported(PeConfig{})) GTEST_SKIP() << GetParam().name << " not on this host";
+  }
+};
+
+// Runs the kernel on row case c from the start accumulators `init` and checks it against
 // reference_group: exactly the covered groups taken, their values, step maxima and counters equal,
 // the others untouched. Adds the taken and refused groups to the counts and returns the totals.
-detail::GroupTotals expect_group_runs_match_reference(const PeConfig& cfg, const test::RowCase& c, int steps,
+detail::GroupTotals expect_group_runs_match_reference(const GroupKernel& kernel, const PeConfig& cfg, const test::RowCase& c, int steps,
                                                       const std::vector<float>& init, int trial, int& taken, int& refused) {
   std::vector<float> out = init;
   std::vector<int> step_max(static_cast<size_t>(c.count) * steps, 0);
   const std::vector<detail::RowGroup> groups = test::row_groups(c, out.data(), step_max.data());
   detail::GroupTotals totals;
   std::vector<uint8_t> done(c.count);
-  detail::group_runs_avx2(cfg, c.ops, c.row, steps, groups.data(), c.count, totals, done.data());
+  EXPECT_TRUE(kernel.supported(cfg)) << kernel.name << ": trial " << trial;
+  kernel.run(cfg, c.ops, c.row, steps, groups.data(), c.count, totals, done.data());
 
   detail::GroupTotals want;
   for (int g = 0; g < c.count; ++g) {
@@ -109,16 +137,18 @@ detail::GroupTotals expect_group_runs_match_reference(const PeConfig& cfg, const
   return totals;
 }
 
-TEST(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) {
+TEST_P(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) {
+  const GroupKernel& kernel = GetParam();
   std::mt19937_64 rng(61);
   int taken = 0, refused = 0;
   detail::GroupTotals all;
   for (int trial = 0; trial < 2400 && !HasFailure(); ++trial) {
-    // W = 23 (fp32's rounding) half of the time, else any narrower width down to the minimum.
-    const int W = rng() % 2 == 0 ? 23 : kMinAccFractionBits + static_cast<int>(rng() % (23 - kMinAccFractionBits));
+    // W = 23 (fp32's rounding) half of the time, else any narrower width down to the minimum
+    // (for the widths that take them).
+    const int narrow = kMinAccFractionBits + static_cast<int>(rng() % (23 - kMinAccFractionBits));
+    const int W = rng() % 2 == 0 || !kernel.narrow_widths ? 23 : narrow;
     PeConfig cfg{std::vector<int>{2, 5, 8}[rng() % 3], W, rng() % 6 == 0 ? 20 : 127, static_cast<int>(rng() % 3),
                  rng() % 4 == 0, static_cast<int>(rng() % 81) - 40};
-    if (!detail::group_run_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
     const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 12);
     // Products from about 2^-174 (results below fp32's normal range: refused) to 2^68.
     const int center = 40 + static_cast<int>(rng() % 110);
@@ -129,7 +159,7 @@ TEST(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) {
         rng, L, steps, [&] { return operand(rng, center, 2, terms); }, [&] { return operand(rng, center, zero_one_in, 0); });
     std::vector<float> init(c.x_count);
     for (float& v : init) v = rng() % 3 == 0 ? 0.0f : start_accumulator(rng, center);
-    all.skipped_oob += expect_group_runs_match_reference(cfg, c, steps, init, trial, taken, refused).skipped_oob;
+    all.skipped_oob += expect_group_runs_match_reference(kernel, cfg, c, steps, init, trial, taken, refused).skipped_oob;
   }
   // Both outcomes occur, and the taken groups met out-of-bounds terms.
   EXPECT_GT(taken, 2000);
@@ -140,12 +170,12 @@ TEST(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) {
 // The largest truncated-lane values: every significand 255 (ma * mb = 65025; B = 2^8 - 2^0),
 // exponents within 8 binades, so lanes lie 1..8 binades below the window's top (h = 1 gives
 // 32513, near the 16-bit bound of the truncated-lane sums), with both signs of A and B.
-TEST(TermTileGroup, LargestTruncatedLanesMatchTheReference) {
+TEST_P(TermTileGroup, LargestTruncatedLanesMatchTheReference) {
+  const GroupKernel& kernel = GetParam();
   std::mt19937_64 rng(62);
   int taken = 0, refused = 0;
   for (int trial = 0; trial < 300 && !HasFailure(); ++trial) {
-    PeConfig cfg{8, rng() % 2 == 0 ? 23 : 12};
-    if (!detail::group_run_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
+    PeConfig cfg{8, rng() % 2 == 0 || !kernel.narrow_widths ? 23 : 12};
     auto largest = [&] {
       const uint64_t r = rng();
       return Bf16{static_cast<uint16_t>(((r & 1) << 15) | ((120 + (r >> 1) % 8) << 7) | 0x7f)};
@@ -153,15 +183,14 @@ TEST(TermTileGroup, LargestTruncatedLanesMatchTheReference) {
     const int steps = 1 + static_cast<int>(rng() % 8);
     const test::RowCase c = test::make_row_case(rng, cfg.lanes, steps, largest, largest);
     const std::vector<float> init(c.x_count, 0.0f);
-    expect_group_runs_match_reference(cfg, c, steps, init, trial, taken, refused);
+    expect_group_runs_match_reference(kernel, cfg, c, steps, init, trial, taken, refused);
   }
   EXPECT_EQ(refused, 0);
 }
 
 // Groups whose serial row or parallel operand holds Inf or NaN are never taken.
-TEST(TermTileGroup, RowsWithInfOrNaNAreRefused) {
-  PeConfig cfg;
-  if (!detail::group_run_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
+TEST_P(TermTileGroup, RowsWithInfOrNaNAreRefused) {
+  const PeConfig cfg;
   for (const bool in_serial : {true, false}) {
     detail::TileOperands ops;
     ops.resize(1, 8, 8);
@@ -181,7 +210,7 @@ TEST(TermTileGroup, RowsWithInfOrNaNAreRefused) {
     const detail::RowGroup group{0, 0, 8, out.data(), 1, &step_max};
     detail::GroupTotals totals;
     uint8_t done = 1;
-    detail::group_runs_avx2(cfg, ops, row, 1, &group, 1, totals, &done);
+    GetParam().run(cfg, ops, row, 1, &group, 1, totals, &done);
     EXPECT_EQ(done, 0);
     EXPECT_EQ(out, std::vector<float>(8, 1.0f));
     EXPECT_EQ(step_max, 0);
@@ -189,11 +218,44 @@ TEST(TermTileGroup, RowsWithInfOrNaNAreRefused) {
   }
 }
 
+// A start accumulator that is an fp32 subnormal is refused, also where rounding it to W + 1 bits at
+// the normal scale would carry into the normal range (-0x1.fdeed8p-127 at W = 6: 2^-126 there, but
+// accumulator_from_f32 rounds at its own leading bit to 0.9921875 * 2^-126).
+TEST_P(TermTileGroup, SubnormalStartValuesAreRefused) {
+  for (const int W : {23, 6}) {
+    const PeConfig cfg{8, W};
+    if (W != 23 && !GetParam().narrow_widths) continue;
+    detail::TileOperands ops;
+    ops.resize(1, 8, 8);
+    for (int k = 0; k < 8; ++k) {
+      ops.set_serial(0, k, detail::make_operand(bf16_from_f32(1.0f + k)));
+      for (int x = 0; x < 8; ++x) ops.set_parallel(k, x, detail::make_operand(bf16_from_f32(0.5f * (x + 1))));
+    }
+    ops.pack({0});
+    detail::SerialSteps row;
+    row.build(ops, 0, 1, 8);
+    std::vector<float> out(8, 1.0f);
+    out[3] = -0x1.fdeed8p-127f;
+    const std::vector<float> before = out;
+    int step_max = 0;
+    const detail::RowGroup group{0, 0, 8, out.data(), 1, &step_max};
+    detail::GroupTotals totals;
+    uint8_t done = 1;
+    GetParam().run(cfg, ops, row, 1, &group, 1, totals, &done);
+    EXPECT_EQ(done, 0) << "W = " << W;
+    EXPECT_EQ(std::memcmp(out.data(), before.data(), sizeof(float) * out.size()), 0) << "W = " << W;
+    EXPECT_EQ(step_max, 0) << "W = " << W;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, TermTileGroup, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<GroupKernel>& info) { return std::string(info.param.name); });
+
 // The vectorised row decoding gives make_operand(bf16_from_f32(x)) and everything set_serial and
 // set_parallel store, for fp32 bit patterns of every class: every exponent with significands
 // around the rounding ties, signed zeros, subnormals, Inf, quiet and signalling NaNs; rows whose
 // length is not a multiple of 8; a parallel row written twice (the Inf/NaN count follows).
-TEST(TermTileGroup, RowDecodingMatchesTheScalarDecoding) {
+TEST(TermTileDecode, RowDecodingMatchesTheScalarDecoding) {
   std::vector<float> values;
   for (uint32_t e = 0; e < 256; ++e)
     for (const uint32_t f : {0x0u, 0x1u, 0x7fffu, 0x8000u, 0x8001u, 0x18000u, 0x7f7fffu, 0x7fffffu, 0x400000u, 0x12345u})
