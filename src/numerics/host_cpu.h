@@ -23,7 +23,17 @@ inline bool host_has_avx2_fma() {
 #endif
 }
 
-// AVX-512 Foundation and Byte/Word (the 16-PE term-serial kernel; the matrix unit's 512-bit path).
+// AVX-512 Foundation (the matrix unit's 512-bit fused multiply-add path).
+inline bool host_has_avx512f() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512 Foundation and Byte/Word (the 16-PE term-serial kernel).
 inline bool host_has_avx512bw() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");

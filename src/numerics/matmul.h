@@ -18,13 +18,24 @@ namespace tessera::numerics {
 
 // acc[m*ldc + n] = fma-chain over k ascending of a[m*lda + k] * w[k*ldw + n], starting from the
 // value already in acc (pass zeros for a fresh result). a: M x K, w: K x N, acc: M x N, all
-// row-major fp32 holding bf16 values (a, w). Uses AVX2+FMA when the host has them; every path
-// gives bit-identical results.
+// row-major fp32 holding bf16 values (a, w). Uses AVX-512 F where the host has it, else AVX2+FMA,
+// else the reference; every path gives bit-identical results.
 void mxu_matmul_accumulate(const float* a, int lda, const float* w, int ldw, float* acc, int ldc,
                            int M, int K, int N);
 
 // The same contract, one element at a time, in the plainest code: the oracle for tests.
 void mxu_matmul_accumulate_reference(const float* a, int lda, const float* w, int ldw, float* acc,
                                      int ldc, int M, int K, int N);
+
+// The vector paths, for tests that compare them on one host (x86-64 only; call one only where its
+// `supported` is true).
+namespace detail {
+bool mxu_matmul_avx512_supported();
+void mxu_matmul_accumulate_avx512(const float* a, int lda, const float* w, int ldw, float* acc, int ldc, int M, int K,
+                                  int N);
+bool mxu_matmul_avx2_supported();
+void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw, float* acc, int ldc, int M, int K,
+                                int N);
+}  // namespace detail
 
 }  // namespace tessera::numerics

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "numerics/bf16.h"
@@ -26,21 +27,41 @@ void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>&
     ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])) << "element " << i;
 }
 
-// The vectorised kernel must follow the reference fma chain exactly, for every shape class:
-// full 16-column blocks, ragged columns, fewer than 8 rows, K of 1.
-TEST(MxuMatmul, FastKernelIsBitIdenticalToReferenceOverShapes) {
-  std::mt19937 rng(1);
-  const int shapes[][3] = {{8, 128, 128}, {1, 1, 1}, {3, 7, 5}, {8, 8, 8}, {2, 8, 8},
-                           {13, 33, 47}, {8, 128, 17}, {16, 256, 128}, {9, 1, 31}};
-  for (const auto& s : shapes) {
-    const int M = s[0], K = s[1], N = s[2];
-    auto a = random_bf16(M * K, rng, 1.0f);
-    auto w = random_bf16(K * N, rng, 1.0f);
-    auto init = random_bf16(M * N, rng, 4.0f);
-    std::vector<float> fast = init, ref = init;
-    mxu_matmul_accumulate(a.data(), K, w.data(), N, fast.data(), N, M, K, N);
-    mxu_matmul_accumulate_reference(a.data(), K, w.data(), N, ref.data(), N, M, K, N);
-    expect_bitwise_equal(fast, ref);
+// Every vectorised path must follow the reference fma chain exactly, for every shape class:
+// full blocks, ragged columns (AVX-512's masked tail vector, AVX2's scalar tail), fewer rows than
+// a block, uneven row and vector splits, K of 1; the output a sub-block of a wider array (ldc > N)
+// so that writes beyond N would show. Paths the host lacks are skipped.
+TEST(MxuMatmul, EveryPathIsBitIdenticalToReferenceOverShapes) {
+  using Path = void (*)(const float*, int, const float*, int, float*, int, int, int, int);
+  struct Named {
+    const char* name;
+    bool available;
+    Path run;
+  };
+#if defined(__x86_64__)
+  const Named paths[] = {{"dispatch", true, mxu_matmul_accumulate},
+                         {"avx512", detail::mxu_matmul_avx512_supported(), detail::mxu_matmul_accumulate_avx512},
+                         {"avx2", detail::mxu_matmul_avx2_supported(), detail::mxu_matmul_accumulate_avx2}};
+#else
+  const Named paths[] = {{"dispatch", true, mxu_matmul_accumulate}};
+#endif
+  const int shapes[][3] = {{8, 128, 128}, {1, 1, 1},   {3, 7, 5},    {8, 8, 8},    {2, 8, 8},   {13, 33, 47},
+                           {8, 128, 17},  {16, 256, 128}, {9, 1, 31}, {7, 64, 200}, {11, 5, 16}, {6, 9, 15},
+                           {25, 40, 65},  {4, 3, 80}};
+  for (const Named& path : paths) {
+    if (!path.available) continue;
+    std::mt19937 rng(1);
+    for (const auto& s : shapes) {
+      const int M = s[0], K = s[1], N = s[2], ldc = N + 3;
+      auto a = random_bf16(M * K, rng, 1.0f);
+      auto w = random_bf16(K * N, rng, 1.0f);
+      auto init = random_bf16(M * ldc, rng, 4.0f);
+      std::vector<float> fast = init, ref = init;
+      path.run(a.data(), K, w.data(), N, fast.data(), ldc, M, K, N);
+      mxu_matmul_accumulate_reference(a.data(), K, w.data(), N, ref.data(), ldc, M, K, N);
+      SCOPED_TRACE(std::string(path.name) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+      expect_bitwise_equal(fast, ref);
+    }
   }
 }
 
