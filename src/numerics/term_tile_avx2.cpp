@@ -13,7 +13,7 @@
 
 #if defined(__x86_64__)
 #define TESSERA_GROUP_TARGET __attribute__((target("avx2")))
-#include "numerics/term_tile_processed_terms.h"
+#include "numerics/term_tile_lane_ops.h"
 #endif
 
 namespace tessera::numerics::detail {
@@ -160,7 +160,7 @@ __attribute__((target("avx2"))) __m256i normalise(__m256i sum, __m256i E, __m256
                                                   VectorAcc& acc) {
   const __m256i nonzero = _mm256_xor_si256(_mm256_cmpeq_epi32(sum, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
   __m256i q, s;
-  round_to_width(_mm256_abs_epi32(sum), cfg.acc_fraction_bits, q, s);
+  round_to_width<Avx2Ops>(_mm256_abs_epi32(sum), cfg.acc_fraction_bits, q, s);
   const __m256i exponent = _mm256_add_epi32(E, s);
   acc.negative = _mm256_blendv_epi8(zero_negative, _mm256_srai_epi32(sum, 31), nonzero);
   acc.zero = _mm256_xor_si256(nonzero, _mm256_set1_epi32(-1));

@@ -18,7 +18,7 @@ bool group_run_supported(const PeConfig& cfg) {
 }
 
 bool group_run_avx512_supported(const PeConfig& cfg) {
-  return cfg.acc_fraction_bits == kFullWidth && group_run_supported(cfg) && host_has_avx512bw();
+  return group_run_supported(cfg) && host_has_avx512bw();
 }
 
 const std::array<PairTerms, 512>& pair_terms() {

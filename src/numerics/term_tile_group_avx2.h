@@ -1,6 +1,6 @@
 // The lean lockstep runs of the vector tile (docs/term-serial.md, "Lean lockstep runs"), at two
 // vector widths: 8 PEs per vector (AVX2; group_runs_avx2) and 16 (AVX-512 F and BW, two groups
-// side by side; group_runs_avx512, W = 23 only). One kernel, term_tile_group_kernel.h, written
+// side by side; group_runs_avx512). One kernel, term_tile_group_kernel.h, written
 // over term_tile_simd.h's operations, is compiled for each; group_runs takes the widest the host
 // and configuration allow. Both give the same values, statistics and step maxima.
 //
@@ -26,7 +26,7 @@ namespace tessera::numerics::detail {
 
 // True if group_runs_avx2 can take groups at this configuration (W <= 23 and the vector tile).
 bool group_run_supported(const PeConfig& cfg);
-// True if group_runs_avx512 can: the host has AVX-512 F and BW, W = 23, and group_run_supported.
+// True if group_runs_avx512 can: the host has AVX-512 F and BW, and group_run_supported.
 bool group_run_avx512_supported(const PeConfig& cfg);
 
 // Runs the `steps` steps of every group of serial row `row` it covers (see above), step by step:

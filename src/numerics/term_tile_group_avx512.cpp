@@ -2,9 +2,10 @@
 // (term_tile_group_avx2.h, group_runs_avx512).
 //
 // GCC 12's AVX-512 intrinsics start masked operations from _mm512_undefined_epi32(), a
-// self-initialised variable that -Wmaybe-uninitialized reports once inlined (GCC bug 105593,
-// fixed in GCC 13); the warning is off for this file, before any header is read.
+// self-initialised variable that -Wuninitialized and -Wmaybe-uninitialized report once inlined
+// (GCC bug 105593, fixed in GCC 13); both are off for this file, before any header is read.
 #if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include "numerics/term_tile_group_avx2.h"

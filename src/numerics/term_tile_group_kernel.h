@@ -26,7 +26,7 @@
 
 #include "common/error.h"
 #include "numerics/term_tile_group_avx2.h"
-#include "numerics/term_tile_processed_terms.h"
+#include "numerics/term_tile_lane_ops.h"
 #include "numerics/term_tile_simd.h"
 
 namespace tessera::numerics::detail {
@@ -220,7 +220,7 @@ TESSERA_GROUP_TARGET inline void step(Run<S>& r, int j, const StepLanes<S>& s) {
     r.a_eb = S::keep(nonzero, S::add(E, S::sub(S::srli(bits, 23), S::set1(127 + W))));
   } else {
     V shift;
-    S::round_to_width(S::abs(sum), W, r.a_mag, shift);  // a_mag is garbage for a zero sum, a_eb = 0 drops it
+    round_to_width<S>(S::abs(sum), W, r.a_mag, shift);  // a_mag is garbage for a zero sum, a_eb = 0 drops it
     r.a_eb = S::keep(nonzero, S::add(E, shift));
   }
   r.a_sgn = sum;
@@ -390,11 +390,7 @@ TESSERA_GROUP_TARGET void group_runs_simd(const PeConfig& cfg, const TileOperand
       if (refused != (1u << taken) - 1) ++n;
     }
     if (cfg.acc_fraction_bits == kFullWidth) run_steps<S, true>(runs.data(), n, steps, row);
-    else if constexpr (requires(typename S::V v) { S::round_to_width(v, 0, v, v); }) {
-      run_steps<S, false>(runs.data(), n, steps, row);
-    } else {
-      TESSERA_CHECK(false, "group_runs: this vector width runs W = 23 only");
-    }
+    else run_steps<S, false>(runs.data(), n, steps, row);
     for (int i = 0; i < n; ++i) {
       const Run<S>& r = runs[static_cast<size_t>(i)];
       const RowGroup* half_groups[H];

@@ -83,6 +83,9 @@ struct Avx2Ops {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(valid[0]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
   TESSERA_AVX2_OP V keep(M m, V x) { return _mm256_and_si256(m, x); }  // x where m, else 0
+  TESSERA_AVX2_OP V select(M m, V if_true, V if_false) { return _mm256_blendv_epi8(if_false, if_true, m); }
+  TESSERA_AVX2_OP V increment_where(M m, V x) { return _mm256_sub_epi32(x, m); }
+  TESSERA_AVX2_OP V decrement_where(M m, V x) { return _mm256_add_epi32(x, m); }
   // x with the sign of s (s != 0; where s = 0, x is 0 or irrelevant).
   TESSERA_AVX2_OP V with_sign_of(V x, V s) { return _mm256_sign_epi32(x, s); }
 
@@ -105,9 +108,6 @@ struct Avx2Ops {
     }
     return nibbles;
   }
-
-  // Contract step 5's rounding below W = 23 (term_tile_avx2_common.h).
-  TESSERA_AVX2_OP void round_to_width(V mag, int W, V& q, V& s) { detail::round_to_width(mag, W, q, s); }
 };
 
 #undef TESSERA_AVX2_OP
@@ -174,6 +174,9 @@ struct Avx512Ops {
     return static_cast<M>(((1u << valid[0]) - 1) | ((1u << valid[1]) - 1) << 8);
   }
   TESSERA_AVX512_OP V keep(M m, V x) { return _mm512_maskz_mov_epi32(m, x); }
+  TESSERA_AVX512_OP V select(M m, V if_true, V if_false) { return _mm512_mask_blend_epi32(m, if_false, if_true); }
+  TESSERA_AVX512_OP V increment_where(M m, V x) { return _mm512_mask_add_epi32(x, m, x, _mm512_set1_epi32(1)); }
+  TESSERA_AVX512_OP V decrement_where(M m, V x) { return _mm512_mask_sub_epi32(x, m, x, _mm512_set1_epi32(1)); }
   TESSERA_AVX512_OP V with_sign_of(V x, V s) {
     return _mm512_mask_sub_epi32(x, _mm512_cmplt_epi32_mask(s, _mm512_setzero_si512()), _mm512_setzero_si512(), x);
   }
@@ -201,7 +204,6 @@ struct Avx512Ops {
     }
     return nibbles;
   }
-  // No round_to_width: the AVX-512 kernel runs W = 23 only (its normalisation is the conversion).
 };
 
 #undef TESSERA_AVX512_OP

@@ -1,6 +1,6 @@
 // The lean lockstep runs of the vector tile (numerics/term_tile_group_avx2.h), at both vector
-// widths (group_runs_avx2: 8 PEs per vector; group_runs_avx512: 16, two groups side by side, W = 23
-// only; a width the host lacks is skipped), against reference_step PE by PE and step by step: which groups they take (every group whose
+// widths (group_runs_avx2: 8 PEs per vector; group_runs_avx512: 16, two groups side by side; a width the
+// host lacks is skipped), against reference_step PE by PE and step by step: which groups they take (every group whose
 // start accumulators are +0 or fp32 normal, that never overflows and ends in fp32's range), and
 // for those the values, step maxima and every counter. Operands are built for the paths inside a
 // step: exact products only (timing from the serial row), truncated lanes of B values with 1..5
@@ -84,14 +84,13 @@ struct GroupKernel {
   bool (*supported)(const PeConfig&);
   void (*run)(const PeConfig&, const detail::TileOperands&, const detail::SerialSteps&, int, const detail::RowGroup*,
               int, detail::GroupTotals&, uint8_t*);
-  bool narrow_widths;  // takes W < 23
 };
 
 void PrintTo(const GroupKernel& kernel, std::ostream* os) { *os << kernel.name; }
 
 const GroupKernel kKernels[] = {
-    {"avx2", detail::group_run_supported, detail::group_runs_avx2, true},
-    {"avx512", detail::group_run_avx512_supported, detail::group_runs_avx512, false},
+    {"avx2", detail::group_run_supported, detail::group_runs_avx2},
+    {"avx512", detail::group_run_avx512_supported, detail::group_runs_avx512},
 };
 
 class TermTileGroup : public ::testing::TestWithParam<GroupKernel> {
@@ -143,10 +142,9 @@ TEST_P(TermTileGroup, GroupRunsTakeExactlyTheCoveredGroupsAndMatchTheReference) 
   int taken = 0, refused = 0;
   detail::GroupTotals all;
   for (int trial = 0; trial < 2400 && !HasFailure(); ++trial) {
-    // W = 23 (fp32's rounding) half of the time, else any narrower width down to the minimum
-    // (for the widths that take them).
+    // W = 23 (fp32's rounding) half of the time, else any narrower width down to the minimum.
     const int narrow = kMinAccFractionBits + static_cast<int>(rng() % (23 - kMinAccFractionBits));
-    const int W = rng() % 2 == 0 || !kernel.narrow_widths ? 23 : narrow;
+    const int W = rng() % 2 == 0 ? 23 : narrow;
     PeConfig cfg{std::vector<int>{2, 5, 8}[rng() % 3], W, rng() % 6 == 0 ? 20 : 127, static_cast<int>(rng() % 3),
                  rng() % 4 == 0, static_cast<int>(rng() % 81) - 40};
     const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 12);
@@ -175,7 +173,7 @@ TEST_P(TermTileGroup, LargestTruncatedLanesMatchTheReference) {
   std::mt19937_64 rng(62);
   int taken = 0, refused = 0;
   for (int trial = 0; trial < 300 && !HasFailure(); ++trial) {
-    PeConfig cfg{8, rng() % 2 == 0 || !kernel.narrow_widths ? 23 : 12};
+    PeConfig cfg{8, rng() % 2 == 0 ? 23 : 12};
     auto largest = [&] {
       const uint64_t r = rng();
       return Bf16{static_cast<uint16_t>(((r & 1) << 15) | ((120 + (r >> 1) % 8) << 7) | 0x7f)};
@@ -224,7 +222,6 @@ TEST_P(TermTileGroup, RowsWithInfOrNaNAreRefused) {
 TEST_P(TermTileGroup, SubnormalStartValuesAreRefused) {
   for (const int W : {23, 6}) {
     const PeConfig cfg{8, W};
-    if (W != 23 && !GetParam().narrow_widths) continue;
     detail::TileOperands ops;
     ops.resize(1, 8, 8);
     for (int k = 0; k < 8; ++k) {
