@@ -31,6 +31,7 @@
 #include "common/error.h"
 #include "core/spec.h"
 #include "numerics/bf16.h"
+#include "numerics/host_cpu.h"
 #include "numerics/matmul.h"
 #include "numerics/term_matmul.h"
 #include "system/machine_spec.h"
@@ -123,6 +124,7 @@ void bench_pe(const BenchPeArgs& a) {
   j["pe_stall_cycles"] = st.pe_stall_cycles;
   j["lane_idle_cycles"] = st.lane_idle_cycles;
   j["reps"] = a.reps;
+  j["vector_isa"] = numerics::vector_isa_in_use();  // both models' widest host vector paths (--vector-isa)
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
     return;

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "numerics/host_cpu.h"
 #include "system/mpi_communicator.h"
 
 namespace {
@@ -33,6 +34,14 @@ int main(int argc, char** argv) {
   if (mpi.rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) return 3;
   CLI::App app{"tessera: a simulator and toolchain for neural-network training hardware"};
   app.require_subcommand(1);
+  // Before the command: caps the host vector instructions the numerics use (results are
+  // bit-identical at every setting; only speed changes).
+  app.add_option_function<std::string>(
+         "--vector-isa",
+         [](const std::string& name) { tessera::numerics::set_vector_isa_cap(*tessera::numerics::parse_vector_isa(name)); },
+         "widest host vector instructions to use: auto (default: the widest the host has), avx512, avx2 or portable; "
+         "results are the same at every setting")
+      ->check(CLI::IsMember({"auto", "avx512", "avx2", "portable"}));
   using namespace tessera::cli;
   register_asm_command(app);
   register_disasm_command(app);

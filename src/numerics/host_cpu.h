@@ -1,13 +1,39 @@
-// What the host CPU offers, asked once per process (numerics' vector paths check it and otherwise
-// run their portable loops; every path gives the same bits).
+// What the host CPU offers, asked once per process, and how much of it the numerics may use (numerics'
+// vector paths check it and otherwise run their portable loops; every path gives the same bits).
 #pragma once
 
+#include <atomic>
+#include <optional>
+#include <string>
+
 namespace tessera::numerics {
+
+// The widest vector instruction set the fast paths may use. The default is Avx512: each path
+// then takes the widest the host has. Every setting gives bit-identical results, so a cap only
+// changes speed: for benchmarks (what a host without AVX-512 would see), profiling, and tests
+// that run every path on one host.
+enum class VectorIsa { Portable = 0, Avx2 = 1, Avx512 = 2 };
+
+inline std::atomic<VectorIsa>& vector_isa_cap_storage() {
+  static std::atomic<VectorIsa> cap{VectorIsa::Avx512};
+  return cap;
+}
+inline void set_vector_isa_cap(VectorIsa isa) { vector_isa_cap_storage().store(isa, std::memory_order_relaxed); }
+inline VectorIsa vector_isa_cap() { return vector_isa_cap_storage().load(std::memory_order_relaxed); }
+inline bool vector_isa_allowed(VectorIsa isa) { return static_cast<int>(isa) <= static_cast<int>(vector_isa_cap()); }
+
+// "avx512", "avx2", "portable" (and "auto" = avx512: the widest the host has); nullopt otherwise.
+inline std::optional<VectorIsa> parse_vector_isa(const std::string& name) {
+  if (name == "auto" || name == "avx512") return VectorIsa::Avx512;
+  if (name == "avx2") return VectorIsa::Avx2;
+  if (name == "portable") return VectorIsa::Portable;
+  return std::nullopt;
+}
 
 inline bool host_has_avx2() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+  return has && vector_isa_allowed(VectorIsa::Avx2);
 #else
   return false;
 #endif
@@ -17,7 +43,7 @@ inline bool host_has_avx2() {
 inline bool host_has_avx2_fma() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+  return has && vector_isa_allowed(VectorIsa::Avx2);
 #else
   return false;
 #endif
@@ -27,7 +53,7 @@ inline bool host_has_avx2_fma() {
 inline bool host_has_avx512f() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
+  return has && vector_isa_allowed(VectorIsa::Avx512);
 #else
   return false;
 #endif
@@ -37,10 +63,18 @@ inline bool host_has_avx512f() {
 inline bool host_has_avx512bw() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return has;
+  return has && vector_isa_allowed(VectorIsa::Avx512);
 #else
   return false;
 #endif
+}
+
+// The widest set the fast paths use now: the cap, lowered to what the host has ("avx512",
+// "avx2" or "portable"; for reports).
+inline const char* vector_isa_in_use() {
+  if (host_has_avx512bw()) return "avx512";
+  if (host_has_avx2_fma()) return "avx2";
+  return "portable";
 }
 
 }  // namespace tessera::numerics

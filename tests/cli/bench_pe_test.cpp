@@ -46,6 +46,35 @@ TEST_F(BenchPeCli, FixedExponentAboveTheProductsSkipsTermsOutOfBounds) {
   EXPECT_LT(fixed.at("tile_cycles").get<int64_t>(), dynamic.at("tile_cycles").get<int64_t>());
 }
 
+// --vector-isa caps the host vector paths: the same tile figures at every setting, and the JSON
+// says which paths ran (at most the cap; lower where the host lacks the instructions).
+TEST_F(BenchPeCli, EveryVectorIsaGivesTheSameTileFigures) {
+  nlohmann::json first;
+  for (const std::string isa : {"auto", "avx512", "avx2", "portable"}) {
+    const auto r = run_cli("--vector-isa " + isa + " bench pe --m 16 --k 64 --n 16 --reps 1 --json");
+    ASSERT_EQ(r.status, 0) << isa;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    const std::string used = j.at("vector_isa");
+    if (isa == "avx2") {
+      EXPECT_NE(used, "avx512");
+    }
+    if (isa == "portable") {
+      EXPECT_EQ(used, "portable");
+    }
+    for (const char* host : {"term_host_seconds", "bf16_host_seconds", "term_macs_per_s", "bf16_macs_per_s", "ratio",
+                             "vector_isa"})
+      j.erase(host);
+    if (first.is_null()) first = j;
+    EXPECT_EQ(j, first) << isa;
+  }
+}
+
+TEST_F(BenchPeCli, UnknownVectorIsa_bad) {
+  const auto r = run_cli("--vector-isa sse bench pe --m 8 --k 8 --n 8", true);
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_NE(r.out.find("--vector-isa"), std::string::npos) << r.out;
+}
+
 TEST_F(BenchPeCli, FixedExponentOutOfRange_bad) {
   const auto r = run_cli("bench pe --m 8 --k 8 --n 8 --fixed-exponent 999", true);
   EXPECT_EQ(r.status >> 8, 1);

@@ -120,6 +120,27 @@ nlohmann::json epochs_without_wall_time(const std::string& report) {
   return j["epochs"];
 }
 
+// Determinism across hosts: every vector path gives the same training, step for step. Two steps of
+// mlp training with each PE, at each --vector-isa cap (the widest the host has, AVX2, the portable
+// loops), write the same report but for host times.
+TEST_F(TrainCli, EveryVectorIsaTrainsTheSame) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const std::string d = scratch("vector-isa");
+  for (const std::string pe : {"bit-parallel", "term-serial"}) {
+    nlohmann::json first;
+    for (const std::string isa : {"auto", "avx2", "portable"}) {
+      const std::string report = d + "/" + pe + "-" + isa + ".json";
+      const Result r = run("--vector-isa " + isa + " train --epochs 1 --steps 2 --batch 8 --optimizer adam --seed 5 --pe " + pe +
+                           " --report " + report);
+      ASSERT_EQ(r.status, 0) << r.err;
+      const nlohmann::json epochs = epochs_without_wall_time(report);
+      ASSERT_EQ(epochs.size(), 1u);
+      if (first.is_null()) first = epochs;
+      EXPECT_EQ(epochs, first) << pe << " at --vector-isa " << isa;
+    }
+  }
+}
+
 TEST_F(TrainCli, ResumedRunReportsWhatAnUninterruptedRunReports) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const std::string d = scratch("resume");
