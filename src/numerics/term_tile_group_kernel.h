@@ -62,7 +62,7 @@ static_assert(kExponentBias - 300 > kWindowFloor, "biased exponents must stay ab
 // their difference. It is exact in 16 bits: the lane's value lies within the term count of
 // ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
 template <class S>
-TESSERA_GROUP_TARGET inline typename S::V truncated_terms(const typename S::V* mult, typename S::V word,
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline typename S::V truncated_terms(const typename S::V* mult, typename S::V word,
                                                           typename S::V shift) {
   using V = typename S::V;
   const V high = S::slli(word, 16);  // signed ma in the high half
@@ -105,7 +105,7 @@ struct StepLanes {
 };
 
 template <class S, int N>
-TESSERA_GROUP_TARGET inline void prepare(StepLanes<S>& s, const SerialSteps& row, const PeConfig& cfg,
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void prepare(StepLanes<S>& s, const SerialSteps& row, const PeConfig& cfg,
                                          const PairTerms* pairs, int j) {
   s.b = &row.live[static_cast<size_t>(j) * row.lanes];
   for (int t = 0; t < N; ++t) {
@@ -132,7 +132,7 @@ inline void row_timed(Run<S>& r, const StepLanes<S>& s, int* slowest) {
 // lane with a non-zero A can have an out-of-bounds term (the smallest such product exponent plus
 // the row's lowest power clears limit = E - (W - 7)), a lane's terms are its B's count.
 template <class S, int N, bool kMaybeOob>
-TESSERA_GROUP_TARGET inline void lane_counts(Run<S>& r, const SerialSteps::LiveB* b, const typename S::V* pe,
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(Run<S>& r, const SerialSteps::LiveB* b, const typename S::V* pe,
                                              typename S::V gbase, int* slowest) {
   using V = typename S::V;
   V proc_max = S::zero(), processed = S::zero(), nonzero = S::zero();
@@ -151,7 +151,7 @@ TESSERA_GROUP_TARGET inline void lane_counts(Run<S>& r, const SerialSteps::LiveB
 }
 
 template <class S, int N>
-TESSERA_GROUP_TARGET inline void lane_timed(Run<S>& r, const StepLanes<S>& s, const typename S::V* pe,
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_timed(Run<S>& r, const StepLanes<S>& s, const typename S::V* pe,
                                             typename S::V gbase, typename S::V limit, int* slowest) {
   using V = typename S::V;
   V umin = S::set1(-1);  // unsigned: a zero A (negative) drops out
@@ -164,7 +164,7 @@ TESSERA_GROUP_TARGET inline void lane_timed(Run<S>& r, const StepLanes<S>& s, co
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
 // product exponent is negative).
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET inline void step(Run<S>& r, int j, const StepLanes<S>& s) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, int j, const StepLanes<S>& s) {
   using V = typename S::V;
   const int W = kFull ? kFullWidth : r.cfg->acc_fraction_bits;
   const SerialSteps::LiveB* b = s.b;
@@ -229,7 +229,7 @@ TESSERA_GROUP_TARGET inline void step(Run<S>& r, int j, const StepLanes<S>& s) {
 
 // Step j of runs[0..n) (n >= 1), with N live serial lanes prepared once for all of them.
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET inline void step_of_runs(Run<S>* runs, int n, int j, const SerialSteps& row,
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step_of_runs(Run<S>* runs, int n, int j, const SerialSteps& row,
                                               const PairTerms* pairs) {
   StepLanes<S> s;
   prepare<S, N>(s, row, *runs[0].cfg, pairs, j);
