@@ -222,8 +222,7 @@ std::string collective_asm_for(const CollectiveSpec& spec, int processor) {
 
 int collective_steps(const CollectiveSpec& spec) {
   validate(spec);
-  if (spec.kind != CollectiveKind::kAllReduce || spec.algorithm != CollectiveAlgorithm::kRing)
-    throw Error("collective", "single supersteps exist for the ring all-reduce only");
+  if (spec.kind != CollectiveKind::kAllReduce) throw Error("collective", "single supersteps exist for the all-reduce only");
   return collective_supersteps(spec);
 }
 
@@ -232,7 +231,10 @@ std::string collective_step_asm(const CollectiveSpec& spec, int step, int proces
   if (step < 0 || step >= steps) throw Error("collective", fmt::format("superstep {} outside 0..{}", step, steps - 1));
   if (processor >= spec.processors)
     throw Error("collective", fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
-  return Gen(spec).step(processor < 0 ? fmt::format("smfsr {}, %pid", kPid) : fmt::format("sli {}, {}", kPid, processor), step);
+  const std::string pid_line =
+      processor < 0 ? fmt::format("smfsr {}, %pid", kPid) : fmt::format("sli {}, {}", kPid, processor);
+  if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_step_asm(spec, pid_line, step);
+  return Gen(spec).step(pid_line, step);
 }
 
 isa::Program collective_program(const CollectiveSpec& spec) { return isa::assemble(collective_asm(spec), "<collective>"); }

@@ -104,13 +104,14 @@ isa::Program collective_program(const CollectiveSpec& spec);
 isa::Program collective_program_for(const CollectiveSpec& spec, int processor);  // index word = processor
 
 // The all-reduce one superstep at a time, for code that puts other work between its supersteps
-// (compiler/data_parallel.h, bucketed overlap): collective_steps() = 2(n-1) supersteps (n-1
-// reduce-scatter, n-1 all-gather; Error for other kinds); collective_step_asm(spec, k) = superstep
-// k's sends (the same sends as superstep k of collective_asm, so the same values), without the
-// sync that must follow. Self-contained: %pid, the neighbours and the fragment indices are
+// (compiler/data_parallel.h, bucketed overlap): collective_steps() = collective_supersteps()
+// (ring: 2(n-1), n-1 reduce-scatter and n-1 all-gather; torus: 2 * sum(d_i - 1); Error for other
+// kinds); collective_step_asm(spec, k) = superstep k's sends (the same sends as superstep k of
+// collective_asm, so the same values), without the sync that must follow. Self-contained and
+// straight-line: %pid, the neighbours, the torus segment starts and the fragment indices are
 // recomputed from the index and k (processor >= 0: the index as a constant); uses s1..s9 and
-// s10.. (one per chunk) and keeps nothing in registers between supersteps. Ring algorithm only
-// (Error for kTorus).
+// s10.. (one per chunk), the torus also s22..s23, and keeps nothing in registers between
+// supersteps.
 int collective_steps(const CollectiveSpec& spec);
 std::string collective_step_asm(const CollectiveSpec& spec, int step, int processor = -1);
 

@@ -56,6 +56,48 @@ class TorusGen {
     return m_out;
   }
 
+  // Superstep `step` of program() alone, self-contained (collective_step_asm): straight-line code
+  // that recomputes from the index everything program() carries between supersteps (the phase's
+  // coordinate and neighbours, each direction's segment start, each chunk's sub-segment) and sends
+  // what that superstep sends, without the sync. Phases: the reduce-scatters of the dimensions
+  // larger than 1 in order, then their all-gathers in reverse, d_i - 1 supersteps each.
+  std::string step(const std::string& pid_line, int step) {
+    std::vector<std::pair<int, bool>> phases;  // (dimension, all-gather)
+    for (int i = 0; i < static_cast<int>(m_dims.size()); ++i)
+      if (dim(i) > 1) phases.emplace_back(i, false);
+    for (int p = static_cast<int>(phases.size()) - 1; p >= 0; --p) phases.emplace_back(phases[static_cast<size_t>(p)].first, true);
+    int t = step;
+    size_t at = 0;
+    while (t >= dim(phases[at].first) - 1) t -= dim(phases[at++].first) - 1;
+    const auto [i, gather] = phases[at];
+    const int d = dim(i);
+    line(pid_line);
+    // Segment start before phase i (in its reduce-scatter and its all-gather alike): the kept
+    // sub-segment of every earlier dimension, a_j + 1 forward and a_j - 1 backward (mod d_j),
+    // times its base fragments.
+    for (int dir = 0; dir < m_spec.directions; ++dir) line(fmt::format("sli {}, 0", kSegment[dir]));
+    for (int j = 0; j < i; ++j) {
+      if (dim(j) == 1) continue;
+      coordinate(j);
+      for (int dir = 0; dir < m_spec.directions; ++dir) {
+        plus_mod(kTmp, kCoord, dir == 0 ? 1 : dim(j) - 1, dim(j));
+        line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, sub(j)));
+        line(fmt::format("sadd {}, {}, {}", kSegment[dir], kSegment[dir], kTmp));
+      }
+    }
+    coordinate_and_neighbours(i);
+    // Chunk c's sub-segment after t ring steps: from a_i (reduce-scatter) or the kept a_i +- 1
+    // (all-gather), one back (forward chunks) or on (backward) per step.
+    for (int c = 0; c < m_chunks; ++c) {
+      const bool forward = c % m_spec.directions == 0;
+      const int start = gather ? (forward ? 1 : -1) : 0;
+      plus_mod(frag(c), kCoord, (((start + (forward ? -t : t)) % d) + d) % d, d);
+    }
+    const std::string op = gather ? "xsend" : m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add";
+    for (int c = 0; c < m_chunks; ++c) send(c, i, c % m_spec.directions == 0 ? kNext : kPrev, op);
+    return m_out;
+  }
+
  private:
   static std::string frag(int c) { return fmt::format("s{}", kFirstFragmentReg + c); }
   void line(const std::string& s) { m_out += "  " + s + "\n"; }
@@ -94,9 +136,19 @@ class TorusGen {
     line(fmt::format("sshri {}, {}, {}", dst, dst, mg.k));
   }
 
-  // kCoord = a_i = (p / stride_i) mod d_i; kNext / kPrev = the processors at a_i + 1 / a_i - 1
-  // (mod d_i) with the other coordinates equal.
-  void coordinate_and_neighbours(int i) {
+  // dst = (src + offset) mod d, for 0 <= src < d and 0 <= offset < d (dst may be src; uses kTmp
+  // unless dst is kTmp, then s9).
+  void plus_mod(const std::string& dst, const std::string& src, int offset, int d) {
+    const char* tmp = dst == kTmp ? "s9" : kTmp;
+    line(fmt::format("saddi {}, {}, {}", dst, src, offset));  // < 2d
+    line(fmt::format("sslti {}, {}, {}", tmp, dst, d));        // 1 if already below d
+    line(fmt::format("saddi {}, {}, -1", tmp, tmp));           // 0 or -1
+    line(fmt::format("smuli {}, {}, {}", tmp, tmp, d));
+    line(fmt::format("sadd {}, {}, {}", dst, dst, tmp));
+  }
+
+  // kCoord = a_i = (p / stride_i) mod d_i.
+  void coordinate(int i) {
     const int d = dim(i), s = stride(i);
     if (s == 1) line(fmt::format("smov {}, {}", kCoord, kPid));
     else divide(kCoord, kPid, s);
@@ -105,6 +157,13 @@ class TorusGen {
       line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d));
       line(fmt::format("ssub {}, {}, {}", kCoord, kCoord, kTmp));
     }
+  }
+
+  // kCoord = a_i; kNext / kPrev = the processors at a_i + 1 / a_i - 1 (mod d_i) with the other
+  // coordinates equal.
+  void coordinate_and_neighbours(int i) {
+    const int d = dim(i), s = stride(i);
+    coordinate(i);
     line(fmt::format("saddi {}, {}, {}", kNext, kPid, s));  // a == d-1: back by (d-1) strides
     line(fmt::format("sli {}, {}", kTmp, d - 1));
     line(fmt::format("sseq {}, {}, {}", kTmp, kCoord, kTmp));
@@ -231,6 +290,10 @@ void validate_torus(const CollectiveSpec& spec) {
 
 std::string torus_allreduce_asm(const CollectiveSpec& spec, const std::string& pid_line) {
   return TorusGen(spec).program(pid_line);
+}
+
+std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line, int step) {
+  return TorusGen(spec).step(pid_line, step);
 }
 
 std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,

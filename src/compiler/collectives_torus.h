@@ -21,6 +21,10 @@ void validate_torus(const CollectiveSpec& spec);
 // a specialised program). Registers s1..s23, as the ring (which uses s1..s22).
 std::string torus_allreduce_asm(const CollectiveSpec& spec, const std::string& pid_line);
 
+// Superstep `step` (0 <= step < collective_supersteps(spec)) alone: collective_step_asm's contract.
+// Registers s1..s23.
+std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line, int step);
+
 // Host reference in the defined order (collectives.h).
 std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,
                                                 const std::vector<std::vector<uint32_t>>& inputs);

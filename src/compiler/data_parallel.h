@@ -56,7 +56,8 @@
 //   Without overlap every bucket runs in the tail: the same sends in the same buckets, so the same
 //   values bit for bit; only time differs. (bucket_words = 0, the plain schedule, cuts the gradient
 //   into other fragments: another summation order, last-bit differences.)
-// Ring algorithm only (AllReduceOptions::algorithm kTorus with buckets is an Error).
+// Either algorithm (AllReduceOptions::algorithm): a bucket's supersteps are those of its ring or
+// torus all-reduce (collective_step_asm), in the same buckets either way.
 // Both shard images of a ragged batch have the same graph nodes and gradient sizes, hence the same
 // buckets and the same sequence of syncs, which every processor must execute.
 #pragma once

@@ -71,9 +71,12 @@ class BucketCode {
       m_row.push_back(region_row);
       region_row += region_rows(spec, b.words);
     }
+    m_steps = buckets.empty() ? 0 : collective_steps(this->spec(0));
   }
 
-  int steps() const { return 2 * (m_o.processors - 1); }
+  // Supersteps of every bucket's all-reduce (ring or torus: they depend on the processors and the
+  // grid only).
+  int steps() const { return m_steps; }
 
   std::string start(int b) const {
     return dma(b, "dma.hv", true) + detail::scale_asm(row(b), rows(b), m_weight, m_spec, fmt::format("bk{}_scale", b));
@@ -91,6 +94,8 @@ class BucketCode {
     cs.words = static_cast<uint32_t>(m_buckets[static_cast<size_t>(b)].words);
     cs.rings = m_o.rings;
     cs.directions = m_o.directions;
+    cs.algorithm = m_o.algorithm;
+    cs.grid = m_o.grid;
     return cs;
   }
   // One DMA per piece between its HBM words and its place in the region, then one wait for all.
@@ -110,6 +115,7 @@ class BucketCode {
   const AllReduceOptions& m_o;
   std::vector<int64_t> m_row;  // first region row of each bucket
   float m_weight;
+  int m_steps = 0;
 };
 
 // Inserted code, built piece by piece (each piece assembled on its own: its labels are local).
@@ -209,10 +215,6 @@ Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& bucket
 
 void check_bucketed(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o) {
   detail::check_step(step, spec, o);
-  if (o.algorithm != CollectiveAlgorithm::kRing)
-    throw Error("data-parallel", fmt::format("bucketed all-reduce: supersteps between kernels exist for the ring "
-                                             "algorithm only, not {}",
-                                             algorithm_name(o.algorithm)));
   if (step.kernel_first.empty() || step.grad_kernel.size() != step.params.size())
     throw Error("data-parallel", "bucketed all-reduce: the step was not compiled with kernel_barriers");
   const int64_t row = bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows();

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/collectives.h"
+#include "isa/assembler.h"
 
 namespace tessera::system::collective_test {
 
@@ -25,6 +26,19 @@ inline std::vector<std::vector<uint32_t>> inputs(int n, uint32_t words, uint64_t
       v.push_back(std::bit_cast<uint32_t>(static_cast<float>(std::ldexp(m, static_cast<int>((x >> 20) % 24) - 12))));
     }
   return in;
+}
+
+// The all-reduce one superstep at a time (compiler::collective_step_asm) as the overlapped gradient
+// buckets run it: after each superstep's sends `xsync`, then other code that overwrites every
+// scalar register the collective might have kept, then `xwait`. processor < 0: the one image.
+inline isa::Program superstep_program(const compiler::CollectiveSpec& spec, int processor) {
+  std::string text;
+  for (int k = 0; k < compiler::collective_steps(spec); ++k) {
+    text += compiler::collective_step_asm(spec, k, processor) + "  xsync\n";
+    for (int r = 1; r < 28; ++r) text += "  sli s" + std::to_string(r) + ", " + std::to_string(1000 + r) + "\n";
+    text += "  xwait\n";
+  }
+  return isa::assemble(text + "  halt\n", "<supersteps>");
 }
 
 // Runs the collective on a functional or timed system (one rank) and returns every processor's vector.

@@ -129,19 +129,10 @@ TEST(Collectives, SelfContainedSuperstepsEqualTheHostReferenceForEveryProcessorC
       spec.directions = directions;
       ASSERT_EQ(compiler::collective_steps(spec), 2 * (n - 1));
       const auto in = inputs(n, spec.words, static_cast<uint64_t>(n * 10 + directions));
-      auto program = [&](int p) {  // p < 0: the one image
-        std::string text;
-        for (int k = 0; k < compiler::collective_steps(spec); ++k) {
-          text += compiler::collective_step_asm(spec, k, p) + "  xsync\n";
-          for (int r = 1; r < 28; ++r) text += fmt::format("  sli s{}, {}\n", r, 1000 + r);  // other code's registers
-          text += "  xwait\n";
-        }
-        return isa::assemble(text + "  halt\n", "<supersteps>");
-      };
       std::vector<isa::Program> each;
-      for (int p = 0; p < n; ++p) each.push_back(program(p));
+      for (int p = 0; p < n; ++p) each.push_back(collective_test::superstep_program(spec, p));
       for (bool one : {true, false}) {
-        FunctionalSystem sys = one ? FunctionalSystem(small_spec(), BspLayout{n, 1, 0}, program(-1))
+        FunctionalSystem sys = one ? FunctionalSystem(small_spec(), BspLayout{n, 1, 0}, collective_test::superstep_program(spec, -1))
                                    : FunctionalSystem(small_spec(), BspLayout{n, 1, 0}, each);
         expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
                          fmt::format("n {} directions {} one image {}", n, directions, one));

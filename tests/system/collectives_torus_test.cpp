@@ -3,6 +3,8 @@
 // processors (primes are 1-D grids), odd vector lengths, rings, directions, max, split phase; a
 // 1-D grid is the ring; the documented nested order; 2(sum d_i - 1) supersteps.
 #include <bit>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -99,6 +101,36 @@ TEST(TorusAllReduce, WithRingsMaxAndSplitPhaseEqualsTheReference) {
                            fmt::format("grid {} rings {} max {} split {}", grid_name(g), rings,
                                        op == core::XCombine::Max, split));
         }
+}
+
+// One superstep at a time (collective_step_asm, as the overlapped gradient buckets use it: every
+// register recomputed per superstep, other code between xsync and xwait clobbering the
+// collective's registers), as the one image and per processor, with rings, both directions and
+// max: the host reference, in the program's superstep count (every grid of 1..3 dimensions of
+// these processor counts).
+TEST(TorusAllReduce, SelfContainedSuperstepsEqualTheHostReference) {
+  for (int n : {1, 2, 4, 5, 6, 8, 12})
+    for (const std::vector<int>& g : grids_of(n))
+      for (const auto& [rings, dirs, op] : {std::tuple{1, 1, core::XCombine::Add}, std::tuple{2, 2, core::XCombine::Add},
+                                            std::tuple{3, 2, core::XCombine::Max}}) {
+        CollectiveSpec spec = torus(g, 3u * static_cast<uint32_t>(n) + 5u);
+        spec.rings = rings;
+        spec.directions = dirs;
+        spec.combine = op;
+        const std::string what =
+            fmt::format("grid {} rings {} directions {} max {}", grid_name(g), rings, dirs, op == core::XCombine::Max);
+        ASSERT_EQ(compiler::collective_steps(spec), expected_supersteps(g)) << what;
+        std::vector<isa::Program> each;
+        for (int p = 0; p < n; ++p) each.push_back(collective_test::superstep_program(spec, p));
+        const auto in = inputs(n, spec.words, static_cast<uint64_t>(n * 7 + rings));
+        for (bool one : {true, false}) {
+          FunctionalSystem sys = one ? FunctionalSystem(tiny(), BspLayout{n, 1, 0}, collective_test::superstep_program(spec, -1))
+                                     : FunctionalSystem(tiny(), BspLayout{n, 1, 0}, each);
+          expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
+                           what + fmt::format(" one image {}", one));
+          EXPECT_EQ(sys.supersteps(), expected_supersteps(g)) << what;
+        }
+      }
 }
 
 TEST(TorusAllReduce, AOneDimensionalGridIsTheRingBitForBit) {
