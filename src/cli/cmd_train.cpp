@@ -56,7 +56,7 @@ struct TrainArgs {
   uint64_t seed = 0;
   int64_t steps = 0;
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
-  std::string allreduce;               // --allreduce (with --chips): ring | torus
+  std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
   bool no_overlap = false;
 };
@@ -124,10 +124,9 @@ void run_train(const TrainArgs& a) {
   check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
-  const compiler::CollectiveAlgorithm allreduce =
-      a.allreduce.empty() ? compiler::CollectiveAlgorithm::kRing : compiler::algorithm_from_name(a.allreduce, "--allreduce");
   const system::SystemSpec machine =
       a.chips == -1 ? system::SystemSpec{} : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
+  const compiler::CollectiveAlgorithm allreduce = allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);
@@ -206,7 +205,9 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
   cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
-  cmd->add_option("--allreduce", args->allreduce, "with --chips: the gradient all-reduce, ring (default) or torus");
+  cmd->add_option("--allreduce", args->allreduce,
+                  "with --chips: the gradient all-reduce, auto (default: torus where the machine's grid has two or "
+                  "more dimensions, else ring), ring or torus");
   cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
   cmd->add_option("--bucket-words", args->bucket_words,
                   "with --chips: all-reduce the gradients in buckets of this many words, overlapped with the backward "

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "runtime/data_parallel_run.h"
+#include "system/collective_grid.h"
 #include "system/communicator.h"
 #include "system/machine_spec.h"
 
@@ -50,6 +51,15 @@ void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap
   if (bucket_words < 0) throw Error("train", fmt::format("--bucket-words {}: must be >= 0", bucket_words));
   if (no_overlap && bucket_words == 0)
     throw Error("train", "--no-overlap needs --bucket-words (without buckets nothing overlaps)");
+}
+
+compiler::CollectiveAlgorithm allreduce_for(const std::string& name, const system::SystemSpec& machine) {
+  if (name == "ring") return compiler::CollectiveAlgorithm::kRing;
+  if (name == "torus") return compiler::CollectiveAlgorithm::kTorus;
+  if (!name.empty() && name != "auto") throw Error("--allreduce", fmt::format("'{}': expected auto, ring or torus", name));
+  int dimensions = 0;
+  for (int d : system::collective_grid(machine)) dimensions += d > 1 ? 1 : 0;
+  return dimensions >= 2 ? compiler::CollectiveAlgorithm::kTorus : compiler::CollectiveAlgorithm::kRing;
 }
 
 void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,

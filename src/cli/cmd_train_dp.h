@@ -6,8 +6,8 @@
 // plus a data-parallel line per epoch; --report writes runtime::DataParallelRun::report().
 // --checkpoint-dir / --checkpoint-every / --checkpoint-keep / --resume as for one chip
 // (runtime/data_parallel_run.h: the checkpoint holds the system and fabric state too).
-// --allreduce ring|torus: the gradient all-reduce (compiler/collectives.h; torus over the machine's
-// grid, system/collective_grid.h); default ring.
+// --allreduce auto|ring|torus: the gradient all-reduce (compiler/collectives.h; torus over the
+// machine's grid, system/collective_grid.h); default auto (allreduce_for).
 // --bucket-words W [--no-overlap]: the bucketed gradient all-reduce (compiler/data_parallel.h).
 #pragma once
 
@@ -23,6 +23,13 @@ namespace tessera::cli {
 // The machine of `--chips` (runtime::data_parallel_system on the config file's system section),
 // after checking the flags: Error for bad counts, or fewer samples per batch than processors.
 system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch);
+
+// The all-reduce of `--allreduce name` on `machine`: "ring", "torus", or "auto" / "" (the default):
+// the torus where the machine's grid has two or more dimensions larger than 1 (cores of a chip x
+// chips, or a 2-D torus of chips: fewer supersteps, measured faster on board4.json and
+// pod-torus.json), else the ring (a one-dimensional grid, where the two are the same exchange bit
+// for bit). Error for other names.
+compiler::CollectiveAlgorithm allreduce_for(const std::string& name, const system::SystemSpec& machine);
 
 // --bucket-words W [--no-overlap] (runtime::DataParallelOptions::bucket_words, overlap).
 struct DataParallelFlags {

@@ -64,7 +64,7 @@ nlohmann::json comparable_report(const std::string& path) {
 
 TEST_F(DpCli, AllReduceFlag_bad) {
   expect_error("train --allreduce torus --steps 1 --batch 8", "train: --allreduce needs --chips");
-  expect_error("train --chips 2 --allreduce tree --steps 1 --batch 8", "--allreduce: 'tree': expected ring or torus");
+  expect_error("train --chips 2 --allreduce tree --steps 1 --batch 8", "--allreduce: 'tree': expected auto, ring or torus");
 }
 
 TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
@@ -74,7 +74,7 @@ TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
   int status = 0;
   nlohmann::json r[2];
   for (int i = 0; i < 2; ++i) {
-    run(args + (i == 1 ? " --allreduce torus" : ""), status);
+    run(args + (i == 1 ? " --allreduce torus" : " --allreduce ring"), status);
     ASSERT_EQ(status, 0);
     std::ifstream in(report);
     r[i] = nlohmann::json::parse(in);
@@ -83,6 +83,25 @@ TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
   EXPECT_EQ(r[1]["allreduce"], "torus");
   // A line of 2 chips x 2 cores: grid 2 x 2, 4 supersteps per gradient chunk instead of 6.
   EXPECT_EQ(r[1]["epochs"][0]["supersteps"].get<int64_t>() * 6, r[0]["epochs"][0]["supersteps"].get<int64_t>() * 4);
+  std::filesystem::remove(report);
+}
+
+// --allreduce auto (the default): the torus where the machine's grid has two or more dimensions
+// larger than 1 (2 chips x 2 cores), the ring on a one-dimensional grid (3 chips x 1 core).
+TEST_F(DpCli, DefaultAllReduceIsTheTorusOnGridsOfTwoOrMoreDimensions) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_auto_report.json";
+  for (const auto& [shape, algorithm] : {std::pair{"--chips 2 --cores-per-chip 2", "torus"},
+                                         std::pair{"--chips 3 --cores-per-chip 1", "ring"}}) {
+    for (const std::string flag : {"", " --allreduce auto"}) {
+      int status = 0;
+      run(std::string("train ") + shape + " --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 --report " +
+              report + flag,
+          status);
+      ASSERT_EQ(status, 0) << shape << flag;
+      std::ifstream in(report);
+      EXPECT_EQ(nlohmann::json::parse(in)["allreduce"], algorithm) << shape << flag;
+    }
+  }
   std::filesystem::remove(report);
 }
 
