@@ -56,17 +56,17 @@ class TorusGen {
     return m_out;
   }
 
-  // Superstep `step` of program() alone, self-contained (collective_step_asm): straight-line code
+  // Superstep `superstep` of program() alone, self-contained (collective_step_asm): straight-line code
   // that recomputes from the index everything program() carries between supersteps (the phase's
   // coordinate and neighbours, each direction's segment start, each chunk's sub-segment) and sends
   // what that superstep sends, without the sync. Phases: the reduce-scatters of the dimensions
   // larger than 1 in order, then their all-gathers in reverse, d_i - 1 supersteps each.
-  std::string step(const std::string& pid_line, int step) {
+  std::string step(const std::string& pid_line, int superstep) {
     std::vector<std::pair<int, bool>> phases;  // (dimension, all-gather)
     for (int i = 0; i < static_cast<int>(m_dims.size()); ++i)
       if (dim(i) > 1) phases.emplace_back(i, false);
     for (int p = static_cast<int>(phases.size()) - 1; p >= 0; --p) phases.emplace_back(phases[static_cast<size_t>(p)].first, true);
-    int t = step;
+    int t = superstep;  // becomes the ring step within the superstep's phase
     size_t at = 0;
     while (t >= dim(phases[at].first) - 1) t -= dim(phases[at++].first) - 1;
     const auto [i, gather] = phases[at];
