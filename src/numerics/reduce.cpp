@@ -12,18 +12,6 @@
 
 namespace tessera::numerics {
 
-float fmax_ieee(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
-  if (a == b) return std::signbit(a) ? b : a;  // +0 beats -0
-  return a > b ? a : b;
-}
-
-float fmin_ieee(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
-  if (a == b) return std::signbit(a) ? a : b;  // -0 beats +0
-  return a < b ? a : b;
-}
-
 namespace {
 
 enum class TreeOp { Sum, Max };

@@ -7,12 +7,27 @@
 // power of two.
 #pragma once
 
+#include <cmath>
+#include <limits>
+
 namespace tessera::numerics {
 
 float tree_sum(const float* x, int n);
 float tree_max(const float* x, int n);
-// max as the vector unit and the reduce tree define it: NaN if either is NaN; +0 beats -0.
-float fmax_ieee(float a, float b);
-float fmin_ieee(float a, float b);
+
+// max as the vector unit and the reduce tree define it: NaN if either is NaN; +0 beats -0. Inline:
+// the vector unit applies it per element.
+inline float fmax_ieee(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+  if (a == b) return std::signbit(a) ? b : a;  // +0 beats -0
+  return a > b ? a : b;
+}
+
+// min likewise: NaN if either is NaN; -0 beats +0.
+inline float fmin_ieee(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+  if (a == b) return std::signbit(a) ? a : b;  // -0 beats +0
+  return a < b ? a : b;
+}
 
 }  // namespace tessera::numerics
