@@ -34,8 +34,9 @@ int main(int argc, char** argv) {
   if (mpi.rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) return 3;
   CLI::App app{"tessera: a simulator and toolchain for neural-network training hardware"};
   app.require_subcommand(1);
-  // Before the command: caps the host vector instructions the numerics use (results are
-  // bit-identical at every setting; only speed changes).
+  app.fallthrough();  // options of the app (--vector-isa) also after the command
+  // Caps the host vector instructions the numerics use (results are bit-identical at every
+  // setting; only speed changes). Before or after the command (fallthrough).
   app.add_option_function<std::string>(
          "--vector-isa",
          [](const std::string& name) { tessera::numerics::set_vector_isa_cap(*tessera::numerics::parse_vector_isa(name)); },

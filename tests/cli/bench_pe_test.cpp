@@ -69,6 +69,13 @@ TEST_F(BenchPeCli, EveryVectorIsaGivesTheSameTileFigures) {
   }
 }
 
+// The app's option also after the command.
+TEST_F(BenchPeCli, VectorIsaAfterTheCommand) {
+  const auto r = run_cli("bench pe --m 16 --k 64 --n 16 --reps 1 --json --vector-isa portable");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("vector_isa"), "portable");
+}
+
 TEST_F(BenchPeCli, UnknownVectorIsa_bad) {
   const auto r = run_cli("--vector-isa sse bench pe --m 8 --k 8 --n 8", true);
   EXPECT_EQ(r.status >> 8, 2);
