@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "numerics/host_cpu.h"
 #include "numerics/term_tile_avx2_common.h"
-#include "numerics/term_tile_group_avx2.h"
+#include "numerics/term_tile_group.h"
 
 #if defined(__x86_64__)
 #define TESSERA_GROUP_TARGET __attribute__((target("avx2")))

@@ -1,5 +1,5 @@
 // The lean lockstep kernel at 16 PEs per vector (AVX-512 F and BW): two RowGroups side by side
-// (term_tile_group_avx2.h, group_runs_avx512).
+// (term_tile_group.h, group_runs_avx512).
 //
 // GCC 12's AVX-512 intrinsics start masked operations from _mm512_undefined_epi32(), a
 // self-initialised variable that -Wuninitialized and -Wmaybe-uninitialized report once inlined
@@ -8,7 +8,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-#include "numerics/term_tile_group_avx2.h"
+#include "numerics/term_tile_group.h"
 
 #if defined(__x86_64__)
 #define TESSERA_GROUP_TARGET __attribute__((target("avx512f,avx512bw")))

@@ -1,4 +1,4 @@
-// The lean lockstep kernel (term_tile_group_avx2.h, docs/term-serial.md "Lean lockstep runs"),
+// The lean lockstep kernel (term_tile_group.h, docs/term-serial.md "Lean lockstep runs"),
 // written once over the vector operations of term_tile_simd.h and compiled once per width:
 // term_tile_group_avx2.cpp (Avx2Ops, 8 PEs per vector) and term_tile_group_avx512.cpp (Avx512Ops,
 // 16 PEs per vector: two RowGroups side by side). Include it only from those files, after
@@ -25,26 +25,16 @@
 #include <vector>
 
 #include "common/error.h"
-#include "numerics/term_tile_group_avx2.h"
+#include "numerics/term_tile_group.h"
+#include "numerics/term_tile_group_tables.h"
 #include "numerics/term_tile_lane_ops.h"
 #include "numerics/term_tile_simd.h"
 
 namespace tessera::numerics::detail {
 
-// Per B, indexed by signed_significand & 0x1ff (mb for a positive B, 512 - mb for a negative
-// one): the multipliers of truncated_terms. Dword i holds 2^(7 + p) of the i-th term that adds
-// (its CSD sign times B's sign positive) in its high half and of the i-th term that subtracts in
-// its low half; 0 pads. Defined in term_tile_group_avx2.cpp.
-constexpr int kPairSlots = 4;  // at most 4 CSD terms of one sign in an 8-bit significand
-struct PairTerms {
-  uint32_t mult[kPairSlots];
-};
-const std::array<PairTerms, 512>& pair_terms();
-
 namespace {
 
-// The accumulator width whose normalisation is fp32's int-to-float conversion (the default, fast case).
-constexpr int kFullWidth = 23;
+constexpr int kFullWidth = kFullAccumulatorWidth;
 // The window exponent's floor outside fixed-exponent mode: a step with neither a live product nor
 // an accumulator then aligns a zero accumulator (a_eb = 0) by E - 0 >= 32, i.e. to 0, so the
 // alignment needs no mask. Every live product and accumulator exponent is above it (biased).
@@ -336,7 +326,7 @@ TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int
                    nonzero[h] + r.uniform_processed * rg.valid, steps, rg.valid, r.cfg->lanes);
 }
 
-// group_runs_avx2's contract (term_tile_group_avx2.h), S::kHalves groups per vector.
+// group_runs_avx2's contract (term_tile_group.h), S::kHalves groups per vector.
 template <class S>
 TESSERA_GROUP_TARGET void group_runs_simd(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
                                           int steps, const RowGroup* groups, int count, GroupTotals& totals,

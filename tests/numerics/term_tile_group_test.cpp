@@ -1,4 +1,4 @@
-// The lean lockstep runs of the vector tile (numerics/term_tile_group_avx2.h), at both vector
+// The lean lockstep runs of the vector tile (numerics/term_tile_group.h), at both vector
 // widths (group_runs_avx2: 8 PEs per vector; group_runs_avx512: 16, two groups side by side; a width the
 // host lacks is skipped), against reference_step PE by PE and step by step: which groups they take (every group whose
 // start accumulators are +0 or fp32 normal, that never overflows and ends in fp32's range), and
@@ -20,7 +20,7 @@
 
 #include "numerics/bf16.h"
 #include "numerics/term_encoding.h"
-#include "numerics/term_tile_group_avx2.h"
+#include "numerics/term_tile_group.h"
 #include "numerics/term_row_case.h"
 
 namespace tessera::numerics {
