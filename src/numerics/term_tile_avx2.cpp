@@ -604,7 +604,7 @@ __attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const T
                                                     GroupTotals& totals) {
   check_row(cfg, row, steps);
   const bool exact_products = !row.special && ops.p_specials == 0;
-  // The lean lockstep runs first (term_tile_group_avx2.h); the groups they refuse go below.
+  // The lean lockstep runs first (term_tile_group.h); the groups they refuse go below.
   thread_local std::vector<RowGroup> rest;
   thread_local std::vector<uint8_t> taken;
   taken.resize(static_cast<size_t>(count));
