@@ -30,43 +30,35 @@ inline std::optional<VectorIsa> parse_vector_isa(const std::string& name) {
   return std::nullopt;
 }
 
-inline bool host_has_avx2() {
+// The host's vector features, asked once per process.
+struct HostFeatures {
+  bool avx2 = false, fma = false, avx512f = false, avx512bw = false;
+};
+inline const HostFeatures& host_features() {
+  static const HostFeatures f = [] {
+    HostFeatures h;
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has && vector_isa_allowed(VectorIsa::Avx2);
-#else
-  return false;
+    h.avx2 = __builtin_cpu_supports("avx2");
+    h.fma = __builtin_cpu_supports("fma");
+    h.avx512f = __builtin_cpu_supports("avx512f");
+    h.avx512bw = __builtin_cpu_supports("avx512bw");
 #endif
+    return h;
+  }();
+  return f;
 }
 
+// Whether a vector path may run: the host has its instructions and the cap allows their set.
+inline bool host_has_avx2() { return host_features().avx2 && vector_isa_allowed(VectorIsa::Avx2); }
 // AVX2 together with FMA3 (the matrix unit's and the vector unit's fused multiply-add paths).
 inline bool host_has_avx2_fma() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has && vector_isa_allowed(VectorIsa::Avx2);
-#else
-  return false;
-#endif
+  return host_features().avx2 && host_features().fma && vector_isa_allowed(VectorIsa::Avx2);
 }
-
 // AVX-512 Foundation (the matrix unit's 512-bit fused multiply-add path).
-inline bool host_has_avx512f() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has && vector_isa_allowed(VectorIsa::Avx512);
-#else
-  return false;
-#endif
-}
-
+inline bool host_has_avx512f() { return host_features().avx512f && vector_isa_allowed(VectorIsa::Avx512); }
 // AVX-512 Foundation and Byte/Word (the 16-PE term-serial kernel).
 inline bool host_has_avx512bw() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return has && vector_isa_allowed(VectorIsa::Avx512);
-#else
-  return false;
-#endif
+  return host_features().avx512f && host_features().avx512bw && vector_isa_allowed(VectorIsa::Avx512);
 }
 
 // The widest set the fast paths use now: the cap, lowered to what the host has ("avx512",

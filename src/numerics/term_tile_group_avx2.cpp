@@ -16,11 +16,7 @@ namespace tessera::numerics::detail {
 TESSERA_GROUP_TARGET void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
                                           int steps, const RowGroup* groups, int count, GroupTotals& totals,
                                           uint8_t* done) {
-  if (!group_run_supported(cfg) || row.special || ops.p_specials != 0) {
-    std::fill(done, done + count, uint8_t{0});
-    return;
-  }
-  group_runs_simd<Avx2Ops>(cfg, ops, row, steps, groups, count, totals, done);
+  group_runs_simd<Avx2Ops>(group_run_supported(cfg), cfg, ops, row, steps, groups, count, totals, done);
 }
 
 #else

@@ -269,6 +269,9 @@ TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
   const V bits = S::load(b);
   const int cut = kFullWidth - r.cfg->acc_fraction_bits;  // fraction bits the accumulator lacks
   V magnitude = S::bit_and(bits, S::set1(INT32_MAX));
+  // Normal before rounding: a subnormal whose rounding at bit `cut` carries into the normal range
+  // is refused (accumulator_from_f32 rounds it at its own leading bit).
+  const V raw_biased = S::srli(magnitude, 23);
   if (cut > 0) {  // round to nearest even at bit `cut` of the fp32 pattern: a carry raises the exponent
     const V odd = S::bit_and(S::srli(magnitude, cut), S::set1(1));
     magnitude = S::add(magnitude, S::add(S::set1((1 << (cut - 1)) - 1), odd));
@@ -276,9 +279,7 @@ TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
   }
   const V biased = S::srli(magnitude, 23);
   const typename S::M zero = S::eq(bits, S::zero());
-  // Normal before rounding (a subnormal whose rounding at bit `cut` carries into the normal range
-  // is refused: accumulator_from_f32 rounds it at its own leading bit) and not above the maximum after.
-  const V raw_biased = S::srli(S::bit_and(bits, S::set1(INT32_MAX)), 23);
+  // Normal before rounding and not above the maximum after.
   const typename S::M normal =
       S::mask_and(S::gt(raw_biased, S::zero()), S::gt(S::set1(std::min(r.cfg->acc_max_exponent, 127) + 128), biased));
   const uint32_t refused = S::halves_with(S::mask_not(S::mask_or(zero, normal)));
@@ -326,12 +327,14 @@ TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int
                    nonzero[h] + r.uniform_processed * rg.valid, steps, rg.valid, r.cfg->lanes);
 }
 
-// group_runs_avx2's contract (term_tile_group.h), S::kHalves groups per vector.
+// group_runs_avx2's contract (term_tile_group.h), S::kHalves groups per vector; takes nothing
+// unless `width_supported` (the width's group_run_*_supported for cfg).
 template <class S>
-TESSERA_GROUP_TARGET void group_runs_simd(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
-                                          int steps, const RowGroup* groups, int count, GroupTotals& totals,
-                                          uint8_t* done) {
+TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& cfg, const TileOperands& ops,
+                                          const SerialSteps& row, int steps, const RowGroup* groups, int count,
+                                          GroupTotals& totals, uint8_t* done) {
   std::fill(done, done + count, uint8_t{0});
+  if (!width_supported || row.special || ops.p_specials != 0) return;
   TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),
                 "group_runs: serial row prepared for another shape");
   constexpr int kChunk = 16;  // runs stepped together
