@@ -1,8 +1,8 @@
 // bf16 rounding throughput: the vectorised array form and the scalar constexpr form.
-#include <benchmark/benchmark.h>
-
 #include <random>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "numerics/bf16.h"
 

@@ -4,7 +4,8 @@
 //   - assemble never fails other than with tessera::Error;
 //   - a program that assembles survives disassemble -> assemble bit-identically (code, data,
 //     index) and write_image -> read_image exactly (debug info included);
-//   - read_image on the same bytes (as given, and behind a valid magic and version) either throws tessera::Error or yields a program that
+//   - read_image on the same bytes (as given, and behind a valid magic and version) either throws
+//   tessera::Error or yields a program that
 //     disassembles and rewrites to an equal program;
 //   - a random program generated from the first bytes as a seed survives disassemble -> assemble.
 #include <cstddef>

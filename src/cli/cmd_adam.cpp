@@ -10,8 +10,6 @@
 //   after one warm-up step) on the unit (tensor core: adam.start + wait) and on the vector unit
 //   (adam_vector_step_asm) for each N, checks both against numerics/adam.h bit for bit, and prints
 //   bytes and cycles per step and bytes_ratio / cycles_ratio (unit / vector unit).
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -52,7 +51,9 @@ struct AdamArgs {
 };
 
 // The built-in defaults are those the config reader declares (CoreSpec{} leaves energies at 0).
-core::CoreSpec spec_from(const std::string& config) { return system::load_machine_spec(config).core; }
+core::CoreSpec spec_from(const std::string& config) {
+  return system::load_machine_spec(config).core;
+}
 
 // The three problems (docs/adam-unit.md). Objective in double; gradient rounded to fp32.
 struct Problem {
@@ -70,10 +71,13 @@ double Problem::objective(const std::vector<float>& x) const {
   const auto d = static_cast<int64_t>(x.size());
   double f = 0;
   if (name == "quadratic") {
-    for (int64_t i = 0; i < d; ++i) f += 0.5 * static_cast<double>(i + 1) / static_cast<double>(d) * std::pow(x[i] - target[i], 2);
+    for (int64_t i = 0; i < d; ++i)
+      f +=
+          0.5 * static_cast<double>(i + 1) / static_cast<double>(d) * std::pow(x[i] - target[i], 2);
   } else if (name == "rosenbrock") {
     for (int64_t i = 0; i + 1 < d; ++i)
-      f += 100 * std::pow(static_cast<double>(x[i + 1]) - static_cast<double>(x[i]) * x[i], 2) + std::pow(1.0 - x[i], 2);
+      f += 100 * std::pow(static_cast<double>(x[i + 1]) - static_cast<double>(x[i]) * x[i], 2) +
+           std::pow(1.0 - x[i], 2);
   } else {
     for (int64_t r = 0; r < rows; ++r) {
       double z = 0;
@@ -89,7 +93,8 @@ std::vector<float> Problem::gradient(const std::vector<float>& x) const {
   const auto d = static_cast<int64_t>(x.size());
   std::vector<double> g(static_cast<size_t>(d), 0.0);
   if (name == "quadratic") {
-    for (int64_t i = 0; i < d; ++i) g[i] = static_cast<double>(i + 1) / static_cast<double>(d) * (x[i] - target[i]);
+    for (int64_t i = 0; i < d; ++i)
+      g[i] = static_cast<double>(i + 1) / static_cast<double>(d) * (x[i] - target[i]);
   } else if (name == "rosenbrock") {
     for (int64_t i = 0; i + 1 < d; ++i) {
       const double a = static_cast<double>(x[i + 1]) - static_cast<double>(x[i]) * x[i];
@@ -101,14 +106,16 @@ std::vector<float> Problem::gradient(const std::vector<float>& x) const {
       double z = 0;
       for (int64_t i = 0; i < d; ++i) z += feat[r * d + i] * x[i];
       const double p = 1.0 / (1.0 + std::exp(-z));
-      for (int64_t i = 0; i < d; ++i) g[i] += (p - labels[r]) * feat[r * d + i] / static_cast<double>(rows);
+      for (int64_t i = 0; i < d; ++i)
+        g[i] += (p - labels[r]) * feat[r * d + i] / static_cast<double>(rows);
     }
   }
   return std::vector<float>(g.begin(), g.end());
 }
 
 Problem make_problem(const AdamArgs& a) {
-  if (a.dim < 1 || a.dim > (1 << 24)) throw Error("--dim", fmt::format("{} outside [1, 16777216]", a.dim));
+  if (a.dim < 1 || a.dim > (1 << 24))
+    throw Error("--dim", fmt::format("{} outside [1, 16777216]", a.dim));
   Problem p;
   p.name = a.problem;
   std::mt19937_64 rng(a.seed);
@@ -120,7 +127,8 @@ Problem make_problem(const AdamArgs& a) {
     if (a.dim < 2) throw Error("--dim", "rosenbrock needs at least 2 dimensions");
     for (float& x : p.x0) x = -1.0f;
   } else {
-    if (a.dim > (1 << 16)) throw Error("--dim", fmt::format("logistic: {} outside [1, 65536] (256 dense rows)", a.dim));
+    if (a.dim > (1 << 16))
+      throw Error("--dim", fmt::format("logistic: {} outside [1, 65536] (256 dense rows)", a.dim));
     p.rows = 256;
     std::vector<double> w(static_cast<size_t>(a.dim));
     for (double& x : w) x = u(rng);
@@ -139,7 +147,8 @@ Problem make_problem(const AdamArgs& a) {
 core::AdamHyper hyper_from(const AdamArgs& a) {
   core::AdamHyper h;
   h.lr = a.lr, h.b1 = a.b1, h.b2 = a.b2, h.eps = a.eps, h.ct = a.ct, h.weight_decay = a.wd;
-  if (a.max_iters < 0 || a.max_iters > 0xffffffffll) throw Error("--max-iters", fmt::format("{} outside [0, 4294967295]", a.max_iters));
+  if (a.max_iters < 0 || a.max_iters > 0xffffffffll)
+    throw Error("--max-iters", fmt::format("{} outside [0, 4294967295]", a.max_iters));
   h.max_iters = static_cast<uint32_t>(a.max_iters);
   return h;
 }
@@ -157,21 +166,32 @@ void run_adam(const AdamArgs& a) {
   if (a.json) {
     report::StatGroup g;
     s.unit().report(g, spec.energy.hbm_byte_pj);
-    nlohmann::ordered_json j = {{"problem", a.problem}, {"dim", a.dim}, {"lr", a.lr}, {"ct", a.ct}, {"iterations", it},
-                        {"converged", s.unit().converged()}, {"temp2", s.unit().temp2()}, {"initial_objective", f0},
-                        {"final_objective", f}, {"cycles", s.cycles()}, {"seconds", seconds},
-                        {"unit", g.to_json()}};
+    nlohmann::ordered_json j = {{"problem", a.problem},
+                                {"dim", a.dim},
+                                {"lr", a.lr},
+                                {"ct", a.ct},
+                                {"iterations", it},
+                                {"converged", s.unit().converged()},
+                                {"temp2", s.unit().temp2()},
+                                {"initial_objective", f0},
+                                {"final_objective", f},
+                                {"cycles", s.cycles()},
+                                {"seconds", seconds},
+                                {"unit", g.to_json()}};
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
-  std::printf("problem %s, dim %lld: %s after %lld iterations (temp2 %.3g, ct %.3g)\n", a.problem.c_str(),
-              static_cast<long long>(a.dim), s.unit().converged() ? "converged" : "stopped at --max-iters",
+  std::printf("problem %s, dim %lld: %s after %lld iterations (temp2 %.3g, ct %.3g)\n",
+              a.problem.c_str(), static_cast<long long>(a.dim),
+              s.unit().converged() ? "converged" : "stopped at --max-iters",
               static_cast<long long>(it), static_cast<double>(s.unit().temp2()), a.ct);
   std::printf("objective %.9g -> %.9g\nsimulated time %lld cycles = %.6g s at %.3g GHz\n", f0, f,
               static_cast<long long>(s.cycles()), seconds, spec.clock_hz / 1e9);
 }
 
-void write_vectors(const AdamArgs& a) { core::write_adam_vectors(a.out); }
+void write_vectors(const AdamArgs& a) {
+  core::write_adam_vectors(a.out);
+}
 
 }  // namespace
 
@@ -179,16 +199,21 @@ void bench_adam(const std::vector<int64_t>& params, const std::string& config, b
 
 void register_adam_command(CLI::App& app) {
   auto args = std::make_shared<AdamArgs>();
-  auto* cmd = app.add_subcommand("adam", "the Adam optimizer unit's standalone method (docs/adam-unit.md)");
-  cmd->add_option("--problem", args->problem, "objective")->check(CLI::IsMember({"quadratic", "rosenbrock", "logistic"}))->capture_default_str();
+  auto* cmd =
+      app.add_subcommand("adam", "the Adam optimizer unit's standalone method (docs/adam-unit.md)");
+  cmd->add_option("--problem", args->problem, "objective")
+      ->check(CLI::IsMember({"quadratic", "rosenbrock", "logistic"}))
+      ->capture_default_str();
   cmd->add_option("--dim", args->dim, "parameters")->capture_default_str();
   cmd->add_option("--lr", args->lr, "step size alpha")->capture_default_str();
   cmd->add_option("--ct", args->ct, "convergence threshold")->capture_default_str();
-  cmd->add_option("--max-iters", args->max_iters, "iteration limit (0 = none)")->capture_default_str();
+  cmd->add_option("--max-iters", args->max_iters, "iteration limit (0 = none)")
+      ->capture_default_str();
   cmd->add_option("--beta1", args->b1, "")->capture_default_str();
   cmd->add_option("--beta2", args->b2, "")->capture_default_str();
   cmd->add_option("--eps", args->eps, "")->capture_default_str();
-  cmd->add_option("--weight-decay", args->wd, "decoupled weight decay (AdamW)")->capture_default_str();
+  cmd->add_option("--weight-decay", args->wd, "decoupled weight decay (AdamW)")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "problem data seed")->capture_default_str();
   cmd->add_option("--config", args->config, "core config file (default: built-in defaults)");
   cmd->add_flag("--json", args->json, "print one JSON object");
@@ -201,7 +226,8 @@ void register_adam_command(CLI::App& app) {
   vec->callback([args] { write_vectors(*args); });
 
   auto* bench = app.get_subcommand("bench");
-  auto* b = bench->add_subcommand("adam", "one Adam step: the Adam unit vs the vector unit (bytes, cycles)");
+  auto* b = bench->add_subcommand(
+      "adam", "one Adam step: the Adam unit vs the vector unit (bytes, cycles)");
   b->add_option("--params", args->params, "parameter counts")->capture_default_str();
   b->add_option("--config", args->config, "core config file (default: built-in defaults)");
   b->add_flag("--json", args->json, "print one JSON object");
@@ -214,21 +240,34 @@ void bench_adam(const std::vector<int64_t>& params, const std::string& config, b
   for (const int64_t n : params) {
     const core::AdamBenchRow r = core::adam_bench_step(spec, n);
     if (!r.unit_bit_identical || !r.vector_bit_identical)
-      throw Error("bench adam", fmt::format("n = {}: {} differs from numerics::adam_update", n,
-                                            r.unit_bit_identical ? "the vector unit" : "the Adam unit"));
+      throw Error("bench adam",
+                  fmt::format("n = {}: {} differs from numerics::adam_update", n,
+                              r.unit_bit_identical ? "the vector unit" : "the Adam unit"));
     const auto cost = [](const core::AdamStepCost& c) {
-      return nlohmann::ordered_json{{"cycles_per_step", c.cycles}, {"bytes_per_step", c.bytes}, {"energy_uj_per_step", c.energy_uj}};
+      return nlohmann::ordered_json{{"cycles_per_step", c.cycles},
+                                    {"bytes_per_step", c.bytes},
+                                    {"energy_uj_per_step", c.energy_uj}};
     };
-    rows.push_back({{"params", n}, {"unit", cost(r.unit)}, {"vector_unit", cost(r.vector_unit)},
-                    {"bytes_ratio", r.bytes_ratio()}, {"cycles_ratio", r.cycles_ratio()}, {"bit_identical", true}});
+    rows.push_back({{"params", n},
+                    {"unit", cost(r.unit)},
+                    {"vector_unit", cost(r.vector_unit)},
+                    {"bytes_ratio", r.bytes_ratio()},
+                    {"cycles_ratio", r.cycles_ratio()},
+                    {"bit_identical", true}});
     if (!json)
-      std::printf("n=%-9lld unit: %10lld cycles %12lld B %9.2f uJ | vector unit: %10lld cycles %12lld B %9.2f uJ | bytes_ratio %.4f cycles_ratio %.4f\n",
-                  static_cast<long long>(n), static_cast<long long>(r.unit.cycles), static_cast<long long>(r.unit.bytes),
-                  r.unit.energy_uj, static_cast<long long>(r.vector_unit.cycles), static_cast<long long>(r.vector_unit.bytes),
-                  r.vector_unit.energy_uj, r.bytes_ratio(), r.cycles_ratio());
+      std::printf(
+          "n=%-9lld unit: %10lld cycles %12lld B %9.2f uJ | vector unit: %10lld cycles %12lld B "
+          "%9.2f uJ | bytes_ratio %.4f cycles_ratio %.4f\n",
+          static_cast<long long>(n), static_cast<long long>(r.unit.cycles),
+          static_cast<long long>(r.unit.bytes), r.unit.energy_uj,
+          static_cast<long long>(r.vector_unit.cycles), static_cast<long long>(r.vector_unit.bytes),
+          r.vector_unit.energy_uj, r.bytes_ratio(), r.cycles_ratio());
   }
   if (json) {
-    nlohmann::ordered_json j = {{"benchmark", "adam"}, {"config", config.empty() ? "defaults" : config}, {"step", 1}, {"rows", rows}};
+    nlohmann::ordered_json j = {{"benchmark", "adam"},
+                                {"config", config.empty() ? "defaults" : config},
+                                {"step", 1},
+                                {"rows", rows}};
     std::printf("%s\n", j.dump(2).c_str());
   }
 }

@@ -1,10 +1,11 @@
 // `tessera asm prog.s [-o prog.bin] [--no-debug]`: assembles a program into a binary image
 // (format in src/isa/image.h, docs/assembly.md). The default output replaces the extension by .bin.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "isa/assembler.h"
@@ -26,17 +27,20 @@ void register_asm_command(CLI::App& app) {
   auto args = std::make_shared<AsmArgs>();
   auto* cmd = app.add_subcommand("asm", "assemble a program into a binary image");
   cmd->add_option("input", args->input, "assembly source (.s)")->required();
-  cmd->add_option("-o,--output", args->output, "image to write (default: the input with extension .bin)");
-  cmd->add_flag("--no-debug", args->no_debug, "leave out the debug section (source lines, label symbols)");
+  cmd->add_option("-o,--output", args->output,
+                  "image to write (default: the input with extension .bin)");
+  cmd->add_flag("--no-debug", args->no_debug,
+                "leave out the debug section (source lines, label symbols)");
   cmd->callback([args] {
     isa::AsmOptions options;
     options.debug_info = !args->no_debug;
     isa::Program p = isa::assemble_file(args->input, options);
-    std::string out = args->output.empty() ? std::filesystem::path(args->input).replace_extension(".bin").string()
-                                           : args->output;
+    std::string out = args->output.empty()
+                          ? std::filesystem::path(args->input).replace_extension(".bin").string()
+                          : args->output;
     isa::write_image_file(out, p);
-    std::printf("%s: %zu bundles, %zu data segments -> %s\n", args->input.c_str(), p.code.size(), p.data.size(),
-                out.c_str());
+    std::printf("%s: %zu bundles, %zu data segments -> %s\n", args->input.c_str(), p.code.size(),
+                p.data.size(), out.c_str());
   });
 }
 

@@ -16,19 +16,19 @@
 //   mxu_utilization cycles the MXU input port streamed rows / sim_cycles
 // `tessera bench sim [--config C] [--iterations N] [--reps R] [--json]`: simulated bundles per host
 // second on a vector-heavy streaming program (kernels/vector_stream.h).
-#include <CLI/CLI.hpp>
 #include <cblas.h>
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <memory>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -66,8 +66,8 @@ core::CoreSpec bench_spec(const BenchArgs& a) {
   return s;
 }
 
-// Best of `reps` runs of `body` (each after an untimed `setup`): CPU seconds of this thread (what both single-threaded codes
-// consume, robust on a shared host) and the wall seconds of that run.
+// Best of `reps` runs of `body` (each after an untimed `setup`): CPU seconds of this thread (what
+// both single-threaded codes consume, robust on a shared host) and the wall seconds of that run.
 struct Timing {
   double cpu = 1e300, wall = 0;
 };
@@ -92,7 +92,8 @@ void print(const nlohmann::json& j, bool as_json) {
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  for (const auto& [key, value] : j.items()) std::printf("%-18s %s\n", key.c_str(), value.dump().c_str());
+  for (const auto& [key, value] : j.items())
+    std::printf("%-18s %s\n", key.c_str(), value.dump().c_str());
 }
 
 // A 1024^3 run takes ~0.05 s on either side; best of 3 still varied the ratio by +-0.1 on a shared
@@ -104,7 +105,8 @@ void bench_mxu(BenchArgs a) {
   if (a.reps < 1) throw Error("bench mxu", "--reps must be positive");
   a.reps = std::max(a.reps, kMxuMinReps);
   const core::CoreSpec spec = bench_spec(a);
-  const size_t M = static_cast<size_t>(a.m), K = static_cast<size_t>(a.k), N = static_cast<size_t>(a.n);
+  const size_t M = static_cast<size_t>(a.m), K = static_cast<size_t>(a.k),
+               N = static_cast<size_t>(a.n);
   std::mt19937 rng(2024);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> A(M * K), B(K * N);
@@ -135,18 +137,23 @@ void bench_mxu(BenchArgs a) {
   std::vector<float> ar(A), br(B), expected(M * N, 0.0f);
   numerics::round_to_bf16(ar.data(), static_cast<long>(ar.size()));
   numerics::round_to_bf16(br.data(), static_cast<long>(br.size()));
-  numerics::mxu_matmul_accumulate(ar.data(), a.k, br.data(), a.n, expected.data(), a.n, a.m, a.k, a.n);
+  numerics::mxu_matmul_accumulate(ar.data(), a.k, br.data(), a.n, expected.data(), a.n, a.m, a.k,
+                                  a.n);
   for (size_t i = 0; i < expected.size(); ++i)
     if (std::bit_cast<uint32_t>(expected[i]) != std::bit_cast<uint32_t>(sim_c[i]))
-      throw Error("bench mxu", fmt::format("the simulated C differs from the host reference at ({}, {}): {} vs {}",
-                                           i / N, i % N, sim_c[i], expected[i]));
+      throw Error(
+          "bench mxu",
+          fmt::format("the simulated C differs from the host reference at ({}, {}): {} vs {}",
+                      i / N, i % N, sim_c[i], expected[i]));
 
   openblas_set_num_threads(1);
   std::vector<float> blas_c(M * N);
-  const Timing blas_t = best_of(a.reps, [] {}, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, a.m, a.n, a.k, 1.0f, A.data(), a.k, B.data(), a.n, 0.0f,
-                blas_c.data(), a.n);
-  });
+  const Timing blas_t = best_of(
+      a.reps, [] {},
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, a.m, a.n, a.k, 1.0f, A.data(), a.k,
+                    B.data(), a.n, 0.0f, blas_c.data(), a.n);
+      });
 
   const double macs = static_cast<double>(g.plan.macs());
   nlohmann::json j;
@@ -197,20 +204,24 @@ void register_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   auto args = std::make_shared<BenchArgs>();
 
-  auto* mxu = bench->add_subcommand("mxu", "the GEMM program on the simulated MXU vs OpenBLAS sgemm (1 thread)");
+  auto* mxu = bench->add_subcommand(
+      "mxu", "the GEMM program on the simulated MXU vs OpenBLAS sgemm (1 thread)");
   mxu->add_option("--m", args->m, "rows of A and C")->capture_default_str();
   mxu->add_option("--k", args->k, "columns of A, rows of B")->capture_default_str();
   mxu->add_option("--n", args->n, "columns of B and C")->capture_default_str();
   mxu->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  mxu->add_option("--double-buffer", args->double_buffer, "override the config's MXU weight double buffering")
+  mxu->add_option("--double-buffer", args->double_buffer,
+                  "override the config's MXU weight double buffering")
       ->check(CLI::IsMember({"on", "off"}));
   mxu->add_option("--reps", args->reps, "repetitions (best time counts)")->capture_default_str();
   mxu->add_flag("--json", args->json, "print one JSON object");
   mxu->callback([args] { bench_mxu(*args); });
 
-  auto* sim = bench->add_subcommand("sim", "simulated bundles per host second on a vector-heavy program");
+  auto* sim =
+      bench->add_subcommand("sim", "simulated bundles per host second on a vector-heavy program");
   sim->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  sim->add_option("--iterations", args->iterations, "loop trips (8 bundles each)")->capture_default_str();
+  sim->add_option("--iterations", args->iterations, "loop trips (8 bundles each)")
+      ->capture_default_str();
   sim->add_option("--reps", args->reps, "repetitions (best time counts)")->capture_default_str();
   sim->add_flag("--json", args->json, "print one JSON object");
   sim->callback([args] { bench_sim(*args); });

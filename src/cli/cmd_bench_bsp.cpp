@@ -23,26 +23,26 @@
 //   one_image_ratio          one_image_seconds / its value at the first --procs entry
 // bench allreduce --chips N --bytes S --topology line|ring|torus2d [--rings K] [--directions 1|2]
 //   [--link-bandwidth GBps] [--link-latency ns] [--cores-per-chip C] [--loss R] [--seed X]
-//   [--check] [--split-phase] [--json]: the generated all-reduce of S bytes (fp32 words) over every core of every
-//   chip on the timed system (system/system.h) with its packet fabric.
-//   sim_seconds     simulated time until every processor halted
-//   bound_seconds   2(n-1)/n * S / (d * B) + 2(n-1) * link latency: the bandwidth-optimal ring
+//   [--check] [--split-phase] [--json]: the generated all-reduce of S bytes (fp32 words) over every
+//   core of every chip on the timed system (system/system.h) with its packet fabric. sim_seconds
+//   simulated time until every processor halted bound_seconds   2(n-1)/n * S / (d * B) + 2(n-1) *
+//   link latency: the bandwidth-optimal ring
 //                   all-reduce over n processors with d directions (each carrying S/d), B = link
 //                   bandwidth, one link latency per step
 //   efficiency      bound_seconds / sim_seconds
-//   host_seconds    host CPU seconds of System::run (rank 0's under mpirun; host_wall_seconds: wall)
-//   mpi_ranks       processes the processors are spread over (`mpirun -n R`; system/system.h)
+//   host_seconds    host CPU seconds of System::run (rank 0's under mpirun; host_wall_seconds:
+//   wall) mpi_ranks       processes the processors are spread over (`mpirun -n R`; system/system.h)
 // Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
 // N copies of S); --check moves the values and compares every processor's vector with the host
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
 // ring per direction, barrier placement and the rest from system.* defaults (system_spec.h).
-// --split-phase: ring steps end in xsync / xwait (compiler/collectives.h split_phase); JSON split_phase.
+// --split-phase: ring steps end in xsync / xwait (compiler/collectives.h split_phase); JSON
+// split_phase.
 // --algorithm ring|torus (default ring): torus = the torus-dimension all-reduce over the machine's
-// grid (system/collective_grid.h: cores per chip x dims_x x dims_y, or cores per chip x chips), 2 sum
-// (d_i - 1) supersteps; JSON algorithm, grid. bound_seconds keeps the ring formula above for both
-// (so efficiency compares them against the same figure), with the latency term 2(n-1) link latencies.
-#include <CLI/CLI.hpp>
-
+// grid (system/collective_grid.h: cores per chip x dims_x x dims_y, or cores per chip x chips), 2
+// sum (d_i - 1) supersteps; JSON algorithm, grid. bound_seconds keeps the ring formula above for
+// both (so efficiency compares them against the same figure), with the latency term 2(n-1) link
+// latencies.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_clock.h"
@@ -121,8 +122,11 @@ CompileWorkload compile_workload(const CompileArgs& a) {
   if (a.program == "allreduce")
     return {fmt::format("all-reduce of {} words, 2 rings x 2 directions", a.words),
             [w = a.words](int n) { return compiler::collective_program(allreduce_spec(n, w)); },
-            [w = a.words](int n, int p) { return compiler::collective_program_for(allreduce_spec(n, w), p); }};
-  if (a.program != "mlp") throw Error("--program", fmt::format("'{}': expected allreduce or mlp", a.program));
+            [w = a.words](int n, int p) {
+              return compiler::collective_program_for(allreduce_spec(n, w), p);
+            }};
+  if (a.program != "mlp")
+    throw Error("--program", fmt::format("'{}': expected allreduce or mlp", a.program));
   if (a.shard < 1) throw Error("--shard", fmt::format("{}: need at least 1 sample", a.shard));
   // The data-parallel training image of mlp (compiler/data_parallel.h): the step compiled for the
   // shard (SGD, persistent gradients) with the gradient all-reduce over n processors spliced in.
@@ -160,16 +164,19 @@ double median(std::vector<double> v) {
 // One row's timed bodies: its processor count and the per-processor buffers the loader fills.
 struct CompileRow {
   int n = 1;
-  std::vector<std::vector<uint8_t>> copies;   // the separate-copies model's (made once, then only patched)
+  std::vector<std::vector<uint8_t>>
+      copies;               // the separate-copies model's (made once, then only patched)
   isa::SharedImage shared;  // the one-image mode's loaded image (its index store is reused)
-  std::vector<std::vector<uint8_t>> scratch;  // the other modes' (the per-processor images differ in size)
+  std::vector<std::vector<uint8_t>>
+      scratch;  // the other modes' (the per-processor images differ in size)
   std::vector<double> one, separate, one_copy, each, patch;
   double patch_last = 0;  // the index-store write's share of the last one-image repetition
 };
 
 void bench_compile(const CompileArgs& a) {
   if (a.reps < 1) throw Error("bench compile", "--reps must be positive");
-  if (a.per_processor_reps < 0) throw Error("bench compile", "--per-processor-reps must not be negative");
+  if (a.per_processor_reps < 0)
+    throw Error("bench compile", "--per-processor-reps must not be negative");
   const CompileWorkload w = compile_workload(a);
   std::vector<CompileRow> rows;
   for (int n : parse_counts(a.procs)) {
@@ -192,7 +199,8 @@ void bench_compile(const CompileArgs& a) {
     const std::vector<uint8_t> image = isa::write_image(w.one(r.n));
     for (auto& c : r.copies)
       if (c.size() != image.size()) c = image;
-    for (int p = 0; p < r.n; ++p) isa::patch_index(r.copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
+    for (int p = 0; p < r.n; ++p)
+      isa::patch_index(r.copies[static_cast<size_t>(p)], static_cast<uint32_t>(p));
     check += r.copies.back()[isa::kImageIndexOffset];
   };
   auto one_copy = [&](CompileRow& r) {
@@ -204,7 +212,8 @@ void bench_compile(const CompileArgs& a) {
     check += r.scratch.back()[isa::kImageIndexOffset];
   };
   auto each = [&](CompileRow& r) {
-    for (int p = 0; p < r.n; ++p) r.scratch[static_cast<size_t>(p)] = isa::write_image(w.specialised(r.n, p));
+    for (int p = 0; p < r.n; ++p)
+      r.scratch[static_cast<size_t>(p)] = isa::write_image(w.specialised(r.n, p));
     check += r.scratch.back()[isa::kImageIndexOffset];
   };
   for (CompileRow& r : rows) {  // warm-up: every row's buffers exist, caches are warm
@@ -225,8 +234,10 @@ void bench_compile(const CompileArgs& a) {
     for (int p = 0; p < r.n; ++p) {
       bool ok = r.shared.local_program(p).index == static_cast<uint32_t>(p);
       for (const auto* bufs : {&r.copies, &r.scratch})
-        ok = ok && isa::read_image((*bufs)[static_cast<size_t>(p)]).index == static_cast<uint32_t>(p);
-      if (!ok) throw Error("bench compile", fmt::format("processor {}'s image carries another index", p));
+        ok = ok &&
+             isa::read_image((*bufs)[static_cast<size_t>(p)]).index == static_cast<uint32_t>(p);
+      if (!ok)
+        throw Error("bench compile", fmt::format("processor {}'s image carries another index", p));
     }
   }
   (void)check;
@@ -247,8 +258,10 @@ void bench_compile(const CompileArgs& a) {
   nlohmann::ordered_json j;
   j["program"] = a.program;
   j["workload"] = w.name;
-  if (a.program == "allreduce") j["words"] = a.words;
-  else j["shard"] = a.shard;
+  if (a.program == "allreduce")
+    j["words"] = a.words;
+  else
+    j["shard"] = a.shard;
   j["reps"] = a.reps;
   j["per_processor_reps"] = each_reps;
   j["statistic"] = "median CPU seconds over the repetitions; rows interleaved round-robin";
@@ -257,12 +270,13 @@ void bench_compile(const CompileArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
-  std::printf("%10s %8s %14s %14s %14s %10s\n", "processors", "bundles", "one_image_s", "one+copies_s", "per_proc_s",
-              "one_ratio");
+  std::printf("%10s %8s %14s %14s %14s %10s\n", "processors", "bundles", "one_image_s",
+              "one+copies_s", "per_proc_s", "one_ratio");
   for (const auto& r : out)
-    std::printf("%10d %8zu %14.6f %14.6f %14.6f %10.3f\n", r["processors"].get<int>(), r["bundles"].get<size_t>(),
-                r["one_image_seconds"].get<double>(), r["one_image_copy_seconds"].get<double>(),
-                r["per_processor_seconds"].get<double>(), r["one_image_ratio"].get<double>());
+    std::printf("%10d %8zu %14.6f %14.6f %14.6f %10.3f\n", r["processors"].get<int>(),
+                r["bundles"].get<size_t>(), r["one_image_seconds"].get<double>(),
+                r["one_image_copy_seconds"].get<double>(), r["per_processor_seconds"].get<double>(),
+                r["one_image_ratio"].get<double>());
 }
 
 struct AllReduceArgs {
@@ -288,8 +302,10 @@ system::SystemSpec allreduce_system(const AllReduceArgs& a) {
   s.cores_per_chip = a.cores_per_chip;
   s.chips_per_board = a.chips;
   s.boards = 1;
-  if (a.topology == "line") s.topology = system::Topology::kLine;
-  else if (a.topology == "ring") s.topology = system::Topology::kRing;
+  if (a.topology == "line")
+    s.topology = system::Topology::kLine;
+  else if (a.topology == "ring")
+    s.topology = system::Topology::kRing;
   else if (a.topology == "torus2d") {
     s.topology = system::Topology::kTorus2d;
     int x = static_cast<int>(std::sqrt(static_cast<double>(a.chips)));
@@ -307,8 +323,10 @@ system::SystemSpec allreduce_system(const AllReduceArgs& a) {
 }
 
 void bench_allreduce(const AllReduceArgs& a) {
-  if (a.bytes < 4 || a.bytes % 4 != 0) throw Error("--bytes", fmt::format("{}: a positive multiple of 4", a.bytes));
-  if (a.bytes / 4 > 0x3fffffffull) throw Error("--bytes", fmt::format("{}: at most 4 GiB", a.bytes));
+  if (a.bytes < 4 || a.bytes % 4 != 0)
+    throw Error("--bytes", fmt::format("{}: a positive multiple of 4", a.bytes));
+  if (a.bytes / 4 > 0x3fffffffull)
+    throw Error("--bytes", fmt::format("{}: at most 4 GiB", a.bytes));
   const system::SystemSpec sys = allreduce_system(a);
   const int n = sys.processors();
   compiler::CollectiveSpec spec;
@@ -318,7 +336,8 @@ void bench_allreduce(const AllReduceArgs& a) {
   spec.directions = a.directions;
   spec.split_phase = a.split_phase;
   spec.algorithm = compiler::algorithm_from_name(a.algorithm, "--algorithm");
-  if (spec.algorithm == compiler::CollectiveAlgorithm::kTorus) spec.grid = system::collective_grid(sys);
+  if (spec.algorithm == compiler::CollectiveAlgorithm::kTorus)
+    spec.grid = system::collective_grid(sys);
   core::CoreSpec cs;
   cs.vmem_bytes = std::max<int64_t>(cs.vmem_bytes, static_cast<int64_t>(a.bytes) + 4 * cs.lanes);
   cs.vmem_bytes = (cs.vmem_bytes + 4 * cs.lanes - 1) / (4 * cs.lanes) * (4 * cs.lanes);
@@ -334,9 +353,11 @@ void bench_allreduce(const AllReduceArgs& a) {
       std::vector<uint32_t> v(spec.words);
       for (auto& w : v) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
-        w = std::bit_cast<uint32_t>(static_cast<float>(static_cast<double>(x >> 40) / (1 << 24) - 0.5));
+        w = std::bit_cast<uint32_t>(
+            static_cast<float>(static_cast<double>(x >> 40) / (1 << 24) - 0.5));
       }
-      if (machine.is_local(p)) std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
+      if (machine.is_local(p))
+        std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
       inputs.push_back(std::move(v));
     }
   }
@@ -349,16 +370,20 @@ void bench_allreduce(const AllReduceArgs& a) {
     const std::vector<uint32_t> want = compiler::collective_reference(spec, inputs);
     int64_t wrong = n;  // the first processor whose vector differs, over every rank
     for (int p = n - 1; p >= 0; --p)
-      if (machine.is_local(p) && !std::equal(want.begin(), want.end(), machine.core(p).state().vmem.data())) wrong = p;
+      if (machine.is_local(p) &&
+          !std::equal(want.begin(), want.end(), machine.core(p).state().vmem.data()))
+        wrong = p;
     wrong = system::allreduce_min(machine.communicator(), wrong);
     if (wrong < n)
-      throw system::CollectiveError("bench allreduce",
-                                    fmt::format("processor {}'s result differs from the host reference", wrong));
+      throw system::CollectiveError(
+          "bench allreduce",
+          fmt::format("processor {}'s result differs from the host reference", wrong));
   }
   const double B = sys.link_gbytes_per_s * 1e9;
   const double steps = 2.0 * (n - 1);
   const double bound = n == 1 ? 0.0
-                              : steps / n * static_cast<double>(a.bytes) / (a.directions * B) + steps * sys.link_latency_ns * 1e-9;
+                              : steps / n * static_cast<double>(a.bytes) / (a.directions * B) +
+                                    steps * sys.link_latency_ns * 1e-9;
   const fabric::FabricStats& fs = machine.fabric(0).stats();
   uint64_t retrans = 0;
   for (const auto& l : fs.links) retrans += l.retransmissions;
@@ -401,13 +426,18 @@ void bench_allreduce(const AllReduceArgs& a) {
 void register_bench_bsp_commands(CLI::App& app) {
   auto* bench = app.get_subcommand("bench");
   auto ca = std::make_shared<CompileArgs>();
-  auto* c = bench->add_subcommand("compile", "compile time of one all-reduce image (+index patching) vs one image per processor");
+  auto* c = bench->add_subcommand(
+      "compile",
+      "compile time of one all-reduce image (+index patching) vs one image per processor");
   c->add_option("--procs", ca->procs, "comma-separated processor counts")->capture_default_str();
-  c->add_option("--program", ca->program, "allreduce (the collective alone) or mlp (its data-parallel training image)")
+  c->add_option("--program", ca->program,
+                "allreduce (the collective alone) or mlp (its data-parallel training image)")
       ->capture_default_str();
-  c->add_option("--words", ca->words, "allreduce: vector length in fp32 words")->capture_default_str();
+  c->add_option("--words", ca->words, "allreduce: vector length in fp32 words")
+      ->capture_default_str();
   c->add_option("--shard", ca->shard, "mlp: samples per processor")->capture_default_str();
-  c->add_option("--reps", ca->reps, "repetitions, rows interleaved (the median CPU time counts)")->capture_default_str();
+  c->add_option("--reps", ca->reps, "repetitions, rows interleaved (the median CPU time counts)")
+      ->capture_default_str();
   c->add_option("--per-processor-reps", ca->per_processor_reps,
                 "repetitions of the per-processor mode (0: --reps; n compiles each)")
       ->capture_default_str();
@@ -415,21 +445,27 @@ void register_bench_bsp_commands(CLI::App& app) {
   c->callback([ca] { bench_compile(*ca); });
 
   auto aa = std::make_shared<AllReduceArgs>();
-  auto* r = bench->add_subcommand("allreduce", "the generated ring all-reduce on the timed multi-chip system vs its bound");
+  auto* r = bench->add_subcommand(
+      "allreduce", "the generated ring all-reduce on the timed multi-chip system vs its bound");
   r->add_option("--chips", aa->chips, "chips")->capture_default_str();
-  r->add_option("--cores-per-chip", aa->cores_per_chip, "participating cores per chip")->capture_default_str();
+  r->add_option("--cores-per-chip", aa->cores_per_chip, "participating cores per chip")
+      ->capture_default_str();
   r->add_option("--bytes", aa->bytes, "vector size in bytes (fp32 words)")->capture_default_str();
-  r->add_option("--topology", aa->topology, "line, ring or torus2d (near-square dims)")->capture_default_str();
+  r->add_option("--topology", aa->topology, "line, ring or torus2d (near-square dims)")
+      ->capture_default_str();
   r->add_option("--rings", aa->rings, "virtual rings per direction")->capture_default_str();
   r->add_option("--directions", aa->directions, "1 or 2")->capture_default_str();
-  r->add_option("--link-bandwidth", aa->link_bandwidth, "GB/s per link direction (default: system default)");
+  r->add_option("--link-bandwidth", aa->link_bandwidth,
+                "GB/s per link direction (default: system default)");
   r->add_option("--link-latency", aa->link_latency, "ns (default: system default)");
   r->add_option("--loss", aa->loss, "physical packet loss rate")->capture_default_str();
   r->add_option("--seed", aa->seed, "loss and input seed")->capture_default_str();
   r->add_flag("--check", aa->check, "move the values and compare with the host reference");
   r->add_flag("--json", aa->json, "print one JSON object");
-  r->add_option("--algorithm", aa->algorithm, "ring or torus (torus-dimension: cores x X x Y)")->capture_default_str();
-  r->add_flag("--split-phase", aa->split_phase, "ring steps end in xsync/xwait (index updates overlap the exchange)");
+  r->add_option("--algorithm", aa->algorithm, "ring or torus (torus-dimension: cores x X x Y)")
+      ->capture_default_str();
+  r->add_flag("--split-phase", aa->split_phase,
+              "ring steps end in xsync/xwait (index updates overlap the exchange)");
   r->callback([aa] { bench_allreduce(*aa); });
 }
 

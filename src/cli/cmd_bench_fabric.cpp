@@ -1,5 +1,6 @@
 // `tessera bench fabric [--chips N] [--topology line|ring|torus2d] [--bytes S] [--directions 1|2]
-//   [--config FILE] [--loss R] [--seed X] [--json]`: the speed of the packet fabric simulator on the
+//   [--config FILE] [--loss R] [--seed X] [--json]`: the speed of the packet fabric simulator on
+//   the
 // synthetic ring all-reduce (fabric/ring_allreduce.h: traffic posted straight to the fabric, no
 // programs, timing-only payloads).
 //   packets                    link transmissions simulated (retransmissions included)
@@ -11,13 +12,12 @@
 // Defaults: 1024 chips as a 32 x 32 2-D torus, 64 MiB, one direction; link, packet and queue
 // parameters from --config's system.* (else the built-in defaults, system_spec.h); --chips and
 // --topology override the config's. torus2d dims: the factorisation closest to a square.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_clock.h"
@@ -43,13 +43,14 @@ struct FabricBenchArgs {
 };
 
 system::SystemSpec bench_system(const FabricBenchArgs& a) {
-  system::SystemSpec s = a.config.empty() ? system::SystemSpec{} : system::load_system_spec(a.config);
+  system::SystemSpec s =
+      a.config.empty() ? system::SystemSpec{} : system::load_system_spec(a.config);
   if (a.chips < 1) throw Error("bench fabric", "--chips must be positive");
   s.chips = s.chips_per_board = a.chips;
   s.boards = 1;
   s.cores_per_chip = 1;
   s.failed_links.clear();
-  s.topology = a.topology == "ring" ? system::Topology::kRing
+  s.topology = a.topology == "ring"   ? system::Topology::kRing
                : a.topology == "line" ? system::Topology::kLine
                                       : system::Topology::kTorus2d;
   int x = 1;
@@ -100,12 +101,14 @@ void bench_fabric(const FabricBenchArgs& a) {
 void register_bench_fabric_command(CLI::App& app) {
   CLI::App* bench = app.get_subcommand("bench");
   auto args = std::make_shared<FabricBenchArgs>();
-  auto* cmd = bench->add_subcommand("fabric", "packet fabric simulator speed: synthetic ring all-reduce");
+  auto* cmd =
+      bench->add_subcommand("fabric", "packet fabric simulator speed: synthetic ring all-reduce");
   cmd->add_option("--chips", args->chips, "chips")->capture_default_str();
   cmd->add_option("--topology", args->topology, "line | ring | torus2d")
       ->check(CLI::IsMember({"line", "ring", "torus2d"}))
       ->capture_default_str();
-  cmd->add_option("--bytes", args->bytes, "bytes all-reduced (a multiple of 4)")->capture_default_str();
+  cmd->add_option("--bytes", args->bytes, "bytes all-reduced (a multiple of 4)")
+      ->capture_default_str();
   cmd->add_option("--directions", args->directions, "1: one way round the ring; 2: half each way")
       ->check(CLI::IsMember({1, 2}))
       ->capture_default_str();

@@ -1,5 +1,6 @@
 // `tessera bench pe [--config C] [--m 128 --k 512 --n 128] [--reps 5] [--serial inputs|weights]
-//  [--acc-width W] [--fixed-exponent E] [--json]`: host speed of the fast term-serial PE model against
+//  [--acc-width W] [--fixed-exponent E] [--json]`: host speed of the fast term-serial PE model
+//  against
 // the bit-parallel MXU model on the same matmul, plus what the simulated tile does with it.
 // Operands: inputs ReLU(N(0, 1)) and weights N(0, 0.05), both rounded to bf16 (seed 1). Each side
 // computes C = A x W from C = 0 (best of R runs, CPU time of the calling thread):
@@ -7,11 +8,11 @@
 //   bf16_macs_per_s  M*K*N / seconds of numerics::mxu_matmul_accumulate (the bf16 MXU's arithmetic)
 //   ratio            term / bf16 (the target: >= 0.125)
 // Simulated figures of the same matmul on one tile (rows x cols PEs of `lanes` lanes):
-//   tile_cycles      lockstep cycles; bf16_cycles_equal_pe the same PEs as bf16 MAC PEs (one step of
-//   `lanes` MACs per cycle); speedup_equal_pe = bf16_cycles_equal_pe / tile_cycles;
+//   tile_cycles      lockstep cycles; bf16_cycles_equal_pe the same PEs as bf16 MAC PEs (one step
+//   of `lanes` MACs per cycle); speedup_equal_pe = bf16_cycles_equal_pe / tile_cycles;
 //   speedup_equal_area = speedup_equal_pe / area_ratio (bf16 PEs in the same area: 1 / area_ratio
 //   as many); terms per MAC, skipped-zero and skipped-out-of-bounds fractions of the 8 term slots.
-#include <CLI/CLI.hpp>
+#include "cli/cmd_bench_pe.h"
 
 #include <chrono>
 #include <cstdio>
@@ -22,11 +23,11 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_clock.h"
-#include "cli/cmd_bench_pe.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "core/spec.h"
@@ -88,7 +89,8 @@ void bench_pe(const BenchPeArgs& a) {
   numerics::TermMatmulStats st;
   const double term_s = best_cpu_seconds(a.reps, c, [&](float* out) {
     st = {};
-    numerics::term_matmul_accumulate(tile, in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n, &st);
+    numerics::term_matmul_accumulate(tile, in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n,
+                                     &st);
   });
   const double bf16_s = best_cpu_seconds(a.reps, c, [&](float* out) {
     numerics::mxu_matmul_accumulate(in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n);
@@ -96,16 +98,21 @@ void bench_pe(const BenchPeArgs& a) {
 
   const double macs = static_cast<double>(a.m) * a.k * a.n;
   const double slots = 8.0 * static_cast<double>(st.pe_steps) * tile.pe.lanes;
-  const int64_t blocks = static_cast<int64_t>((a.m + tile.rows - 1) / tile.rows) * ((a.n + tile.cols - 1) / tile.cols);
+  const int64_t blocks =
+      static_cast<int64_t>((a.m + tile.rows - 1) / tile.rows) * ((a.n + tile.cols - 1) / tile.cols);
   const int64_t bf16_cycles = blocks * ((a.k + tile.pe.lanes - 1) / tile.pe.lanes);
-  const double speedup_pe = st.cycles > 0 ? static_cast<double>(bf16_cycles) / static_cast<double>(st.cycles) : 0.0;
+  const double speedup_pe =
+      st.cycles > 0 ? static_cast<double>(bf16_cycles) / static_cast<double>(st.cycles) : 0.0;
   nlohmann::json j;
   j["m"] = a.m;
   j["k"] = a.k;
   j["n"] = a.n;
-  j["tile"] = fmt::format("{} x {} PEs x {} lanes, W = {}, {} serial", tile.rows, tile.cols, tile.pe.lanes,
-                          tile.pe.acc_fraction_bits, tile.serial == numerics::TermSerialOperand::Inputs ? "inputs" : "weights");
-  j["fixed_exponent"] = tile.pe.fixed_exponent_mode ? nlohmann::json(tile.pe.fixed_exponent) : nlohmann::json();
+  j["tile"] =
+      fmt::format("{} x {} PEs x {} lanes, W = {}, {} serial", tile.rows, tile.cols, tile.pe.lanes,
+                  tile.pe.acc_fraction_bits,
+                  tile.serial == numerics::TermSerialOperand::Inputs ? "inputs" : "weights");
+  j["fixed_exponent"] =
+      tile.pe.fixed_exponent_mode ? nlohmann::json(tile.pe.fixed_exponent) : nlohmann::json();
   j["term_macs_per_s"] = macs / term_s;
   j["bf16_macs_per_s"] = macs / bf16_s;
   j["ratio"] = bf16_s / term_s;
@@ -124,12 +131,14 @@ void bench_pe(const BenchPeArgs& a) {
   j["pe_stall_cycles"] = st.pe_stall_cycles;
   j["lane_idle_cycles"] = st.lane_idle_cycles;
   j["reps"] = a.reps;
-  j["vector_isa"] = numerics::vector_isa_in_use();  // both models' widest host vector paths (--vector-isa)
+  j["vector_isa"] =
+      numerics::vector_isa_in_use();  // both models' widest host vector paths (--vector-isa)
   if (a.json) {
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  for (const auto& [key, value] : j.items()) std::printf("%-22s %s\n", key.c_str(), value.dump().c_str());
+  for (const auto& [key, value] : j.items())
+    std::printf("%-22s %s\n", key.c_str(), value.dump().c_str());
 }
 
 }  // namespace
@@ -137,15 +146,18 @@ void bench_pe(const BenchPeArgs& a) {
 void register_bench_pe_command(CLI::App& app) {
   auto* bench = app.get_subcommand("bench");
   auto args = std::make_shared<BenchPeArgs>();
-  auto* pe = bench->add_subcommand("pe", "host speed of the fast term-serial PE model vs the bit-parallel MXU model");
+  auto* pe = bench->add_subcommand(
+      "pe", "host speed of the fast term-serial PE model vs the bit-parallel MXU model");
   pe->add_option("--m", args->m, "rows of the inputs")->capture_default_str();
   pe->add_option("--k", args->k, "reduction length")->capture_default_str();
   pe->add_option("--n", args->n, "columns of the weights")->capture_default_str();
   pe->add_option("--reps", args->reps, "repetitions (best is reported)")->capture_default_str();
   pe->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  pe->add_option("--serial", args->serial, "term-encoded operand (default: the config's)")->check(CLI::IsMember({"inputs", "weights"}));
+  pe->add_option("--serial", args->serial, "term-encoded operand (default: the config's)")
+      ->check(CLI::IsMember({"inputs", "weights"}));
   pe->add_option("--acc-width", args->acc_width, "accumulator width W (default: the config's)");
-  pe->add_option("--fixed-exponent", args->fixed_exponent, "fixed-exponent mode with this exponent (default: the config's)");
+  pe->add_option("--fixed-exponent", args->fixed_exponent,
+                 "fixed-exponent mode with this exponent (default: the config's)");
   pe->add_flag("--json", args->json, "print one JSON object");
   pe->callback([args] { bench_pe(*args); });
 }

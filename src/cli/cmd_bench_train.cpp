@@ -15,10 +15,8 @@
 //   ratio_best         fastest chip step / fastest reference step
 // Simulated figures of the last timed step (every full-batch step runs the same program):
 //   cycles_per_step, bundles_per_step, mxu_utilization and vector_utilization (busy cycles of the
-//   unit during the step / cycles of the step), sim_bundles_per_second (bundles of the timed steps /
-//   their host CPU seconds).
-#include <CLI/CLI.hpp>
-
+//   unit during the step / cycles of the step), sim_bundles_per_second (bundles of the timed steps
+//   / their host CPU seconds).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_clock.h"
@@ -88,7 +87,8 @@ struct CoreCounters {
 };
 
 CoreCounters counters(const core::Core& c) {
-  return {c.cycles(), c.bundles(), c.unit_busy_cycles(isa::Unit::Mxu), c.unit_busy_cycles(isa::Unit::Vector)};
+  return {c.cycles(), c.bundles(), c.unit_busy_cycles(isa::Unit::Mxu),
+          c.unit_busy_cycles(isa::Unit::Vector)};
 }
 
 void bench_train(const BenchTrainArgs& a) {
@@ -146,7 +146,8 @@ void bench_train(const BenchTrainArgs& a) {
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  for (const auto& [key, value] : j.items()) std::printf("%-24s %s\n", key.c_str(), value.dump().c_str());
+  for (const auto& [key, value] : j.items())
+    std::printf("%-24s %s\n", key.c_str(), value.dump().c_str());
 }
 
 }  // namespace
@@ -154,12 +155,15 @@ void bench_train(const BenchTrainArgs& a) {
 void register_bench_train_command(CLI::App& app) {
   auto* bench = app.get_subcommand("bench");
   auto args = std::make_shared<BenchTrainArgs>();
-  auto* t = bench->add_subcommand("train", "host seconds per training step: simulated chip vs fp32 host reference");
+  auto* t = bench->add_subcommand(
+      "train", "host seconds per training step: simulated chip vs fp32 host reference");
   t->add_option("--model", args->model, "zoo model")->capture_default_str();
   t->add_option("--batch", args->batch, "samples per step")->capture_default_str();
-  t->add_option("--steps", args->steps, "timed steps (after one warm-up step)")->capture_default_str();
+  t->add_option("--steps", args->steps, "timed steps (after one warm-up step)")
+      ->capture_default_str();
   t->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  t->add_option("--seed", args->seed, "parameter initialisation and batch seed")->capture_default_str();
+  t->add_option("--seed", args->seed, "parameter initialisation and batch seed")
+      ->capture_default_str();
   t->add_flag("--json", args->json, "print one JSON object");
   t->callback([args] { bench_train(*args); });
 }

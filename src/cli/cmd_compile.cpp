@@ -2,9 +2,10 @@
 //  [--config C] [--emit asm|stats] [--dump-after PASS|all] [-o FILE]`: compiles the model's
 // training step (or inference pass) to one tensor-core program and writes its assembly or the
 // compile statistics (JSON: bundles, kernels, GEMMs, HBM and vector-memory peaks).
-#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "common/config.h"
@@ -27,7 +28,8 @@ struct CompileArgs {
 };
 
 void run_compile(const CompileArgs& a) {
-  if (a.emit != "asm" && a.emit != "stats") throw Error("compile", "--emit must be asm or stats, got '" + a.emit + "'");
+  if (a.emit != "asm" && a.emit != "stats")
+    throw Error("compile", "--emit must be asm or stats, got '" + a.emit + "'");
   const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   compiler::CompileOptions o;
   o.batch = a.batch;
@@ -37,7 +39,8 @@ void run_compile(const CompileArgs& a) {
   o.dump_after = a.dump_after;
   o.dump = &std::cerr;
   const compiler::CompiledProgram p = compiler::compile(graph::zoo_spec(a.model), spec, o);
-  const std::string text = a.emit == "asm" ? isa::disassemble(p.program) : compiler::stats_json(p.stats) + "\n";
+  const std::string text =
+      a.emit == "asm" ? isa::disassemble(p.program) : compiler::stats_json(p.stats) + "\n";
   if (a.output.empty()) {
     std::cout << text;
     return;
@@ -52,7 +55,8 @@ void run_compile(const CompileArgs& a) {
 
 void register_compile_command(CLI::App& app) {
   auto args = std::make_shared<CompileArgs>();
-  CLI::App* cmd = app.add_subcommand("compile", "compile a model's training step to one tensor-core program");
+  CLI::App* cmd =
+      app.add_subcommand("compile", "compile a model's training step to one tensor-core program");
   cmd->add_option("--model", args->model, "zoo model (mlp)");
   cmd->add_option("--batch", args->batch, "batch size");
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
@@ -60,7 +64,8 @@ void register_compile_command(CLI::App& app) {
   cmd->add_flag("--inference", args->inference, "compile the inference pass instead");
   cmd->add_option("--config", args->config, "core config file");
   cmd->add_option("--emit", args->emit, "asm or stats");
-  cmd->add_option("--dump-after", args->dump_after, "print the IR after a pass (autodiff, plan-hbm, lower, all) to stderr");
+  cmd->add_option("--dump-after", args->dump_after,
+                  "print the IR after a pass (autodiff, plan-hbm, lower, all) to stderr");
   cmd->add_option("-o,--output", args->output, "output file (default stdout)");
   cmd->callback([args] { run_compile(*args); });
 }

@@ -65,8 +65,8 @@ std::string summary_text(const std::string& path, const system::MachineSpec& m) 
       "  system: {} chip(s) x {} core(s), {}\n",
       path, c.name, c.clock_hz / 1e6, c.mxu_rows, c.mxu_cols, c.mxu_double_buffer ? "" : "not ",
       c.sublanes, c.lanes, c.vector_regs, human_bytes(c.vmem_bytes), c.smem_words,
-      human_bytes(c.hbm_bytes), c.hbm_bytes_per_cycle, c.hbm_bytes_per_cycle * c.clock_hz / 1e9, y.chips,
-      y.cores_per_chip, system::topology_name(y.topology));
+      human_bytes(c.hbm_bytes), c.hbm_bytes_per_cycle, c.hbm_bytes_per_cycle * c.clock_hz / 1e9,
+      y.chips, y.cores_per_chip, system::topology_name(y.topology));
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // `tessera disasm prog.bin [-o out.s]`: prints a program image (or an assembly file, giving its
 // canonical form) as assembly that assembles back to the same code and data.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "isa/assembler.h"
@@ -32,7 +33,8 @@ void register_disasm_command(CLI::App& app) {
     if (args->output.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
     } else {
-      isa::write_file_bytes(args->output, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+      isa::write_file_bytes(args->output,
+                            std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     }
   });
 }

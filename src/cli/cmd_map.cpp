@@ -1,13 +1,15 @@
-// `tessera map`: place a logical graph on the cores of a many-core system (issue 7, docs/mapper.md).
-//   tessera map --graph g.json --system s.json [--method rl+refine] [--routing xy] [--out p.json] [--svg f.svg]
-//   tessera map gen   --family F --nodes N --seed S --out g.json | --from-model mlp|cnn --out g.json
-//   tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...] --out policy.bin
-//   tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
-#include <CLI/CLI.hpp>
+// `tessera map`: place a logical graph on the cores of a many-core system (issue 7,
+// docs/mapper.md).
+//   tessera map --graph g.json --system s.json [--method rl+refine] [--routing xy] [--out p.json]
+//   [--svg f.svg] tessera map gen   --family F --nodes N --seed S --out g.json | --from-model
+//   mlp|cnn --out g.json tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...]
+//   --out policy.bin tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -34,8 +36,10 @@ void add_graph_options(CLI::App* c, GraphSource& g) {
   c->add_option("--graph", g.graph, "graph file (.json, edge list, or .adj/.csv adjacency matrix)");
   c->add_option("--format", g.format, "graph file format: auto, json, edges, matrix");
   c->add_option("--from-model", g.model, "build the graph of a zoo model: mlp, cnn");
-  c->add_option("--group", g.group, "neurons per node (mlp, default 16) or tile side (cnn, default 7)");
-  c->add_option("--family", g.family, "generate a benchmark graph: mlp, conv, tiles, dag, planted, random");
+  c->add_option("--group", g.group,
+                "neurons per node (mlp, default 16) or tile side (cnn, default 7)");
+  c->add_option("--family", g.family,
+                "generate a benchmark graph: mlp, conv, tiles, dag, planted, random");
   c->add_option("--nodes", g.nodes, "approximate node count for --family");
   c->add_option("--seed", g.seed, "seed for generators and methods");
 }
@@ -43,8 +47,10 @@ void add_graph_options(CLI::App* c, GraphSource& g) {
 mp::LogicalGraph load_graph(const GraphSource& s) {
   int given = !s.graph.empty() + !s.model.empty() + !s.family.empty();
   if (given != 1) throw Error("tessera map", "give exactly one of --graph, --from-model, --family");
-  if (!s.graph.empty()) return mp::read_graph(s.graph, mp::parse_graph_format(s.format, "--format"));
-  if (!s.model.empty()) return mp::gen_from_model(s.model, s.group > 0 ? s.group : (s.model == "mlp" ? 16 : 7));
+  if (!s.graph.empty())
+    return mp::read_graph(s.graph, mp::parse_graph_format(s.format, "--format"));
+  if (!s.model.empty())
+    return mp::gen_from_model(s.model, s.group > 0 ? s.group : (s.model == "mlp" ? 16 : 7));
   return mp::gen_family(s.family, s.nodes, s.seed);
 }
 
@@ -67,7 +73,8 @@ void write_text(const std::string& path, const std::string& text) {
 struct SystemRefineArgs {
   mp::MapOptions defaults;
   std::string scope = "system";
-  double cross = defaults.refine_cross, cross_t = defaults.refine_cross_t, cross_from = defaults.refine_cross_from;
+  double cross = defaults.refine_cross, cross_t = defaults.refine_cross_t,
+         cross_from = defaults.refine_cross_from;
 
   void apply(mp::MapOptions& opt) const {
     if (scope != "system" && scope != "processor")
@@ -81,9 +88,11 @@ struct SystemRefineArgs {
 
 void add_system_refine_options(CLI::App* c, SystemRefineArgs& r) {
   c->add_option("--refine-scope", r.scope,
-                "refinement of rl+refine / greedy+refine: system (moves may cross processors, on cost_total) or "
+                "refinement of rl+refine / greedy+refine: system (moves may cross processors, on "
+                "cost_total) or "
                 "processor (each processor's cores alone)");
-  c->add_option("--refine-cross", r.cross, "system scope: share of moves aimed at a neighbour's processor")
+  c->add_option("--refine-cross", r.cross,
+                "system scope: share of moves aimed at a neighbour's processor")
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--refine-cross-temperature", r.cross_t,
                 "system scope: temperature of moves to another processor / the others' temperature")
@@ -95,7 +104,8 @@ void add_system_refine_options(CLI::App* c, SystemRefineArgs& r) {
 
 struct MapArgs {
   GraphSource src;
-  std::string system, mesh = "8x8", method = "rl+refine", stage = "louvain", routing = "xy", policy, out, svg;
+  std::string system, mesh = "8x8", method = "rl+refine", stage = "louvain", routing = "xy", policy,
+                      out, svg;
   int processors = 1;
   long long moves = 400;
   double seconds = 0.0;
@@ -113,7 +123,8 @@ mp::SystemSpec load_system(const MapArgs& a) {
   int w = 0, h = 0;
   char x = 0;
   std::istringstream ss(a.mesh);
-  if (!(ss >> w >> x >> h) || x != 'x') throw Error("--mesh", fmt::format("'{}' is not WIDTHxHEIGHT", a.mesh));
+  if (!(ss >> w >> x >> h) || x != 'x')
+    throw Error("--mesh", fmt::format("'{}' is not WIDTHxHEIGHT", a.mesh));
   if (w < 1 || h < 1 || a.processors < 1) throw Error("--mesh", "sizes must be >= 1");
   return mp::make_system(a.processors, w, h);
 }
@@ -134,11 +145,13 @@ void run_map(const MapArgs& a) {
   opt.refine_t_end_ratio = a.refine_t_end;
   if (a.refine_centre != "median" && a.refine_centre != "centroid")
     throw Error("--refine-centre", fmt::format("'{}' is not median or centroid", a.refine_centre));
-  opt.refine_centre = a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
+  opt.refine_centre =
+      a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
   a.system_refine.apply(opt);
   std::unique_ptr<mp::Policy> policy;
   if (a.method == "rl" || a.method == "rl+refine") {
-    policy = std::make_unique<mp::Policy>(mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
+    policy = std::make_unique<mp::Policy>(
+        mp::Policy::load(a.policy.empty() ? mp::default_policy_path() : a.policy));
     opt.policy = policy.get();
   }
   mp::MapResult res = mp::map_graph(g, sys, opt);
@@ -152,14 +165,17 @@ void run_map(const MapArgs& a) {
     return;
   }
   const mp::Metrics& m = res.metrics;
-  std::printf("%d nodes, %d edges on %d x %dx%d; method %s, routing %s\n", g.num_nodes(), g.num_edges(), sys.processors,
-              sys.width, sys.height, a.method.c_str(), a.routing.c_str());
-  std::printf("cost %.6g (intra %.6g, inter %.6g), reward %.6g, max link load %.6g, cut %.6g\n", m.cost_total,
-              m.cost_intra, m.cost_inter, m.reward, m.max_link_load, m.cut);
-  std::printf("capacity violations %d, deadlock-free %s\n", m.capacity_violations, m.deadlock_free ? "yes" : "NO");
+  std::printf("%d nodes, %d edges on %d x %dx%d; method %s, routing %s\n", g.num_nodes(),
+              g.num_edges(), sys.processors, sys.width, sys.height, a.method.c_str(),
+              a.routing.c_str());
+  std::printf("cost %.6g (intra %.6g, inter %.6g), reward %.6g, max link load %.6g, cut %.6g\n",
+              m.cost_total, m.cost_intra, m.cost_inter, m.reward, m.max_link_load, m.cut);
+  std::printf("capacity violations %d, deadlock-free %s\n", m.capacity_violations,
+              m.deadlock_free ? "yes" : "NO");
   if (!m.deadlock_free) std::printf("cycle: %s\n", mp::describe_cycle(m.cycle, sys).c_str());
-  if (a.noc) std::printf("NoC makespan %.6g cycles, %lld packets, max link utilisation %.3f\n", noc.makespan, noc.packets,
-                         noc.max_link_utilisation);
+  if (a.noc)
+    std::printf("NoC makespan %.6g cycles, %lld packets, max link utilisation %.3f\n", noc.makespan,
+                noc.packets, noc.max_link_utilisation);
   for (auto& [k, v] : res.stage_seconds) std::printf("stage %-9s %.3f s\n", k.c_str(), v);
 }
 
@@ -177,7 +193,8 @@ void register_gen(CLI::App* map) {
 }
 
 struct TrainArgs {
-  std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out, routing = "xy";
+  std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out,
+              routing = "xy";
   int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10;
   double threshold = 8.0, lr = 3e-3, sigma = 1.0, sigma_start = 4.0;
   std::string credit = "placement";
@@ -199,7 +216,8 @@ void run_train(const TrainArgs& a) {
     for (const std::string& size : split(a.sizes))
       for (int k = 0; k < a.count; ++k) {
         mp::LogicalGraph g = mp::gen_family(fam, std::stoi(size), a.seed * 100 + k);
-        problems.push_back(mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
+        problems.push_back(
+            mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
       }
   if (problems.empty()) throw Error("tessera map train", "no training graphs");
   mp::TrainOptions opt;
@@ -217,10 +235,12 @@ void run_train(const TrainArgs& a) {
   opt.node_credit = a.credit == "node";
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
-    if (it % a.log_every == 0 || it < 0 || it + 1 == a.iterations) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
+    if (it % a.log_every == 0 || it < 0 || it + 1 == a.iterations)
+      std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
   });
   pol.save(a.out);
-  std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations, a.out.c_str());
+  std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations,
+              a.out.c_str());
 }
 
 void register_train(CLI::App* map) {
@@ -231,17 +251,22 @@ void register_train(CLI::App* map) {
   c->add_option("--count", a->count, "graphs per family and size");
   c->add_option("--graphs", a->graphs, "extra training graph files (comma separated)");
   c->add_option("--iterations", a->iterations, "passes over the training graphs");
-  c->add_option("--threshold", a->threshold, "update once the summed |normalised reward| reaches this");
+  c->add_option("--threshold", a->threshold,
+                "update once the summed |normalised reward| reaches this");
   c->add_option("--lr", a->lr, "Adam learning rate");
   c->add_option("--hidden", a->hidden, "hidden width");
   c->add_option("--samples", a->samples, "placements sampled per graph visit");
-  c->add_option("--sigma", a->sigma, "Gaussian width in core-position steps (at the end of training)");
-  c->add_option("--sigma-start", a->sigma_start, "Gaussian width at the start (geometric schedule)");
+  c->add_option("--sigma", a->sigma,
+                "Gaussian width in core-position steps (at the end of training)");
+  c->add_option("--sigma-start", a->sigma_start,
+                "Gaussian width at the start (geometric schedule)");
   c->add_option("--epochs", a->epochs, "PPO epochs (Adam steps) per update");
-  c->add_option("--credit", a->credit, "advantage per 'node' (its own interaction cost) or per 'placement'");
+  c->add_option("--credit", a->credit,
+                "advantage per 'node' (its own interaction cost) or per 'placement'");
   c->add_option("--routing", a->routing, "turn model for the reward");
   c->add_option("--seed", a->seed, "seed");
-  c->add_option("--log-every", a->log_every, "print the score every N passes")->check(CLI::PositiveNumber);
+  c->add_option("--log-every", a->log_every, "print the score every N passes")
+      ->check(CLI::PositiveNumber);
   c->add_option("--out", a->out, "policy file to write")->required();
   c->callback([a] { run_train(*a); });
 }
@@ -255,7 +280,8 @@ void register_bench(CLI::App* map) {
   auto* c = map->add_subcommand("bench", "benchmark all methods on a suite (S, M, L)");
   c->add_option("--suite", a->suite, "S, M or L");
   c->add_option("--seeds", a->seeds, "seeds per family");
-  c->add_option("--seconds", a->anneal_seconds, "annealing wall-clock budget per graph (default per suite)");
+  c->add_option("--seconds", a->anneal_seconds,
+                "annealing wall-clock budget per graph (default per suite)");
   c->add_option("--methods", *methods, "methods (comma separated; default all)");
   c->add_option("--families", *families, "families (comma separated; default all)");
   c->add_option("--policy", *policy, "policy file (default data/mapper/policy.bin)");
@@ -268,10 +294,13 @@ void register_bench(CLI::App* map) {
     a->families = split(*families);
     mp::Policy pol = mp::Policy::load(policy->empty() ? mp::default_policy_path() : *policy);
     a->policy = &pol;
-    auto r = mp::run_bench(*a, [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+    auto r =
+        mp::run_bench(*a, [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
     if (!out->empty()) write_text(*out, r.dump(1) + "\n");
-    if (*json) std::printf("%s\n", r.dump(1).c_str());
-    else std::printf("%s", mp::bench_table(r).c_str());
+    if (*json)
+      std::printf("%s\n", r.dump(1).c_str());
+    else
+      std::printf("%s", mp::bench_table(r).c_str());
   });
 }
 
@@ -281,24 +310,33 @@ void register_map_command(CLI::App& app) {
   auto a = std::make_shared<MapArgs>();
   auto* map = app.add_subcommand("map", "place a logical graph on the cores of a many-core system");
   add_graph_options(map, a->src);
-  map->add_option("--system", a->system, "system config JSON (processors, mesh, occupied cores, interconnect)");
+  map->add_option("--system", a->system,
+                  "system config JSON (processors, mesh, occupied cores, interconnect)");
   map->add_option("--mesh", a->mesh, "mesh WIDTHxHEIGHT when no --system is given");
   map->add_option("--processors", a->processors, "processors when no --system is given");
   map->add_option("--method", a->method,
-                  "random, row-major, snake, hilbert, greedy, sa, sa-system, greedy+refine, scotch, rl, rl+refine");
-  map->add_option("--processor-stage", a->stage, "louvain (spec: communities + FM refinement), louvain-plain (without the refinement), metis, sequential");
-  map->add_option("--routing", a->routing, "xy, west-first, north-last, negative-first, odd-even, free");
+                  "random, row-major, snake, hilbert, greedy, sa, sa-system, greedy+refine, "
+                  "scotch, rl, rl+refine");
+  map->add_option("--processor-stage", a->stage,
+                  "louvain (spec: communities + FM refinement), louvain-plain (without the "
+                  "refinement), metis, sequential");
+  map->add_option("--routing", a->routing,
+                  "xy, west-first, north-last, negative-first, odd-even, free");
   map->add_option("--policy", a->policy, "policy file (default data/mapper/policy.bin)");
   map->add_option("--moves-per-node", a->moves, "annealing moves per node (deterministic budget)");
   map->add_option("--seconds", a->seconds, "annealing wall-clock budget instead of moves");
-  map->add_option("--refine-temperature", a->refine_t, "refinement start temperature (x mean |delta|)");
+  map->add_option("--refine-temperature", a->refine_t,
+                  "refinement start temperature (x mean |delta|)");
   map->add_option("--refine-window", a->refine_window, "refinement move radius (cores)");
-  map->add_option("--refine-end-temperature", a->refine_t_end, "refinement final temperature / start temperature")
+  map->add_option("--refine-end-temperature", a->refine_t_end,
+                  "refinement final temperature / start temperature")
       ->check(CLI::Range(1e-9, 1.0));
-  map->add_option("--refine-polish", a->refine_polish, "radius of the refinement's final descent (cores; 0 = none)")
+  map->add_option("--refine-polish", a->refine_polish,
+                  "radius of the refinement's final descent (cores; 0 = none)")
       ->check(CLI::Range(0, 64));
-  map->add_option("--refine-centre", a->refine_centre,
-                  "centre of the refinement's move window: centroid (of the neighbours) or median (per axis)");
+  map->add_option(
+      "--refine-centre", a->refine_centre,
+      "centre of the refinement's move window: centroid (of the neighbours) or median (per axis)");
   add_system_refine_options(map, a->system_refine);
   map->add_option("--out", a->out, "write the result JSON here");
   map->add_option("--svg", a->svg, "draw the placement and link loads here");

@@ -6,7 +6,6 @@
 // --functional runs the functional interpreter instead (no timing: bundles, ops and traffic only).
 // Without --config the built-in CoreSpec defaults (tpu-v2-like) are used. A simulated fault is an
 // error (exit 1); the trace up to the fault is still written.
-#include <CLI/CLI.hpp>
 #include <bit>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/cli_output.h"
@@ -44,7 +44,8 @@ struct RunArgs {
   std::string pe;  // "", "bf16", "term-serial": overrides core.mxu.pe
 };
 
-void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::string& arg, bool hex) {
+void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::string& arg,
+               bool hex) {
   const auto colon = arg.find(':');
   int64_t row = 0, count = 0;
   try {
@@ -58,7 +59,8 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
     throw Error("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
   }
   if (row < 0 || count < 0 || row + count > spec.vmem_rows())
-    throw Error("--dump-vmem " + arg, fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
+    throw Error("--dump-vmem " + arg,
+                fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
   for (int64_t r = row; r < row + count; ++r) {
     std::string line = fmt::format("vmem row {}:", r);
     for (int l = 0; l < spec.lanes; ++l) {
@@ -70,9 +72,10 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
 }
 
 void print_header(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
-  std::printf("%s: %zu bundles on core \"%s\" (%d x %d vector unit, %d x %d MXU, %.0f MHz)%s\n", a.program.c_str(),
-              p.code.size(), spec.name.c_str(), spec.sublanes, spec.lanes, spec.mxu_rows, spec.mxu_cols,
-              spec.clock_hz / 1e6, a.functional ? ", functional" : "");
+  std::printf("%s: %zu bundles on core \"%s\" (%d x %d vector unit, %d x %d MXU, %.0f MHz)%s\n",
+              a.program.c_str(), p.code.size(), spec.name.c_str(), spec.sublanes, spec.lanes,
+              spec.mxu_rows, spec.mxu_cols, spec.clock_hz / 1e6,
+              a.functional ? ", functional" : "");
 }
 
 void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
@@ -83,7 +86,8 @@ void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Pro
   core::report_ops(f.machine(), g);
   core::report_term_mxu(spec, f.machine().mxu().stats(), g.group("mxu"));
   core::report_events(f.machine(), f.bundles(), g);
-  std::printf("halted after %lld bundles\n%s", static_cast<long long>(f.bundles()), g.to_text().c_str());
+  std::printf("halted after %lld bundles\n%s", static_cast<long long>(f.bundles()),
+              g.to_text().c_str());
   if (!a.stats.empty()) write_json(a.stats, g.to_json());
   for (const auto& d : a.dump_vmem) dump_vmem(f.state(), spec, d, a.dump_hex);
 }
@@ -105,8 +109,9 @@ void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program&
   }
   report::StatGroup g = c.stats();
   core::report_term_mxu(spec, c.machine().mxu().stats(), g.group("mxu"));
-  std::printf("halted after %lld bundles in %lld cycles (%.3f us)\n%s", static_cast<long long>(c.bundles()),
-              static_cast<long long>(c.cycles()), g.get("seconds") * 1e6, g.to_text().c_str());
+  std::printf("halted after %lld bundles in %lld cycles (%.3f us)\n%s",
+              static_cast<long long>(c.bundles()), static_cast<long long>(c.cycles()),
+              g.get("seconds") * 1e6, g.to_text().c_str());
   if (!a.stats.empty()) write_json(a.stats, g.to_json());
   if (trace) trace->write(a.trace);
   for (const auto& d : a.dump_vmem) dump_vmem(c.state(), spec, d, a.dump_hex);
@@ -116,21 +121,26 @@ void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program&
 
 void register_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "run a program (assembly or binary image) on one tensor core");
+  auto* cmd =
+      app.add_subcommand("run", "run a program (assembly or binary image) on one tensor core");
   cmd->add_option("program", args->program, "assembly source (.s) or binary image")->required();
-  cmd->add_option("--config", args->config, "core config file (default: built-in tpu-v2-like defaults)");
+  cmd->add_option("--config", args->config,
+                  "core config file (default: built-in tpu-v2-like defaults)");
   cmd->add_option("--trace", args->trace, "write a Chrome trace-event JSON file (Perfetto)");
   cmd->add_option("--stats", args->stats, "write the statistics as JSON");
   cmd->add_flag("--functional", args->functional, "run the functional interpreter (no timing)");
-  cmd->add_option("--max-bundles", args->max_bundles, "fault after this many bundles (runaway loops)")
+  cmd->add_option("--max-bundles", args->max_bundles,
+                  "fault after this many bundles (runaway loops)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--dump-vmem", args->dump_vmem, "print vector memory rows ROW:COUNT after the run (as fp32)");
+  cmd->add_option("--dump-vmem", args->dump_vmem,
+                  "print vector memory rows ROW:COUNT after the run (as fp32)");
   cmd->add_flag("--dump-hex", args->dump_hex, "print dumped words in hex instead of fp32");
   cmd->add_option("--pe", args->pe, "MXU processing element (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bf16", "term-serial"}));
   cmd->callback([args] {
     core::CoreSpec spec = system::load_machine_spec(args->config).core;
-    if (!args->pe.empty()) spec.mxu_pe = args->pe == "term-serial" ? core::MxuPe::TermSerial : core::MxuPe::Bf16;
+    if (!args->pe.empty())
+      spec.mxu_pe = args->pe == "term-serial" ? core::MxuPe::TermSerial : core::MxuPe::Bf16;
     isa::AsmOptions o;
     o.scalar_regs = spec.scalar_regs;
     o.vector_regs = spec.vector_regs;

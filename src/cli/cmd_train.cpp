@@ -1,29 +1,32 @@
-// `tessera train --model mlp --dataset fashion-mnist [--epochs N] [--batch B] [--optimizer adam|sgd]
+// `tessera train --model mlp --dataset fashion-mnist [--epochs N] [--batch B] [--optimizer
+// adam|sgd]
 //  [--lr X] [--seed S] [--config C] [--report r.json] [--data-dir D] [--steps N] [--host-gbps G]`:
 // trains on the simulated chip (runtime::ChipTrainer: the compiled step on the timed core) and
 // evaluates on the test set with the compiled inference program. Per epoch: loss, train and test
 // accuracy, simulated cycles and seconds (chip + host link), samples per simulated second, MXU and
 // vector-unit utilisation, energy, host wall time. --steps limits the steps per epoch (and the
-// test samples to steps * batch), for quick runs. --report writes all of it as JSON, per epoch, plus
-// the resolved config. --checkpoint-dir D [--checkpoint-every N] [--checkpoint-keep K] and --resume:
-// runtime/training_run.h (the loop, checkpoints, resume) and runtime/checkpoint.h (the file format).
+// test samples to steps * batch), for quick runs. --report writes all of it as JSON, per epoch,
+// plus the resolved config. --checkpoint-dir D [--checkpoint-every N] [--checkpoint-keep K] and
+// --resume: runtime/training_run.h (the loop, checkpoints, resume) and runtime/checkpoint.h (the
+// file format).
 // --adam-on unit|vector-unit: Adam on the Adam optimizer unit (default) or on the vector unit; the
 // epoch report's "optimizer" object: its cycles, HBM bytes and energy (runtime/optimizer_cost.h).
 // --pe bit-parallel|term-serial overrides core.mxu.pe ("bf16" is the same as "bit-parallel");
 // --set KEY=VALUE (repeatable) overrides any config key (VALUE as JSON, else as a string), e.g.
 // --set core.mxu.term.acc_width=12. The epoch report's "pe" object: the MXU's work per phase and
 // layer (runtime/pe_attribution.h); with term-serial PEs a per-phase summary is printed. With
-// core.hbm.exponent_encoding.on, a line of compression ratios per tensor kind (runtime/hbm_report.h).
+// core.hbm.exponent_encoding.on, a line of compression ratios per tensor kind
+// (runtime/hbm_report.h).
 // --profile-acc-width [--profile-min-width W] [--profile-out C]: instead of one run, the per-layer
 // accumulator-width search of runtime/pe_profile.h (term-serial PEs; each trial a run with these
 // options); C receives the config with the chosen core.mxu.term.layer_acc_width, --report the
 // search ("acc_width_profile": every trial).
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_output.h"
 #include "cli/cmd_train_dp.h"
@@ -42,7 +45,8 @@ namespace tessera::cli {
 namespace {
 
 struct TrainArgs {
-  std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report, data_dir, checkpoint_dir;
+  std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report,
+              data_dir, checkpoint_dir;
   int epochs = 3, batch = 128, checkpoint_keep = 2;
   int64_t checkpoint_every = 0;
   bool resume = false;
@@ -66,7 +70,8 @@ nlohmann::json config_overrides(const TrainArgs& a) {
   nlohmann::json o = nlohmann::json::object();
   for (const std::string& kv : a.sets) {
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error("train", "--set wants KEY=VALUE, got '" + kv + "'");
+    if (eq == std::string::npos || eq == 0)
+      throw Error("train", "--set wants KEY=VALUE, got '" + kv + "'");
     const std::string value = kv.substr(eq + 1);
     const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
     o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
@@ -78,34 +83,43 @@ nlohmann::json config_overrides(const TrainArgs& a) {
 void print_pe(const nlohmann::ordered_json& pe) {
   if (pe["pe"] != "term-serial") return;
   for (const auto& [phase, w] : pe["phases"].items()) {
-    const double slots = w["terms_processed"].get<double>() + w["terms_skipped_zero"].get<double>() +
+    const double slots = w["terms_processed"].get<double>() +
+                         w["terms_skipped_zero"].get<double>() +
                          w["terms_skipped_oob"].get<double>();
-    std::printf("  %-11s MXU %lld cycles  speed-up %.3f (equal PEs) %.3f (equal area)  terms %.1f%% processed, "
-                "%.1f%% zero, %.1f%% out of bounds  %.1f uJ\n",
-                phase.c_str(), static_cast<long long>(w["busy_cycles"].get<int64_t>()), w["speedup_equal_pe"].get<double>(),
-                w["speedup_equal_area"].get<double>(), slots > 0 ? 100 * w["terms_processed"].get<double>() / slots : 0.0,
-                slots > 0 ? 100 * w["terms_skipped_zero"].get<double>() / slots : 0.0,
-                slots > 0 ? 100 * w["terms_skipped_oob"].get<double>() / slots : 0.0, 1e-6 * w["energy_pj"].get<double>());
+    std::printf(
+        "  %-11s MXU %lld cycles  speed-up %.3f (equal PEs) %.3f (equal area)  terms %.1f%% "
+        "processed, "
+        "%.1f%% zero, %.1f%% out of bounds  %.1f uJ\n",
+        phase.c_str(), static_cast<long long>(w["busy_cycles"].get<int64_t>()),
+        w["speedup_equal_pe"].get<double>(), w["speedup_equal_area"].get<double>(),
+        slots > 0 ? 100 * w["terms_processed"].get<double>() / slots : 0.0,
+        slots > 0 ? 100 * w["terms_skipped_zero"].get<double>() / slots : 0.0,
+        slots > 0 ? 100 * w["terms_skipped_oob"].get<double>() / slots : 0.0,
+        1e-6 * w["energy_pj"].get<double>());
   }
 }
 
-void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o, const runtime::Dataset& train,
-                 const runtime::Dataset& test) {
+void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
+                 const runtime::Dataset& train, const runtime::Dataset& test) {
   if (o.config.spec.mxu_pe != core::MxuPe::TermSerial)
     throw Error("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
   const runtime::AccuracyOf run = runtime::training_accuracy(train, test, o);
   int trial = 0;
   const runtime::AccuracyOf logged = [&](const std::vector<core::LayerAccWidth>& w) {
     const double acc = run(w);
-    std::printf("trial %d: %s -> test accuracy %.2f%%\n", ++trial, core::format_layer_acc_widths(w).c_str(), 100 * acc);
+    std::printf("trial %d: %s -> test accuracy %.2f%%\n", ++trial,
+                core::format_layer_acc_widths(w).c_str(), 100 * acc);
     std::fflush(stdout);
     return acc;
   };
   const runtime::AccWidthProfile p = runtime::profile_acc_width(
-      runtime::mxu_layers(o), o.config.spec.term.tile.pe.acc_fraction_bits, a.profile_min_width, 0.005, logged);
-  std::printf("chosen: %s (test accuracy %.2f%%, full width %.2f%%)\n", core::format_layer_acc_widths(p.chosen).c_str(),
-              100 * p.chosen_accuracy, 100 * p.baseline_accuracy);
-  if (!a.profile_out.empty()) write_json(a.profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
+      runtime::mxu_layers(o), o.config.spec.term.tile.pe.acc_fraction_bits, a.profile_min_width,
+      0.005, logged);
+  std::printf("chosen: %s (test accuracy %.2f%%, full width %.2f%%)\n",
+              core::format_layer_acc_widths(p.chosen).c_str(), 100 * p.chosen_accuracy,
+              100 * p.baseline_accuracy);
+  if (!a.profile_out.empty())
+    write_json(a.profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
   if (!a.report.empty()) {
     nlohmann::ordered_json r;
     r["model"] = a.model;
@@ -117,7 +131,8 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o, const
 }
 
 void run_train(const TrainArgs& a) {
-  if (a.dataset != "fashion-mnist") throw Error("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
+  if (a.dataset != "fashion-mnist")
+    throw Error("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
   if (a.epochs < 1) throw Error("train", "--epochs must be >= 1");
   if (a.batch < 1) throw Error("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
@@ -125,7 +140,8 @@ void run_train(const TrainArgs& a) {
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
   const system::SystemSpec machine =
-      a.chips == -1 ? system::SystemSpec{} : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
+      a.chips == -1 ? system::SystemSpec{}
+                    : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
   const compiler::CollectiveAlgorithm allreduce = allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
@@ -156,26 +172,31 @@ void run_train(const TrainArgs& a) {
   }
   if (a.profile) return run_profile(a, o, train, test);
   runtime::TrainingRun run(train, test, o);
-  if (!run.resumed_from().empty()) std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
+  if (!run.resumed_from().empty())
+    std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
   runtime::TrainingCallbacks cb;
   cb.progress = print_training_progress;
   cb.epoch_done = [](const nlohmann::ordered_json& j) {
     std::printf(
-        "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host link %.4f s)  "
+        "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host "
+        "link %.4f s)  "
         "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
         j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-        100 * j["test_accuracy"].get<double>(), static_cast<long long>(j["sim_cycles"].get<int64_t>()),
-        j["sim_chip_seconds"].get<double>(), j["sim_host_link_seconds"].get<double>(),
-        j["samples_per_sim_second"].get<double>(), 100 * j["mxu_utilization"].get<double>(),
-        100 * j["vector_utilization"].get<double>(), j["energy_j"].get<double>(), j["host_seconds"].get<double>());
+        100 * j["test_accuracy"].get<double>(),
+        static_cast<long long>(j["sim_cycles"].get<int64_t>()), j["sim_chip_seconds"].get<double>(),
+        j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
+        100 * j["mxu_utilization"].get<double>(), 100 * j["vector_utilization"].get<double>(),
+        j["energy_j"].get<double>(), j["host_seconds"].get<double>());
     if (j.contains("optimizer")) {
       const nlohmann::ordered_json& o = j["optimizer"];
-      std::printf("  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
-                  o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
-                  o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+      std::printf(
+          "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
+          o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
+          o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
     }
     if (j.contains("pe")) print_pe(j["pe"]);
-    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty()) std::printf("  %s\n", hbm.c_str());
+    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
+      std::printf("  %s\n", hbm.c_str());
     std::fflush(stdout);
   };
   run.run(cb);
@@ -197,28 +218,44 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--config", args->config, "core config file");
   cmd->add_option("--report", args->report, "write the per-epoch report as JSON");
   cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
-  cmd->add_option("--steps", args->steps, "limit the steps per epoch (and the test set to steps x batch)");
+  cmd->add_option("--steps", args->steps,
+                  "limit the steps per epoch (and the test set to steps x batch)");
   cmd->add_option("--host-gbps", args->host_gbps, "host link bandwidth into HBM, GB/s");
-  cmd->add_option("--adam-on", args->adam_on, "where Adam runs: unit (the Adam optimizer unit, default) or vector-unit");
-  cmd->add_option("--checkpoint-dir", args->checkpoint_dir, "write checkpoints here (after every epoch)");
+  cmd->add_option("--adam-on", args->adam_on,
+                  "where Adam runs: unit (the Adam optimizer unit, default) or vector-unit");
+  cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
+                  "write checkpoints here (after every epoch)");
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
-  cmd->add_option("--checkpoint-keep", args->checkpoint_keep, "keep the newest N checkpoints (default 2)");
-  cmd->add_flag("--resume", args->resume, "continue from the newest checkpoint in --checkpoint-dir");
-  cmd->add_option("--chips", args->chips, "train data-parallel on this many chips (cli/cmd_train_dp.h)");
+  cmd->add_option("--checkpoint-keep", args->checkpoint_keep,
+                  "keep the newest N checkpoints (default 2)");
+  cmd->add_flag("--resume", args->resume,
+                "continue from the newest checkpoint in --checkpoint-dir");
+  cmd->add_option("--chips", args->chips,
+                  "train data-parallel on this many chips (cli/cmd_train_dp.h)");
   cmd->add_option("--allreduce", args->allreduce,
-                  "with --chips: the gradient all-reduce, auto (default: torus where the machine's grid has two or "
+                  "with --chips: the gradient all-reduce, auto (default: torus where the machine's "
+                  "grid has two or "
                   "more dimensions, else ring), ring or torus");
-  cmd->add_option("--cores-per-chip", args->cores_per_chip, "with --chips: cores per chip (default: the config's)");
+  cmd->add_option("--cores-per-chip", args->cores_per_chip,
+                  "with --chips: cores per chip (default: the config's)");
   cmd->add_option("--bucket-words", args->bucket_words,
-                  "with --chips: all-reduce the gradients in buckets of this many words, overlapped with the backward "
+                  "with --chips: all-reduce the gradients in buckets of this many words, "
+                  "overlapped with the backward "
                   "pass (0: one all-reduce after it, the default)");
-  cmd->add_flag("--no-overlap", args->no_overlap, "with --bucket-words: run every bucket after the backward pass");
-  cmd->add_option("--pe", args->pe, "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
+  cmd->add_flag("--no-overlap", args->no_overlap,
+                "with --bucket-words: run every bucket after the backward pass");
+  cmd->add_option(
+         "--pe", args->pe,
+         "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")
       ->check(CLI::IsMember({"bit-parallel", "bf16", "term-serial"}));
-  cmd->add_flag("--profile-acc-width", args->profile, "search the narrowest accumulator width per layer (term-serial)");
-  cmd->add_option("--profile-min-width", args->profile_min_width, "narrowest width the search tries");
-  cmd->add_option("--profile-out", args->profile_out, "write the config with the chosen per-layer widths here");
-  cmd->add_option("--set", args->sets, "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); repeatable");
+  cmd->add_flag("--profile-acc-width", args->profile,
+                "search the narrowest accumulator width per layer (term-serial)");
+  cmd->add_option("--profile-min-width", args->profile_min_width,
+                  "narrowest width the search tries");
+  cmd->add_option("--profile-out", args->profile_out,
+                  "write the config with the chosen per-layer widths here");
+  cmd->add_option("--set", args->sets,
+                  "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); repeatable");
   cmd->callback([args] { run_train(*args); });
 }
 

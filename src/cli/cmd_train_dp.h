@@ -22,14 +22,16 @@ namespace tessera::cli {
 
 // The machine of `--chips` (runtime::data_parallel_system on the config file's system section),
 // after checking the flags: Error for bad counts, or fewer samples per batch than processors.
-system::SystemSpec data_parallel_machine(const std::string& config_path, int chips, int cores_per_chip, int batch);
+system::SystemSpec data_parallel_machine(const std::string& config_path, int chips,
+                                         int cores_per_chip, int batch);
 
 // The all-reduce of `--allreduce name` on `machine`: "ring", "torus", or "auto" / "" (the default):
 // the torus where the machine's grid has two or more dimensions larger than 1 (cores of a chip x
 // chips, or a 2-D torus of chips: fewer supersteps, measured faster on board4.json and
 // pod-torus.json), else the ring (a one-dimensional grid, where the two are the same exchange bit
 // for bit). Error for other names.
-compiler::CollectiveAlgorithm allreduce_for(const std::string& name, const system::SystemSpec& machine);
+compiler::CollectiveAlgorithm allreduce_for(const std::string& name,
+                                            const system::SystemSpec& machine);
 
 // --bucket-words W [--no-overlap] (runtime::DataParallelOptions::bucket_words, overlap).
 struct DataParallelFlags {
@@ -40,10 +42,11 @@ struct DataParallelFlags {
 // buckets.
 void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap);
 
-void run_train_data_parallel(const runtime::Dataset& train, const runtime::Dataset& test,
-                             const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
-                             const std::string& report_path,
-                             compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing,
-                             const DataParallelFlags& flags = {});
+void run_train_data_parallel(
+    const runtime::Dataset& train, const runtime::Dataset& test,
+    const runtime::TrainingRunOptions& single, const system::SystemSpec& machine,
+    const std::string& report_path,
+    compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing,
+    const DataParallelFlags& flags = {});
 
 }  // namespace tessera::cli

@@ -19,7 +19,8 @@ void register_train_command(CLI::App& app);
 void register_compile_command(CLI::App& app);
 void register_adam_command(CLI::App& app);  // also adds `bench adam`: after register_bench_command
 void register_bench_fabric_command(CLI::App& app);  // `bench fabric`: after register_bench_command
-void register_bench_train_command(CLI::App& app);  // `bench train`: after register_bench_command
-void register_bench_bsp_commands(CLI::App& app);  // `bench compile`, `bench allreduce`: after register_bench_command
+void register_bench_train_command(CLI::App& app);   // `bench train`: after register_bench_command
+void register_bench_bsp_commands(
+    CLI::App& app);  // `bench compile`, `bench allreduce`: after register_bench_command
 
 }  // namespace tessera::cli

@@ -2,12 +2,13 @@
 //   0 success, 1 tessera::Error (bad input: file, config, program, simulated fault), 2 bad flags,
 //   3 unexpected internal error.
 // Under `mpirun -n R` (system/mpi_communicator.h) every rank runs the same command; only rank 0
-// prints to stdout. A system::CollectiveError (thrown identically by every rank) is printed once, by
-// rank 0, and every rank exits 1; any other error on one rank is printed with its rank and ends all
-// ranks through MPI_Abort (another rank may be waiting for it in a collective).
-#include <CLI/CLI.hpp>
+// prints to stdout. A system::CollectiveError (thrown identically by every rank) is printed once,
+// by rank 0, and every rank exits 1; any other error on one rank is printed with its rank and ends
+// all ranks through MPI_Abort (another rank may be waiting for it in a collective).
 #include <cstdio>
 #include <exception>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -39,8 +40,11 @@ int main(int argc, char** argv) {
   // setting; only speed changes). Before or after the command (fallthrough).
   app.add_option_function<std::string>(
          "--vector-isa",
-         [](const std::string& name) { tessera::numerics::set_vector_isa_cap(*tessera::numerics::parse_vector_isa(name)); },
-         "widest host vector instructions to use: auto (default: the widest the host has), avx512, avx2 or portable; "
+         [](const std::string& name) {
+           tessera::numerics::set_vector_isa_cap(*tessera::numerics::parse_vector_isa(name));
+         },
+         "widest host vector instructions to use: auto (default: the widest the host has), avx512, "
+         "avx2 or portable; "
          "results are the same at every setting")
       ->check(CLI::IsMember({"auto", "avx512", "avx2", "portable"}));
   using namespace tessera::cli;

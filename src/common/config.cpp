@@ -32,7 +32,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -44,10 +45,13 @@ void collect_leaf_keys(const nlohmann::json& node, const std::string& prefix,
     out.push_back(prefix);
     return;
   }
-  for (const auto& [k, v] : node.items()) collect_leaf_keys(v, prefix.empty() ? k : prefix + "." + k, out);
+  for (const auto& [k, v] : node.items())
+    collect_leaf_keys(v, prefix.empty() ? k : prefix + "." + k, out);
 }
 
-std::string json_type_name(const nlohmann::json& j) { return j.type_name(); }
+std::string json_type_name(const nlohmann::json& j) {
+  return j.type_name();
+}
 
 }  // namespace
 
@@ -132,7 +136,8 @@ int64_t ConfigReader::get_int(std::string_view key, int64_t def, Range<int64_t> 
   if (v->is_number_integer()) {
     value = v->get<int64_t>();
   } else if (v->is_number_float() && std::isfinite(v->get<double>()) &&
-             std::floor(v->get<double>()) == v->get<double>() && std::fabs(v->get<double>()) < 9e18) {
+             std::floor(v->get<double>()) == v->get<double>() &&
+             std::fabs(v->get<double>()) < 9e18) {
     value = static_cast<int64_t>(v->get<double>());
   } else {
     fail(key, fmt::format("expected an integer, got {} {}", json_type_name(*v), v->dump()));
@@ -149,7 +154,8 @@ double ConfigReader::get_float(std::string_view key, double def, Range<double> r
            fmt::format("[{}, {}]", range.min, range.max), std::string(description)});
   const nlohmann::json* v = find(key);
   if (!v) return def;
-  if (!v->is_number()) fail(key, fmt::format("expected a number, got {} {}", json_type_name(*v), v->dump()));
+  if (!v->is_number())
+    fail(key, fmt::format("expected a number, got {} {}", json_type_name(*v), v->dump()));
   const double value = v->get<double>();
   if (!std::isfinite(value) || value < range.min || value > range.max)
     fail(key, fmt::format("value {} is out of range [{}, {}]{}", value, range.min, range.max,
@@ -158,7 +164,8 @@ double ConfigReader::get_float(std::string_view key, double def, Range<double> r
 }
 
 bool ConfigReader::get_bool(std::string_view key, bool def, std::string_view description) {
-  declare({std::string(key), "bool", def ? "true" : "false", "", "true | false", std::string(description)});
+  declare({std::string(key), "bool", def ? "true" : "false", "", "true | false",
+           std::string(description)});
   const nlohmann::json* v = find(key);
   if (!v) return def;
   if (!v->is_boolean()) fail(key, fmt::format("expected true or false, got {}", v->dump()));
@@ -166,7 +173,8 @@ bool ConfigReader::get_bool(std::string_view key, bool def, std::string_view des
 }
 
 std::string ConfigReader::get_string(std::string_view key, std::string def,
-                                     std::vector<std::string> choices, std::string_view description) {
+                                     std::vector<std::string> choices,
+                                     std::string_view description) {
   std::string range = choices.empty() ? "any string" : "one of: ";
   for (size_t i = 0; i < choices.size(); ++i) range += (i ? ", " : "") + choices[i];
   declare({std::string(key), "string", def, "", range, std::string(description)});
@@ -218,8 +226,12 @@ std::string schema_to_text(const std::vector<ParamDecl>& decls) {
 nlohmann::json schema_to_json(const std::vector<ParamDecl>& decls) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& d : decls)
-    arr.push_back({{"key", d.key}, {"type", d.type}, {"default", d.default_value}, {"unit", d.unit},
-                   {"range", d.range}, {"description", d.description}});
+    arr.push_back({{"key", d.key},
+                   {"type", d.type},
+                   {"default", d.default_value},
+                   {"unit", d.unit},
+                   {"range", d.range},
+                   {"description", d.description}});
   return arr;
 }
 

@@ -29,12 +29,13 @@ class Error : public std::runtime_error {
   std::string m_why;
 };
 
-[[noreturn]] void check_failed(const char* cond, const char* file, int line, const std::string& msg);
+[[noreturn]] void check_failed(const char* cond, const char* file, int line,
+                               const std::string& msg);
 
 }  // namespace tessera
 
 // Invariant check, on in every build type. `msg` may be any expression convertible to string.
-#define TESSERA_CHECK(cond, msg)                                       \
-  do {                                                                 \
+#define TESSERA_CHECK(cond, msg)                                            \
+  do {                                                                      \
     if (!(cond)) ::tessera::check_failed(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)

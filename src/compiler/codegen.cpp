@@ -19,12 +19,14 @@ isa::Instr make(Opcode op, int d, int a, int b, int c, int32_t imm) {
 }
 
 int32_t imm32(int64_t v, const char* what) {
-  if (v < INT32_MIN || v > INT32_MAX) throw Error("compiler", std::string(what) + " does not fit a 32-bit immediate");
+  if (v < INT32_MIN || v > INT32_MAX)
+    throw Error("compiler", std::string(what) + " does not fit a 32-bit immediate");
   return static_cast<int32_t>(v);
 }
 }  // namespace
 
-Codegen::Codegen(const core::CoreSpec& spec) : m_spec(spec), m_em(spec), m_smem_next(kDescriptorWords) {
+Codegen::Codegen(const core::CoreSpec& spec)
+    : m_spec(spec), m_em(spec), m_smem_next(kDescriptorWords) {
   if (spec.scalar_regs < 32 || spec.vector_regs < 24 || spec.mask_regs < 2)
     throw Error("compiler", "the core needs at least 32 scalar, 24 vector and 2 mask registers");
   sli(kRegZero, 0);
@@ -42,7 +44,9 @@ int Codegen::sreg() {
   return s;
 }
 
-void Codegen::sli(int reg, int64_t value) { m_em.emit(make(Opcode::SLI, reg, 0, 0, 0, imm32(value, "a constant"))); }
+void Codegen::sli(int reg, int64_t value) {
+  m_em.emit(make(Opcode::SLI, reg, 0, 0, 0, imm32(value, "a constant")));
+}
 
 void Codegen::dma(Opcode op, int64_t dst, int64_t src, int64_t count_or_desc) {
   const int d = sreg(), a = sreg(), b = sreg();
@@ -61,12 +65,14 @@ void Codegen::dma(Opcode op, int64_t dst, int64_t src, int64_t count_or_desc) {
 
 uint32_t Codegen::descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride) {
   const std::array<uint32_t, 4> d{static_cast<uint32_t>(count), static_cast<uint32_t>(chunk),
-                                  static_cast<uint32_t>(src_stride), static_cast<uint32_t>(dst_stride)};
+                                  static_cast<uint32_t>(src_stride),
+                                  static_cast<uint32_t>(dst_stride)};
   auto it = m_descriptors.find(d);
   if (it != m_descriptors.end()) return it->second;
   const auto at = static_cast<uint32_t>(m_smem.size());
   if (static_cast<int64_t>(at) + 4 > std::min(kDescriptorWords, m_spec.smem_words))
-    throw Error("compiler", "more than " + std::to_string(kDescriptorWords / 4) + " distinct DMA descriptors");
+    throw Error("compiler",
+                "more than " + std::to_string(kDescriptorWords / 4) + " distinct DMA descriptors");
   m_smem.insert(m_smem.end(), d.begin(), d.end());
   m_descriptors.emplace(d, at);
   return at;
@@ -105,7 +111,8 @@ void Codegen::wait_dmas() {
 
 void Codegen::vld(int v, int64_t row) {
   touch(row + m_spec.sublanes);
-  m_em.emit(make(Opcode::VLD, v, kRegZero, 0, 0, imm32(row, "a vector-memory row")), row, row + m_spec.sublanes - 1);
+  m_em.emit(make(Opcode::VLD, v, kRegZero, 0, 0, imm32(row, "a vector-memory row")), row,
+            row + m_spec.sublanes - 1);
 }
 
 void Codegen::vld_strided(int v, int64_t row, int stride_reg, int stride) {
@@ -116,30 +123,37 @@ void Codegen::vld_strided(int v, int64_t row, int stride_reg, int stride) {
 
 void Codegen::vst(int v, int64_t row) {
   touch(row + m_spec.sublanes);
-  m_em.emit(make(Opcode::VST, 0, v, kRegZero, 0, imm32(row, "a vector-memory row")), row, row + m_spec.sublanes - 1);
+  m_em.emit(make(Opcode::VST, 0, v, kRegZero, 0, imm32(row, "a vector-memory row")), row,
+            row + m_spec.sublanes - 1);
 }
 
 void Codegen::vst_strided(int v, int64_t row, int stride_reg, int stride) {
   const int64_t last = row + static_cast<int64_t>(m_spec.sublanes - 1) * stride;
   touch(last + 1);
-  m_em.emit(make(Opcode::VSTS, 0, v, kRegZero, stride_reg, imm32(row, "a vector-memory row")), row, last);
+  m_em.emit(make(Opcode::VSTS, 0, v, kRegZero, stride_reg, imm32(row, "a vector-memory row")), row,
+            last);
 }
 
-void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) { m_em.emit(make(o, d, a, b, c, imm)); }
+void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) {
+  m_em.emit(make(o, d, a, b, c, imm));
+}
 
 void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {
   wait_dmas();
   std::vector<isa::Bundle> code = kernel.code;
-  TESSERA_CHECK(!code.empty() && code.back().slot[0].op == Opcode::HALT, "appended kernel must end with halt");
+  TESSERA_CHECK(!code.empty() && code.back().slot[0].op == Opcode::HALT,
+                "appended kernel must end with halt");
   code.pop_back();
   if (vmem_rows >= 0) touch(vmem_rows);
   for (const isa::Bundle& b : code)
     for (const isa::Instr& in : b.slot)
-      if (vmem_rows < 0 && (in.op == Opcode::VLD || in.op == Opcode::VST)) touch(in.imm + m_spec.sublanes);
+      if (vmem_rows < 0 && (in.op == Opcode::VLD || in.op == Opcode::VST))
+        touch(in.imm + m_spec.sublanes);
   m_em.append(code);
   for (const isa::DataSegment& d : kernel.data) {
     if (d.space == isa::Space::Smem)
-      m_smem_next = std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
+      m_smem_next =
+          std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
     m_data.push_back(d);
   }
 }
@@ -149,7 +163,8 @@ isa::Program Codegen::finish() {
   isa::Program p;
   p.code = m_em.finish();
   if (static_cast<int64_t>(p.code.size()) > m_spec.imem_bundles)
-    throw Error("compiler", "the program needs " + std::to_string(p.code.size()) + " bundles; instruction memory holds " +
+    throw Error("compiler", "the program needs " + std::to_string(p.code.size()) +
+                                " bundles; instruction memory holds " +
                                 std::to_string(m_spec.imem_bundles));
   if (!m_smem.empty()) p.data.push_back(isa::DataSegment{isa::Space::Smem, 0, m_smem});
   for (const isa::DataSegment& d : m_data) p.data.push_back(d);

@@ -8,10 +8,10 @@
 // appended whole; they use vector memory from row 0 and flags 0..2 and leave every flag at 0.
 #pragma once
 
-#include <cstdint>
-#include <map>
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "compiler/emitter.h"
@@ -21,7 +21,7 @@
 namespace tessera::compiler {
 
 inline constexpr int kRegZero = 0;
-inline constexpr int kRegStride = 28;   // s28, s29: strides of strided loads
+inline constexpr int kRegStride = 28;  // s28, s29: strides of strided loads
 inline constexpr int kRegStride2 = 29;
 inline constexpr int kConstRegs = 8;
 inline constexpr int kRegLoopOuter = 31;  // s31, s30: counters of loop_begin / loop_end

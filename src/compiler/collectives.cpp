@@ -2,11 +2,10 @@
 
 #include <bit>
 
-#include "compiler/collectives_torus.h"
-
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "compiler/collectives_torus.h"
 #include "isa/assembler.h"
 #include "numerics/reduce.h"
 
@@ -58,7 +57,9 @@ class Gen {
     wrap_down(kNext);
     line(fmt::format("saddi {}, {}, -1", kPrev, kPid));
     wrap_up(kPrev);
-    const std::string op = k >= n - 1 ? "xsend" : m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add";
+    const std::string op = k >= n - 1                              ? "xsend"
+                           : m_spec.combine == core::XCombine::Max ? "xsend.max"
+                                                                   : "xsend.add";
     for (int c = 0; c < m_chunks; ++c) {
       const bool forward = c % m_spec.directions == 0;
       const int back = k % n == 0 ? 0 : k % n - n;  // (p + k) mod n = p + back (+ n when negative)
@@ -163,7 +164,9 @@ uint32_t combine_words(core::XCombine c, uint32_t local, uint32_t received) {
   return std::bit_cast<uint32_t>(c == core::XCombine::Max ? numerics::fmax_ieee(a, b) : a + b);
 }
 
-const char* algorithm_name(CollectiveAlgorithm a) { return a == CollectiveAlgorithm::kTorus ? "torus" : "ring"; }
+const char* algorithm_name(CollectiveAlgorithm a) {
+  return a == CollectiveAlgorithm::kTorus ? "torus" : "ring";
+}
 
 CollectiveAlgorithm algorithm_from_name(const std::string& name, const std::string& where) {
   if (name == "ring") return CollectiveAlgorithm::kRing;
@@ -192,16 +195,22 @@ std::pair<uint32_t, uint32_t> split_range(uint32_t total, int parts, int i) {
 }
 
 void validate(const CollectiveSpec& spec) {
-  if (spec.processors < 1) throw Error("collective.processors", fmt::format("{}: need at least 1", spec.processors));
-  if (spec.rings < 1 || spec.rings > 6) throw Error("collective.rings", fmt::format("{}: must be 1..6", spec.rings));
+  if (spec.processors < 1)
+    throw Error("collective.processors", fmt::format("{}: need at least 1", spec.processors));
+  if (spec.rings < 1 || spec.rings > 6)
+    throw Error("collective.rings", fmt::format("{}: must be 1..6", spec.rings));
   if (spec.directions < 1 || spec.directions > 2)
     throw Error("collective.directions", fmt::format("{}: must be 1 or 2", spec.directions));
   static_assert(6 * 2 <= kMaxChunks);
   if (spec.root < 0 || spec.root >= spec.processors)
-    throw Error("collective.root", fmt::format("{} is not a processor (0..{})", spec.root, spec.processors - 1));
-  if (spec.combine == core::XCombine::Store) throw Error("collective.combine", "all-reduce needs add or max");
-  if (spec.algorithm == CollectiveAlgorithm::kTorus) validate_torus(spec);
-  else if (!spec.grid.empty()) throw Error("collective.grid", "only the torus algorithm takes a grid");
+    throw Error("collective.root",
+                fmt::format("{} is not a processor (0..{})", spec.root, spec.processors - 1));
+  if (spec.combine == core::XCombine::Store)
+    throw Error("collective.combine", "all-reduce needs add or max");
+  if (spec.algorithm == CollectiveAlgorithm::kTorus)
+    validate_torus(spec);
+  else if (!spec.grid.empty())
+    throw Error("collective.grid", "only the torus algorithm takes a grid");
 }
 
 std::string collective_asm(const CollectiveSpec& spec) {
@@ -214,7 +223,8 @@ std::string collective_asm(const CollectiveSpec& spec) {
 std::string collective_asm_for(const CollectiveSpec& spec, int processor) {
   validate(spec);
   if (processor < 0 || processor >= spec.processors)
-    throw Error("collective", fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
+    throw Error("collective",
+                fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
   const std::string pid_line = fmt::format("sli {}, {}", kPid, processor);
   if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_asm(spec, pid_line);
   return Gen(spec).program(pid_line);
@@ -222,35 +232,45 @@ std::string collective_asm_for(const CollectiveSpec& spec, int processor) {
 
 int collective_steps(const CollectiveSpec& spec) {
   validate(spec);
-  if (spec.kind != CollectiveKind::kAllReduce) throw Error("collective", "single supersteps exist for the all-reduce only");
+  if (spec.kind != CollectiveKind::kAllReduce)
+    throw Error("collective", "single supersteps exist for the all-reduce only");
   return collective_supersteps(spec);
 }
 
 std::string collective_step_asm(const CollectiveSpec& spec, int step, int processor) {
   const int steps = collective_steps(spec);
-  if (step < 0 || step >= steps) throw Error("collective", fmt::format("superstep {} outside 0..{}", step, steps - 1));
+  if (step < 0 || step >= steps)
+    throw Error("collective", fmt::format("superstep {} outside 0..{}", step, steps - 1));
   if (processor >= spec.processors)
-    throw Error("collective", fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
-  const std::string pid_line =
-      processor < 0 ? fmt::format("smfsr {}, %pid", kPid) : fmt::format("sli {}, {}", kPid, processor);
-  if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_step_asm(spec, pid_line, step);
+    throw Error("collective",
+                fmt::format("processor {} outside 0..{}", processor, spec.processors - 1));
+  const std::string pid_line = processor < 0 ? fmt::format("smfsr {}, %pid", kPid)
+                                             : fmt::format("sli {}, {}", kPid, processor);
+  if (spec.algorithm == CollectiveAlgorithm::kTorus)
+    return torus_allreduce_step_asm(spec, pid_line, step);
   return Gen(spec).step(pid_line, step);
 }
 
-isa::Program collective_program(const CollectiveSpec& spec) { return isa::assemble(collective_asm(spec), "<collective>"); }
+isa::Program collective_program(const CollectiveSpec& spec) {
+  return isa::assemble(collective_asm(spec), "<collective>");
+}
 
 isa::Program collective_program_for(const CollectiveSpec& spec, int processor) {
-  isa::Program p = isa::assemble(collective_asm_for(spec, processor), fmt::format("<collective p{}>", processor));
+  isa::Program p = isa::assemble(collective_asm_for(spec, processor),
+                                 fmt::format("<collective p{}>", processor));
   p.index = static_cast<uint32_t>(processor);
   return p;
 }
 
-std::vector<uint32_t> collective_reference(const CollectiveSpec& spec, const std::vector<std::vector<uint32_t>>& inputs) {
+std::vector<uint32_t> collective_reference(const CollectiveSpec& spec,
+                                           const std::vector<std::vector<uint32_t>>& inputs) {
   validate(spec);
   const int n = spec.processors;
-  if (static_cast<int>(inputs.size()) != n) throw Error("collective_reference", "one input per processor");
+  if (static_cast<int>(inputs.size()) != n)
+    throw Error("collective_reference", "one input per processor");
   for (const auto& in : inputs)
-    if (in.size() != spec.words) throw Error("collective_reference", "every input has `words` words");
+    if (in.size() != spec.words)
+      throw Error("collective_reference", "every input has `words` words");
   if (spec.kind == CollectiveKind::kBroadcast) return inputs[static_cast<size_t>(spec.root)];
   if (spec.algorithm == CollectiveAlgorithm::kTorus) return torus_allreduce_reference(spec, inputs);
   std::vector<uint32_t> out(spec.words, 0);

@@ -69,14 +69,15 @@ inline constexpr int kMaxTorusProcessors = 32768;
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   int processors = 1;
-  uint32_t base = 0;   // vmem word address of the vector
-  uint32_t words = 0;  // vector length in words
+  uint32_t base = 0;                             // vmem word address of the vector
+  uint32_t words = 0;                            // vector length in words
   core::XCombine combine = core::XCombine::Add;  // all-reduce: Add or Max
-  int rings = 1;       // virtual rings per direction (1..6)
-  int directions = 1;  // 1 or 2
-  int root = 0;        // broadcast
+  int rings = 1;                                 // virtual rings per direction (1..6)
+  int directions = 1;                            // 1 or 2
+  int root = 0;                                  // broadcast
   // Embedding the code in a larger program (compiler/data_parallel.h): every label is prefixed
-  // with `label_prefix`, and with halt = false the code falls through at its end instead of halting.
+  // with `label_prefix`, and with halt = false the code falls through at its end instead of
+  // halting.
   std::string label_prefix;
   bool halt = true;
   // Ring steps end in `xsync` ... `xwait` instead of `sync` (core/exchange.h): the next step's
@@ -101,7 +102,8 @@ void validate(const CollectiveSpec& spec);
 std::string collective_asm(const CollectiveSpec& spec);
 std::string collective_asm_for(const CollectiveSpec& spec, int processor);
 isa::Program collective_program(const CollectiveSpec& spec);
-isa::Program collective_program_for(const CollectiveSpec& spec, int processor);  // index word = processor
+isa::Program collective_program_for(const CollectiveSpec& spec,
+                                    int processor);  // index word = processor
 
 // The all-reduce one superstep at a time, for code that puts other work between its supersteps
 // (compiler/data_parallel.h, bucketed overlap): collective_steps() = collective_supersteps()
@@ -117,7 +119,8 @@ std::string collective_step_asm(const CollectiveSpec& spec, int step, int proces
 
 // Host reference: the vector every processor holds afterwards, given each processor's vector
 // (inputs[p], `words` words each). Same combine order as the programs (see above).
-std::vector<uint32_t> collective_reference(const CollectiveSpec& spec, const std::vector<std::vector<uint32_t>>& inputs);
+std::vector<uint32_t> collective_reference(const CollectiveSpec& spec,
+                                           const std::vector<std::vector<uint32_t>>& inputs);
 
 // The combine of the collectives: local (the receiver's word) combined with received (fp32 bits).
 uint32_t combine_words(core::XCombine c, uint32_t local, uint32_t received);

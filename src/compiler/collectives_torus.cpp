@@ -12,13 +12,15 @@ namespace {
 
 // Scalar registers of the generated code.
 constexpr const char* kPid = "s1";
-constexpr const char* kCoord = "s2";  // the processor's coordinate a_i; a temporary in the ring steps
+constexpr const char* kCoord =
+    "s2";  // the processor's coordinate a_i; a temporary in the ring steps
 constexpr const char* kNext = "s3";
 constexpr const char* kPrev = "s4";
 constexpr const char* kTmp = "s5";
 constexpr const char* kSteps = "s6";
-constexpr int kFirstFragmentReg = 10;                     // s10..s21: each chunk's sub-segment index
-constexpr const char* kSegment[2] = {"s22", "s23"};       // first base fragment of the segment, per direction
+constexpr int kFirstFragmentReg = 10;  // s10..s21: each chunk's sub-segment index
+constexpr const char* kSegment[2] = {"s22",
+                                     "s23"};  // first base fragment of the segment, per direction
 
 // floor(x / divisor) for 0 <= x < 2^bits as (x * m) >> k in 32-bit registers (Granlund-Montgomery):
 // with k = bits + ceil(log2 divisor) and m = ceil(2^k / divisor), e = m * divisor - 2^k < divisor,
@@ -32,8 +34,10 @@ Magic magic(int divisor, int bits) {
   int log = 0;
   while ((1 << log) < divisor) ++log;
   const int k = bits + log;
-  const uint64_t m = ((uint64_t{1} << k) + static_cast<uint64_t>(divisor) - 1) / static_cast<uint64_t>(divisor);
-  TESSERA_CHECK(((uint64_t{1} << bits) - 1) * m < (uint64_t{1} << 31), "torus index arithmetic fits 31 bits");
+  const uint64_t m =
+      ((uint64_t{1} << k) + static_cast<uint64_t>(divisor) - 1) / static_cast<uint64_t>(divisor);
+  TESSERA_CHECK(((uint64_t{1} << bits) - 1) * m < (uint64_t{1} << 31),
+                "torus index arithmetic fits 31 bits");
   return {static_cast<uint32_t>(m), k};
 }
 
@@ -56,16 +60,17 @@ class TorusGen {
     return m_out;
   }
 
-  // Superstep `superstep` of program() alone, self-contained (collective_step_asm): straight-line code
-  // that recomputes from the index everything program() carries between supersteps (the phase's
-  // coordinate and neighbours, each direction's segment start, each chunk's sub-segment) and sends
-  // what that superstep sends, without the sync. Phases: the reduce-scatters of the dimensions
-  // larger than 1 in order, then their all-gathers in reverse, d_i - 1 supersteps each.
+  // Superstep `superstep` of program() alone, self-contained (collective_step_asm): straight-line
+  // code that recomputes from the index everything program() carries between supersteps (the
+  // phase's coordinate and neighbours, each direction's segment start, each chunk's sub-segment)
+  // and sends what that superstep sends, without the sync. Phases: the reduce-scatters of the
+  // dimensions larger than 1 in order, then their all-gathers in reverse, d_i - 1 supersteps each.
   std::string step(const std::string& pid_line, int superstep) {
     std::vector<std::pair<int, bool>> phases;  // (dimension, all-gather)
     for (int i = 0; i < static_cast<int>(m_dims.size()); ++i)
       if (dim(i) > 1) phases.emplace_back(i, false);
-    for (int p = static_cast<int>(phases.size()) - 1; p >= 0; --p) phases.emplace_back(phases[static_cast<size_t>(p)].first, true);
+    for (int p = static_cast<int>(phases.size()) - 1; p >= 0; --p)
+      phases.emplace_back(phases[static_cast<size_t>(p)].first, true);
     int t = superstep;  // becomes the ring step within the superstep's phase
     size_t at = 0;
     while (t >= dim(phases[at].first) - 1) t -= dim(phases[at++].first) - 1;
@@ -93,7 +98,9 @@ class TorusGen {
       const int start = gather ? (forward ? 1 : -1) : 0;
       plus_mod(frag(c), kCoord, (((start + (forward ? -t : t)) % d) + d) % d, d);
     }
-    const std::string op = gather ? "xsend" : m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add";
+    const std::string op = gather                                  ? "xsend"
+                           : m_spec.combine == core::XCombine::Max ? "xsend.max"
+                                                                   : "xsend.add";
     for (int c = 0; c < m_chunks; ++c) send(c, i, c % m_spec.directions == 0 ? kNext : kPrev, op);
     return m_out;
   }
@@ -141,8 +148,8 @@ class TorusGen {
   void plus_mod(const std::string& dst, const std::string& src, int offset, int d) {
     const char* tmp = dst == kTmp ? "s9" : kTmp;
     line(fmt::format("saddi {}, {}, {}", dst, src, offset));  // < 2d
-    line(fmt::format("sslti {}, {}, {}", tmp, dst, d));        // 1 if already below d
-    line(fmt::format("saddi {}, {}, -1", tmp, tmp));           // 0 or -1
+    line(fmt::format("sslti {}, {}, {}", tmp, dst, d));       // 1 if already below d
+    line(fmt::format("saddi {}, {}, -1", tmp, tmp));          // 0 or -1
     line(fmt::format("smuli {}, {}, {}", tmp, tmp, d));
     line(fmt::format("sadd {}, {}, {}", dst, dst, tmp));
   }
@@ -150,8 +157,10 @@ class TorusGen {
   // kCoord = a_i = (p / stride_i) mod d_i.
   void coordinate(int i) {
     const int d = dim(i), s = stride(i);
-    if (s == 1) line(fmt::format("smov {}, {}", kCoord, kPid));
-    else divide(kCoord, kPid, s);
+    if (s == 1)
+      line(fmt::format("smov {}, {}", kCoord, kPid));
+    else
+      divide(kCoord, kPid, s);
     if (sub(i) > 1) {  // higher coordinates present: take the remainder
       divide(kTmp, kCoord, d);
       line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d));
@@ -178,7 +187,8 @@ class TorusGen {
 
   // Phase i's reduce-scatter: sub-segment a_i first, then round the dimension-i ring; afterwards
   // each direction's segment start moves to the kept sub-segment (the fragment register of that
-  // direction's first chunk holds it: a_i - (d-1) = a_i + 1 forward, a_i + (d-1) = a_i - 1 backward).
+  // direction's first chunk holds it: a_i - (d-1) = a_i + 1 forward, a_i + (d-1) = a_i - 1
+  // backward).
   void reduce_scatter(int i) {
     coordinate_and_neighbours(i);
     for (int c = 0; c < m_chunks; ++c) line(fmt::format("smov {}, {}", frag(c), kCoord));
@@ -196,12 +206,15 @@ class TorusGen {
     const char* kept[2] = {"s7", "s8"};
     for (int d = 0; d < m_spec.directions; ++d) {
       line(fmt::format("saddi {}, {}, {}", kept[d], kCoord, d == 0 ? 1 : -1));
-      if (d == 0) wrap_down(kept[d], dim(i));
-      else wrap_up(kept[d], dim(i));
+      if (d == 0)
+        wrap_down(kept[d], dim(i));
+      else
+        wrap_up(kept[d], dim(i));
       line(fmt::format("smuli {}, {}, {}", kTmp, kept[d], sub(i)));
       line(fmt::format("ssub {}, {}, {}", kSegment[d], kSegment[d], kTmp));
     }
-    for (int c = 0; c < m_chunks; ++c) line(fmt::format("smov {}, {}", frag(c), kept[c % m_spec.directions]));
+    for (int c = 0; c < m_chunks; ++c)
+      line(fmt::format("smov {}, {}", frag(c), kept[c % m_spec.directions]));
     ring(i, "ag", "xsend");
   }
 
@@ -226,8 +239,10 @@ class TorusGen {
 
   void next_fragment(int c, int d) {
     line(fmt::format("saddi {}, {}, {}", frag(c), frag(c), c % m_spec.directions == 0 ? -1 : 1));
-    if (c % m_spec.directions == 0) wrap_up(frag(c), d);
-    else wrap_down(frag(c), d);
+    if (c % m_spec.directions == 0)
+      wrap_up(frag(c), d);
+    else
+      wrap_down(frag(c), d);
   }
 
   // Sends sub-segment frag(c) of chunk c's segment to `to` with `op`: base fragments
@@ -267,32 +282,36 @@ std::vector<int> torus_dims(const CollectiveSpec& spec) {
 
 void validate_torus(const CollectiveSpec& spec) {
   if (spec.kind != CollectiveKind::kAllReduce)
-    throw Error("collective.algorithm", "torus is an all-reduce algorithm; all-gather and broadcast use ring");
+    throw Error("collective.algorithm",
+                "torus is an all-reduce algorithm; all-gather and broadcast use ring");
   int64_t product = 1;
   std::string shape;
   const std::vector<int> dims = torus_dims(spec);
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 1) throw Error("collective.grid", fmt::format("dimension {} is {}: must be at least 1", i, dims[i]));
+    if (dims[i] < 1)
+      throw Error("collective.grid",
+                  fmt::format("dimension {} is {}: must be at least 1", i, dims[i]));
     product *= dims[i];
     if (product > kMaxTorusProcessors) break;
     shape += (i > 0 ? " x " : "") + std::to_string(dims[i]);
   }
   if (product != spec.processors)
     throw Error("collective.grid", product > kMaxTorusProcessors
-                                       ? fmt::format("more than {} processors, the spec has {}", kMaxTorusProcessors,
-                                                     spec.processors)
-                                       : fmt::format("{} = {} processors, the spec has {}", shape, product,
-                                                     spec.processors));
+                                       ? fmt::format("more than {} processors, the spec has {}",
+                                                     kMaxTorusProcessors, spec.processors)
+                                       : fmt::format("{} = {} processors, the spec has {}", shape,
+                                                     product, spec.processors));
   if (spec.processors > kMaxTorusProcessors)
-    throw Error("collective.processors",
-                fmt::format("{}: the torus all-reduce indexes at most {}", spec.processors, kMaxTorusProcessors));
+    throw Error("collective.processors", fmt::format("{}: the torus all-reduce indexes at most {}",
+                                                     spec.processors, kMaxTorusProcessors));
 }
 
 std::string torus_allreduce_asm(const CollectiveSpec& spec, const std::string& pid_line) {
   return TorusGen(spec).program(pid_line);
 }
 
-std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line, int step) {
+std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line,
+                                     int step) {
   return TorusGen(spec).step(pid_line, step);
 }
 
@@ -301,8 +320,12 @@ std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,
   const std::vector<int> dims = torus_dims(spec);
   const int k = static_cast<int>(dims.size()), n = spec.processors;
   std::vector<int> stride(static_cast<size_t>(k), 1), sub(static_cast<size_t>(k), 1);
-  for (int i = 1; i < k; ++i) stride[static_cast<size_t>(i)] = stride[static_cast<size_t>(i - 1)] * dims[static_cast<size_t>(i - 1)];
-  for (int i = k - 2; i >= 0; --i) sub[static_cast<size_t>(i)] = sub[static_cast<size_t>(i + 1)] * dims[static_cast<size_t>(i + 1)];
+  for (int i = 1; i < k; ++i)
+    stride[static_cast<size_t>(i)] =
+        stride[static_cast<size_t>(i - 1)] * dims[static_cast<size_t>(i - 1)];
+  for (int i = k - 2; i >= 0; --i)
+    sub[static_cast<size_t>(i)] =
+        sub[static_cast<size_t>(i + 1)] * dims[static_cast<size_t>(i + 1)];
   std::vector<uint32_t> out(spec.words, 0);
   std::vector<int> digit(static_cast<size_t>(k));
   bool forward = true;
@@ -310,7 +333,8 @@ std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,
   // R_i over the dimension-i ring whose higher coordinates sum to `offset` (collectives.h).
   std::function<uint32_t(int, int)> fold = [&](int i, int offset) -> uint32_t {
     if (i < 0) return inputs[static_cast<size_t>(offset)][e];
-    const int d = dims[static_cast<size_t>(i)], f = digit[static_cast<size_t>(i)], s = stride[static_cast<size_t>(i)];
+    const int d = dims[static_cast<size_t>(i)], f = digit[static_cast<size_t>(i)],
+              s = stride[static_cast<size_t>(i)];
     uint32_t acc = fold(i - 1, offset + f * s);
     for (int t = 1; t < d; ++t) {
       const int a = forward ? (f + t) % d : (f - t + d) % d;

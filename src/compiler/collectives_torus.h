@@ -23,7 +23,8 @@ std::string torus_allreduce_asm(const CollectiveSpec& spec, const std::string& p
 
 // Superstep `step` (0 <= step < collective_supersteps(spec)) alone: collective_step_asm's contract.
 // Registers s1..s23.
-std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line, int step);
+std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line,
+                                     int step);
 
 // Host reference in the defined order (collectives.h).
 std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,

@@ -9,7 +9,9 @@
 
 namespace tessera::compiler {
 
-std::vector<std::string> pass_names() { return {"autodiff", "plan-hbm", "lower"}; }
+std::vector<std::string> pass_names() {
+  return {"autodiff", "plan-hbm", "lower"};
+}
 
 namespace {
 
@@ -25,11 +27,13 @@ void dump(const Pipeline& p, const std::string& pass) {
 
 }  // namespace
 
-CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec, const CompileOptions& options) {
+CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
+                        const CompileOptions& options) {
   if (!options.dump_after.empty() && options.dump_after != "all") {
     const auto names = pass_names();
     if (std::find(names.begin(), names.end(), options.dump_after) == names.end())
-      throw Error("compile", "unknown pass '" + options.dump_after + "' for --dump-after (passes: autodiff, plan-hbm, lower)");
+      throw Error("compile", "unknown pass '" + options.dump_after +
+                                 "' for --dump-after (passes: autodiff, plan-hbm, lower)");
   }
   if (options.batch < 1) throw Error("compile", "batch must be >= 1");
   Pipeline p;
@@ -48,8 +52,9 @@ CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spe
 
 std::string stats_json(const CompileStats& s) {
   std::ostringstream os;
-  os << "{\"bundles\": " << s.bundles << ", \"kernels\": " << s.kernels << ", \"gemms\": " << s.gemms
-     << ", \"hbm_words\": " << s.hbm_words << ", \"transient_words\": " << s.transient_words
+  os << "{\"bundles\": " << s.bundles << ", \"kernels\": " << s.kernels
+     << ", \"gemms\": " << s.gemms << ", \"hbm_words\": " << s.hbm_words
+     << ", \"transient_words\": " << s.transient_words
      << ", \"transient_unshared_words\": " << s.transient_unshared_words
      << ", \"vmem_peak_rows\": " << s.vmem_peak_rows << ", \"smem_words\": " << s.smem_words
      << ", \"mxu_macs\": " << s.mxu_macs << "}";

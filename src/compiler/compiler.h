@@ -4,7 +4,8 @@
 // Pipeline (one pass per file, the IR verified after each; --dump-after=PASS prints it):
 //   autodiff      graph::build_training_graph (training only)          pass_autodiff.cpp
 //   plan-hbm      HBM addresses: persistent (inputs, parameters, optimizer state, per-step
-//                 scalars) and transient values with live ranges and first-fit reuse  pass_plan_hbm.cpp
+//                 scalars) and transient values with live ranges and first-fit reuse
+//                 pass_plan_hbm.cpp
 //   lower         one kernel per graph node (GEMMs from kernels/gemm, vector kernels from
 //                 kernels*.cpp), then the optimizer update per parameter          pass_lower.cpp
 //   schedule      the emitter's list scheduling into bundles, DMA descriptors, halt  (codegen.cpp)
@@ -46,13 +47,13 @@ struct CompileOptions {
   // CompiledProgram::kernel_first marks clean cuts (no bundle holds instructions of two kernels;
   // the kernels hand no register but s0 to later code).
   bool kernel_barriers = false;
-  std::string dump_after;       // pass name, "all" or empty
+  std::string dump_after;        // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
 
 struct HbmTensor {
   std::string name;
-  int64_t hbm = 0;   // word address
+  int64_t hbm = 0;  // word address
   int64_t words = 0;
 };
 
@@ -60,12 +61,12 @@ struct CompileStats {
   int64_t bundles = 0;
   int64_t kernels = 0;
   int64_t gemms = 0;
-  int64_t hbm_words = 0;         // peak HBM footprint
-  int64_t transient_words = 0;   // of which live-range planned values
+  int64_t hbm_words = 0;                 // peak HBM footprint
+  int64_t transient_words = 0;           // of which live-range planned values
   int64_t transient_unshared_words = 0;  // what they would need without reuse
-  int64_t vmem_peak_rows = 0;    // largest vector-memory footprint of a kernel
+  int64_t vmem_peak_rows = 0;            // largest vector-memory footprint of a kernel
   int64_t smem_words = 0;
-  int64_t mxu_macs = 0;          // multiply-accumulates of the GEMMs (unpadded)
+  int64_t mxu_macs = 0;  // multiply-accumulates of the GEMMs (unpadded)
 };
 
 // Adam on the unit (pass_plan_hbm.cpp, pass_lower.cpp): the parameters are one contiguous theta
@@ -97,11 +98,11 @@ struct CompiledProgram {
   int64_t optimizer_first_bundle = -1;
   // The MXU kernels' bundle ranges with their layer and phase, in program order (mxu_regions.h).
   std::vector<MxuRegion> mxu_regions;
-  // Training with CompileOptions::kernel_barriers (else empty): kernel_first[i] = the first bundle of
-  // graph node i's kernel (nodes in graph order; kernel_first[nodes] = the end of the last one; a
-  // clean cut for i > min(grad_kernel)), and
-  // grad_kernel[j] = the node after whose kernel the gradient of params[j] is final in HBM (its
-  // producer; the DMA writing it may still be in flight, DMAs complete in issue order).
+  // Training with CompileOptions::kernel_barriers (else empty): kernel_first[i] = the first bundle
+  // of graph node i's kernel (nodes in graph order; kernel_first[nodes] = the end of the last one;
+  // a clean cut for i > min(grad_kernel)), and grad_kernel[j] = the node after whose kernel the
+  // gradient of params[j] is final in HBM (its producer; the DMA writing it may still be in flight,
+  // DMAs complete in issue order).
   std::vector<int64_t> kernel_first;
   std::vector<int> grad_kernel;
   // The kind of tensor each HBM word holds per bundle range (compiler/hbm_roles.h), for the
@@ -113,7 +114,8 @@ struct CompiledProgram {
 // The pass names, in order (for --dump-after).
 std::vector<std::string> pass_names();
 
-CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec, const CompileOptions& options);
+CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
+                        const CompileOptions& options);
 
 std::string stats_json(const CompileStats& s);
 

@@ -8,11 +8,11 @@
 //   main     bundles [0, optimizer_first_bundle) of the step (forward, loss, backward) unchanged;
 //   reduce   for each chunk of the gradient region (at most `chunk_words` words; vector memory from
 //            word 0 holds it): DMA HBM -> vmem (flag kAllReduceFlag), multiply every word by this
-//            image's weight w = shard / global_batch (fp32, one rounding), the all-reduce (ring or torus) of
-//            compiler/collectives.h (sum; index-driven, the same code for every processor), DMA
-//            vmem -> HBM. So every processor then holds sum_p w_p g_p: the gradient of the mean
-//            loss over the global batch (each g_p is the mean over its shard), reduced in the
-//            collective's defined order;
+//            image's weight w = shard / global_batch (fp32, one rounding), the all-reduce (ring or
+//            torus) of compiler/collectives.h (sum; index-driven, the same code for every
+//            processor), DMA vmem -> HBM. So every processor then holds sum_p w_p g_p: the gradient
+//            of the mean loss over the global batch (each g_p is the mean over its shard), reduced
+//            in the collective's defined order;
 //   update   the step's optimizer section (branch targets relocated), ending in halt.
 // The main part ends with every gradient in HBM and no DMA in flight, and the update reloads
 // everything it uses from HBM, so the reduce code may use any scalar and vector registers and all
@@ -32,8 +32,8 @@
 //            after the kernel of the last gradient it holds.
 //   region   every bucket has its own whole vector registers at the top of vector memory: R rows
 //            in all (bucket_step_spec: the gradient in whole vector registers plus one register
-//            per parameter for the padding). The step is compiled for a core without them, so no kernel
-//            touches the region, and with CompileOptions::kernel_barriers, so the kernel
+//            per parameter for the padding). The step is compiled for a core without them, so no
+//            kernel touches the region, and with CompileOptions::kernel_barriers, so the kernel
 //            boundaries are clean cuts after which no register but s0 is live.
 //   a bucket = start (DMA each piece HBM -> its place in the region, flag kAllReduceFlag, waited;
 //            multiply by the weight as above), the 2(n-1) supersteps of the ring all-reduce over
@@ -70,7 +70,8 @@
 
 namespace tessera::compiler {
 
-inline constexpr int kAllReduceFlag = 16;  // not used by the compiler's DMAs (0..2) or the Adam unit (8)
+inline constexpr int kAllReduceFlag =
+    16;  // not used by the compiler's DMAs (0..2) or the Adam unit (8)
 
 struct AllReduceOptions {
   int processors = 1;
@@ -94,9 +95,9 @@ struct AllReduceOptions {
 // Bundle ranges of the parts in a data-parallel image.
 struct DataParallelImage {
   isa::Program program;
-  int64_t reduce_first = 0;  // first bundle of the reduce part
-  int64_t update_first = 0;  // first bundle of the optimizer update
-  int buckets = 0;              // bucketed: the number of buckets
+  int64_t reduce_first = 0;       // first bundle of the reduce part
+  int64_t update_first = 0;       // first bundle of the optimizer update
+  int buckets = 0;                // bucketed: the number of buckets
   int overlapped_supersteps = 0;  // bucketed: supersteps issued between backward kernels
 };
 
@@ -108,16 +109,18 @@ core::CoreSpec bucket_step_spec(const core::CoreSpec& spec, int64_t gradient_wor
 
 // Builds the image (see above). Errors: the step has no persistent gradient region or no optimizer
 // section; shard < 1 or > global_batch; processors < 1.
-DataParallelImage data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o);
+DataParallelImage data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
+                                     const AllReduceOptions& o);
 // The bucketed image (bucket_words > 0); data_parallel_step calls it. Further errors: the step was
 // not compiled with kernel_barriers, its kernels use rows of the bucket region, a branch crosses a
 // kernel boundary that receives code.
-DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
+DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step,
+                                              const core::CoreSpec& spec,
                                               const AllReduceOptions& o);
 
 // Assembly text of the reduce part alone (ending without halt; labels prefixed "ar"), for
 // `grad_hbm`/`grad_words`; the weight is the fp32 value `weight`.
-std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float weight, const core::CoreSpec& spec,
-                                   const AllReduceOptions& o);
+std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float weight,
+                                   const core::CoreSpec& spec, const AllReduceOptions& o);
 
 }  // namespace tessera::compiler

@@ -12,18 +12,26 @@ namespace tessera::compiler {
 
 namespace {
 
-int file_index(char f) { return f == 's' ? 0 : f == 'v' ? 1 : 2; }
+int file_index(char f) {
+  return f == 's' ? 0 : f == 'v' ? 1 : 2;
+}
 
 int field(const isa::Instr& in, char f) {
   switch (f) {
-    case 'D': return in.d;
-    case 'A': return in.a;
-    case 'B': return in.b;
-    default: return in.c;
+    case 'D':
+      return in.d;
+    case 'A':
+      return in.a;
+    case 'B':
+      return in.b;
+    default:
+      return in.c;
   }
 }
 
-bool slot_in_class(int slot, isa::SlotClass cls) { return isa::kSlotClass[static_cast<size_t>(slot)] == cls; }
+bool slot_in_class(int slot, isa::SlotClass cls) {
+  return isa::kSlotClass[static_cast<size_t>(slot)] == cls;
+}
 
 // DMA requests and waits share one order (a wait must follow the DMAs it waits for).
 bool has_label(isa::Opcode op) {
@@ -32,7 +40,9 @@ bool has_label(isa::Opcode op) {
   return false;
 }
 
-size_t order_key(isa::Unit u) { return static_cast<size_t>(u == isa::Unit::Sync ? isa::Unit::Dma : u); }
+size_t order_key(isa::Unit u) {
+  return static_cast<size_t>(u == isa::Unit::Sync ? isa::Unit::Dma : u);
+}
 
 }  // namespace
 
@@ -44,7 +54,8 @@ std::vector<RegUse> reg_uses(const isa::Instr& in) {
   for (size_t i = 0; i + 1 < sig.size(); ++i) {
     const char f = sig[i];
     const char x = sig[i + 1];
-    if ((f != 's' && f != 'v' && f != 'm') || (x != 'D' && x != 'A' && x != 'B' && x != 'C')) continue;
+    if ((f != 's' && f != 'v' && f != 'm') || (x != 'D' && x != 'A' && x != 'B' && x != 'C'))
+      continue;
     if (i > 0 && sig[i - 1] != ',' && sig[i - 1] != '[') continue;
     out.push_back(RegUse{f, field(in, x), x == 'D' && !dma});
   }
@@ -60,8 +71,12 @@ Emitter::Emitter(const core::CoreSpec& spec) : m_spec(spec) {
   m_unit_last.fill(0);
 }
 
-int64_t& Emitter::ready(char file, int index) { return m_ready[file_index(file)].at(static_cast<size_t>(index)); }
-int64_t& Emitter::last_read(char file, int index) { return m_read[file_index(file)].at(static_cast<size_t>(index)); }
+int64_t& Emitter::ready(char file, int index) {
+  return m_ready[file_index(file)].at(static_cast<size_t>(index));
+}
+int64_t& Emitter::last_read(char file, int index) {
+  return m_read[file_index(file)].at(static_cast<size_t>(index));
+}
 
 bool Emitter::slot_free(int64_t at, isa::SlotClass cls) const {
   if (at >= size()) return true;
@@ -163,7 +178,8 @@ void Emitter::append(const std::vector<isa::Bundle>& code) {
 std::vector<isa::Bundle> Emitter::finish() const {
   std::vector<isa::Bundle> out;
   out.reserve(m_bundles.size() + 1);
-  std::vector<int32_t> new_index(m_bundles.size() + 1);  // an empty bundle maps to the next kept one
+  std::vector<int32_t> new_index(m_bundles.size() +
+                                 1);  // an empty bundle maps to the next kept one
   for (size_t i = 0; i < m_bundles.size(); ++i) {
     new_index[i] = static_cast<int32_t>(out.size());
     if (m_bundles[i] != isa::Bundle{}) out.push_back(m_bundles[i]);

@@ -34,7 +34,8 @@ HbmKind kind_of(uint8_t dep) {
 
 }  // namespace
 
-std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_t>& kernel_pc, int64_t end_pc) {
+std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_t>& kernel_pc,
+                                     int64_t end_pc) {
   std::vector<core::HbmRole> roles;
   auto whole = [&](const HbmTensor& t, HbmKind kind) {
     if (t.words > 0) roles.push_back(core::HbmRole{0, end_pc, t.hbm, t.words, kind});
@@ -49,8 +50,11 @@ std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_
     const HbmKind kind = kind_of(dep[static_cast<size_t>(v)]);
     if (kind == HbmKind::kOther) continue;
     const int64_t first = kernel_pc[static_cast<size_t>(std::clamp(range.first, 0, n))];
-    const int64_t end = range.second >= n ? end_pc : kernel_pc[static_cast<size_t>(range.second + 1)];
-    roles.push_back(core::HbmRole{first, end, p.hbm.at(v), std::max<int64_t>(1, graph::num_elements(p.graph.value(v).shape)), kind});
+    const int64_t end =
+        range.second >= n ? end_pc : kernel_pc[static_cast<size_t>(range.second + 1)];
+    roles.push_back(core::HbmRole{first, end, p.hbm.at(v),
+                                  std::max<int64_t>(1, graph::num_elements(p.graph.value(v).shape)),
+                                  kind});
   }
   return roles;
 }

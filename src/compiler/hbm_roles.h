@@ -26,6 +26,7 @@ namespace tessera::compiler {
 
 // kernel_pc[i]: the first bundle of node i's kernel (final program numbering); kernel_pc[n] (n
 // nodes): where the code after the last node starts; end_pc: the program's length.
-std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_t>& kernel_pc, int64_t end_pc);
+std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_t>& kernel_pc,
+                                     int64_t end_pc);
 
 }  // namespace tessera::compiler

@@ -27,24 +27,29 @@ using StreamBody = std::function<std::vector<int>(Codegen&, const std::vector<in
 // `setup` emits the kernel's constants (v0..v7) once per chunk; the top `reserved_top` rows of
 // vector memory are left alone.
 void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t row_len,
-                 const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs, const StreamBody& body,
-                 const std::function<void(Codegen&)>& setup = {}, int64_t reserved_top = 0);
+                 const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs,
+                 const StreamBody& body, const std::function<void(Codegen&)>& setup = {},
+                 int64_t reserved_top = 0);
 
 void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
               int64_t row_len, bool broadcast);
 void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n);
-void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out, int64_t n);
+void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out,
+                    int64_t n);
 
-// x [rows, cols] -> out [cols, rows] through vector memory and the transpose unit (kernels_transpose.cpp).
-void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols);
+// x [rows, cols] -> out [cols, rows] through vector memory and the transpose unit
+// (kernels_transpose.cpp).
+void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                    int64_t cols);
 
 // out[c] = numerics::column_sum over the rows (sublanes = the core's).
-void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols);
+void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                      int64_t cols);
 
 // Softmax cross-entropy (graph/kernels.cpp chip numerics): loss[] = mean over the batch; or the
 // gradient (softmax - onehot) * f32(1/B) (the seed d loss is 1) into grad [B, C].
-void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels, int64_t loss,
-                       int64_t grad, int64_t batch, int64_t classes);
+void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels,
+                       int64_t loss, int64_t grad, int64_t batch, int64_t classes);
 
 // IEEE fp32 a / b (correctly rounded) on the vector unit and the EUP, by Markstein's theorem: with
 // y = eup_rcp(b) (correctly rounded), q0 = a * y, r = fma(-q0, b, a) (exact), q = fma(r, y, q0)
@@ -53,9 +58,10 @@ int emit_divide(Codegen& cg, int a, int b, int rcp_b);
 
 // Optimizer updates in place (numerics/optimizer.h); Adam's per-step scalars {step_f,
 // sqrt_bc2_f} are two fp32 words at `scalars` (written by the host before each step).
-void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, int64_t grad, int64_t n, float lr,
-              float mu);
-void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v, int64_t grad, int64_t n,
-               float b1, float b2, float eps, float omb1, float omb2, int64_t scalars);
+void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, int64_t grad,
+              int64_t n, float lr, float mu);
+void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v,
+               int64_t grad, int64_t n, float b1, float b2, float eps, float omb1, float omb2,
+               int64_t scalars);
 
 }  // namespace tessera::compiler

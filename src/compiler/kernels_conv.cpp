@@ -13,10 +13,13 @@ using isa::Opcode;
 
 namespace {
 
-int64_t vmem_words(const Codegen& cg) { return cg.spec().vmem_rows() * cg.spec().lanes; }
+int64_t vmem_words(const Codegen& cg) {
+  return cg.spec().vmem_rows() * cg.spec().lanes;
+}
 
 std::string sizes(int64_t words, const Codegen& cg) {
-  return std::to_string(words) + " words; vector memory holds " + std::to_string(vmem_words(cg)) + " words";
+  return std::to_string(words) + " words; vector memory holds " + std::to_string(vmem_words(cg)) +
+         " words";
 }
 
 // Takes `words` of scratch at offset `at` (words from scratch.base); returns the HBM address.
@@ -26,8 +29,9 @@ int64_t take(HbmScratch& s, int64_t& at, int64_t words, const std::string& what)
   s.peak = std::max(s.peak, at);
   if (s.base + at > s.limit)
     throw Error("compiler", "tensor '" + what + "' (" + std::to_string(words) +
-                                " words of scratch) does not fit HBM: it needs " + std::to_string((s.base + at) * 4) +
-                                " bytes, the core has " + std::to_string(s.limit * 4));
+                                " words of scratch) does not fit HBM: it needs " +
+                                std::to_string((s.base + at) * 4) + " bytes, the core has " +
+                                std::to_string(s.limit * 4));
   return addr;
 }
 
@@ -37,13 +41,18 @@ struct Placement {
   int64_t n, a, b, c, ap, bp, da, oa, db, ob;
 };
 
-void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst, const Placement& p) {
+void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst,
+                const Placement& p) {
   const int64_t img = p.a * p.b * p.c;
   const int64_t per_chunk = vmem_words(cg) / img;
-  if (per_chunk < 1) throw Error("compiler", "tensor '" + name + "': one image needs " + sizes(img, cg));
-  auto in_range = [](int64_t i, int64_t d, int64_t o, int64_t lim) { return i * d + o >= 0 && i * d + o < lim; };
-  const bool whole = p.da == 1 && p.db == 1 && in_range(0, 1, p.oa, p.ap) && in_range(p.a - 1, 1, p.oa, p.ap) &&
-                     in_range(0, 1, p.ob, p.bp) && in_range(p.b - 1, 1, p.ob, p.bp);
+  if (per_chunk < 1)
+    throw Error("compiler", "tensor '" + name + "': one image needs " + sizes(img, cg));
+  auto in_range = [](int64_t i, int64_t d, int64_t o, int64_t lim) {
+    return i * d + o >= 0 && i * d + o < lim;
+  };
+  const bool whole = p.da == 1 && p.db == 1 && in_range(0, 1, p.oa, p.ap) &&
+                     in_range(p.a - 1, 1, p.oa, p.ap) && in_range(0, 1, p.ob, p.bp) &&
+                     in_range(p.b - 1, 1, p.ob, p.bp);
   int64_t a_lo = 0, a_hi = p.a;  // rows a that land inside [0, Ap)
   while (a_lo < p.a && !in_range(a_lo, p.da, p.oa, p.ap)) ++a_lo;
   while (a_hi > a_lo && !in_range(a_hi - 1, p.da, p.oa, p.ap)) --a_hi;
@@ -56,12 +65,15 @@ void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst, 
     cg.dma(Opcode::DMAHV, 0, src + n0 * img, nn * img);
     cg.wait_dmas();
     if (whole) {
-      const LineDmas d{Opcode::DMAVH2, cg.descriptor(p.a, p.b * p.c, p.b * p.c, p.bp * p.c),
-                       {dst + (p.oa * p.bp + p.ob) * p.c, out_img, 0}, {-n0 * img, img, 0}};
+      const LineDmas d{Opcode::DMAVH2,
+                       cg.descriptor(p.a, p.b * p.c, p.b * p.c, p.bp * p.c),
+                       {dst + (p.oa * p.bp + p.ob) * p.c, out_img, 0},
+                       {-n0 * img, img, 0}};
       emit_line_loops(cg, d, n0, nn, 0, 1);
     } else if (b0 < b1) {
       // Line (n, a): row a of image n, columns [b0, b1), to its dilated place.
-      const LineDmas d{Opcode::DMAVH2, cg.descriptor(b1 - b0, p.c, p.c, p.db * p.c),
+      const LineDmas d{Opcode::DMAVH2,
+                       cg.descriptor(b1 - b0, p.c, p.c, p.db * p.c),
                        {dst + (p.oa * p.bp + b0 * p.db + p.ob) * p.c, out_img, p.da * p.bp * p.c},
                        {b0 * p.c - n0 * img, img, p.b * p.c}};
       emit_line_loops(cg, d, n0, nn, a_lo, a_hi - a_lo);
@@ -72,17 +84,20 @@ void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst, 
 
 // cols[(n, oh, ow), (kh, kw, c)] = xp[n, oh * s + kh, ow * s + kw, c] of the (already padded)
 // xp [N, Hp, Wp, C]; built per chunk of lines (n, oh) in vector memory, one 2-D DMA per (line, kh).
-void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols, const ConvGeom& g, int64_t hp,
-                 int64_t wp, int64_t c, int64_t s) {
+void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols, const ConvGeom& g,
+                 int64_t hp, int64_t wp, int64_t c, int64_t s) {
   const int64_t K = int64_t{g.kh} * g.kw * c, line = int64_t{g.ow} * K, lines = int64_t{g.n} * g.oh;
   const int64_t per_chunk = vmem_words(cg) / line;
   if (per_chunk < 1)
-    throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) + " x " +
-                                std::to_string(K) + ") needs " + sizes(line, cg));
+    throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) +
+                                " x " + std::to_string(K) + ") needs " + sizes(line, cg));
   std::vector<std::array<int64_t, 2>> taps;
   for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * g.kw * c, kh * wp * c});
-  LineDmas d{Opcode::DMAHV2, cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K), {0, g.oh * line, line},
-             {xp, hp * wp * c, s * wp * c}, taps};
+  LineDmas d{Opcode::DMAHV2,
+             cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K),
+             {0, g.oh * line, line},
+             {xp, hp * wp * c, s * wp * c},
+             taps};
   for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
     const int64_t nl = std::min(per_chunk, lines - l0);
     d.dst.base = -l0 * line;
@@ -97,21 +112,25 @@ void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols,
 // `images` matrices [rows, cols] row-major at vector-memory words v + i * v_step -> HBM: element
 // (r, c) of matrix i to dst + i * dst_step + c * ld + r. One element-strided DMA per column or per
 // row, whichever is fewer, in loops over the matrices and those.
-void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t v_step, int64_t dst, int64_t dst_step, int64_t images,
-                             int64_t rows, int64_t cols, int64_t ld) {
+void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t v_step, int64_t dst, int64_t dst_step,
+                             int64_t images, int64_t rows, int64_t cols, int64_t ld) {
   if (cols <= rows) {
-    const LineDmas d{Opcode::DMAVH2, cg.descriptor(rows, 1, cols, 1), {dst, dst_step, ld}, {v, v_step, 1}};
+    const LineDmas d{
+        Opcode::DMAVH2, cg.descriptor(rows, 1, cols, 1), {dst, dst_step, ld}, {v, v_step, 1}};
     emit_line_loops(cg, d, 0, images, 0, cols);
   } else {
-    const LineDmas d{Opcode::DMAVH2, cg.descriptor(cols, 1, 1, ld), {dst, dst_step, 1}, {v, v_step, cols}};
+    const LineDmas d{
+        Opcode::DMAVH2, cg.descriptor(cols, 1, 1, ld), {dst, dst_step, 1}, {v, v_step, cols}};
     emit_line_loops(cg, d, 0, images, 0, rows);
   }
 }
 
 // a [rows, cols] -> at [cols, rows], in chunks of rows.
-void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int64_t at, int64_t rows, int64_t cols) {
+void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int64_t at,
+                            int64_t rows, int64_t cols) {
   const int64_t per_chunk = vmem_words(cg) / cols;
-  if (per_chunk < 1) throw Error("compiler", "tensor '" + name + "': one row needs " + sizes(cols, cg));
+  if (per_chunk < 1)
+    throw Error("compiler", "tensor '" + name + "': one row needs " + sizes(cols, cg));
   for (int64_t r0 = 0; r0 < rows; r0 += per_chunk) {
     const int64_t nr = std::min(per_chunk, rows - r0);
     cg.dma(Opcode::DMAHV, 0, a + r0 * cols, nr * cols);
@@ -122,9 +141,11 @@ void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int
 }
 
 // wf[kh', kw', co, ci] = w[KH-1-kh', KW-1-kw', ci, co].
-void emit_flip_kernel(Codegen& cg, const std::string& name, int64_t w, int64_t wf, const ConvGeom& g) {
+void emit_flip_kernel(Codegen& cg, const std::string& name, int64_t w, int64_t wf,
+                      const ConvGeom& g) {
   const int64_t block = int64_t{g.ci} * g.co, words = int64_t{g.kh} * g.kw * block;
-  if (words > vmem_words(cg)) throw Error("compiler", "tensor '" + name + "': the kernel needs " + sizes(words, cg));
+  if (words > vmem_words(cg))
+    throw Error("compiler", "tensor '" + name + "': the kernel needs " + sizes(words, cg));
   cg.dma(Opcode::DMAHV, 0, w, words);
   cg.wait_dmas();
   // Tap t = kh * KW + kw goes to the flipped tap KH * KW - 1 - t.
@@ -143,8 +164,8 @@ void zero_vmem_footprint(Codegen& cg, const kernels::GemmPlan& plan) {
 }
 
 // The padded input xp of a convolution (x itself when there is no padding).
-int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::string& name, int64_t x,
-                     const ConvGeom& g) {
+int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::string& name,
+                     int64_t x, const ConvGeom& g) {
   if (g.pad == 0) return x;
   const int64_t hp = g.h + 2 * g.pad, wp = g.w + 2 * g.pad;
   const int64_t xp = take(scratch, at, int64_t{g.n} * hp * wp * g.ci, name + ".padded");
@@ -157,17 +178,19 @@ int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::s
 
 void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words) {
   const int64_t S = cg.spec().sublanes, lanes = cg.spec().lanes;
-  const int64_t rows = std::min((cg.spec().vmem_rows() / S) * S, ((words + lanes - 1) / lanes + S - 1) / S * S);
+  const int64_t rows =
+      std::min((cg.spec().vmem_rows() / S) * S, ((words + lanes - 1) / lanes + S - 1) / S * S);
   const int z = cg.vreg();
   cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
   for (int64_t r = 0; r < rows; r += S) cg.vst(z, r);
   cg.em().barrier();
-  for (int64_t w0 = 0; w0 < words; w0 += rows * lanes) cg.dma(Opcode::DMAVH, dst + w0, 0, std::min(rows * lanes, words - w0));
+  for (int64_t w0 = 0; w0 < words; w0 += rows * lanes)
+    cg.dma(Opcode::DMAVH, dst + w0, 0, std::min(rows * lanes, words - w0));
   cg.wait_dmas();
 }
 
-void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b, int64_t c, int M,
-               int K, int N) {
+void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
+               int64_t c, int M, int K, int N) {
   kernels::GemmPlacement at{a, b, c, cg.next_smem()};
   try {
     const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
@@ -176,13 +199,14 @@ void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_
     stats.mxu_macs += gemm.plan.macs();
     ++stats.gemms;
   } catch (const Error& e) {
-    throw Error("compiler", "matmul '" + name + "' [" + std::to_string(M) + " x " + std::to_string(K) + "] x [" +
-                                std::to_string(K) + " x " + std::to_string(N) + "]: " + e.what());
+    throw Error("compiler", "matmul '" + name + "' [" + std::to_string(M) + " x " +
+                                std::to_string(K) + "] x [" + std::to_string(K) + " x " +
+                                std::to_string(N) + "]: " + e.what());
   }
 }
 
-void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name, int64_t x, int64_t w,
-                 int64_t y, const ConvGeom& g) {
+void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
+                 int64_t x, int64_t w, int64_t y, const ConvGeom& g) {
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
   const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
@@ -191,27 +215,31 @@ void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const st
   emit_gemm(cg, stats, name, cols, w, y, static_cast<int>(M), static_cast<int>(K), g.co);
 }
 
-void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
-                            int64_t dy, int64_t w, int64_t dx, const ConvGeom& g) {
+void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
+                            const std::string& name, int64_t dy, int64_t w, int64_t dx,
+                            const ConvGeom& g) {
   int64_t at = 0;
   const int64_t eh = g.h + g.kh - 1, ew = g.w + g.kw - 1;
   const int64_t e = take(scratch, at, int64_t{g.n} * eh * ew * g.co, name + ".dilated");
   emit_zero_hbm(cg, e, int64_t{g.n} * eh * ew * g.co);
-  emit_place(cg, name + ".dilated", dy, e,
-             {g.n, g.oh, g.ow, g.co, eh, ew, g.stride, g.kh - 1 - g.pad, g.stride, g.kw - 1 - g.pad});
+  emit_place(
+      cg, name + ".dilated", dy, e,
+      {g.n, g.oh, g.ow, g.co, eh, ew, g.stride, g.kh - 1 - g.pad, g.stride, g.kw - 1 - g.pad});
   const int64_t K = int64_t{g.kh} * g.kw * g.co;
   const int64_t wf = take(scratch, at, K * g.ci, name + ".flipped");
   emit_flip_kernel(cg, name + ".flipped", w, wf, g);
   // The stride-1 convolution of e: output H x W.
-  const ConvGeom full{g.n, static_cast<int>(eh), static_cast<int>(ew), g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
+  const ConvGeom full{
+      g.n, static_cast<int>(eh), static_cast<int>(ew), g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
   const int64_t M = int64_t{g.n} * g.h * g.w;
   const int64_t cols = take(scratch, at, M * K, name + ".im2col");
   emit_im2col(cg, name + ".im2col", e, cols, full, eh, ew, g.co, 1);
   emit_gemm(cg, stats, name, cols, wf, dx, static_cast<int>(M), static_cast<int>(K), g.ci);
 }
 
-void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
-                             int64_t x, int64_t dy, int64_t dw, const ConvGeom& g) {
+void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
+                             const std::string& name, int64_t x, int64_t dy, int64_t dw,
+                             const ConvGeom& g) {
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
   const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;

@@ -33,22 +33,26 @@ struct HbmScratch {
   int64_t peak = 0;
 };
 
-// C[M, N] = A[M, K] x B[K, N] through kernels/gemm (clears the vector memory a ragged K tile reads).
-void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b, int64_t c, int M,
-               int K, int N);
+// C[M, N] = A[M, K] x B[K, N] through kernels/gemm (clears the vector memory a ragged K tile
+// reads).
+void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
+               int64_t c, int M, int K, int N);
 
 using ConvGeom = graph::kernels::ConvGeom;
 
-void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name, int64_t x, int64_t w,
-                 int64_t y, const ConvGeom& g);
-void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
-                            int64_t dy, int64_t w, int64_t dx, const ConvGeom& g);
-void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
-                             int64_t x, int64_t dy, int64_t dw, const ConvGeom& g);
+void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
+                 int64_t x, int64_t w, int64_t y, const ConvGeom& g);
+void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
+                            const std::string& name, int64_t dy, int64_t w, int64_t dx,
+                            const ConvGeom& g);
+void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
+                             const std::string& name, int64_t x, int64_t dy, int64_t dw,
+                             const ConvGeom& g);
 
 // Pooling geometry as the host's: kh = kw = window, co = ci, pad = 0.
 void emit_maxpool2d(Codegen& cg, const std::string& name, int64_t x, int64_t y, const ConvGeom& g);
-void emit_maxpool2d_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t dx, const ConvGeom& g);
+void emit_maxpool2d_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t dx,
+                         const ConvGeom& g);
 
 // HBM [dst, dst + words) = +0 (a zeroed vector-memory region copied out by DMA).
 void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words);

@@ -11,13 +11,18 @@ namespace tessera::compiler {
 using isa::Opcode;
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int32_t bits(float f) { return std::bit_cast<int32_t>(f); }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int32_t bits(float f) {
+  return std::bit_cast<int32_t>(f);
+}
 }  // namespace
 
 void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t row_len,
-                 const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs, const StreamBody& body,
-                 const std::function<void(Codegen&)>& setup, int64_t reserved_top) {
+                 const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs,
+                 const StreamBody& body, const std::function<void(Codegen&)>& setup,
+                 int64_t reserved_top) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t W = cg.words_per_vreg(), S = spec.sublanes, lanes = spec.lanes;
   const int64_t buffers = static_cast<int64_t>(ins.size() + outs.size());
@@ -25,9 +30,11 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
   // rows per chunk: the most whose vregs fit one buffer each
   int64_t rc = std::min<int64_t>(rows, (rows_avail / S) * W / row_len);
   if (rc < 1)
-    throw Error("compiler", "tensor '" + tensor + "': a row of " + std::to_string(row_len) + " elements x " +
-                                std::to_string(buffers) + " buffers does not fit vector memory (" +
-                                std::to_string(spec.vmem_rows()) + " rows of " + std::to_string(lanes) + " words)");
+    throw Error("compiler", "tensor '" + tensor + "': a row of " + std::to_string(row_len) +
+                                " elements x " + std::to_string(buffers) +
+                                " buffers does not fit vector memory (" +
+                                std::to_string(spec.vmem_rows()) + " rows of " +
+                                std::to_string(lanes) + " words)");
   const int64_t buf_rows = ceil_div(rc * row_len, W) * S;
   for (int64_t r0 = 0; r0 < rows; r0 += rc) {
     const int64_t nr = std::min(rc, rows - r0), words = nr * row_len, nv = ceil_div(words, W);
@@ -48,22 +55,25 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
       }
       const std::vector<int> out = body(cg, in);
       TESSERA_CHECK(out.size() == outs.size(), "stream body output count");
-      for (size_t o = 0; o < outs.size(); ++o) cg.vst(out[o], static_cast<int64_t>(ins.size() + o) * buf_rows + j * S);
+      for (size_t o = 0; o < outs.size(); ++o)
+        cg.vst(out[o], static_cast<int64_t>(ins.size() + o) * buf_rows + j * S);
     }
     cg.em().barrier();
     for (size_t o = 0; o < outs.size(); ++o)
-      cg.dma(Opcode::DMAVH, outs[o] + r0 * row_len, static_cast<int64_t>(ins.size() + o) * buf_rows * lanes, words);
+      cg.dma(Opcode::DMAVH, outs[o] + r0 * row_len,
+             static_cast<int64_t>(ins.size() + o) * buf_rows * lanes, words);
     cg.wait_dmas();
   }
 }
 
 void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
               int64_t row_len, bool broadcast) {
-  emit_stream(cg, name, rows, row_len, {{a, false}, {b, broadcast}}, {out}, [](Codegen& c, const std::vector<int>& in) {
-    const int r = c.vreg();
-    c.op(Opcode::VADDF, r, in[0], in[1]);
-    return std::vector<int>{r};
-  });
+  emit_stream(cg, name, rows, row_len, {{a, false}, {b, broadcast}}, {out},
+              [](Codegen& c, const std::vector<int>& in) {
+                const int r = c.vreg();
+                c.op(Opcode::VADDF, r, in[0], in[1]);
+                return std::vector<int>{r};
+              });
 }
 
 void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n) {
@@ -77,28 +87,29 @@ void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int
       [](Codegen& c) { c.op(Opcode::VBCASTI, 0, 0, 0, 0, 0); });
 }
 
-void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out, int64_t n) {
+void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t out,
+                    int64_t n) {
   emit_stream(
       cg, name, n, 1, {{dy, false}, {x, false}}, {out},
       [](Codegen& c, const std::vector<int>& in) {
         const int r = c.vreg();
-        c.op(Opcode::VCMPLTF, 1, 0, in[1]);        // m1 = 0 < x
-        c.op(Opcode::VSEL, r, in[0], 0, 1);        // r = m1 ? dy : +0
+        c.op(Opcode::VCMPLTF, 1, 0, in[1]);  // m1 = 0 < x
+        c.op(Opcode::VSEL, r, in[0], 0, 1);  // r = m1 ? dy : +0
         return std::vector<int>{r};
       },
       [](Codegen& c) { c.op(Opcode::VBCASTI, 0, 0, 0, 0, 0); });
 }
 
-void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, int64_t grad, int64_t n, float lr,
-              float mu) {
+void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, int64_t grad,
+              int64_t n, float lr, float mu) {
   emit_stream(
       cg, name, n, 1, {{theta, false}, {vel, false}, {grad, false}}, {theta, vel},
       [](Codegen& c, const std::vector<int>& in) {
         const int p = c.vreg(), v = c.vreg(), q = c.vreg(), t = c.vreg();
-        c.op(Opcode::VMULF, p, 0, in[1]);   // mu * vel
-        c.op(Opcode::VADDF, v, p, in[2]);   // + g
-        c.op(Opcode::VMULF, q, 1, v);       // (-lr) * vel
-        c.op(Opcode::VADDF, t, in[0], q);   // theta + ...
+        c.op(Opcode::VMULF, p, 0, in[1]);  // mu * vel
+        c.op(Opcode::VADDF, v, p, in[2]);  // + g
+        c.op(Opcode::VMULF, q, 1, v);      // (-lr) * vel
+        c.op(Opcode::VADDF, t, in[0], q);  // theta + ...
         return std::vector<int>{t, v};
       },
       [lr, mu](Codegen& c) {
@@ -117,26 +128,28 @@ int emit_divide(Codegen& cg, int a, int b, int rcp_b) {
   const int q0 = cg.vreg(), nq = cg.vreg(), r = cg.vreg(), q = cg.vreg();
   cg.op(Opcode::VMULF, q0, a, y);
   cg.op(Opcode::VNEGF, nq, q0);
-  cg.op(Opcode::VFMAF, r, nq, b, a);   // a - q0 * b, exact
-  cg.op(Opcode::VFMAF, q, r, y, q0);   // q0 + r * y
+  cg.op(Opcode::VFMAF, r, nq, b, a);  // a - q0 * b, exact
+  cg.op(Opcode::VFMAF, q, r, y, q0);  // q0 + r * y
   return q;
 }
 
-void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v, int64_t grad, int64_t n,
-               float b1, float b2, float eps, float omb1, float omb2, int64_t scalars) {
+void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v,
+               int64_t grad, int64_t n, float b1, float b2, float eps, float omb1, float omb2,
+               int64_t scalars) {
   const int64_t W = cg.words_per_vreg();
   // The per-step scalars, each broadcast to a whole vreg at the top of vector memory.
   const int64_t top = cg.spec().vmem_rows() - 2 * cg.spec().sublanes;
   cg.dma(Opcode::DMAHV2, top * cg.spec().lanes, scalars, cg.descriptor(W, 1, 0, 1));
-  cg.dma(Opcode::DMAHV2, (top + cg.spec().sublanes) * cg.spec().lanes, scalars + 1, cg.descriptor(W, 1, 0, 1));
+  cg.dma(Opcode::DMAHV2, (top + cg.spec().sublanes) * cg.spec().lanes, scalars + 1,
+         cg.descriptor(W, 1, 0, 1));
   cg.wait_dmas();
   emit_stream(
       cg, name, n, 1, {{theta, false}, {m, false}, {v, false}, {grad, false}}, {theta, m, v},
       [](Codegen& c, const std::vector<int>& in) {
         const int g = in[3];
         const int p = c.vreg(), q = c.vreg(), mn = c.vreg();
-        c.op(Opcode::VMULF, p, 0, in[1]);   // b1 * m
-        c.op(Opcode::VMULF, q, 2, g);       // omb1 * g
+        c.op(Opcode::VMULF, p, 0, in[1]);  // b1 * m
+        c.op(Opcode::VMULF, q, 2, g);      // omb1 * g
         c.op(Opcode::VADDF, mn, p, q);
         const int p2 = c.vreg(), t = c.vreg(), q2 = c.vreg(), vn = c.vreg();
         c.op(Opcode::VMULF, p2, 1, in[2]);  // b2 * v
@@ -146,10 +159,10 @@ void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, i
         const int sq = c.vreg(), den = c.vreg(), u = c.vreg(), th = c.vreg();
         c.op(Opcode::ESQRT, 0, vn);
         c.op(Opcode::EPOP, sq);
-        const int qq = emit_divide(c, sq, 7, 6);      // sqrt(v) / sqrt_bc2
-        c.op(Opcode::VADDF, den, qq, 4);               // + eps
-        const int r = emit_divide(c, mn, den, -1);     // m / denom
-        c.op(Opcode::VMULF, u, 5, r);                  // (-step) * ...
+        const int qq = emit_divide(c, sq, 7, 6);    // sqrt(v) / sqrt_bc2
+        c.op(Opcode::VADDF, den, qq, 4);            // + eps
+        const int r = emit_divide(c, mn, den, -1);  // m / denom
+        c.op(Opcode::VMULF, u, 5, r);               // (-step) * ...
         c.op(Opcode::VADDF, th, in[0], u);
         return std::vector<int>{th, mn, vn};
       },
@@ -159,11 +172,11 @@ void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, i
         c.op(Opcode::VBCASTI, 2, 0, 0, 0, bits(omb1));
         c.op(Opcode::VBCASTI, 3, 0, 0, 0, bits(omb2));
         c.op(Opcode::VBCASTI, 4, 0, 0, 0, bits(eps));
-        c.vld(6, top);                       // step_f
-        c.op(Opcode::VNEGF, 5, 6);           // -step_f
-        c.vld(7, top + c.spec().sublanes);   // sqrt_bc2_f (kept in v7)
+        c.vld(6, top);                      // step_f
+        c.op(Opcode::VNEGF, 5, 6);          // -step_f
+        c.vld(7, top + c.spec().sublanes);  // sqrt_bc2_f (kept in v7)
         c.op(Opcode::ERCP, 0, 7);
-        c.op(Opcode::EPOP, 6);               // rcp(sqrt_bc2_f)
+        c.op(Opcode::EPOP, 6);  // rcp(sqrt_bc2_f)
         c.vld(7, top + c.spec().sublanes);
       },
       2 * cg.spec().sublanes);

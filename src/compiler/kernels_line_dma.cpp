@@ -17,13 +17,15 @@ constexpr int kDstImage = 20, kSrcImage = 21, kDstLine = 22, kSrcLine = 23, kDes
 constexpr int kOperand[2][2] = {{25, 26}, {27, 19}};
 
 int32_t imm(int64_t v) {
-  if (v < INT32_MIN || v > INT32_MAX) throw Error("compiler", "a DMA address step does not fit a 32-bit immediate");
+  if (v < INT32_MIN || v > INT32_MAX)
+    throw Error("compiler", "a DMA address step does not fit a 32-bit immediate");
   return static_cast<int32_t>(v);
 }
 
 }  // namespace
 
-void emit_line_loops(Codegen& cg, const LineDmas& d, int64_t n0, int64_t images, int64_t r0, int64_t rows) {
+void emit_line_loops(Codegen& cg, const LineDmas& d, int64_t n0, int64_t images, int64_t r0,
+                     int64_t rows) {
   if (images <= 0 || rows <= 0) return;
   cg.sli(kDesc, d.desc);
   cg.sli(kDstImage, d.dst.base + n0 * d.dst.per_image + r0 * d.dst.per_line);

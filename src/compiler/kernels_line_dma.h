@@ -28,7 +28,8 @@ struct LineDmas {
 };
 
 // Lines n in [n0, n0 + images) x r in [r0, r0 + rows).
-void emit_line_loops(Codegen& cg, const LineDmas& d, int64_t n0, int64_t images, int64_t r0, int64_t rows);
+void emit_line_loops(Codegen& cg, const LineDmas& d, int64_t n0, int64_t images, int64_t r0,
+                     int64_t rows);
 // Lines l in [l0, l0 + count) numbered l = n * per_image + r: a partial first image, whole
 // images, a partial last image.
 void emit_line_range(Codegen& cg, const LineDmas& d, int64_t l0, int64_t count, int64_t per_image);

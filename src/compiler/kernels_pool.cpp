@@ -20,13 +20,16 @@ using isa::Opcode;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 struct PoolTiles {
   int64_t taps, line, per_chunk, buf_rows;  // buffer = rows of one tap (or dy, out) buffer
 };
 
-PoolTiles pool_tiles(const Codegen& cg, const std::string& name, const ConvGeom& g, int64_t extra_buffers) {
+PoolTiles pool_tiles(const Codegen& cg, const std::string& name, const ConvGeom& g,
+                     int64_t extra_buffers) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t W = spec.sublanes * spec.lanes;
   PoolTiles t{};
@@ -36,16 +39,19 @@ PoolTiles pool_tiles(const Codegen& cg, const std::string& name, const ConvGeom&
   const int64_t rows_per_buffer = (spec.vmem_rows() / buffers) / spec.sublanes * spec.sublanes;
   t.per_chunk = std::min<int64_t>(int64_t{g.n} * g.oh, rows_per_buffer * spec.lanes / t.line);
   if (t.per_chunk < 1)
-    throw Error("compiler", "tensor '" + name + "': one pooling line of " + std::to_string(t.line) + " words x " +
-                                std::to_string(buffers) + " buffers does not fit vector memory (" +
-                                std::to_string(spec.vmem_rows()) + " rows of " + std::to_string(spec.lanes) +
-                                " words)");
+    throw Error("compiler", "tensor '" + name + "': one pooling line of " + std::to_string(t.line) +
+                                " words x " + std::to_string(buffers) +
+                                " buffers does not fit vector memory (" +
+                                std::to_string(spec.vmem_rows()) + " rows of " +
+                                std::to_string(spec.lanes) + " words)");
   t.buf_rows = ceil_div(t.per_chunk * t.line, W) * spec.sublanes;
   return t;
 }
 
-// Gathers (to_vmem) or scatters back the tap buffers of lines [l0, l0 + nl) of tensor x [N, H, W, C].
-void move_taps(Codegen& cg, const ConvGeom& g, const PoolTiles& t, int64_t x, int64_t l0, int64_t nl, bool to_vmem) {
+// Gathers (to_vmem) or scatters back the tap buffers of lines [l0, l0 + nl) of tensor x [N, H, W,
+// C].
+void move_taps(Codegen& cg, const ConvGeom& g, const PoolTiles& t, int64_t x, int64_t l0,
+               int64_t nl, bool to_vmem) {
   const int64_t lanes = cg.spec().lanes;
   const uint32_t desc = to_vmem ? cg.descriptor(g.ow, g.ci, int64_t{g.stride} * g.ci, g.ci)
                                 : cg.descriptor(g.ow, g.ci, g.ci, int64_t{g.stride} * g.ci);
@@ -59,7 +65,8 @@ void move_taps(Codegen& cg, const ConvGeom& g, const PoolTiles& t, int64_t x, in
       const int64_t v = (kh * g.kw + kw) * t.buf_rows * lanes, h = (kh * g.w + kw) * g.ci;
       offsets.push_back(to_vmem ? std::array<int64_t, 2>{v, h} : std::array<int64_t, 2>{h, v});
     }
-  const LineDmas d{to_vmem ? Opcode::DMAHV2 : Opcode::DMAVH2, desc, to_vmem ? vmem : hbm, to_vmem ? hbm : vmem, offsets};
+  const LineDmas d{to_vmem ? Opcode::DMAHV2 : Opcode::DMAVH2, desc, to_vmem ? vmem : hbm,
+                   to_vmem ? hbm : vmem, offsets};
   emit_line_range(cg, d, l0, nl, g.oh);
   if (to_vmem) cg.touch_rows(t.taps * t.buf_rows);
 }
@@ -99,18 +106,22 @@ void emit_maxpool2d(Codegen& cg, const std::string& name, int64_t x, int64_t y, 
     const int64_t nl = std::min(t.per_chunk, lines - l0), words = nl * t.line;
     move_taps(cg, g, t, x, l0, nl, true);
     cg.wait_dmas();
-    for (int64_t j = 0; j < ceil_div(words, W); ++j) cg.vst(first_max(cg, t, j * S, false).first, out + j * S);
+    for (int64_t j = 0; j < ceil_div(words, W); ++j)
+      cg.vst(first_max(cg, t, j * S, false).first, out + j * S);
     cg.em().barrier();
     cg.dma(Opcode::DMAVH, y + l0 * t.line, out * lanes, words);
     cg.wait_dmas();
   }
 }
 
-void emit_maxpool2d_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t dx, const ConvGeom& g) {
+void emit_maxpool2d_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x, int64_t dx,
+                         const ConvGeom& g) {
   if (g.stride < g.kh || g.stride < g.kw)
-    throw Error("compiler", "maxpool2d_grad '" + name + "': overlapping windows (window " + std::to_string(g.kh) +
-                                ", stride " + std::to_string(g.stride) + ") are not supported by the tensor-core lowering");
-  if (int64_t{g.oh} * g.stride != g.h || int64_t{g.ow} * g.stride != g.w || g.stride != g.kh || g.stride != g.kw)
+    throw Error("compiler", "maxpool2d_grad '" + name + "': overlapping windows (window " +
+                                std::to_string(g.kh) + ", stride " + std::to_string(g.stride) +
+                                ") are not supported by the tensor-core lowering");
+  if (int64_t{g.oh} * g.stride != g.h || int64_t{g.ow} * g.stride != g.w || g.stride != g.kh ||
+      g.stride != g.kw)
     emit_zero_hbm(cg, dx, int64_t{g.n} * g.h * g.w * g.ci);
   const PoolTiles t = pool_tiles(cg, name, g, 1);
   const int64_t W = cg.words_per_vreg(), S = cg.spec().sublanes, lanes = cg.spec().lanes;

@@ -17,8 +17,12 @@ using isa::Opcode;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int32_t bits(float f) { return std::bit_cast<int32_t>(f); }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int32_t bits(float f) {
+  return std::bit_cast<int32_t>(f);
+}
 
 // Sublane 0 of the result = tree_sum over the S sublanes of `acc` (per lane). Uses rows
 // [tmp, tmp + 2S) of vector memory; s29 must hold 2.
@@ -42,16 +46,18 @@ void check_sublanes(const core::CoreSpec& spec) {
 
 }  // namespace
 
-void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols) {
+void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                      int64_t cols) {
   const core::CoreSpec& spec = cg.spec();
   check_sublanes(spec);
   const int64_t S = spec.sublanes, lanes = spec.lanes, nb = ceil_div(cols, lanes);
   const int64_t acc_base = 0, out_base = nb * S, tmp = out_base + nb + S, x_base = tmp + 2 * S;
   const int64_t avail = spec.vmem_rows() - x_base - S * nb;  // slack for strided reads
-  const int64_t rc = (avail / (S * nb)) * S;  // rows per chunk, a multiple of S
+  const int64_t rc = (avail / (S * nb)) * S;                 // rows per chunk, a multiple of S
   if (rc < S)
-    throw Error("compiler", "tensor '" + name + "': " + std::to_string(S) + " rows of " + std::to_string(cols) +
-                                " columns do not fit vector memory (" + std::to_string(spec.vmem_rows()) + " rows)");
+    throw Error("compiler", "tensor '" + name + "': " + std::to_string(S) + " rows of " +
+                                std::to_string(cols) + " columns do not fit vector memory (" +
+                                std::to_string(spec.vmem_rows()) + " rows)");
   cg.sli(kRegStride, nb);
   cg.sli(kRegStride2, 2);
   cg.op(Opcode::VBCASTI, 0, 0, 0, 0, 0);
@@ -61,7 +67,8 @@ void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t o
     for (int64_t r = nr; r < groups * S; ++r)  // rows past the end add +0
       for (int64_t j = 0; j < nb; ++j) cg.vst(0, x_base + r * nb + j - (S - 1) * 0);
     cg.em().barrier();
-    cg.dma(Opcode::DMAHV2, x_base * lanes, x + r0 * cols, cg.descriptor(nr, cols, cols, nb * lanes));
+    cg.dma(Opcode::DMAHV2, x_base * lanes, x + r0 * cols,
+           cg.descriptor(nr, cols, cols, nb * lanes));
     cg.wait_dmas();
     for (int64_t j = 0; j < nb; ++j) {
       int acc = cg.vreg();
@@ -86,18 +93,20 @@ void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t o
   cg.wait_dmas();
 }
 
-void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels, int64_t loss,
-                       int64_t grad, int64_t batch, int64_t classes) {
+void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels,
+                       int64_t loss, int64_t grad, int64_t batch, int64_t classes) {
   const core::CoreSpec& spec = cg.spec();
   check_sublanes(spec);
   const int64_t S = spec.sublanes, lanes = spec.lanes;
   if (classes > lanes)
-    throw Error("compiler", "tensor '" + name + "': " + std::to_string(classes) + " classes exceed the " +
-                                std::to_string(lanes) + " lanes of a vector row");
+    throw Error("compiler", "tensor '" + name + "': " + std::to_string(classes) +
+                                " classes exceed the " + std::to_string(lanes) +
+                                " lanes of a vector row");
   const float inv_b = 1.0f / static_cast<float>(batch);
   const int64_t tmp = 0, base = 2 * S;
   const int64_t rc = ((spec.vmem_rows() - base) / 3 / S) * S;  // logits, labels, gradient rows
-  if (rc < S) throw Error("compiler", "tensor '" + name + "': vector memory too small for one row group");
+  if (rc < S)
+    throw Error("compiler", "tensor '" + name + "': vector memory too small for one row group");
   const int64_t lab_base = base + rc, out_base = base + 2 * rc;
   cg.sli(kRegStride2, 2);
   cg.op(Opcode::VBCASTI, 0, 0, 0, 0, 0);
@@ -111,12 +120,13 @@ void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int
     const int64_t nr = std::min(rc, batch - r0), groups = ceil_div(nr, S);
     for (int64_t g = 0; g < groups; ++g) cg.vst(6, base + g * S);
     cg.em().barrier();
-    cg.dma(Opcode::DMAHV2, base * lanes, logits + r0 * classes, cg.descriptor(nr, classes, classes, lanes));
+    cg.dma(Opcode::DMAHV2, base * lanes, logits + r0 * classes,
+           cg.descriptor(nr, classes, classes, lanes));
     cg.dma(Opcode::DMAHV2, lab_base * lanes, labels + r0, cg.descriptor(nr, 1, 1, lanes));
     cg.wait_dmas();
     for (int64_t g = 0; g < groups; ++g) {
-      const int x = cg.vreg(), m = cg.vreg(), d = cg.vreg(), e = cg.vreg(), s = cg.vreg(), lab = cg.vreg(),
-                lb = cg.vreg();
+      const int x = cg.vreg(), m = cg.vreg(), d = cg.vreg(), e = cg.vreg(), s = cg.vreg(),
+                lab = cg.vreg(), lb = cg.vreg();
       cg.vld(x, base + g * S);
       cg.op(Opcode::RMAX, 0, x);
       cg.op(Opcode::RPOP, m);
@@ -161,7 +171,8 @@ void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int
     }
     cg.em().barrier();
     if (grad >= 0) {
-      cg.dma(Opcode::DMAVH2, grad + r0 * classes, out_base * lanes, cg.descriptor(nr, classes, lanes, classes));
+      cg.dma(Opcode::DMAVH2, grad + r0 * classes, out_base * lanes,
+             cg.descriptor(nr, classes, lanes, classes));
       cg.wait_dmas();
     }
   }

@@ -1,9 +1,11 @@
 // Transpose x [rows, cols] -> out [cols, rows] on the transpose unit (XU), in chunks of rows sized
 // to vector memory. L = lanes, S = sublanes, P = ceil(L / S) slices per L x L block.
-//   in buffer  (vmem row 0):    chunk row r, column block j at row r * cpr + j   (cpr = ceil(cols / L))
+//   in buffer  (vmem row 0):    chunk row r, column block j at row r * cpr + j   (cpr = ceil(cols /
+//   L))
 //                               one 2-D DMA (one chunk per source row, destination stride cpr * L)
-//   out buffer (after in):      transposed row c, row block i at row c * rpc + i (rpc = ceil(nr / L))
-//   block (i, j): P strided loads (vld.s, stride cpr) of rows i*L + k*S .., lanes j*L ..; P xpush;
+//   out buffer (after in):      transposed row c, row block i at row c * rpc + i (rpc = ceil(nr /
+//   L)) block (i, j): P strided loads (vld.s, stride cpr) of rows i*L + k*S .., lanes j*L ..; P
+//   xpush;
 //                 P xpop, each S rows j*L + k*S .. of the transposed block, stored with vst.s
 //                 (stride rpc); one 2-D DMA writes the chunk's nr columns of every output row.
 // Lanes and rows past the tensor's edge carry whatever vector memory held; they are transposed
@@ -21,14 +23,18 @@ using isa::Opcode;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
-void transpose_by_dma(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols) {
+void transpose_by_dma(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                      int64_t cols) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t words = spec.vmem_rows() * spec.lanes;
   const int64_t rc = std::min(rows, words / cols);
   if (rc < 1)
-    throw Error("compiler", "tensor '" + name + "': a row of " + std::to_string(cols) + " elements does not fit vector memory");
+    throw Error("compiler", "tensor '" + name + "': a row of " + std::to_string(cols) +
+                                " elements does not fit vector memory");
   const uint32_t desc = cg.descriptor(cols, 1, 1, rows);
   for (int64_t r0 = 0; r0 < rows; r0 += rc) {
     const int64_t nr = std::min(rc, rows - r0);
@@ -40,7 +46,8 @@ void transpose_by_dma(Codegen& cg, const std::string& name, int64_t x, int64_t o
 }
 
 // Transposes the L x L block (i, j) of the chunk in vector memory (layout above).
-void transpose_block(Codegen& cg, int64_t in_row, int64_t out_row, int64_t i, int64_t j, int64_t cpr, int64_t rpc) {
+void transpose_block(Codegen& cg, int64_t in_row, int64_t out_row, int64_t i, int64_t j,
+                     int64_t cpr, int64_t rpc) {
   const int64_t L = cg.spec().lanes, S = cg.spec().sublanes, P = ceil_div(L, S);
   for (int64_t k = 0; k < P; ++k) {
     const int v = cg.vreg();
@@ -56,7 +63,8 @@ void transpose_block(Codegen& cg, int64_t in_row, int64_t out_row, int64_t i, in
 
 }  // namespace
 
-void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows, int64_t cols) {
+void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                    int64_t cols) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t L = spec.lanes, S = spec.sublanes, P = ceil_div(L, S);
   if (spec.xu_fifo < P || L % S != 0) return transpose_by_dma(cg, name, x, out, rows, cols);
@@ -64,9 +72,10 @@ void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out
   // rows of vector memory per L rows of a chunk: in buffer L * cpr, out buffer cpr * L
   const int64_t blocks = spec.vmem_rows() / (2 * L * cpr);
   if (blocks < 1)
-    throw Error("compiler", "tensor '" + name + "': transposing " + std::to_string(L) + " rows of " +
-                                std::to_string(cols) + " elements needs " + std::to_string(2 * L * cpr) +
-                                " rows of vector memory, it has " + std::to_string(spec.vmem_rows()));
+    throw Error("compiler", "tensor '" + name + "': transposing " + std::to_string(L) +
+                                " rows of " + std::to_string(cols) + " elements needs " +
+                                std::to_string(2 * L * cpr) + " rows of vector memory, it has " +
+                                std::to_string(spec.vmem_rows()));
   const int64_t rc = std::min(rows, blocks * L);
   for (int64_t r0 = 0; r0 < rows; r0 += rc) {
     const int64_t nr = std::min(rc, rows - r0), rpc = ceil_div(nr, L);

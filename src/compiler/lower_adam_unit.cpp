@@ -28,7 +28,8 @@ core::AdamLayout unit_layout(const AdamUnitPlan& u) {
 
 isa::DataSegment program_segment(const std::string& text, int64_t at) {
   const std::vector<uint64_t> words = isa::adam_assemble(text, "<adam unit program>");
-  TESSERA_CHECK(static_cast<int64_t>(2 * words.size()) <= kAdamUnitProgramWords, "adam unit program too long");
+  TESSERA_CHECK(static_cast<int64_t>(2 * words.size()) <= kAdamUnitProgramWords,
+                "adam unit program too long");
   return core::adam_program_segment(words, at);
 }
 
@@ -44,7 +45,8 @@ void emit_adam_unit_start(Codegen& cg, const AdamUnitPlan& u) {
   cg.em().barrier();
 }
 
-std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u, const graph::OptimizerConfig& o) {
+std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u,
+                                                 const graph::OptimizerConfig& o) {
   const core::AdamLayout l = unit_layout(u);
   core::AdamHyper h;
   h.lr = o.lr;
@@ -55,7 +57,8 @@ std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u, const gr
   const auto hw = core::adam_hyper_words(h);
   return {program_segment(core::adam_unit_step_asm(l), u.step_program),
           program_segment(core::adam_unit_init_asm(l), u.init_program),
-          isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(u.hyper), std::vector<uint32_t>(hw.begin(), hw.end())}};
+          isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(u.hyper),
+                           std::vector<uint32_t>(hw.begin(), hw.end())}};
 }
 
 }  // namespace tessera::compiler

@@ -11,6 +11,7 @@ namespace tessera::compiler {
 // The step's optimizer section: start the unit on u.step_program, wait on u.flag.
 void emit_adam_unit_start(Codegen& cg, const AdamUnitPlan& u);
 // The unit's step and init programs and its hyperparameter block, as HBM data segments.
-std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u, const graph::OptimizerConfig& o);
+std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u,
+                                                 const graph::OptimizerConfig& o);
 
 }  // namespace tessera::compiler

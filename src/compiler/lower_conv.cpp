@@ -7,15 +7,19 @@ namespace tessera::compiler {
 
 namespace {
 
-int dim(const graph::Shape& s, size_t i) { return static_cast<int>(s.at(i)); }
+int dim(const graph::Shape& s, size_t i) {
+  return static_cast<int>(s.at(i));
+}
 
-ConvGeom conv_geom(const graph::Shape& x, const graph::Shape& w, const graph::Shape& y, const graph::Attrs& a) {
-  return {dim(x, 0), dim(x, 1), dim(x, 2), dim(x, 3), dim(w, 0), dim(w, 1), dim(w, 3), a.stride, a.pad, dim(y, 1),
-          dim(y, 2)};
+ConvGeom conv_geom(const graph::Shape& x, const graph::Shape& w, const graph::Shape& y,
+                   const graph::Attrs& a) {
+  return {dim(x, 0), dim(x, 1), dim(x, 2), dim(x, 3), dim(w, 0), dim(w, 1),
+          dim(w, 3), a.stride,  a.pad,     dim(y, 1), dim(y, 2)};
 }
 
 ConvGeom pool_geom(const graph::Shape& x, const graph::Shape& y, const graph::Attrs& a) {
-  return {dim(x, 0), dim(x, 1), dim(x, 2), dim(x, 3), a.kernel, a.kernel, dim(x, 3), a.stride, 0, dim(y, 1), dim(y, 2)};
+  return {dim(x, 0), dim(x, 1), dim(x, 2), dim(x, 3), a.kernel, a.kernel,
+          dim(x, 3), a.stride,  0,         dim(y, 1), dim(y, 2)};
 }
 
 }  // namespace
@@ -31,7 +35,8 @@ bool lower_conv_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const int64_t first = cg.em().size();
   switch (n.op) {
     case graph::OpKind::kConv2D:
-      emit_conv2d(cg, stats, scratch, out.name, in(0), in(1), dst, conv_geom(shape(0), shape(1), out.shape, n.attrs));
+      emit_conv2d(cg, stats, scratch, out.name, in(0), in(1), dst,
+                  conv_geom(shape(0), shape(1), out.shape, n.attrs));
       break;
     case graph::OpKind::kConv2DInputGrad:
       emit_conv2d_input_grad(cg, stats, scratch, out.name, in(0), in(1), dst,

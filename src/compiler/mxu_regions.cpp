@@ -6,7 +6,9 @@ using graph::OpKind;
 
 namespace {
 
-bool is_param(const graph::Graph& g, int v) { return g.value(v).kind == graph::ValueKind::kParam; }
+bool is_param(const graph::Graph& g, int v) {
+  return g.value(v).kind == graph::ValueKind::kParam;
+}
 
 std::string layer_of_param(const graph::Graph& g, int w) {
   const std::string& name = g.value(w).name;
@@ -32,9 +34,12 @@ std::string forward_layer(const graph::Graph& g, OpKind op, int x, const std::st
 
 const char* to_string(MxuPhase phase) {
   switch (phase) {
-    case MxuPhase::kForward: return "forward";
-    case MxuPhase::kInputGrad: return "input_grad";
-    case MxuPhase::kWeightGrad: return "weight_grad";
+    case MxuPhase::kForward:
+      return "forward";
+    case MxuPhase::kInputGrad:
+      return "input_grad";
+    case MxuPhase::kWeightGrad:
+      return "weight_grad";
   }
   return "?";
 }
@@ -47,14 +52,18 @@ std::optional<MxuRole> mxu_role(const graph::Graph& g, const graph::Node& n) {
       const int wt = transposed(g, n.inputs[1]);
       if (wt >= 0) return MxuRole{weight_layer(wt), MxuPhase::kInputGrad};
       const int xt = transposed(g, n.inputs[0]);
-      if (xt >= 0) return MxuRole{forward_layer(g, OpKind::kMatMul, xt, own), MxuPhase::kWeightGrad};
+      if (xt >= 0)
+        return MxuRole{forward_layer(g, OpKind::kMatMul, xt, own), MxuPhase::kWeightGrad};
       return MxuRole{weight_layer(n.inputs[1]), MxuPhase::kForward};
     }
-    case OpKind::kConv2D: return MxuRole{weight_layer(n.inputs[1]), MxuPhase::kForward};
-    case OpKind::kConv2DInputGrad: return MxuRole{weight_layer(n.inputs[1]), MxuPhase::kInputGrad};
+    case OpKind::kConv2D:
+      return MxuRole{weight_layer(n.inputs[1]), MxuPhase::kForward};
+    case OpKind::kConv2DInputGrad:
+      return MxuRole{weight_layer(n.inputs[1]), MxuPhase::kInputGrad};
     case OpKind::kConv2DWeightGrad:
       return MxuRole{forward_layer(g, OpKind::kConv2D, n.inputs[0], own), MxuPhase::kWeightGrad};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -3,9 +3,8 @@
 // optimizer update is not a graph op (it is lowered after the graph by pass_lower, per
 // parameter). Inference: the forward graph (logits and loss). Records the ids of the values the
 // host exchanges with the chip.
-#include "compiler/pipeline.h"
-
 #include "common/error.h"
+#include "compiler/pipeline.h"
 
 namespace tessera::compiler {
 

@@ -40,19 +40,23 @@ std::vector<Bucket> plan_buckets(const CompiledProgram& step, int64_t bucket_wor
   std::vector<Bucket> out;
   for (size_t i : order) {
     const HbmTensor& t = step.params[i];
-    if (out.empty() || (out.back().words > 0 && out.back().words + t.words > bucket_words)) out.emplace_back();
+    if (out.empty() || (out.back().words > 0 && out.back().words + t.words > bucket_words))
+      out.emplace_back();
     Bucket& b = out.back();
     b.pieces.push_back(Piece{step.grads.hbm + t.hbm - step.params.front().hbm, t.words, b.words});
     b.words += t.words;
     b.ready = std::max(b.ready, step.grad_kernel[i]);
   }
   for (Bucket& b : out) {  // in HBM order in the region; HBM-adjacent pieces become one DMA
-    std::sort(b.pieces.begin(), b.pieces.end(), [](const Piece& x, const Piece& y) { return x.hbm < y.hbm; });
+    std::sort(b.pieces.begin(), b.pieces.end(),
+              [](const Piece& x, const Piece& y) { return x.hbm < y.hbm; });
     std::vector<Piece> merged;
     int64_t at = 0;
     for (const Piece& p : b.pieces) {
-      if (!merged.empty() && merged.back().hbm + merged.back().words == p.hbm) merged.back().words += p.words;
-      else merged.push_back(Piece{p.hbm, p.words, at});
+      if (!merged.empty() && merged.back().hbm + merged.back().words == p.hbm)
+        merged.back().words += p.words;
+      else
+        merged.push_back(Piece{p.hbm, p.words, at});
       at += p.words;
     }
     b.pieces = std::move(merged);
@@ -63,9 +67,11 @@ std::vector<Bucket> plan_buckets(const CompiledProgram& step, int64_t bucket_wor
 // Code generation for the buckets of one image.
 class BucketCode {
  public:
-  BucketCode(const std::vector<Bucket>& buckets, const core::CoreSpec& spec, const AllReduceOptions& o,
-             int64_t region_row)
-      : m_buckets(buckets), m_spec(spec), m_o(o),
+  BucketCode(const std::vector<Bucket>& buckets, const core::CoreSpec& spec,
+             const AllReduceOptions& o, int64_t region_row)
+      : m_buckets(buckets),
+        m_spec(spec),
+        m_o(o),
         m_weight(static_cast<float>(o.shard) / static_cast<float>(o.global_batch)) {
     for (const Bucket& b : buckets) {  // each bucket its own whole vector registers
       m_row.push_back(region_row);
@@ -79,10 +85,14 @@ class BucketCode {
   int steps() const { return m_steps; }
 
   std::string start(int b) const {
-    return dma(b, "dma.hv", true) + detail::scale_asm(row(b), rows(b), m_weight, m_spec, fmt::format("bk{}_scale", b));
+    return dma(b, "dma.hv", true) +
+           detail::scale_asm(row(b), rows(b), m_weight, m_spec, fmt::format("bk{}_scale", b));
   }
   std::string finish(int b) const { return dma(b, "dma.vh", false); }
-  std::string superstep(int b, int k) const { return collective_step_asm(spec(b), k, m_o.processor); }
+  std::string superstep(int b, int k) const {
+    return collective_step_asm(spec(b), k, m_o.processor);
+  }
+
  private:
   int64_t row(int b) const { return m_row[static_cast<size_t>(b)]; }
   int64_t rows(int b) const { return region_rows(m_spec, m_buckets[static_cast<size_t>(b)].words); }
@@ -104,7 +114,8 @@ class BucketCode {
     const std::vector<Piece>& pieces = m_buckets[static_cast<size_t>(b)].pieces;
     for (const Piece& p : pieces) {
       const int64_t vmem = row(b) * m_spec.lanes + p.at;
-      out += fmt::format("  sli s24, {}\n  sli s25, {}\n  sli s26, {}\n", in ? vmem : p.hbm, in ? p.hbm : vmem, p.words);
+      out += fmt::format("  sli s24, {}\n  sli s25, {}\n  sli s26, {}\n", in ? vmem : p.hbm,
+                         in ? p.hbm : vmem, p.words);
       out += fmt::format("  {} s24, s25, s26, {}\n", op, kAllReduceFlag);
     }
     return out + fmt::format("  wait {}, {}\n", kAllReduceFlag, pieces.size());
@@ -139,7 +150,8 @@ class Code {
 
  private:
   void append(const std::vector<isa::Bundle>& c) {
-    detail::append_relocated(m_bundles, c, 0, static_cast<int64_t>(c.size()), static_cast<int64_t>(m_bundles.size()));
+    detail::append_relocated(m_bundles, c, 0, static_cast<int64_t>(c.size()),
+                             static_cast<int64_t>(m_bundles.size()));
   }
   const core::CoreSpec* m_spec;
   std::vector<isa::Bundle> m_bundles;
@@ -162,7 +174,8 @@ class Scheduler {
   // then one superstep of every active bucket ending in `sync_op` (none when none is active).
   void superstep(int node, const char* sync_op, Code& out) {
     for (size_t b = 0; b < m_buckets.size(); ++b) {
-      if (m_step[b] < 0 && m_next == static_cast<int>(b) && (node < 0 || m_buckets[b].ready < node)) {
+      if (m_step[b] < 0 && m_next == static_cast<int>(b) &&
+          (node < 0 || m_buckets[b].ready < node)) {
         out.add(m_code.start(static_cast<int>(b)));
         m_step[b] = 0;
         ++m_next;
@@ -174,7 +187,8 @@ class Scheduler {
     }
     std::string sends;
     for (size_t b = 0; b < m_buckets.size(); ++b)
-      if (m_step[b] >= 0 && m_step[b] < m_code.steps()) sends += m_code.superstep(static_cast<int>(b), m_step[b]++);
+      if (m_step[b] >= 0 && m_step[b] < m_code.steps())
+        sends += m_code.superstep(static_cast<int>(b), m_step[b]++);
     m_pending = !sends.empty();
     if (m_pending) {
       out.add_packed(sends);
@@ -182,7 +196,9 @@ class Scheduler {
     }
   }
   bool pending() const { return m_pending; }
-  bool done() const { return m_next == static_cast<int>(m_buckets.size()) && m_step.back() > m_code.steps(); }
+  bool done() const {
+    return m_next == static_cast<int>(m_buckets.size()) && m_step.back() > m_code.steps();
+  }
 
  private:
   const std::vector<Bucket>& m_buckets;
@@ -192,19 +208,21 @@ class Scheduler {
   bool m_pending = false;
 };
 
-Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& buckets, const BucketCode& code,
-                  const core::CoreSpec& spec, bool overlap) {
+Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& buckets,
+                  const BucketCode& code, const core::CoreSpec& spec, bool overlap) {
   Schedule s;
   Scheduler sch(buckets, code);
   const int kernels = static_cast<int>(step.kernel_first.size()) - 1;
   for (int j = 1; overlap && j < kernels; ++j) {  // the boundary before node j's kernel
     // Nothing to overlap after a node without code (an alias): no point here.
-    if (step.kernel_first[static_cast<size_t>(j)] == step.kernel_first[static_cast<size_t>(j - 1)]) continue;
+    if (step.kernel_first[static_cast<size_t>(j)] == step.kernel_first[static_cast<size_t>(j - 1)])
+      continue;
     Code here(spec);
     if (sch.pending()) here.add("  xwait\n");
     sch.superstep(j, "xsync", here);
     s.overlapped += sch.pending() ? 1 : 0;
-    if (!here.empty()) s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], std::move(here));
+    if (!here.empty())
+      s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], std::move(here));
   }
   Code tail(spec);
   if (sch.pending()) tail.add("  xwait\n");
@@ -213,15 +231,21 @@ Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& bucket
   return s;
 }
 
-void check_bucketed(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o) {
+void check_bucketed(const CompiledProgram& step, const core::CoreSpec& spec,
+                    const AllReduceOptions& o) {
   detail::check_step(step, spec, o);
   if (step.kernel_first.empty() || step.grad_kernel.size() != step.params.size())
-    throw Error("data-parallel", "bucketed all-reduce: the step was not compiled with kernel_barriers");
-  const int64_t row = bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows();
+    throw Error("data-parallel",
+                "bucketed all-reduce: the step was not compiled with kernel_barriers");
+  const int64_t row =
+      bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words)
+          .vmem_rows();
   if (step.stats.vmem_peak_rows > row)
-    throw Error("data-parallel", fmt::format("bucketed all-reduce: the step's kernels use vector-memory rows up to {}, "
-                                             "the bucket region starts at row {} (compile for bucket_step_spec)",
-                                             step.stats.vmem_peak_rows, row));
+    throw Error(
+        "data-parallel",
+        fmt::format("bucketed all-reduce: the step's kernels use vector-memory rows up to {}, "
+                    "the bucket region starts at row {} (compile for bucket_step_spec)",
+                    step.stats.vmem_peak_rows, row));
 }
 
 // Error when a branch of the step crosses `at` (code inserted there would split its loop).
@@ -229,33 +253,41 @@ void check_no_branch_across(const std::vector<isa::Bundle>& code, int64_t at) {
   for (size_t i = 0; i < code.size(); ++i)
     for (const isa::Instr& in : code[i].slot)
       if (detail::is_branch(in.op) && (static_cast<int64_t>(i) < at) != (in.imm < at))
-        throw Error("data-parallel", fmt::format("bucketed all-reduce: the branch at bundle {} crosses the kernel "
-                                                 "boundary at bundle {}",
-                                                 i, at));
+        throw Error("data-parallel",
+                    fmt::format("bucketed all-reduce: the branch at bundle {} crosses the kernel "
+                                "boundary at bundle {}",
+                                i, at));
 }
 
 }  // namespace
 
 core::CoreSpec bucket_step_spec(const core::CoreSpec& spec, int64_t gradient_words, int parameters,
                                 int64_t bucket_words) {
-  if (bucket_words < 1) throw Error("data-parallel", fmt::format("bucket of {} words: need at least 1", bucket_words));
+  if (bucket_words < 1)
+    throw Error("data-parallel", fmt::format("bucket of {} words: need at least 1", bucket_words));
   // Each bucket pads to whole vector registers: at most one group of sublanes rows per parameter.
   const int64_t rows = region_rows(spec, gradient_words) + int64_t{parameters} * spec.sublanes;
   if (2 * rows > spec.vmem_rows())
-    throw Error("data-parallel", fmt::format("the gradient buckets ({} words in {} parameters) need {} vector-memory "
-                                             "rows; at most half of the {} rows may be reserved (the kernels keep the "
-                                             "rest)",
-                                             gradient_words, parameters, rows, spec.vmem_rows()));
+    throw Error(
+        "data-parallel",
+        fmt::format("the gradient buckets ({} words in {} parameters) need {} vector-memory "
+                    "rows; at most half of the {} rows may be reserved (the kernels keep the "
+                    "rest)",
+                    gradient_words, parameters, rows, spec.vmem_rows()));
   core::CoreSpec out = spec;
   out.vmem_bytes -= rows * 4 * spec.lanes;
   return out;
 }
 
-DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
+DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step,
+                                              const core::CoreSpec& spec,
                                               const AllReduceOptions& o) {
   check_bucketed(step, spec, o);
   const std::vector<Bucket> buckets = plan_buckets(step, o.bucket_words);
-  const BucketCode code(buckets, spec, o, bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words).vmem_rows());
+  const BucketCode code(
+      buckets, spec, o,
+      bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words)
+          .vmem_rows());
   const Schedule s = schedule(step, buckets, code, spec, o.overlap);
   const std::vector<isa::Bundle>& src = step.program.code;
   DataParallelImage img;
@@ -266,11 +298,13 @@ DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step, const
     detail::append_relocated(out, src, prev, at, static_cast<int64_t>(out.size()) - prev);
     if (at == step.optimizer_first_bundle) img.reduce_first = static_cast<int64_t>(out.size());
     const std::vector<isa::Bundle>& inserted = code_here.bundles();
-    detail::append_relocated(out, inserted, 0, static_cast<int64_t>(inserted.size()), static_cast<int64_t>(out.size()));
+    detail::append_relocated(out, inserted, 0, static_cast<int64_t>(inserted.size()),
+                             static_cast<int64_t>(out.size()));
     prev = at;
   }
   img.update_first = static_cast<int64_t>(out.size());
-  detail::append_relocated(out, src, prev, static_cast<int64_t>(src.size()), img.update_first - prev);
+  detail::append_relocated(out, src, prev, static_cast<int64_t>(src.size()),
+                           img.update_first - prev);
   detail::finish_image(img, step, spec, o);
   img.buckets = static_cast<int>(buckets.size());
   img.overlapped_supersteps = s.overlapped;

@@ -8,16 +8,16 @@
 //   softmax_cross_entropy(_grad)         RPU + EUP row kernel
 //   optimizer             SGD with momentum or Adam, in place on parameters and state; Adam on
 //                         the Adam unit by default (lower_adam_unit.cpp), after a barrier
-//   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector unit)
-//   reshape               nothing: plan-hbm gives the output its input's address (an alias)
+//   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector
+//   unit) reshape               nothing: plan-hbm gives the output its input's address (an alias)
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
 
 #include "common/error.h"
+#include "compiler/hbm_roles.h"
 #include "compiler/kernels.h"
 #include "compiler/kernels_conv.h"
 #include "compiler/lower_adam_unit.h"
-#include "compiler/hbm_roles.h"
 #include "compiler/mxu_regions.h"
 #include "compiler/pipeline.h"
 #include "kernels/gemm.h"
@@ -33,14 +33,17 @@ namespace {
 // (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles).
 constexpr int64_t kRollAbove = 2048;
 
-int64_t count(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
+int64_t count(const graph::Value& v) {
+  return std::max<int64_t>(1, graph::num_elements(v.shape));
+}
 
 void lower_matmul(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const graph::Graph& g = p.graph;
   const graph::Value& a = g.value(n.inputs[0]);
   const graph::Value& b = g.value(n.inputs[1]);
-  emit_gemm(cg, p.out.stats, g.value(n.output).name, p.hbm.at(a.id), p.hbm.at(b.id), p.hbm.at(n.output),
-            static_cast<int>(a.shape[0]), static_cast<int>(a.shape[1]), static_cast<int>(b.shape[1]));
+  emit_gemm(cg, p.out.stats, g.value(n.output).name, p.hbm.at(a.id), p.hbm.at(b.id),
+            p.hbm.at(n.output), static_cast<int>(a.shape[0]), static_cast<int>(a.shape[1]),
+            static_cast<int>(b.shape[1]));
 }
 
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
@@ -48,19 +51,30 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const graph::Value& out = g.value(n.output);
   const std::string& name = out.name;
   auto in = [&](int i) { return p.hbm.at(n.inputs[static_cast<size_t>(i)]); };
-  auto in_v = [&](int i) -> const graph::Value& { return g.value(n.inputs[static_cast<size_t>(i)]); };
+  auto in_v = [&](int i) -> const graph::Value& {
+    return g.value(n.inputs[static_cast<size_t>(i)]);
+  };
   const int64_t dst = p.hbm.at(n.output);
   switch (n.op) {
-    case OpKind::kMatMul: lower_matmul(p, cg, n); return;
+    case OpKind::kMatMul:
+      lower_matmul(p, cg, n);
+      return;
     case OpKind::kAdd: {
       const bool broadcast = in_v(1).shape != in_v(0).shape;
       const int64_t row = count(in_v(1));
-      emit_add(cg, name, in(0), in(1), dst, broadcast ? count(out) / row : count(out), broadcast ? row : 1, broadcast);
+      emit_add(cg, name, in(0), in(1), dst, broadcast ? count(out) / row : count(out),
+               broadcast ? row : 1, broadcast);
       return;
     }
-    case OpKind::kRelu: emit_relu(cg, name, in(0), dst, count(out)); return;
-    case OpKind::kReluGrad: emit_relu_grad(cg, name, in(0), in(1), dst, count(out)); return;
-    case OpKind::kTranspose: emit_transpose(cg, name, in(0), dst, in_v(0).shape[0], in_v(0).shape[1]); return;
+    case OpKind::kRelu:
+      emit_relu(cg, name, in(0), dst, count(out));
+      return;
+    case OpKind::kReluGrad:
+      emit_relu_grad(cg, name, in(0), in(1), dst, count(out));
+      return;
+    case OpKind::kTranspose:
+      emit_transpose(cg, name, in(0), dst, in_v(0).shape[0], in_v(0).shape[1]);
+      return;
     case OpKind::kReduceRows: {
       const int64_t cols = out.shape[0];
       emit_reduce_rows(cg, name, in(0), dst, count(in_v(0)) / cols, cols);
@@ -72,7 +86,8 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
     case OpKind::kSoftmaxCrossEntropyGrad: {
       const graph::Value& seed = in_v(2);
       if (seed.producer < 0 || g.node(seed.producer).op != OpKind::kOnesLike)
-        throw Error("compiler", "softmax_cross_entropy_grad '" + name + "': the loss seed must be ones_like(loss)");
+        throw Error("compiler", "softmax_cross_entropy_grad '" + name +
+                                    "': the loss seed must be ones_like(loss)");
       emit_softmax_xent(cg, name, in(0), in(1), -1, dst, in_v(0).shape[0], in_v(0).shape[1]);
       return;
     }
@@ -83,9 +98,11 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
         return std::vector<int>{r};
       });
       return;
-    case OpKind::kReshape:  // an alias (plan-hbm) unless its output's address was fixed: then a copy
+    case OpKind::kReshape:  // an alias (plan-hbm) unless its output's address was fixed: then a
+                            // copy
       if (dst != in(0))
-        emit_stream(cg, name, count(out), 1, {{in(0), false}}, {dst}, [](Codegen&, const std::vector<int>& v) { return v; });
+        emit_stream(cg, name, count(out), 1, {{in(0), false}}, {dst},
+                    [](Codegen&, const std::vector<int>& v) { return v; });
       return;
     default:
       if (lower_conv_op(p, cg, n)) return;
@@ -110,8 +127,8 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
       emit_sgd(cg, "sgd." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words, c.lr, c.mu);
     } else {
       const auto c = numerics::adam_constants(o.beta1, o.beta2, o.eps);
-      emit_adam(cg, "adam." + t.name, t.hbm, p.out.state[i].hbm, p.out.state[np + i].hbm, grad, t.words, c.b1, c.b2,
-                c.eps, c.omb1, c.omb2, p.out.scalars.hbm);
+      emit_adam(cg, "adam." + t.name, t.hbm, p.out.state[i].hbm, p.out.state[np + i].hbm, grad,
+                t.words, c.b1, c.b2, c.eps, c.omb1, c.omb2, p.out.scalars.hbm);
     }
     ++p.out.stats.kernels;
   }
@@ -119,7 +136,8 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
 
 // Index in the final program (empty bundles dropped: Emitter::finish) of emitter bundle `at`.
 int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
-  return std::count_if(bundles.begin(), bundles.begin() + at, [](const isa::Bundle& b) { return b != isa::Bundle{}; });
+  return std::count_if(bundles.begin(), bundles.begin() + at,
+                       [](const isa::Bundle& b) { return b != isa::Bundle{}; });
 }
 
 }  // namespace
@@ -139,7 +157,8 @@ void pass_lower(Pipeline& p) {
     if (cg.em().size() - first > kRollAbove) cg.em().roll_since(first);
     ++p.out.stats.kernels;
     if (const std::optional<MxuRole> role = mxu_role(p.graph, n))  // emitter bundles until finish()
-      p.out.mxu_regions.push_back(MxuRegion{first, cg.em().size(), p.graph.value(n.output).name, *role});
+      p.out.mxu_regions.push_back(
+          MxuRegion{first, cg.em().size(), p.graph.value(n.output).name, *role});
   }
   kernel_at.push_back(cg.em().size());
   int64_t optimizer_at = -1;
@@ -150,7 +169,8 @@ void pass_lower(Pipeline& p) {
     lower_optimizer(p, cg);
   }
   p.out.program = cg.finish();
-  if (optimizer_at >= 0) p.out.optimizer_first_bundle = nonempty_bundles(cg.em().bundles(), optimizer_at);
+  if (optimizer_at >= 0)
+    p.out.optimizer_first_bundle = nonempty_bundles(cg.em().bundles(), optimizer_at);
   for (MxuRegion& r : p.out.mxu_regions) {
     r.first_pc = nonempty_bundles(cg.em().bundles(), r.first_pc);
     r.end_pc = nonempty_bundles(cg.em().bundles(), r.end_pc);
@@ -167,8 +187,10 @@ void pass_lower(Pipeline& p) {
     for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);
   }
   if (p.out.adam_unit.used && p.options.training)
-    for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer)) p.out.program.data.push_back(std::move(d));
-  p.out.program.data.push_back(isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
+    for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer))
+      p.out.program.data.push_back(std::move(d));
+  p.out.program.data.push_back(
+      isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
   p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
   p.out.stats.hbm_words += p.scratch_words;
   p.out.stats.smem_words = cg.next_smem();

@@ -19,7 +19,9 @@ namespace tessera::compiler {
 
 namespace {
 
-int64_t words_of(const graph::Value& v) { return std::max<int64_t>(1, graph::num_elements(v.shape)); }
+int64_t words_of(const graph::Value& v) {
+  return std::max<int64_t>(1, graph::num_elements(v.shape));
+}
 
 class FreeList {
  public:
@@ -72,7 +74,8 @@ void plan_adam_unit(Pipeline& p, Alloc& persistent) {
   u.n = out.params.back().hbm + out.params.back().words - u.theta;
   u.spill = out.state.front().hbm;
   u.g = persistent(u.n);
-  for (size_t i = 0; i < p.grads.size(); ++i) p.hbm[p.grads[i]] = u.g + (out.params[i].hbm - u.theta);
+  for (size_t i = 0; i < p.grads.size(); ++i)
+    p.hbm[p.grads[i]] = u.g + (out.params[i].hbm - u.theta);
   u.step_program = persistent(kAdamUnitProgramWords);
   u.init_program = persistent(kAdamUnitProgramWords);
   u.hyper = persistent(kAdamUnitHyperWords);
@@ -89,7 +92,9 @@ void pass_plan_hbm(Pipeline& p) {
     next += words;
     return at;
   };
-  auto tensor = [&](const std::string& name, int64_t words) { return HbmTensor{name, persistent(words), words}; };
+  auto tensor = [&](const std::string& name, int64_t words) {
+    return HbmTensor{name, persistent(words), words};
+  };
   // Parameters and optimizer state first: their addresses do not depend on the batch, so the
   // training programs of every batch size and the inference programs share them.
   CompiledProgram& out = p.out;
@@ -102,16 +107,21 @@ void pass_plan_hbm(Pipeline& p) {
   const int copies = p.options.optimizer.kind == graph::OptimizerKind::kAdam ? 2 : 1;
   for (int c = 0; c < copies; ++c)
     for (size_t i = 0; i < p.params.size(); ++i)
-      out.state.push_back(tensor((copies == 1 ? "sgd.vel." : c == 0 ? "adam.m." : "adam.v.") + out.params[i].name,
+      out.state.push_back(tensor((copies == 1 ? "sgd.vel."
+                                  : c == 0    ? "adam.m."
+                                              : "adam.v.") +
+                                     out.params[i].name,
                                  out.params[i].words));
   const int64_t theta = out.params.empty() ? 0 : out.params.front().hbm;
-  const int64_t n_params = out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;
+  const int64_t n_params =
+      out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;
   if (copies == 2 && p.options.adam_on == AdamOn::kUnit) {
     plan_adam_unit(p, persistent);
     out.grads = HbmTensor{"grads", out.adam_unit.g, n_params};
   } else if (p.options.persistent_grads && p.options.training && n_params > 0) {
     out.grads = HbmTensor{"grads", persistent(n_params), n_params};
-    for (size_t i = 0; i < p.grads.size(); ++i) p.hbm[p.grads[i]] = out.grads.hbm + (out.params[i].hbm - theta);
+    for (size_t i = 0; i < p.grads.size(); ++i)
+      p.hbm[p.grads[i]] = out.grads.hbm + (out.params[i].hbm - theta);
   }
   out.scalars = tensor("optimizer.scalars", 2);
   p.ones_hbm = persistent(1);
@@ -157,9 +167,10 @@ void pass_plan_hbm(Pipeline& p) {
     }
     for (int d : dying[i]) fl.release(p.hbm[d], words_of(g.value(d)));
     if (fl.end() * 4 > p.spec->hbm_bytes)
-      throw Error("compiler", "value '" + g.value(v).name + "' " + graph::shape_str(g.value(v).shape) +
-                                  " does not fit HBM: the plan needs " + std::to_string(fl.end() * 4) +
-                                  " bytes, the core has " + std::to_string(p.spec->hbm_bytes));
+      throw Error("compiler",
+                  "value '" + g.value(v).name + "' " + graph::shape_str(g.value(v).shape) +
+                      " does not fit HBM: the plan needs " + std::to_string(fl.end() * 4) +
+                      " bytes, the core has " + std::to_string(p.spec->hbm_bytes));
   }
   for (const auto& [a, r] : alias) p.hbm[a] = p.hbm.at(r);
   out.stats.hbm_words = fl.end();
@@ -172,8 +183,10 @@ void verify_plan(const Pipeline& p) {
   const graph::Graph& g = p.graph;
   for (const graph::Node& node : g.nodes()) {
     for (int in : node.inputs)
-      if (!p.hbm.count(in)) throw Error("plan-hbm", "value '" + g.value(in).name + "' has no HBM address");
-    if (!p.hbm.count(node.output)) throw Error("plan-hbm", "value '" + g.value(node.output).name + "' has no HBM address");
+      if (!p.hbm.count(in))
+        throw Error("plan-hbm", "value '" + g.value(in).name + "' has no HBM address");
+    if (!p.hbm.count(node.output))
+      throw Error("plan-hbm", "value '" + g.value(node.output).name + "' has no HBM address");
   }
   std::vector<std::pair<int, std::pair<int, int>>> items(p.live.begin(), p.live.end());
   for (size_t a = 0; a < items.size(); ++a)
@@ -184,7 +197,8 @@ void verify_plan(const Pipeline& p) {
       const int64_t a0 = p.hbm.at(va), a1 = a0 + words_of(g.value(va));
       const int64_t b0 = p.hbm.at(vb), b1 = b0 + words_of(g.value(vb));
       if (a0 < b1 && b0 < a1)
-        throw Error("plan-hbm", "values '" + g.value(va).name + "' and '" + g.value(vb).name + "' overlap while both live");
+        throw Error("plan-hbm", "values '" + g.value(va).name + "' and '" + g.value(vb).name +
+                                    "' overlap while both live");
     }
 }
 
@@ -194,12 +208,14 @@ std::string dump_plan(const Pipeline& p) {
   for (const graph::Value& v : g.values()) {
     auto it = p.hbm.find(v.id);
     if (it == p.hbm.end()) continue;
-    os << "hbm " << it->second << " +" << words_of(v) << " " << v.name << " " << graph::shape_str(v.shape);
+    os << "hbm " << it->second << " +" << words_of(v) << " " << v.name << " "
+       << graph::shape_str(v.shape);
     auto l = p.live.find(v.id);
     if (l != p.live.end()) os << " live [" << l->second.first << ", " << l->second.second << "]";
     os << "\n";
   }
-  for (const HbmTensor& t : p.out.state) os << "hbm " << t.hbm << " +" << t.words << " " << t.name << "\n";
+  for (const HbmTensor& t : p.out.state)
+    os << "hbm " << t.hbm << " +" << t.words << " " << t.name << "\n";
   return os.str();
 }
 

@@ -16,11 +16,11 @@ struct Pipeline {
   graph::Model model;
   graph::Graph graph;  // forward (inference) or training graph
   int x = -1, labels = -1, loss = -1, logits = -1;
-  std::vector<int> params, grads;  // value ids in `graph`, aligned with model.params
-  std::map<int, int64_t> hbm;      // value id -> HBM word address
+  std::vector<int> params, grads;           // value ids in `graph`, aligned with model.params
+  std::map<int, int64_t> hbm;               // value id -> HBM word address
   std::map<int, std::pair<int, int>> live;  // value id -> [first, last] node index (transients)
-  int64_t ones_hbm = -1;           // the constant 1.0 (d loss / d loss)
-  int64_t scratch_words = 0;       // kernels' HBM scratch above the plan (lower_conv_op)
+  int64_t ones_hbm = -1;                    // the constant 1.0 (d loss / d loss)
+  int64_t scratch_words = 0;                // kernels' HBM scratch above the plan (lower_conv_op)
   CompiledProgram out;
 };
 

@@ -26,22 +26,28 @@ void put_f64(std::array<uint32_t, kAdamHyperWords>& w, int at, double x) {
 }
 
 double get_f64(const uint32_t* w, int at) {
-  return std::bit_cast<double>(static_cast<uint64_t>(w[at]) | (static_cast<uint64_t>(w[at + 1]) << 32));
+  return std::bit_cast<double>(static_cast<uint64_t>(w[at]) |
+                               (static_cast<uint64_t>(w[at + 1]) << 32));
 }
 
 // "" when h is acceptable, else the reason.
 std::string hyper_problem(const AdamHyper& h) {
   const auto bad = [](double x) { return !std::isfinite(x); };
-  if (bad(h.lr) || h.lr < 0) return fmt::format("alpha (learning rate) = {} must be finite and >= 0", h.lr);
+  if (bad(h.lr) || h.lr < 0)
+    return fmt::format("alpha (learning rate) = {} must be finite and >= 0", h.lr);
   if (bad(h.b1) || h.b1 < 0 || h.b1 >= 1) return fmt::format("beta1 = {} outside [0, 1)", h.b1);
   if (bad(h.b2) || h.b2 < 0 || h.b2 >= 1) return fmt::format("beta2 = {} outside [0, 1)", h.b2);
   if (bad(h.eps) || h.eps < 0) return fmt::format("epsilon = {} must be finite and >= 0", h.eps);
-  if (bad(h.ct) || h.ct < 0) return fmt::format("convergence threshold = {} must be finite and >= 0", h.ct);
-  if (bad(h.weight_decay) || h.weight_decay < 0) return fmt::format("weight decay = {} must be finite and >= 0", h.weight_decay);
+  if (bad(h.ct) || h.ct < 0)
+    return fmt::format("convergence threshold = {} must be finite and >= 0", h.ct);
+  if (bad(h.weight_decay) || h.weight_decay < 0)
+    return fmt::format("weight decay = {} must be finite and >= 0", h.weight_decay);
   return "";
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // The bit patterns of n floats of a buffer (one stream for the HBM encoding).
 std::span<const uint32_t> words_of(const std::vector<float>& buffer, int64_t n) {
@@ -63,7 +69,8 @@ std::array<uint32_t, kAdamHyperWords> adam_hyper_words(const AdamHyper& h) {
 }
 
 void validate_adam_hyper(const AdamHyper& h) {
-  if (const std::string why = hyper_problem(h); !why.empty()) throw Error("adam hyperparameters", why);
+  if (const std::string why = hyper_problem(h); !why.empty())
+    throw Error("adam hyperparameters", why);
 }
 
 int64_t AdamHbmPath::occupy(int64_t earliest, int64_t cycles) {
@@ -120,7 +127,8 @@ AdamUnit::AdamUnit(const CoreSpec& spec)
 }
 
 int64_t AdamUnit::spill_v(int64_t i) const {
-  return m_spill + (m_n - m_resident_blocks * m_spec.block_elements) + (i - m_resident_blocks * m_spec.block_elements);
+  return m_spill + (m_n - m_resident_blocks * m_spec.block_elements) +
+         (i - m_resident_blocks * m_spec.block_elements);
 }
 
 float AdamUnit::m_at(const PagedMemory& hbm, int64_t i) const {
@@ -135,7 +143,8 @@ float AdamUnit::v_at(const PagedMemory& hbm, int64_t i) const {
 
 void AdamUnit::set_moments(PagedMemory& hbm, int64_t i, float m, float v) {
   if (m_n == 0 || i < 0 || i >= m_n)
-    throw Error("adam unit", fmt::format("moments of element {}: the unit is assigned {} parameters", i, m_n));
+    throw Error("adam unit",
+                fmt::format("moments of element {}: the unit is assigned {} parameters", i, m_n));
   if (i < static_cast<int64_t>(m_m.size())) {
     m_m[static_cast<size_t>(i)] = m, m_v[static_cast<size_t>(i)] = v;
     return;
@@ -151,7 +160,8 @@ void AdamUnit::set_t(int64_t t) {
 
 void AdamUnit::check_hbm(std::string_view what, int64_t addr, int64_t words) const {
   if (addr < 0 || addr + words > m_hbm->size())
-    throw UnitFault(fmt::format("adam unit: {}: HBM words [{}, {}) outside [0, {})", what, addr, addr + words, m_hbm->size()));
+    throw UnitFault(fmt::format("adam unit: {}: HBM words [{}, {}) outside [0, {})", what, addr,
+                                addr + words, m_hbm->size()));
 }
 
 int64_t AdamUnit::hbm_bytes(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind) {
@@ -162,7 +172,8 @@ int64_t AdamUnit::hbm_bytes(std::initializer_list<std::span<const uint32_t>> chu
 }
 
 int64_t AdamUnit::dma(int64_t earliest, int64_t bytes) {
-  const auto cycles = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / m_spec.dma_bytes_per_cycle));
+  const auto cycles =
+      static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / m_spec.dma_bytes_per_cycle));
   m_stats.busy[static_cast<int>(AdamSub::Dma)] += cycles;
   ++m_stats.micro_ops;
   const int64_t done = m_path.occupy(earliest + m_spec.dma_latency, std::max<int64_t>(cycles, 1));
@@ -196,8 +207,9 @@ void AdamUnit::need_hyper_and_assign(std::string_view what) const {
 
 void AdamUnit::fetch_program(int64_t addr, uint32_t count, Issue& is) {
   if (count < 1 || count > m_spec.icache_instrs)
-    throw UnitFault(fmt::format("adam unit: INSTRUCTION_IO of {} instructions; the instruction cache holds 1..{}",
-                                count, m_spec.icache_instrs));
+    throw UnitFault(fmt::format(
+        "adam unit: INSTRUCTION_IO of {} instructions; the instruction cache holds 1..{}", count,
+        m_spec.icache_instrs));
   check_hbm("INSTRUCTION_IO", addr, 2 * static_cast<int64_t>(count));
   std::vector<uint32_t> words(2 * static_cast<size_t>(count));
   m_hbm->read_block(addr, words.data(), static_cast<int64_t>(words.size()));
@@ -296,7 +308,8 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
       is.done = sl.data_ready;
       return;
     }
-    case AdamOp::XFERIN: case AdamOp::XFEROUT: {
+    case AdamOp::XFERIN:
+    case AdamOp::XFEROUT: {
       need_hyper_and_assign("TRANSFER");
       const bool to_module = in.op == AdamOp::XFERIN;
       if (block_spilled()) {
@@ -324,7 +337,8 @@ void AdamUnit::exec_data(const AdamInstr& in, Issue& is) {
       const int64_t ready = to_module ? is.at : std::max(is.at, sl.mupd_done);
       int64_t done;
       if (block_spilled()) {
-        const int64_t bytes = hbm_bytes({words_of(m_bm, len), words_of(m_bv, len)}, HbmKind::kOptimizerState);
+        const int64_t bytes =
+            hbm_bytes({words_of(m_bm, len), words_of(m_bv, len)}, HbmKind::kOptimizerState);
         (to_module ? m_stats.spill_in_bytes : m_stats.spill_out_bytes) += bytes;
         done = dma(ready, bytes);
       } else {
@@ -363,7 +377,8 @@ void AdamUnit::exec_compute(const AdamInstr& in, Issue& is) {
   if (in.op == AdamOp::MUPD) {
     need_hyper_and_assign("MOMENT_UPDATE");
     numerics::adam_moments(m_bm.data(), m_bv.data(), m_g.data(), len, m_const);
-    const int64_t s = sub_start(std::max({is.at, sl.data_ready, sl.mv_ready, m_hyper_ready}), {AdamSub::Mul, AdamSub::Add});
+    const int64_t s = sub_start(std::max({is.at, sl.data_ready, sl.mv_ready, m_hyper_ready}),
+                                {AdamSub::Mul, AdamSub::Add});
     occupy(AdamSub::Mul, s, 5 * len, p.mul.width);
     occupy(AdamSub::Add, s, 2 * len, p.add.width);
     const int64_t span = std::max(ceil_div(5 * len, p.mul.width), ceil_div(2 * len, p.add.width));
@@ -382,9 +397,11 @@ void AdamUnit::exec_compute(const AdamInstr& in, Issue& is) {
   occupy(AdamSub::Div, s, 3 * len, p.div.width);
   occupy(AdamSub::Mul, s, (decay ? 2 : 1) * len, p.mul.width);
   occupy(AdamSub::Add, s, 5 * len, p.add.width);
-  const int64_t span = std::max({ceil_div(len, p.sqrt.width), ceil_div(3 * len, p.div.width),
-                                 ceil_div((decay ? 2 : 1) * len, p.mul.width), ceil_div(5 * len, p.add.width)});
-  const int64_t chain = p.sqrt.latency + 3 * p.div.latency + (decay ? 2 : 1) * p.mul.latency + 4 * p.add.latency;
+  const int64_t span =
+      std::max({ceil_div(len, p.sqrt.width), ceil_div(3 * len, p.div.width),
+                ceil_div((decay ? 2 : 1) * len, p.mul.width), ceil_div(5 * len, p.add.width)});
+  const int64_t chain =
+      p.sqrt.latency + 3 * p.div.latency + (decay ? 2 : 1) * p.mul.latency + 4 * p.add.latency;
   sl.pupd_done = s + span + chain;
   m_step_done = std::max(m_step_done, sl.pupd_done);
   is.done = sl.pupd_done;
@@ -409,8 +426,10 @@ void AdamUnit::exec_control(const AdamInstr& in, Issue& is) {
     case AdamOp::BNEXT:
       need_hyper_and_assign("bnext");
       is.done = is.at + 1;
-      if (++m_block < m_blocks) is.taken = true, is.target = in.imm;
-      else m_block = 0;
+      if (++m_block < m_blocks)
+        is.taken = true, is.target = in.imm;
+      else
+        m_block = 0;
       return;
     case AdamOp::CCHECK: {
       need_hyper_and_assign("CONVERGENCE_CHECK");
@@ -427,26 +446,48 @@ void AdamUnit::exec_control(const AdamInstr& in, Issue& is) {
       need_hyper_and_assign("iloop");
       ++m_iterations;
       is.done = is.at + 1;
-      if (m_hyper.max_iters == 0 || m_iterations < m_hyper.max_iters) is.taken = true, is.target = in.imm;
+      if (m_hyper.max_iters == 0 || m_iterations < m_hyper.max_iters)
+        is.taken = true, is.target = in.imm;
       return;
-    case AdamOp::JMP: is.done = is.at + 1, is.taken = true, is.target = in.imm; return;
-    default: return;
+    case AdamOp::JMP:
+      is.done = is.at + 1, is.taken = true, is.target = in.imm;
+      return;
+    default:
+      return;
   }
 }
 
 void AdamUnit::execute(const AdamInstr& in, int64_t pc, Issue& is) {
   switch (in.op) {
     case AdamOp::IIO:
-      if (pc != 0) throw UnitFault(fmt::format("adam unit: INSTRUCTION_IO at instruction {} (only instruction 0 may fetch)", pc));
+      if (pc != 0)
+        throw UnitFault(fmt::format(
+            "adam unit: INSTRUCTION_IO at instruction {} (only instruction 0 may fetch)", pc));
       fetch_program(m_program_addr, in.imm, is);
       is.at = is.done;  // nothing decodes before the cache is filled
       return;
-    case AdamOp::HPIO: read_hyper(m_areg[in.a], is); return;
-    case AdamOp::ASSIGN: assign(m_areg[in.a], in.imm, is); return;
-    case AdamOp::SETA: m_areg[in.a] = in.imm, is.done = is.at + 1; return;
-    case AdamOp::DIO: case AdamOp::XFERIN: case AdamOp::XFEROUT: case AdamOp::DBIO: exec_data(in, is); return;
-    case AdamOp::MUPD: case AdamOp::PUPD: exec_compute(in, is); return;
-    default: exec_control(in, is); return;
+    case AdamOp::HPIO:
+      read_hyper(m_areg[in.a], is);
+      return;
+    case AdamOp::ASSIGN:
+      assign(m_areg[in.a], in.imm, is);
+      return;
+    case AdamOp::SETA:
+      m_areg[in.a] = in.imm, is.done = is.at + 1;
+      return;
+    case AdamOp::DIO:
+    case AdamOp::XFERIN:
+    case AdamOp::XFEROUT:
+    case AdamOp::DBIO:
+      exec_data(in, is);
+      return;
+    case AdamOp::MUPD:
+    case AdamOp::PUPD:
+      exec_compute(in, is);
+      return;
+    default:
+      exec_control(in, is);
+      return;
   }
 }
 
@@ -466,7 +507,8 @@ int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder*
   } catch (const Error& e) {
     throw UnitFault(fmt::format("adam unit: {}", e.what()));
   }
-  if (first.op != AdamOp::IIO) throw UnitFault("adam unit: instruction 0 must be INSTRUCTION_IO (iio)");
+  if (first.op != AdamOp::IIO)
+    throw UnitFault("adam unit: instruction 0 must be INSTRUCTION_IO (iio)");
   const uint32_t first_words[2] = {hbm.read(addr), hbm.read(addr + 1)};
   const int64_t first_bytes = hbm_bytes({std::span<const uint32_t>(first_words)}, HbmKind::kOther);
   m_stats.instr_bytes += first_bytes;
@@ -475,8 +517,11 @@ int64_t AdamUnit::run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder*
   int64_t pc = 0, executed = 0;
   for (;;) {
     if (pc < 0 || pc >= static_cast<int64_t>(m_icache.size()))
-      throw UnitFault(fmt::format("adam unit: pc {} outside the {} instructions in the instruction cache", pc, m_icache.size()));
-    if (executed >= m_limit) throw UnitFault(fmt::format("adam unit: {} instructions executed without HALT", executed));
+      throw UnitFault(
+          fmt::format("adam unit: pc {} outside the {} instructions in the instruction cache", pc,
+                      m_icache.size()));
+    if (executed >= m_limit)
+      throw UnitFault(fmt::format("adam unit: {} instructions executed without HALT", executed));
     const AdamInstr in = m_icache[static_cast<size_t>(pc)];
     ++executed;
     ++m_stats.instructions;

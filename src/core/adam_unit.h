@@ -1,8 +1,9 @@
 // The Adam optimizer unit (spec/adam-unit.md, docs/adam-unit.md): one per tensor core. Its blocks:
 //   DMA            a path to HBM (core.adam.dma_latency, dma_bytes_per_cycle) for instructions,
 //                  hyperparameters, theta and g in, theta out, and spilled m/v blocks;
-//   instruction cache (icache_instrs 64-bit instructions, isa/adam_isa.h), filled by INSTRUCTION_IO;
-//   controller     decodes one instruction per decode_cycles into micro-operations for the DMA, the
+//   instruction cache (icache_instrs 64-bit instructions, isa/adam_isa.h), filled by
+//   INSTRUCTION_IO; controller     decodes one instruction per decode_cycles into micro-operations
+//   for the DMA, the
 //                  data cache and the data-processing module;
 //   data cache     holds m and v (8 bytes per parameter) for the whole run, across runs;
 //   data-processing module: `buffers` buffer sets of block_elements elements, an operation
@@ -95,14 +96,17 @@ inline constexpr int kNumAdamSubs = 7;
 
 struct AdamUnitStats {
   int64_t runs = 0, instructions = 0, micro_ops = 0, steps = 0;
-  std::array<int64_t, isa::kNumAdamOps + 1> count{}, cycles{};  // per AdamOp: issued, sum(done - issue)
-  std::array<int64_t, kNumAdamSubs> busy{};                     // busy cycles per sub-module
-  std::array<int64_t, kNumAdamSubs> elements{};                 // element operations per sub-module
-  int64_t busy_cycles = 0;                                      // cycles between start and halt, summed
+  std::array<int64_t, isa::kNumAdamOps + 1> count{},
+      cycles{};                                  // per AdamOp: issued, sum(done - issue)
+  std::array<int64_t, kNumAdamSubs> busy{};      // busy cycles per sub-module
+  std::array<int64_t, kNumAdamSubs> elements{};  // element operations per sub-module
+  int64_t busy_cycles = 0;                       // cycles between start and halt, summed
   int64_t instr_bytes = 0, hyper_bytes = 0, theta_in_bytes = 0, g_in_bytes = 0, theta_out_bytes = 0;
   int64_t spill_in_bytes = 0, spill_out_bytes = 0, dcache_read_bytes = 0, dcache_write_bytes = 0;
   int64_t buffer_bytes = 0;
-  int64_t hbm_read_bytes() const { return instr_bytes + hyper_bytes + theta_in_bytes + g_in_bytes + spill_in_bytes; }
+  int64_t hbm_read_bytes() const {
+    return instr_bytes + hyper_bytes + theta_in_bytes + g_in_bytes + spill_in_bytes;
+  }
   int64_t hbm_write_bytes() const { return theta_out_bytes + spill_out_bytes; }
 };
 
@@ -111,14 +115,16 @@ AdamUnitStats operator-(const AdamUnitStats& after, const AdamUnitStats& before)
 
 // The unit's energy (pJ) for the counts `s`: elements through each vector sub-module x its
 // per-element energy, basic-module operations, data-cache bytes, processing-module buffer bytes,
-// decoded instructions, and the unit's HBM bytes at `hbm_byte_pj`. `total` is their sum in this order.
+// decoded instructions, and the unit's HBM bytes at `hbm_byte_pj`. `total` is their sum in this
+// order.
 struct AdamUnitEnergy {
   static constexpr int kParts = 9;
   std::array<const char*, kParts> names{};  // "<part>_pj"
   std::array<double, kParts> pj{};
   double total = 0;
 };
-AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& spec, const AdamUnitStats& s, double hbm_byte_pj);
+AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& spec, const AdamUnitStats& s,
+                                double hbm_byte_pj);
 
 class AdamUnit {
  public:
@@ -133,8 +139,8 @@ class AdamUnit {
 
   // Runs the program at HBM word `addr` from cycle `start` (or when the unit is free, if later)
   // until HALT; returns the halt's completion cycle. Throws UnitFault ("adam unit: ...").
-  // With `encoder` (core/hbm_encoding.h; nullptr: none) every DMA micro-op of the run moves, and the
-  // byte counters count, the bytes it charges (the encoded size when its mode is on; 4 per word
+  // With `encoder` (core/hbm_encoding.h; nullptr: none) every DMA micro-op of the run moves, and
+  // the byte counters count, the bytes it charges (the encoded size when its mode is on; 4 per word
   // otherwise), and it counts them per tensor kind.
   int64_t run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder* encoder = nullptr);
 
@@ -145,7 +151,8 @@ class AdamUnit {
   int64_t last_completion() const;
 
   int64_t busy_until() const { return m_busy_until; }
-  // The HBM path shared with the core's DMA (adam_unit_exec.cpp): block() before a run, log() after.
+  // The HBM path shared with the core's DMA (adam_unit_exec.cpp): block() before a run, log()
+  // after.
   AdamHbmPath& path() { return m_path; }
   int64_t t() const { return m_t; }
   int64_t n() const { return m_n; }
@@ -186,7 +193,9 @@ class AdamUnit {
   int64_t block_len() const;
   int64_t block_base() const { return m_block * m_spec.block_elements; }
   bool block_spilled() const { return m_block >= m_resident_blocks; }
-  int64_t spill_m(int64_t i) const { return m_spill + (i - m_resident_blocks * m_spec.block_elements); }
+  int64_t spill_m(int64_t i) const {
+    return m_spill + (i - m_resident_blocks * m_spec.block_elements);
+  }
   int64_t spill_v(int64_t i) const;
   int64_t hbm_bytes(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind);
   int64_t dma(int64_t earliest, int64_t bytes);
@@ -215,7 +224,7 @@ class AdamUnit {
   double m_sum = 0;
   float m_temp2 = 0;
   bool m_converged = false;
-  std::vector<float> m_m, m_v;                      // data cache (resident blocks)
+  std::vector<float> m_m, m_v;                          // data cache (resident blocks)
   std::vector<float> m_theta, m_prev, m_g, m_bm, m_bv;  // processing-module buffer (values)
   // timing
   AdamHbmPath m_path;

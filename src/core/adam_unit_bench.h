@@ -20,8 +20,12 @@ struct AdamBenchRow {
   int64_t n = 0;
   AdamStepCost unit, vector_unit;
   bool unit_bit_identical = false, vector_bit_identical = false;
-  double bytes_ratio() const { return static_cast<double>(unit.bytes) / static_cast<double>(vector_unit.bytes); }
-  double cycles_ratio() const { return static_cast<double>(unit.cycles) / static_cast<double>(vector_unit.cycles); }
+  double bytes_ratio() const {
+    return static_cast<double>(unit.bytes) / static_cast<double>(vector_unit.bytes);
+  }
+  double cycles_ratio() const {
+    return static_cast<double>(unit.cycles) / static_cast<double>(vector_unit.cycles);
+  }
 };
 
 AdamBenchRow adam_bench_step(const CoreSpec& spec, int64_t n);

@@ -31,8 +31,8 @@ struct AdamLayout {
   int64_t program = 0;  // unit program (2 words per instruction, up to 64 instructions)
   int64_t hyper = 0;    // kAdamHyperWords
   int64_t theta = 0, g = 0;
-  int64_t spill = 0;    // 2 n words reserved
-  int64_t m = 0, v = 0; // for the vector-unit baseline only
+  int64_t spill = 0;     // 2 n words reserved
+  int64_t m = 0, v = 0;  // for the vector-unit baseline only
 };
 // A layout for n parameters from HBM word `base` on (each region aligned to 1024 words).
 AdamLayout adam_layout(int64_t n, int64_t base = 0);
@@ -47,15 +47,16 @@ isa::DataSegment adam_program_segment(const std::vector<uint64_t>& words, int64_
 std::string adam_start_asm(int64_t program, int flag = 1);
 
 // Tensor-core assembly for one Adam step (t >= 1) of n elements on the vector unit.
-std::string adam_vector_step_asm(const CoreSpec& spec, const AdamLayout& l, const AdamHyper& h, int64_t t);
+std::string adam_vector_step_asm(const CoreSpec& spec, const AdamLayout& l, const AdamHyper& h,
+                                 int64_t t);
 
 }  // namespace tessera::core
 
 namespace tessera::core {
 
 // Host-side driver of one Adam unit and its HBM (no tensor-core program): lays out theta, g and
-// the unit programs, runs init once and then steps. Used by `tessera adam` and the tests. Its DMA is
-// encoded like the core's (core.hbm.exponent_encoding.*, core/hbm_encoding.h).
+// the unit programs, runs init once and then steps. Used by `tessera adam` and the tests. Its DMA
+// is encoded like the core's (core.hbm.exponent_encoding.*, core/hbm_encoding.h).
 class AdamUnitSession {
  public:
   // Throws tessera::Error for n < 1, bad hyperparameters or an HBM too small for the layout.
@@ -68,7 +69,8 @@ class AdamUnitSession {
   void step(const std::vector<float>& g);
   // The standalone method: runs the solve program; `gradient(theta, t)` returns g_t for the current
   // theta (n values). Returns the iterations run.
-  int64_t solve(const std::function<std::vector<float>(const std::vector<float>&, int64_t)>& gradient);
+  int64_t solve(
+      const std::function<std::vector<float>(const std::vector<float>&, int64_t)>& gradient);
 
   int64_t cycles() const { return m_cycles; }  // simulated cycles of every run so far
   const AdamUnit& unit() const { return m_unit; }

@@ -8,11 +8,16 @@
 namespace tessera::core {
 
 AdamUnitSession::AdamUnitSession(const CoreSpec& spec, int64_t n, const AdamHyper& hyper)
-    : m_spec(spec), m_layout(adam_layout(n)), m_hbm(spec.hbm_bytes / 4), m_unit(m_spec), m_encoder(m_spec.hbm_encoding) {
+    : m_spec(spec),
+      m_layout(adam_layout(n)),
+      m_hbm(spec.hbm_bytes / 4),
+      m_unit(m_spec),
+      m_encoder(m_spec.hbm_encoding) {
   if (n < 1) throw Error("adam unit", fmt::format("needs at least 1 parameter, got {}", n));
   validate_adam_hyper(hyper);
   if (m_layout.v + n > m_hbm.size())
-    throw Error("adam unit", fmt::format("{} parameters do not fit the {} bytes of HBM", n, spec.hbm_bytes));
+    throw Error("adam unit",
+                fmt::format("{} parameters do not fit the {} bytes of HBM", n, spec.hbm_bytes));
   const auto words = adam_hyper_words(hyper);
   m_hbm.write_block(m_layout.hyper, words.data(), kAdamHyperWords);
   m_step = isa::adam_assemble(adam_unit_step_asm(m_layout), "<adam step>");
@@ -31,7 +36,8 @@ void AdamUnitSession::run(const std::vector<uint64_t>& program) {
 
 void AdamUnitSession::set_theta(const std::vector<float>& theta) {
   if (static_cast<int64_t>(theta.size()) != m_layout.n)
-    throw Error("adam unit", fmt::format("theta has {} elements, the unit was set up for {}", theta.size(), m_layout.n));
+    throw Error("adam unit", fmt::format("theta has {} elements, the unit was set up for {}",
+                                         theta.size(), m_layout.n));
   m_hbm.write_block(m_layout.theta, reinterpret_cast<const uint32_t*>(theta.data()), m_layout.n);
 }
 
@@ -43,16 +49,19 @@ std::vector<float> AdamUnitSession::theta() const {
 
 void AdamUnitSession::step(const std::vector<float>& g) {
   if (static_cast<int64_t>(g.size()) != m_layout.n)
-    throw Error("adam unit", fmt::format("theta has {} elements but g has {}", m_layout.n, g.size()));
+    throw Error("adam unit",
+                fmt::format("theta has {} elements but g has {}", m_layout.n, g.size()));
   m_hbm.write_block(m_layout.g, reinterpret_cast<const uint32_t*>(g.data()), m_layout.n);
   run(m_step);
 }
 
-int64_t AdamUnitSession::solve(const std::function<std::vector<float>(const std::vector<float>&, int64_t)>& gradient) {
+int64_t AdamUnitSession::solve(
+    const std::function<std::vector<float>(const std::vector<float>&, int64_t)>& gradient) {
   m_unit.set_gradient_hook([&](PagedMemory& hbm, int64_t t) {
     const std::vector<float> g = gradient(theta(), t);
     if (static_cast<int64_t>(g.size()) != m_layout.n)
-      throw UnitFault(fmt::format("adam unit: theta has {} elements but g has {}", m_layout.n, g.size()));
+      throw UnitFault(
+          fmt::format("adam unit: theta has {} elements but g has {}", m_layout.n, g.size()));
     hbm.write_block(m_layout.g, reinterpret_cast<const uint32_t*>(g.data()), m_layout.n);
   });
   try {

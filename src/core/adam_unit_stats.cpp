@@ -14,7 +14,8 @@ void AdamUnit::report(report::StatGroup& g, double hbm_byte_pj) const {
   g.set_int("steps", s.steps, "steps", "MOMENT_ESTIMATE instructions (Adam steps)");
   g.set_int("t", m_t, "", "current step count");
   g.set_int("instructions", s.instructions, "instructions");
-  g.set_int("micro_ops", s.micro_ops, "micro-ops", "DMA, data-cache and sub-module micro-operations");
+  g.set_int("micro_ops", s.micro_ops, "micro-ops",
+            "DMA, data-cache and sub-module micro-operations");
   g.set_int("busy_cycles", s.busy_cycles, "cycles", "start to halt, summed over runs");
   g.set("temp2", static_cast<double>(m_temp2), "", "last convergence mean");
   report::StatGroup& ins = g.group("instructions_by_kind");
@@ -27,13 +28,16 @@ void AdamUnit::report(report::StatGroup& g, double hbm_byte_pj) const {
     k.set_int("count", s.count[i]);
     k.set_int("cycles", s.cycles[i], "cycles", "sum over instances of (done - issue)");
   }
-  static constexpr const char* kSubName[kNumAdamSubs] = {"add", "mul", "div", "sqrt", "basic", "dcache", "dma"};
+  static constexpr const char* kSubName[kNumAdamSubs] = {"add",   "mul",    "div", "sqrt",
+                                                         "basic", "dcache", "dma"};
   report::StatGroup& sub = g.group("submodules");
   for (int u = 0; u < kNumAdamSubs; ++u) {
     report::StatGroup& k = sub.group(kSubName[u]);
     k.set_int("busy_cycles", s.busy[static_cast<size_t>(u)], "cycles");
     k.set_int("elements", s.elements[static_cast<size_t>(u)], "", "elements (bytes for dcache)");
-    k.set("utilisation", s.busy_cycles > 0 ? static_cast<double>(s.busy[static_cast<size_t>(u)]) / static_cast<double>(s.busy_cycles) : 0.0);
+    k.set("utilisation", s.busy_cycles > 0 ? static_cast<double>(s.busy[static_cast<size_t>(u)]) /
+                                                 static_cast<double>(s.busy_cycles)
+                                           : 0.0);
   }
   report::StatGroup& io = g.group("io");
   io.set_int("hbm_read_bytes", s.hbm_read_bytes(), "B");
@@ -54,13 +58,17 @@ void AdamUnit::report(report::StatGroup& g, double hbm_byte_pj) const {
   report::StatGroup& en = g.group("energy");
   en.set("total_uj", e.total * 1e-6, "uJ");
   report::StatGroup& br = en.group("breakdown");
-  for (int i = 0; i < AdamUnitEnergy::kParts; ++i) br.set(e.names[static_cast<size_t>(i)], e.pj[static_cast<size_t>(i)], "pJ");
+  for (int i = 0; i < AdamUnitEnergy::kParts; ++i)
+    br.set(e.names[static_cast<size_t>(i)], e.pj[static_cast<size_t>(i)], "pJ");
 }
 
 AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& p, const AdamUnitStats& s, double hbm_byte_pj) {
-  const auto el = [&](AdamSub u) { return static_cast<double>(s.elements[static_cast<size_t>(u)]); };
+  const auto el = [&](AdamSub u) {
+    return static_cast<double>(s.elements[static_cast<size_t>(u)]);
+  };
   AdamUnitEnergy e;
-  e.names = {"add_pj", "mul_pj", "div_pj", "sqrt_pj", "basic_pj", "dcache_pj", "buffer_pj", "instr_pj", "hbm_pj"};
+  e.names = {"add_pj",    "mul_pj",    "div_pj",   "sqrt_pj", "basic_pj",
+             "dcache_pj", "buffer_pj", "instr_pj", "hbm_pj"};
   e.pj = {p.add_pj * el(AdamSub::Add),
           p.mul_pj * el(AdamSub::Mul),
           p.div_pj * el(AdamSub::Div),

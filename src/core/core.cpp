@@ -20,9 +20,12 @@ Core::Core(const CoreSpec& spec, const isa::Program& program, TimedOptions optio
 
 int64_t& Core::reg_ready(isa::RegRef r) {
   switch (r.file) {
-    case isa::RegFile::Vector: return m_vready[r.index];
-    case isa::RegFile::Mask: return m_mready[r.index];
-    default: return m_sready[r.index];
+    case isa::RegFile::Vector:
+      return m_vready[r.index];
+    case isa::RegFile::Mask:
+      return m_mready[r.index];
+    default:
+      return m_sready[r.index];
   }
 }
 
@@ -33,19 +36,21 @@ void Core::account(const DecodedOp& op, const OpTiming& t, int64_t pc) {
   m_busy_until[u] = std::max(m_busy_until[u], end);
   if (m_options.trace) {
     const isa::Instr& in = m_program->code[static_cast<size_t>(pc)].slot[op.slot];
-    m_options.trace->span(isa::to_string(isa::op_info(op.op).unit), isa::op_info(op.op).mnemonic, t.start,
-                          t.occupancy, fmt::format("pc {}: {}", pc, op_text(in)));
+    m_options.trace->span(isa::to_string(isa::op_info(op.op).unit), isa::op_info(op.op).mnemonic,
+                          t.start, t.occupancy, fmt::format("pc {}: {}", pc, op_text(in)));
   }
 }
 
 void Core::issue_one() {
   ArchState& s = m_machine.state();
   const int64_t pc = s.pc;
-  if (pc < 0 || pc >= static_cast<int64_t>(m_program->bundles.size())) fault_fetch(pc, m_next, m_program->bundles.size());
+  if (pc < 0 || pc >= static_cast<int64_t>(m_program->bundles.size()))
+    fault_fetch(pc, m_next, m_program->bundles.size());
   const isa::Bundle& raw = m_program->code[static_cast<size_t>(pc)];
   if (m_bundles >= m_options.max_bundles) fault_limit(pc, m_next, raw, m_options.max_bundles);
   const DecodedBundle& b = m_program->bundles[static_cast<size_t>(pc)];
-  if (b.fault >= 0) throw SimFault(pc, m_next, bundle_text(raw), m_program->faults[static_cast<size_t>(b.fault)]);
+  if (b.fault >= 0)
+    throw SimFault(pc, m_next, bundle_text(raw), m_program->faults[static_cast<size_t>(b.fault)]);
 
   int64_t t = m_next;
   StallCause cause = StallCause::None;
@@ -63,15 +68,17 @@ void Core::issue_one() {
     }
     if (t > m_next) {
       m_stalls[static_cast<int>(cause)] += t - m_next;
-      if (m_options.trace) m_options.trace->span("stall", to_string(cause), m_next, t - m_next, fmt::format("pc {}", pc));
+      if (m_options.trace)
+        m_options.trace->span("stall", to_string(cause), m_next, t - m_next,
+                              fmt::format("pc {}", pc));
     }
     m_machine.dma().retire(t, s);
     m_machine.set_cycle(t);
     m_machine.prepare(b);
     for (int i = 0; i < b.n_ops; ++i) {
       const DecodedOp& op = b.ops[i];
-      const bool mmul = op.op == isa::Opcode::MMUL || op.op == isa::Opcode::MMULST || op.op == isa::Opcode::MMULACC ||
-                        op.op == isa::Opcode::MMULOUT;
+      const bool mmul = op.op == isa::Opcode::MMUL || op.op == isa::Opcode::MMULST ||
+                        op.op == isa::Opcode::MMULACC || op.op == isa::Opcode::MMULOUT;
       if (m_mxu_attr != nullptr && mmul) m_mxu_attr->before(pc, m_machine.mxu());
       const OpTiming tm = m_machine.execute(op, t, ctl);
       if (op.has_dest) {
@@ -99,7 +106,8 @@ void Core::load(const isa::Program& program) {
 }
 
 void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded) {
-  TESSERA_CHECK(decoded && decoded->code.size() == program.code.size(), "decoded program matches the program");
+  TESSERA_CHECK(decoded && decoded->code.size() == program.code.size(),
+                "decoded program matches the program");
   m_program = std::move(decoded);
   ArchState& s = m_machine.state();
   load_program_data(program, s, m_spec);
@@ -111,7 +119,8 @@ void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgra
 
 void Core::advance_clock(int64_t cycle) {
   if (cycle < m_cycles)
-    throw Error("core", fmt::format("cannot move the clock back from cycle {} to {}", m_cycles, cycle));
+    throw Error("core",
+                fmt::format("cannot move the clock back from cycle {} to {}", m_cycles, cycle));
   m_cycles = cycle;
   m_next = std::max(m_next, cycle);
   m_fetch_ready = std::max(m_fetch_ready, cycle);
@@ -138,7 +147,9 @@ void Core::resume(int64_t cycle) {
   m_at_sync = false;
   if (cycle > m_next) {
     m_stalls[static_cast<int>(StallCause::Exchange)] += cycle - m_next;
-    if (m_options.trace) m_options.trace->span("stall", to_string(StallCause::Exchange), m_next, cycle - m_next, "barrier");
+    if (m_options.trace)
+      m_options.trace->span("stall", to_string(StallCause::Exchange), m_next, cycle - m_next,
+                            "barrier");
     m_next = cycle;
   }
 }

@@ -93,8 +93,8 @@ class Core {
   Machine m_machine;
   std::shared_ptr<const DecodedProgram> m_program;  // shared with the host that loaded it
   TimedOptions m_options;
-  int64_t m_next = 0;          // earliest issue cycle of the next bundle
-  int64_t m_fetch_ready = 0;   // taken-branch redirect
+  int64_t m_next = 0;         // earliest issue cycle of the next bundle
+  int64_t m_fetch_ready = 0;  // taken-branch redirect
   int64_t m_last_issue = -1;
   int64_t m_cycles = 0;
   int64_t m_bundles = 0;

@@ -11,7 +11,8 @@ namespace tessera::core {
 void report_ops(const Machine& m, report::StatGroup& g) {
   report::StatGroup& ops = g.group("ops");
   for (int u = 1; u < isa::kNumUnits; ++u)
-    ops.set_int(isa::to_string(static_cast<isa::Unit>(u)), m.events().unit_ops[static_cast<size_t>(u)], "ops");
+    ops.set_int(isa::to_string(static_cast<isa::Unit>(u)),
+                m.events().unit_ops[static_cast<size_t>(u)], "ops");
 }
 
 void report_events(const Machine& m, int64_t cycles, report::StatGroup& g) {
@@ -21,14 +22,18 @@ void report_events(const Machine& m, int64_t cycles, report::StatGroup& g) {
 
   report::StatGroup& mem = g.group("memory");
   mem.set_int("smem_read_bytes", ev.smem_read_bytes, "B", "scalar memory bytes read (sld, DMA)");
-  mem.set_int("smem_write_bytes", ev.smem_write_bytes, "B", "scalar memory bytes written (sst, DMA)");
+  mem.set_int("smem_write_bytes", ev.smem_write_bytes, "B",
+              "scalar memory bytes written (sst, DMA)");
   mem.set_int("vmem_read_bytes", ev.vmem_read_bytes, "B", "vector memory bytes read (vld, DMA)");
-  mem.set_int("vmem_write_bytes", ev.vmem_write_bytes, "B", "vector memory bytes written (vst, DMA)");
+  mem.set_int("vmem_write_bytes", ev.vmem_write_bytes, "B",
+              "vector memory bytes written (vst, DMA)");
   mem.set_int("hbm_read_bytes", ev.hbm_read_bytes, "B", "HBM bytes read by DMA");
   mem.set_int("hbm_write_bytes", ev.hbm_write_bytes, "B", "HBM bytes written by DMA");
   mem.set_int("dma_requests", ev.dma_requests, "requests");
   mem.set_int("dma_bytes", ev.dma_bytes, "B");
-  mem.set("hbm_bandwidth_gbps", seconds > 0 ? static_cast<double>(ev.hbm_read_bytes + ev.hbm_write_bytes) / seconds / 1e9 : 0.0,
+  mem.set("hbm_bandwidth_gbps",
+          seconds > 0 ? static_cast<double>(ev.hbm_read_bytes + ev.hbm_write_bytes) / seconds / 1e9
+                      : 0.0,
           "GB/s", "average HBM traffic over the run");
 
   const auto parts = energy_parts(spec, ev, MxuEnergyCounts::of(m.mxu().stats()), cycles);
@@ -60,7 +65,8 @@ report::StatGroup Core::stats() const {
     report::StatGroup& ug = units.group(isa::to_string(static_cast<isa::Unit>(u)));
     ug.set_int("ops", m_machine.events().unit_ops[static_cast<size_t>(u)], "ops");
     ug.set_int("busy_cycles", m_busy[static_cast<size_t>(u)], "cycles");
-    ug.set("utilisation", cycles > 0 ? static_cast<double>(m_busy[static_cast<size_t>(u)]) / cycles : 0.0);
+    ug.set("utilisation",
+           cycles > 0 ? static_cast<double>(m_busy[static_cast<size_t>(u)]) / cycles : 0.0);
   }
 
   const MxuStats& mx = m_machine.mxu().stats();
@@ -74,8 +80,10 @@ report::StatGroup Core::stats() const {
   mg.set_int("span", mx.span(), "cycles", "first weight row in to last result out");
   mg.set("utilisation", cycles > 0 ? static_cast<double>(mx.macs) / (peak * cycles) : 0.0, "",
          "MACs / (R * C * cycles)");
-  mg.set("span_utilisation", mx.span() > 0 ? static_cast<double>(mx.macs) / (peak * static_cast<double>(mx.span())) : 0.0,
-         "", "MACs / (R * C * span)");
+  mg.set(
+      "span_utilisation",
+      mx.span() > 0 ? static_cast<double>(mx.macs) / (peak * static_cast<double>(mx.span())) : 0.0,
+      "", "MACs / (R * C * span)");
 
   report_events(m_machine, m_cycles, g);
   return g;

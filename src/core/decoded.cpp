@@ -14,9 +14,12 @@ using isa::RegFile;
 
 int reg_count(const CoreSpec& spec, RegFile f) {
   switch (f) {
-    case RegFile::Scalar: return spec.scalar_regs;
-    case RegFile::Vector: return spec.vector_regs;
-    case RegFile::Mask: return spec.mask_regs;
+    case RegFile::Scalar:
+      return spec.scalar_regs;
+    case RegFile::Vector:
+      return spec.vector_regs;
+    case RegFile::Mask:
+      return spec.mask_regs;
   }
   return 0;
 }
@@ -36,22 +39,32 @@ std::string check_operands(const isa::Instr& in, const CoreSpec& spec) {
                            isa::op_info(in.op).mnemonic, v, spec.sync_flags);
     } else if (o.kind == OperandKind::Special) {
       if (in.imm < 0 || in.imm >= isa::kNumSpecialRegs)
-        return fmt::format("{}: special register {} does not exist", isa::op_info(in.op).mnemonic, in.imm);
+        return fmt::format("{}: special register {} does not exist", isa::op_info(in.op).mnemonic,
+                           in.imm);
     }
   }
   return "";
 }
 
 bool is_pure_destination(const isa::Instr& in, const isa::Operand& o) {
-  return isa::is_register(o.kind) && o.field == Field::D && isa::op_info(in.op).unit != isa::Unit::Dma;
+  return isa::is_register(o.kind) && o.field == Field::D &&
+         isa::op_info(in.op).unit != isa::Unit::Dma;
 }
 
 void set_op_field(DecodedOp& op, Field f, uint8_t v) {
   switch (f) {
-    case Field::D: op.d = v; break;
-    case Field::A: op.a = v; break;
-    case Field::B: op.b = v; break;
-    case Field::C: op.c = v; break;
+    case Field::D:
+      op.d = v;
+      break;
+    case Field::A:
+      op.a = v;
+      break;
+    case Field::B:
+      op.b = v;
+      break;
+    case Field::C:
+      op.c = v;
+      break;
   }
 }
 
@@ -69,7 +82,8 @@ struct WrittenSet {
 void rewrite_reads(const isa::Instr& in, DecodedOp& op, const WrittenSet& written, DecodedBundle& b,
                    const CoreSpec& spec) {
   for (const isa::Operand& o : isa::signature(in.op)) {
-    if (!(isa::is_register(o.kind) || o.kind == OperandKind::Mem) || is_pure_destination(in, o)) continue;
+    if (!(isa::is_register(o.kind) || o.kind == OperandKind::Mem) || is_pure_destination(in, o))
+      continue;
     const isa::RegRef r{isa::reg_file(o.kind), isa::field_value(in, o.field)};
     if (!written.contains(r)) continue;
     uint8_t shadow = 0;
@@ -139,8 +153,12 @@ DecodedProgram decode_program(std::span<const isa::Bundle> code, const CoreSpec&
   return p;
 }
 
-std::string op_text(const isa::Instr& in) { return isa::disassemble(in); }
+std::string op_text(const isa::Instr& in) {
+  return isa::disassemble(in);
+}
 
-std::string bundle_text(const isa::Bundle& b) { return isa::disassemble(b); }
+std::string bundle_text(const isa::Bundle& b) {
+  return isa::disassemble(b);
+}
 
 }  // namespace tessera::core

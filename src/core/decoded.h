@@ -32,7 +32,7 @@ struct DecodedOp {
   int32_t imm = 0;
   bool has_dest = false;
   isa::RegRef dest{isa::RegFile::Scalar, 0};  // architectural register written, if has_dest
-  uint8_t vreg_reads = 0;     // vector/mask register operands read (for energy)
+  uint8_t vreg_reads = 0;                     // vector/mask register operands read (for energy)
 };
 
 struct ShadowCopy {

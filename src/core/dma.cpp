@@ -9,10 +9,18 @@ void dma_transfer(const DmaRequest& r, ArchState& s) {
   for (int64_t i = 0; i < r.count; ++i) {
     const int64_t src = r.src + i * r.src_stride, dst = r.dst + i * r.dst_stride;
     switch (r.dir) {
-      case DmaDir::HbmToVmem: s.hbm.read_block(src, s.vmem.data() + dst, r.chunk); break;
-      case DmaDir::HbmToSmem: s.hbm.read_block(src, s.smem.data() + dst, r.chunk); break;
-      case DmaDir::VmemToHbm: s.hbm.write_block(dst, s.vmem.data() + src, r.chunk); break;
-      case DmaDir::SmemToHbm: s.hbm.write_block(dst, s.smem.data() + src, r.chunk); break;
+      case DmaDir::HbmToVmem:
+        s.hbm.read_block(src, s.vmem.data() + dst, r.chunk);
+        break;
+      case DmaDir::HbmToSmem:
+        s.hbm.read_block(src, s.smem.data() + dst, r.chunk);
+        break;
+      case DmaDir::VmemToHbm:
+        s.hbm.write_block(dst, s.vmem.data() + src, r.chunk);
+        break;
+      case DmaDir::SmemToHbm:
+        s.hbm.write_block(dst, s.smem.data() + src, r.chunk);
+        break;
     }
   }
   s.flags[static_cast<size_t>(r.flag)] += 1;
@@ -50,7 +58,8 @@ void DmaEngine::reserve(int64_t from, int64_t to) {
 // The data of `cycles` path cycles from `start` on, skipping reserved intervals; forgets the
 // reservations that end before `start` (data starts never move backwards).
 double DmaEngine::stream_end(double start, double cycles) {
-  while (!m_reserved.empty() && static_cast<double>(m_reserved.begin()->second) <= start) m_reserved.erase(m_reserved.begin());
+  while (!m_reserved.empty() && static_cast<double>(m_reserved.begin()->second) <= start)
+    m_reserved.erase(m_reserved.begin());
   double t = start, left = cycles;
   for (auto it = m_reserved.begin(); left > 0;) {
     if (it == m_reserved.end()) return t + left;

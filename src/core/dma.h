@@ -64,7 +64,9 @@ class DmaEngine {
   void reserve(int64_t from, int64_t to);
 
  private:
-  const DmaRequest& at(int i) const { return m_ring[static_cast<size_t>((m_head + i) % m_ring.size())]; }
+  const DmaRequest& at(int i) const {
+    return m_ring[static_cast<size_t>((m_head + i) % m_ring.size())];
+  }
   int m_latency;
   double m_bytes_per_cycle;
   double m_data_free = 0;

@@ -6,15 +6,18 @@ namespace tessera::core {
 
 double mxu_energy_pj(const CoreSpec& spec, const MxuEnergyCounts& mxu) {
   if (spec.mxu_pe == MxuPe::TermSerial)
-    return spec.term.term_pj * static_cast<double>(mxu.terms_processed) + spec.term.step_pj * static_cast<double>(mxu.pe_steps);
+    return spec.term.term_pj * static_cast<double>(mxu.terms_processed) +
+           spec.term.step_pj * static_cast<double>(mxu.pe_steps);
   return spec.energy.mac_pj * static_cast<double>(mxu.macs);
 }
 
 std::string mxu_energy_source(const CoreSpec& spec) {
   if (spec.mxu_pe == MxuPe::TermSerial)
-    return fmt::format("term-serial: core.mxu.term.term_pj {} pJ x terms processed + core.mxu.term.step_pj {} pJ x PE steps "
-                       "(source: {})",
-                       spec.term.term_pj, spec.term.step_pj, spec.energy.term_source);
+    return fmt::format(
+        "term-serial: core.mxu.term.term_pj {} pJ x terms processed + core.mxu.term.step_pj {} pJ "
+        "x PE steps "
+        "(source: {})",
+        spec.term.term_pj, spec.term.step_pj, spec.energy.term_source);
   return fmt::format("bit-parallel: core.energy.mac_pj {} pJ x MACs", spec.energy.mac_pj);
 }
 

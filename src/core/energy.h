@@ -2,12 +2,12 @@
 // run, or the sum of per-step differences of a training epoch) gets the same figure as the core's
 // statistics.
 //
-// Energy (CoreSpec.energy, pJ per event): the MXU (mxu_energy_pj: the PE that ran), vector ALU element ops, scalar ops, vreg
-// element accesses (reads + writes of vector/mask registers), bytes of vector memory, scalar
-// memory and HBM traffic, elements through the extended units, bundles fetched, plus static power
-// over `cycles` at the core clock. The per-event energies and their sources are in the config
-// (configs/tpu-v2-like.json cites them; estimates are marked there). The total is the sum of the
-// parts in the order energy_parts lists them.
+// Energy (CoreSpec.energy, pJ per event): the MXU (mxu_energy_pj: the PE that ran), vector ALU
+// element ops, scalar ops, vreg element accesses (reads + writes of vector/mask registers), bytes
+// of vector memory, scalar memory and HBM traffic, elements through the extended units, bundles
+// fetched, plus static power over `cycles` at the core clock. The per-event energies and their
+// sources are in the config (configs/tpu-v2-like.json cites them; estimates are marked there). The
+// total is the sum of the parts in the order energy_parts lists them.
 #pragma once
 
 #include <array>
@@ -23,7 +23,9 @@ namespace tessera::core {
 // The matrix unit's work as the energy model counts it (integer counters: differences add up).
 struct MxuEnergyCounts {
   int64_t macs = 0, terms_processed = 0, pe_steps = 0;
-  static MxuEnergyCounts of(const MxuStats& s) { return {s.macs, s.term.terms_processed, s.term.pe_steps}; }
+  static MxuEnergyCounts of(const MxuStats& s) {
+    return {s.macs, s.term.terms_processed, s.term.pe_steps};
+  }
   friend MxuEnergyCounts operator-(const MxuEnergyCounts& a, const MxuEnergyCounts& b) {
     return {a.macs - b.macs, a.terms_processed - b.terms_processed, a.pe_steps - b.pe_steps};
   }

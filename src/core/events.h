@@ -13,11 +13,11 @@ namespace tessera::core {
 // exactly one cause (see core.h for the rule).
 enum class StallCause : uint8_t {
   None,
-  Dependency,    // a source register's producer has not finished (scoreboard)
-  Branch,        // taken-branch redirect
-  MxuWeights,    // mflip waits for the staged tile to finish shifting in
-  MxuBusy,       // MXU weight-shift path or input port busy
-  MxuResult,     // mpop waits for a result block in flight
+  Dependency,  // a source register's producer has not finished (scoreboard)
+  Branch,      // taken-branch redirect
+  MxuWeights,  // mflip waits for the staged tile to finish shifting in
+  MxuBusy,     // MXU weight-shift path or input port busy
+  MxuResult,   // mpop waits for a result block in flight
   XuBusy,
   XuResult,
   RpuBusy,
@@ -25,10 +25,11 @@ enum class StallCause : uint8_t {
   EupBusy,
   EupResult,
   RngBusy,
-  FifoFull,      // push waits for a popped slot to drain
-  DmaQueue,      // DMA queue full
-  SyncWait,      // wait on a sync flag
-  Exchange,      // after sync: the BSP barrier and the exchange phase; xwait and implied waits (system/system.h)
+  FifoFull,  // push waits for a popped slot to drain
+  DmaQueue,  // DMA queue full
+  SyncWait,  // wait on a sync flag
+  Exchange,  // after sync: the BSP barrier and the exchange phase; xwait and implied waits
+             // (system/system.h)
 };
 inline constexpr int kNumStallCauses = 17;
 std::string_view to_string(StallCause c);
@@ -37,9 +38,9 @@ struct EventCounts {
   int64_t bundles = 0;
   std::array<int64_t, isa::kNumUnits> unit_ops{};
   int64_t scalar_ops = 0;
-  int64_t vector_elements = 0;   // element operations in the vector ALUs
-  int64_t vreg_elements = 0;     // 32-bit vreg/mask element reads + writes
-  int64_t ext_elements = 0;      // elements through XU/RPU/EUP/RNG
+  int64_t vector_elements = 0;  // element operations in the vector ALUs
+  int64_t vreg_elements = 0;    // 32-bit vreg/mask element reads + writes
+  int64_t ext_elements = 0;     // elements through XU/RPU/EUP/RNG
   int64_t smem_read_bytes = 0, smem_write_bytes = 0;
   int64_t vmem_read_bytes = 0, vmem_write_bytes = 0;
   int64_t hbm_read_bytes = 0, hbm_write_bytes = 0;

@@ -53,8 +53,8 @@ struct OutboundSend {
   uint32_t dst_proc = 0;
   uint32_t dst_addr = 0;  // vmem word address at the receiver
   XCombine combine = XCombine::Store;
-  uint32_t count = 0;            // words sent
-  std::vector<uint32_t> words;   // the payload; empty in timing-only mode (Machine)
+  uint32_t count = 0;           // words sent
+  std::vector<uint32_t> words;  // the payload; empty in timing-only mode (Machine)
 };
 
 bool is_exchange_op(isa::Opcode op);  // sync, xsync, xwait, xsend, xsend.add, xsend.max

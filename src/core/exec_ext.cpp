@@ -40,12 +40,18 @@ bool is_eup_push(Opcode op) {
 
 numerics::EupFunc eup_func(Opcode op) {
   switch (op) {
-    case Opcode::EEXP: return numerics::EupFunc::Exp;
-    case Opcode::ELOG: return numerics::EupFunc::Log;
-    case Opcode::ERCP: return numerics::EupFunc::Rcp;
-    case Opcode::ERSQRT: return numerics::EupFunc::Rsqrt;
-    case Opcode::ESQRT: return numerics::EupFunc::Sqrt;
-    default: return numerics::EupFunc::Tanh;
+    case Opcode::EEXP:
+      return numerics::EupFunc::Exp;
+    case Opcode::ELOG:
+      return numerics::EupFunc::Log;
+    case Opcode::ERCP:
+      return numerics::EupFunc::Rcp;
+    case Opcode::ERSQRT:
+      return numerics::EupFunc::Rsqrt;
+    case Opcode::ESQRT:
+      return numerics::EupFunc::Sqrt;
+    default:
+      return numerics::EupFunc::Tanh;
   }
 }
 
@@ -54,7 +60,8 @@ int64_t push_ready(const ResultFifo& fifo, int64_t input_free, int64_t now, Stal
                    StallCause& cause) {
   int64_t t = std::max(now, input_free);
   cause = busy;
-  if (!fifo.full() && fifo.slot_free_at() > t) t = fifo.slot_free_at(), cause = StallCause::FifoFull;
+  if (!fifo.full() && fifo.slot_free_at() > t)
+    t = fifo.slot_free_at(), cause = StallCause::FifoFull;
   return t;
 }
 
@@ -64,21 +71,34 @@ int64_t Machine::ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) 
   if (is_eup_push(op.op)) return push_ready(m_eup, m_eup_free, now, StallCause::EupBusy, cause);
   if (is_rpu_push(op.op)) return push_ready(m_rpu, m_rpu_free, now, StallCause::RpuBusy, cause);
   switch (op.op) {
-    case Opcode::XPUSH: cause = StallCause::XuBusy; return std::max(now, m_xu_free);
-    case Opcode::XPOP: cause = StallCause::XuResult; return m_xu.empty() ? now : m_xu.front_ready();
-    case Opcode::RPOP: cause = StallCause::RpuResult; return m_rpu.empty() ? now : m_rpu.front_ready();
-    case Opcode::EPOP: cause = StallCause::EupResult; return m_eup.empty() ? now : m_eup.front_ready();
-    case Opcode::RNG: case Opcode::RNGSEED: cause = StallCause::RngBusy; return std::max(now, m_rng_free);
-    default: return now;
+    case Opcode::XPUSH:
+      cause = StallCause::XuBusy;
+      return std::max(now, m_xu_free);
+    case Opcode::XPOP:
+      cause = StallCause::XuResult;
+      return m_xu.empty() ? now : m_xu.front_ready();
+    case Opcode::RPOP:
+      cause = StallCause::RpuResult;
+      return m_rpu.empty() ? now : m_rpu.front_ready();
+    case Opcode::EPOP:
+      cause = StallCause::EupResult;
+      return m_eup.empty() ? now : m_eup.front_ready();
+    case Opcode::RNG:
+    case Opcode::RNGSEED:
+      cause = StallCause::RngBusy;
+      return std::max(now, m_rng_free);
+    default:
+      return now;
   }
 }
 
-OpTiming Machine::push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
-                              const uint32_t* words) {
+OpTiming Machine::push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat,
+                              int64_t now, const uint32_t* words) {
   const int64_t start = std::max({now, input_free, fifo.slot_free_at()});
   const int S = m_spec.sublanes;
   input_free = start + S;
-  std::memcpy(fifo.push(start + S - 1 + m_spec.latency_of(lat)), words, static_cast<size_t>(m_words) * 4);
+  std::memcpy(fifo.push(start + S - 1 + m_spec.latency_of(lat)), words,
+              static_cast<size_t>(m_words) * 4);
   m_ev.ext_elements += m_words;
   return OpTiming{start, S, start};
 }
@@ -101,23 +121,27 @@ void Machine::rpu_compute(const DecodedOp& op, uint32_t* out) {
     case Opcode::RROT: {
       const uint32_t rot = m_state.sreg(op.b) & lane_mask;
       for (int s = 0; s < S; ++s)
-        for (int l = 0; l < L; ++l) out[s * L + l] = a[s * L + ((static_cast<uint32_t>(l) - rot) & lane_mask)];
+        for (int l = 0; l < L; ++l)
+          out[s * L + l] = a[s * L + ((static_cast<uint32_t>(l) - rot) & lane_mask)];
       break;
     }
     case Opcode::RPERM:
       for (int s = 0; s < S; ++s)
         for (int l = 0; l < L; ++l) out[s * L + l] = a[s * L + (idx[s * L + l] & lane_mask)];
       break;
-    case Opcode::RSUM: case Opcode::RMAX:
+    case Opcode::RSUM:
+    case Opcode::RMAX:
       for (int s = 0; s < S; ++s) {
-        const float r = op.op == Opcode::RSUM ? numerics::tree_sum(fa + s * L, L) : numerics::tree_max(fa + s * L, L);
+        const float r = op.op == Opcode::RSUM ? numerics::tree_sum(fa + s * L, L)
+                                              : numerics::tree_max(fa + s * L, L);
         std::fill(out + s * L, out + (s + 1) * L, std::bit_cast<uint32_t>(r));
       }
       break;
     case Opcode::RSEGSUM: {
       const int seg = op.imm;
       if (seg < 1 || seg > L || !std::has_single_bit(static_cast<unsigned>(seg)))
-        throw UnitFault(fmt::format("rsegsum: segment width {} is not a power of two in 1..{}", seg, L));
+        throw UnitFault(
+            fmt::format("rsegsum: segment width {} is not a power of two in 1..{}", seg, L));
       for (int s = 0; s < S; ++s)
         for (int l0 = 0; l0 < L; l0 += seg) {
           const float r = numerics::tree_sum(fa + s * L + l0, seg);
@@ -127,11 +151,13 @@ void Machine::rpu_compute(const DecodedOp& op, uint32_t* out) {
     }
     case Opcode::RSUMPERM: {
       uint32_t sums[64];
-      for (int s = 0; s < S; ++s) sums[s] = std::bit_cast<uint32_t>(numerics::tree_sum(fa + s * L, L));
+      for (int s = 0; s < S; ++s)
+        sums[s] = std::bit_cast<uint32_t>(numerics::tree_sum(fa + s * L, L));
       for (int i = 0; i < m_words; ++i) out[i] = sums[idx[i] % static_cast<uint32_t>(S)];
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -139,7 +165,9 @@ void Machine::xu_push(const uint32_t* slice, int64_t ready) {
   const int S = m_spec.sublanes, L = m_spec.lanes;
   for (int s = 0; s < S; ++s) {
     const int row = m_xu_pending * S + s;
-    if (row < L) std::memcpy(&m_xu_matrix[static_cast<size_t>(row) * L], slice + s * L, static_cast<size_t>(L) * 4);
+    if (row < L)
+      std::memcpy(&m_xu_matrix[static_cast<size_t>(row) * L], slice + s * L,
+                  static_cast<size_t>(L) * 4);
   }
   if (++m_xu_pending < m_xu_slices) return;
   m_xu_pending = 0;
@@ -164,7 +192,8 @@ OpTiming Machine::exec_ext(const DecodedOp& op, int64_t now) {
     std::memcpy(m_fbuf.data(), s.vreg(op.a), static_cast<size_t>(m_words) * 4);
     numerics::eup_apply(eup_func(op.op), m_fbuf.data(), m_fbuf.data(), m_words);
     // push_result copies the words (memcpy), so the fp32 buffer is passed as they are.
-    return push_result(m_eup, m_eup_free, isa::LatencyClass::Eup, now, reinterpret_cast<const uint32_t*>(m_fbuf.data()));
+    return push_result(m_eup, m_eup_free, isa::LatencyClass::Eup, now,
+                       reinterpret_cast<const uint32_t*>(m_fbuf.data()));
   }
   if (is_rpu_push(op.op)) {
     rpu_compute(op, m_tmp.data());
@@ -173,24 +202,29 @@ OpTiming Machine::exec_ext(const DecodedOp& op, int64_t now) {
   switch (op.op) {
     case Opcode::XPUSH: {
       if (m_xu_pending + m_xu.count() >= m_spec.xu_fifo)
-        throw UnitFault(fmt::format("xpush: the transpose unit holds {} slices (its FIFO depth); pop results first",
-                                    m_spec.xu_fifo));
+        throw UnitFault(fmt::format(
+            "xpush: the transpose unit holds {} slices (its FIFO depth); pop results first",
+            m_spec.xu_fifo));
       const int64_t start = std::max(now, m_xu_free);
       m_xu_free = start + S;
       m_ev.ext_elements += m_words;
       xu_push(s.vreg(op.a), start + S - 1 + m_spec.latency_of(isa::LatencyClass::Transpose));
       return OpTiming{start, S, start};
     }
-    case Opcode::XPOP: return pop_result(m_xu, op, now);
-    case Opcode::RPOP: return pop_result(m_rpu, op, now);
-    case Opcode::EPOP: return pop_result(m_eup, op, now);
+    case Opcode::XPOP:
+      return pop_result(m_xu, op, now);
+    case Opcode::RPOP:
+      return pop_result(m_rpu, op, now);
+    case Opcode::EPOP:
+      return pop_result(m_eup, op, now);
     case Opcode::RNG: {
       const int64_t start = std::max(now, m_rng_free);
       m_rng_free = start + m_rng_cycles;
       s.rng.generate(s.vreg(op.d), m_words);
       m_ev.ext_elements += m_words;
       m_ev.vreg_elements += m_words;
-      return OpTiming{start, m_rng_cycles, start + m_rng_cycles - 1 + m_spec.latency_of(isa::LatencyClass::Rng)};
+      return OpTiming{start, m_rng_cycles,
+                      start + m_rng_cycles - 1 + m_spec.latency_of(isa::LatencyClass::Rng)};
     }
     case Opcode::RNGSEED: {
       const int64_t start = std::max(now, m_rng_free);
@@ -199,7 +233,8 @@ OpTiming Machine::exec_ext(const DecodedOp& op, int64_t now) {
       s.rng.position = 0;
       return OpTiming{start, 1, start};
     }
-    default: break;
+    default:
+      break;
   }
   return fixed(op, now);
 }

@@ -8,8 +8,8 @@
 // bundle faults, the DMA never starts); a request may move at most as many words as its on-chip
 // memory holds. The functional interpreter moves the data and increments flag C at once; the
 // timed core queues the request (dma.h) and does both at completion.
-//   wait #A, imm   waits until flag A >= imm, then flag A -= imm (a wait nothing can satisfy faults)
-//   signal #A, imm flag A += imm
+//   wait #A, imm   waits until flag A >= imm, then flag A -= imm (a wait nothing can satisfy
+//   faults) signal #A, imm flag A += imm
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -23,9 +23,11 @@ using isa::Opcode;
 
 namespace {
 
-void check_range(std::string_view what, std::string_view mem, int64_t addr, int64_t n, int64_t size) {
+void check_range(std::string_view what, std::string_view mem, int64_t addr, int64_t n,
+                 int64_t size) {
   if (addr < 0 || addr + n > size)
-    throw UnitFault(fmt::format("{}: {} words [{}, {}) outside [0, {})", what, mem, addr, addr + n, size));
+    throw UnitFault(
+        fmt::format("{}: {} words [{}, {}) outside [0, {})", what, mem, addr, addr + n, size));
 }
 
 }  // namespace
@@ -37,19 +39,25 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     case Opcode::WAIT: {
       const int64_t value = s.flags[op.a];
       if (value < op.imm)
-        throw UnitFault(fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
-                                    "no outstanding DMA signals it enough",
-                                    op.a, op.imm, value));
+        throw UnitFault(
+            fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
+                        "no outstanding DMA signals it enough",
+                        op.a, op.imm, value));
       s.flags[op.a] = static_cast<uint32_t>(value - op.imm);
       return fixed(op, now);
     }
     case Opcode::SIGNAL:
       s.flags[op.a] += static_cast<uint32_t>(op.imm);
       return fixed(op, now);
-    case Opcode::DMAHV: case Opcode::DMAVH: case Opcode::DMAHS: case Opcode::DMASH: case Opcode::DMAHV2:
+    case Opcode::DMAHV:
+    case Opcode::DMAVH:
+    case Opcode::DMAHS:
+    case Opcode::DMASH:
+    case Opcode::DMAHV2:
     case Opcode::DMAVH2:
       break;
-    default: throw UnitFault(fmt::format("{}: not implemented by this core", name));
+    default:
+      throw UnitFault(fmt::format("{}: not implemented by this core", name));
   }
   DmaRequest r;
   r.flag = op.c;
@@ -71,11 +79,13 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
   int64_t src_size = 0, dst_size = 0, onchip = 0;
   std::string_view src_mem, dst_mem;
   switch (op.op) {
-    case Opcode::DMAHV: case Opcode::DMAHV2:
+    case Opcode::DMAHV:
+    case Opcode::DMAHV2:
       r.dir = DmaDir::HbmToVmem, src_mem = "HBM", dst_mem = "vector memory";
       src_size = s.hbm.size(), dst_size = onchip = s.vmem.size();
       break;
-    case Opcode::DMAVH: case Opcode::DMAVH2:
+    case Opcode::DMAVH:
+    case Opcode::DMAVH2:
       r.dir = DmaDir::VmemToHbm, src_mem = "vector memory", dst_mem = "HBM";
       src_size = onchip = s.vmem.size(), dst_size = s.hbm.size();
       break;
@@ -89,8 +99,8 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
       break;
   }
   if (r.chunk > 0 && r.count > onchip / r.chunk)
-    throw UnitFault(fmt::format("{}: {} x {} words exceed the {} words of on-chip memory", name, r.count,
-                                r.chunk, onchip));
+    throw UnitFault(fmt::format("{}: {} x {} words exceed the {} words of on-chip memory", name,
+                                r.count, r.chunk, onchip));
   if (r.words() > 0) {
     const int64_t last = r.count - 1;
     check_range(name, src_mem, r.src, r.chunk, src_size);
@@ -100,7 +110,8 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     if (!m_held.empty() && (r.dir == DmaDir::HbmToVmem || r.dir == DmaDir::VmemToHbm)) {
       const int64_t at = r.dir == DmaDir::HbmToVmem ? r.dst : r.src;
       const int64_t stride = r.dir == DmaDir::HbmToVmem ? r.dst_stride : r.src_stride;
-      const int64_t lo = std::min(at, at + last * stride), hi = std::max(at, at + last * stride) + r.chunk;
+      const int64_t lo = std::min(at, at + last * stride),
+                    hi = std::max(at, at + last * stride) + r.chunk;
       check_not_held(lo, hi - lo, op);  // the whole span, strides included
     }
   }

@@ -27,7 +27,10 @@ OpTiming Machine::exec_mxu(const DecodedOp& op, int64_t now) {
       m_mxu.mflip(start);
       return OpTiming{start, 1, start};
     }
-    case Opcode::MMUL: case Opcode::MMULST: case Opcode::MMULACC: case Opcode::MMULOUT: {
+    case Opcode::MMUL:
+    case Opcode::MMULST:
+    case Opcode::MMULACC:
+    case Opcode::MMULOUT: {
       const MmulMode mode = op.op == Opcode::MMUL      ? MmulMode::ToFifo
                             : op.op == Opcode::MMULST  ? MmulMode::Store
                             : op.op == Opcode::MMULACC ? MmulMode::Accumulate
@@ -45,7 +48,8 @@ OpTiming Machine::exec_mxu(const DecodedOp& op, int64_t now) {
       std::memcpy(s.vreg(op.d), m_fbuf.data(), bytes);
       return OpTiming{start, 1, start + m_spec.latency_of(isa::LatencyClass::Matrix)};
     }
-    default: break;
+    default:
+      break;
   }
   return fixed(op, now);
 }

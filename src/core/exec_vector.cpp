@@ -20,9 +20,15 @@ using isa::Opcode;
 
 namespace {
 
-inline float f(uint32_t x) { return std::bit_cast<float>(x); }
-inline uint32_t u(float x) { return std::bit_cast<uint32_t>(x); }
-inline int32_t i32(uint32_t x) { return static_cast<int32_t>(x); }
+inline float f(uint32_t x) {
+  return std::bit_cast<float>(x);
+}
+inline uint32_t u(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+inline int32_t i32(uint32_t x) {
+  return static_cast<int32_t>(x);
+}
 
 template <typename F>
 void map1(uint32_t* d, const uint32_t* a, int n, F fn) {
@@ -45,7 +51,9 @@ uint32_t f32_to_s32(uint32_t bits) {
   return static_cast<uint32_t>(static_cast<int32_t>(std::nearbyint(x)));
 }
 
-uint32_t bf16_bits(uint32_t x) { return numerics::bf16_from_f32(f(x)).bits; }
+uint32_t bf16_bits(uint32_t x) {
+  return numerics::bf16_from_f32(f(x)).bits;
+}
 
 // d = fma(a, b, c) per element, rounded once (IEEE fusedMultiplyAdd, what std::fma computes): the
 // hardware FMA instruction is that operation, so both paths give identical bits. -ffp-contract=off
@@ -67,7 +75,10 @@ void fma_portable(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint3
 }
 
 void fma_rows(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* c, int n) {
-  if (numerics::host_has_avx2_fma()) fma_avx2(d, a, b, c, n); else fma_portable(d, a, b, c, n);
+  if (numerics::host_has_avx2_fma())
+    fma_avx2(d, a, b, c, n);
+  else
+    fma_portable(d, a, b, c, n);
 }
 
 }  // namespace
@@ -84,42 +95,98 @@ OpTiming Machine::exec_vector(const DecodedOp& op, int64_t now) {
   const uint32_t* a = op.a < nv ? s.vreg(op.a) : nullptr;
   const uint32_t* b = op.b < nv ? s.vreg(op.b) : nullptr;
   switch (op.op) {
-    case Opcode::VADDF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) + f(y)); }); break;
-    case Opcode::VSUBF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) - f(y)); }); break;
-    case Opcode::VMULF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) * f(y)); }); break;
-    case Opcode::VMINF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(numerics::fmin_ieee(f(x), f(y))); }); break;
-    case Opcode::VMAXF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(numerics::fmax_ieee(f(x), f(y))); }); break;
-    case Opcode::VABSF: map1(d, a, n, [](uint32_t x) { return x & 0x7fffffffu; }); break;
-    case Opcode::VNEGF: map1(d, a, n, [](uint32_t x) { return x ^ 0x80000000u; }); break;
+    case Opcode::VADDF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) + f(y)); });
+      break;
+    case Opcode::VSUBF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) - f(y)); });
+      break;
+    case Opcode::VMULF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(f(x) * f(y)); });
+      break;
+    case Opcode::VMINF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(numerics::fmin_ieee(f(x), f(y))); });
+      break;
+    case Opcode::VMAXF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return u(numerics::fmax_ieee(f(x), f(y))); });
+      break;
+    case Opcode::VABSF:
+      map1(d, a, n, [](uint32_t x) { return x & 0x7fffffffu; });
+      break;
+    case Opcode::VNEGF:
+      map1(d, a, n, [](uint32_t x) { return x ^ 0x80000000u; });
+      break;
     case Opcode::VFMAF: {
       fma_rows(d, a, b, s.vreg(op.c), n);
       break;
     }
-    case Opcode::VADDI: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x + y; }); break;
-    case Opcode::VSUBI: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x - y; }); break;
-    case Opcode::VMULI: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x * y; }); break;
-    case Opcode::VMINI: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return i32(x) < i32(y) ? x : y; }); break;
-    case Opcode::VMAXI: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return i32(x) > i32(y) ? x : y; }); break;
-    case Opcode::VAND: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x & y; }); break;
-    case Opcode::VOR: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x | y; }); break;
-    case Opcode::VXOR: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x ^ y; }); break;
-    case Opcode::VSHL: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x << (y & 31); }); break;
-    case Opcode::VSHR: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x >> (y & 31); }); break;
-    case Opcode::VSRA: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return static_cast<uint32_t>(i32(x) >> (y & 31)); }); break;
-    case Opcode::VCMPEQF: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) == f(y); }); break;
-    case Opcode::VCMPNEF: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) != f(y); }); break;
-    case Opcode::VCMPLTF: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) < f(y); }); break;
-    case Opcode::VCMPLEF: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) <= f(y); }); break;
-    case Opcode::VCMPEQI: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return x == y; }); break;
-    case Opcode::VCMPLTI: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return i32(x) < i32(y); }); break;
-    case Opcode::VCMPLEI: cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return i32(x) <= i32(y); }); break;
-    case Opcode::MAND: case Opcode::MOR: case Opcode::MNOT: {
+    case Opcode::VADDI:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x + y; });
+      break;
+    case Opcode::VSUBI:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x - y; });
+      break;
+    case Opcode::VMULI:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x * y; });
+      break;
+    case Opcode::VMINI:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return i32(x) < i32(y) ? x : y; });
+      break;
+    case Opcode::VMAXI:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return i32(x) > i32(y) ? x : y; });
+      break;
+    case Opcode::VAND:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x & y; });
+      break;
+    case Opcode::VOR:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x | y; });
+      break;
+    case Opcode::VXOR:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x ^ y; });
+      break;
+    case Opcode::VSHL:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x << (y & 31); });
+      break;
+    case Opcode::VSHR:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return x >> (y & 31); });
+      break;
+    case Opcode::VSRA:
+      map2(d, a, b, n,
+           [](uint32_t x, uint32_t y) { return static_cast<uint32_t>(i32(x) >> (y & 31)); });
+      break;
+    case Opcode::VCMPEQF:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) == f(y); });
+      break;
+    case Opcode::VCMPNEF:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) != f(y); });
+      break;
+    case Opcode::VCMPLTF:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) < f(y); });
+      break;
+    case Opcode::VCMPLEF:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return f(x) <= f(y); });
+      break;
+    case Opcode::VCMPEQI:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return x == y; });
+      break;
+    case Opcode::VCMPLTI:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return i32(x) < i32(y); });
+      break;
+    case Opcode::VCMPLEI:
+      cmp2(s.mreg(op.d), a, b, n, [](uint32_t x, uint32_t y) { return i32(x) <= i32(y); });
+      break;
+    case Opcode::MAND:
+    case Opcode::MOR:
+    case Opcode::MNOT: {
       uint8_t* md = s.mreg(op.d);
       const uint8_t* ma = s.mreg(op.a);
       const uint8_t* mb = s.mreg(op.b);
-      if (op.op == Opcode::MAND) for (int i = 0; i < n; ++i) md[i] = ma[i] & mb[i];
-      if (op.op == Opcode::MOR) for (int i = 0; i < n; ++i) md[i] = ma[i] | mb[i];
-      if (op.op == Opcode::MNOT) for (int i = 0; i < n; ++i) md[i] = ma[i] ^ 1;
+      if (op.op == Opcode::MAND)
+        for (int i = 0; i < n; ++i) md[i] = ma[i] & mb[i];
+      if (op.op == Opcode::MOR)
+        for (int i = 0; i < n; ++i) md[i] = ma[i] | mb[i];
+      if (op.op == Opcode::MNOT)
+        for (int i = 0; i < n; ++i) md[i] = ma[i] ^ 1;
       break;
     }
     case Opcode::VSEL: {
@@ -127,22 +194,45 @@ OpTiming Machine::exec_vector(const DecodedOp& op, int64_t now) {
       for (int i = 0; i < n; ++i) d[i] = m[i] ? a[i] : b[i];
       break;
     }
-    case Opcode::VCVTF2I: map1(d, a, n, f32_to_s32); break;
-    case Opcode::VCVTI2F: map1(d, a, n, [](uint32_t x) { return u(static_cast<float>(i32(x))); }); break;
-    case Opcode::VRNDBF: map1(d, a, n, [](uint32_t x) { return bf16_bits(x) << 16; }); break;
-    case Opcode::VPACKBF: map2(d, a, b, n, [](uint32_t x, uint32_t y) { return bf16_bits(y) << 16 | bf16_bits(x); }); break;
-    case Opcode::VUNPKLO: map1(d, a, n, [](uint32_t x) { return x << 16; }); break;
-    case Opcode::VUNPKHI: map1(d, a, n, [](uint32_t x) { return x & 0xffff0000u; }); break;
-    case Opcode::VBCAST: { const uint32_t v = s.sreg(op.a); for (int i = 0; i < n; ++i) d[i] = v; break; }
-    case Opcode::VBCASTI: { const uint32_t v = static_cast<uint32_t>(op.imm); for (int i = 0; i < n; ++i) d[i] = v; break; }
-    case Opcode::VMOV: if (d != a) map1(d, a, n, [](uint32_t x) { return x; }); break;
+    case Opcode::VCVTF2I:
+      map1(d, a, n, f32_to_s32);
+      break;
+    case Opcode::VCVTI2F:
+      map1(d, a, n, [](uint32_t x) { return u(static_cast<float>(i32(x))); });
+      break;
+    case Opcode::VRNDBF:
+      map1(d, a, n, [](uint32_t x) { return bf16_bits(x) << 16; });
+      break;
+    case Opcode::VPACKBF:
+      map2(d, a, b, n, [](uint32_t x, uint32_t y) { return bf16_bits(y) << 16 | bf16_bits(x); });
+      break;
+    case Opcode::VUNPKLO:
+      map1(d, a, n, [](uint32_t x) { return x << 16; });
+      break;
+    case Opcode::VUNPKHI:
+      map1(d, a, n, [](uint32_t x) { return x & 0xffff0000u; });
+      break;
+    case Opcode::VBCAST: {
+      const uint32_t v = s.sreg(op.a);
+      for (int i = 0; i < n; ++i) d[i] = v;
+      break;
+    }
+    case Opcode::VBCASTI: {
+      const uint32_t v = static_cast<uint32_t>(op.imm);
+      for (int i = 0; i < n; ++i) d[i] = v;
+      break;
+    }
+    case Opcode::VMOV:
+      if (d != a) map1(d, a, n, [](uint32_t x) { return x; });
+      break;
     case Opcode::VLANEID:
       for (int i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(i % m_spec.lanes);
       break;
     case Opcode::VSUBLANEID:
       for (int i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(i / m_spec.lanes);
       break;
-    default: break;
+    default:
+      break;
   }
   return fixed(op, now);
 }

@@ -18,15 +18,17 @@ using isa::Opcode;
 
 int64_t Machine::vmem_row(int64_t row, const DecodedOp& op) const {
   if (row < 0 || row >= m_spec.vmem_rows())
-    throw UnitFault(fmt::format("{}: vector memory row {} out of range 0..{}", isa::op_info(op.op).mnemonic,
-                                row, m_spec.vmem_rows() - 1));
+    throw UnitFault(fmt::format("{}: vector memory row {} out of range 0..{}",
+                                isa::op_info(op.op).mnemonic, row, m_spec.vmem_rows() - 1));
   if (!m_held.empty()) check_not_held(row * m_spec.lanes, m_spec.lanes, op);
   return row;
 }
 
 namespace {
 
-int64_t sgn(uint32_t x) { return static_cast<int32_t>(x); }
+int64_t sgn(uint32_t x) {
+  return static_cast<int32_t>(x);
+}
 
 }  // namespace
 
@@ -40,16 +42,26 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
   const uint8_t aux = load ? op.b : op.c;
   m_ev.vreg_elements += static_cast<int64_t>(op.vreg_reads + (load ? 1 : 0)) * n;
   const int64_t bytes = int64_t{4} * n;
-  if (load) m_ev.vmem_read_bytes += bytes; else m_ev.vmem_write_bytes += bytes;
+  if (load)
+    m_ev.vmem_read_bytes += bytes;
+  else
+    m_ev.vmem_write_bytes += bytes;
   uint32_t* mem = s.vmem.data();
   switch (op.op) {
-    case Opcode::VLD: case Opcode::VLDS: case Opcode::VST: case Opcode::VSTS: case Opcode::VSTM: {
-      const int64_t stride = (op.op == Opcode::VLDS || op.op == Opcode::VSTS) ? sgn(s.sreg(aux)) : 1;
+    case Opcode::VLD:
+    case Opcode::VLDS:
+    case Opcode::VST:
+    case Opcode::VSTS:
+    case Opcode::VSTM: {
+      const int64_t stride =
+          (op.op == Opcode::VLDS || op.op == Opcode::VSTS) ? sgn(s.sreg(aux)) : 1;
       for (int r = 0; r < S; ++r) vmem_row(base + r * stride, op);
       if (stride == 1 && op.op != Opcode::VSTM) {  // S consecutive rows: one block copy
         uint32_t* rows = mem + base * L;
-        if (load) std::memcpy(s.vreg(op.d), rows, static_cast<size_t>(n) * 4);
-        else std::memcpy(rows, s.vreg(op.a), static_cast<size_t>(n) * 4);
+        if (load)
+          std::memcpy(s.vreg(op.d), rows, static_cast<size_t>(n) * 4);
+        else
+          std::memcpy(rows, s.vreg(op.a), static_cast<size_t>(n) * 4);
         break;
       }
       for (int r = 0; r < S; ++r) {
@@ -67,14 +79,16 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
       }
       break;
     }
-    case Opcode::VLDX: case Opcode::VSTX: {
+    case Opcode::VLDX:
+    case Opcode::VSTX: {
       const uint32_t* idx = s.vreg(aux);
       const int64_t words = s.vmem.size();
       for (int i = 0; i < n; ++i) {
         const int64_t w = base * L + sgn(idx[i]);
         if (w < 0 || w >= words)
-          throw UnitFault(fmt::format("{}: element {} addresses vector memory word {} out of range 0..{}",
-                                      isa::op_info(op.op).mnemonic, i, w, words - 1));
+          throw UnitFault(
+              fmt::format("{}: element {} addresses vector memory word {} out of range 0..{}",
+                          isa::op_info(op.op).mnemonic, i, w, words - 1));
         if (!m_held.empty()) check_not_held(w, 1, op);
       }
       if (load) {
@@ -87,7 +101,8 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return fixed(op, now);
 }

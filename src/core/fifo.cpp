@@ -15,8 +15,9 @@ ResultFifo::ResultFifo(std::string name, int depth, int words)
       m_free_at(static_cast<size_t>(depth), 0) {}
 
 void ResultFifo::fault_full() const {
-  throw UnitFault(fmt::format("push into the full {} FIFO ({} results not popped; only a pop could make room)",
-                              m_name, m_depth));
+  throw UnitFault(
+      fmt::format("push into the full {} FIFO ({} results not popped; only a pop could make room)",
+                  m_name, m_depth));
 }
 
 int64_t ResultFifo::slot_free_at() const {
@@ -33,7 +34,9 @@ uint32_t* ResultFifo::push(int64_t ready) {
 }
 
 int64_t ResultFifo::front_ready() const {
-  if (empty()) throw UnitFault(fmt::format("pop from the empty {} FIFO (no result pushed or in flight)", m_name));
+  if (empty())
+    throw UnitFault(
+        fmt::format("pop from the empty {} FIFO (no result pushed or in flight)", m_name));
   return m_ready[static_cast<size_t>(m_head)];
 }
 

@@ -4,7 +4,8 @@
 
 namespace tessera::core {
 
-FunctionalCore::FunctionalCore(const CoreSpec& spec, const isa::Program& program, RunOptions options)
+FunctionalCore::FunctionalCore(const CoreSpec& spec, const isa::Program& program,
+                               RunOptions options)
     : m_spec(spec),
       m_machine(m_spec, /*timed_dma=*/false),
       m_program(decode_program(program.code, m_spec)),
@@ -16,11 +17,13 @@ bool FunctionalCore::step() {
   ArchState& s = m_machine.state();
   if (s.halted || m_at_sync) return false;
   const int64_t pc = s.pc;
-  if (pc < 0 || pc >= static_cast<int64_t>(m_program.bundles.size())) fault_fetch(pc, m_bundles, m_program.bundles.size());
+  if (pc < 0 || pc >= static_cast<int64_t>(m_program.bundles.size()))
+    fault_fetch(pc, m_bundles, m_program.bundles.size());
   const isa::Bundle& raw = m_program.code[static_cast<size_t>(pc)];
   if (m_bundles >= m_options.max_bundles) fault_limit(pc, m_bundles, raw, m_options.max_bundles);
   const DecodedBundle& b = m_program.bundles[static_cast<size_t>(pc)];
-  if (b.fault >= 0) throw SimFault(pc, m_bundles, bundle_text(raw), m_program.faults[static_cast<size_t>(b.fault)]);
+  if (b.fault >= 0)
+    throw SimFault(pc, m_bundles, bundle_text(raw), m_program.faults[static_cast<size_t>(b.fault)]);
   Control ctl;
   try {
     m_machine.set_cycle(m_bundles);

@@ -10,21 +10,29 @@ namespace tessera::core {
 HbmEncodingSpec read_hbm_encoding_spec(ConfigReader& r) {
   HbmEncodingSpec s;
   s.on = r.get_bool("core.hbm.exponent_encoding.on", false,
-                    "DMA to/from HBM moves the exponent base-delta encoded size of its words (core/hbm_encoding.h)");
-  s.codec.group_size = static_cast<int>(r.get_int("core.hbm.exponent_encoding.group_size", 16, {1, 4096}, "values",
-                                                  "values per group (the first one's exponent is the base)"));
-  s.codec.delta_bits = static_cast<int>(r.get_int("core.hbm.exponent_encoding.delta_bits", 3, {1, 8}, "bits",
-                                                  "width of an exponent delta (escape: + 8 bits)"));
+                    "DMA to/from HBM moves the exponent base-delta encoded size of its words "
+                    "(core/hbm_encoding.h)");
+  s.codec.group_size =
+      static_cast<int>(r.get_int("core.hbm.exponent_encoding.group_size", 16, {1, 4096}, "values",
+                                 "values per group (the first one's exponent is the base)"));
+  s.codec.delta_bits =
+      static_cast<int>(r.get_int("core.hbm.exponent_encoding.delta_bits", 3, {1, 8}, "bits",
+                                 "width of an exponent delta (escape: + 8 bits)"));
   return s;
 }
 
 const char* to_string(HbmKind kind) {
   switch (kind) {
-    case HbmKind::kWeights: return "weights";
-    case HbmKind::kActivations: return "activations";
-    case HbmKind::kGradients: return "gradients";
-    case HbmKind::kOptimizerState: return "optimizer_state";
-    case HbmKind::kOther: break;
+    case HbmKind::kWeights:
+      return "weights";
+    case HbmKind::kActivations:
+      return "activations";
+    case HbmKind::kGradients:
+      return "gradients";
+    case HbmKind::kOptimizerState:
+      return "optimizer_state";
+    case HbmKind::kOther:
+      break;
   }
   return "other";
 }
@@ -55,7 +63,8 @@ int64_t HbmEncoder::charge(const DmaRequest& r, const ArchState& s, int64_t pc) 
   const int64_t raw = r.words() * 4;
   if (!m_spec.on || r.words() == 0) return raw;
   const bool from_hbm = r.dir == DmaDir::HbmToVmem || r.dir == DmaDir::HbmToSmem;
-  const uint32_t* onchip = r.dir == DmaDir::HbmToSmem || r.dir == DmaDir::SmemToHbm ? s.smem.data() : s.vmem.data();
+  const uint32_t* onchip =
+      r.dir == DmaDir::HbmToSmem || r.dir == DmaDir::SmemToHbm ? s.smem.data() : s.vmem.data();
   int64_t bytes = 0;
   for (int64_t i = 0; i < r.count; ++i) {
     const int64_t src = r.src + i * r.src_stride;
@@ -73,7 +82,8 @@ int64_t HbmEncoder::charge(const DmaRequest& r, const ArchState& s, int64_t pc) 
   return bytes;
 }
 
-int64_t HbmEncoder::charge_chunks(std::initializer_list<std::span<const uint32_t>> chunks, HbmKind kind) {
+int64_t HbmEncoder::charge_chunks(std::initializer_list<std::span<const uint32_t>> chunks,
+                                  HbmKind kind) {
   int64_t raw = 0, bytes = 0;
   for (std::span<const uint32_t> c : chunks) {
     raw += 4 * static_cast<int64_t>(c.size());

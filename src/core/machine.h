@@ -41,9 +41,9 @@
 namespace tessera::core {
 
 struct OpTiming {
-  int64_t start = 0;      // cycle the unit performed the op
-  int32_t occupancy = 1;  // cycles the unit was busy with it
-  int64_t dest_ready = 0; // cycle its destination register may be read (if it has one)
+  int64_t start = 0;       // cycle the unit performed the op
+  int32_t occupancy = 1;   // cycles the unit was busy with it
+  int64_t dest_ready = 0;  // cycle its destination register may be read (if it has one)
 };
 
 // How a bundle ends: next PC (taken branch) and halt.
@@ -110,7 +110,7 @@ class Machine {
   OpTiming exec_mxu(const DecodedOp& op, int64_t now);
   OpTiming exec_ext(const DecodedOp& op, int64_t now);
   OpTiming exec_misc(const DecodedOp& op, int64_t now);
-  OpTiming exec_adam(const DecodedOp& op, int64_t now);  // adam_unit_exec.cpp
+  OpTiming exec_adam(const DecodedOp& op, int64_t now);                    // adam_unit_exec.cpp
   OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
@@ -139,8 +139,8 @@ class Machine {
   int m_rng_cycles;                   // generator cycles per vreg
   int m_words;                        // sublanes * lanes
   int64_t m_cycle = 0;
-  std::vector<float> m_fbuf;          // one vreg as fp32 (MXU operands)
-  std::vector<uint32_t> m_tmp;        // one vreg scratch
+  std::vector<float> m_fbuf;    // one vreg as fp32 (MXU operands)
+  std::vector<uint32_t> m_tmp;  // one vreg scratch
   EventCounts m_ev;
   std::vector<OutboundSend> m_outbox;
   uint32_t m_exchange_procs = 1;

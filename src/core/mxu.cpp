@@ -39,9 +39,13 @@ int64_t Mxu::mlw_ready(int64_t now) const {
   return t;
 }
 
-int64_t Mxu::mflip_ready(int64_t now) const { return std::max(now, m_shift_free); }
+int64_t Mxu::mflip_ready(int64_t now) const {
+  return std::max(now, m_shift_free);
+}
 
-int64_t Mxu::mmul_ready(int64_t now) const { return std::max(now, m_input_free); }
+int64_t Mxu::mmul_ready(int64_t now) const {
+  return std::max(now, m_input_free);
+}
 
 int64_t Mxu::mpop_ready(int64_t now) const {
   return m_fifo_count == 0 ? now : std::max(now, m_fifo_ready[m_fifo_head]);
@@ -51,8 +55,8 @@ int64_t Mxu::mpop_ready(int64_t now) const {
 
 void Mxu::check_mlw() const {
   if (m_staged_rows >= m_spec.mxu_rows)
-    throw UnitFault(fmt::format("mlw: the staging weight tile already holds all {} rows; mflip it first",
-                                m_spec.mxu_rows));
+    throw UnitFault(fmt::format(
+        "mlw: the staging weight tile already holds all {} rows; mflip it first", m_spec.mxu_rows));
 }
 
 void Mxu::check_mflip() const {
@@ -70,12 +74,14 @@ void Mxu::check_mmul(MmulMode mode, int64_t acc_block) const {
                                 m_spec.mxu_acc_blocks - 1));
   const bool pushes_result = mode == MmulMode::ToFifo || mode == MmulMode::AccumulateOut;
   if (pushes_result && m_fifo_count >= m_spec.mxu_result_fifo)
-    throw UnitFault(fmt::format("mmul: the result FIFO is full ({} blocks not popped); only mpop makes room",
-                                m_fifo_count));
+    throw UnitFault(
+        fmt::format("mmul: the result FIFO is full ({} blocks not popped); only mpop makes room",
+                    m_fifo_count));
 }
 
 void Mxu::check_mpop() const {
-  if (m_fifo_count == 0) throw UnitFault("mpop: the result FIFO is empty and no result is in flight");
+  if (m_fifo_count == 0)
+    throw UnitFault("mpop: the result FIFO is empty and no result is in flight");
 }
 
 // ---- operations ----------------------------------------------------------------------------
@@ -111,16 +117,20 @@ void Mxu::mflip(int64_t now) {
 void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
   check_mmul(mode, acc_block);
   const int S = m_rows_per_push, R = m_spec.mxu_rows, C = m_spec.mxu_cols, L = m_spec.lanes;
-  for (int s = 0; s < S; ++s) std::memcpy(&m_in[static_cast<size_t>(s) * R], v + static_cast<size_t>(s) * L, sizeof(float) * R);
+  for (int s = 0; s < S; ++s)
+    std::memcpy(&m_in[static_cast<size_t>(s) * R], v + static_cast<size_t>(s) * L,
+                sizeof(float) * R);
   numerics::round_to_bf16(m_in.data(), static_cast<long>(S) * R);
 
   const size_t block = static_cast<size_t>(S) * C;
   // The values first (a term-serial push's duration depends on them); a ToFifo result is written
   // straight into the slot fifo_push claims below (check_mmul guaranteed room).
-  float* out = mode == MmulMode::ToFifo ? fifo_block((m_fifo_head + m_fifo_count) % m_spec.mxu_result_fifo)
-                                        : &m_acc[static_cast<size_t>(acc_block) * block];
+  float* out = mode == MmulMode::ToFifo
+                   ? fifo_block((m_fifo_head + m_fifo_count) % m_spec.mxu_result_fifo)
+                   : &m_acc[static_cast<size_t>(acc_block) * block];
   if (mode == MmulMode::ToFifo || mode == MmulMode::Store) std::fill(out, out + block, 0.0f);
-  int64_t occupancy = S, tail = R + C - 2;  // bf16: a row's last column leaves R + C - 2 after entry
+  int64_t occupancy = S,
+          tail = R + C - 2;  // bf16: a row's last column leaves R + C - 2 after entry
   if (m_spec.mxu_pe == MxuPe::TermSerial) {
     occupancy = term_mmul(out);
     tail = m_spec.term.latency_cycles;
@@ -145,11 +155,12 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
 int64_t Mxu::term_mmul(float* out) {
   const int S = m_rows_per_push, R = m_spec.mxu_rows, C = m_spec.mxu_cols;
   const TermMxuSpec& ts = m_spec.term;
-  const int blocks = ((S + ts.tile.rows - 1) / ts.tile.rows) * ((C + ts.tile.cols - 1) / ts.tile.cols);
+  const int blocks =
+      ((S + ts.tile.rows - 1) / ts.tile.rows) * ((C + ts.tile.cols - 1) / ts.tile.cols);
   m_block_cycles.assign(static_cast<size_t>(blocks), 0);
   m_tile_cycles.assign(static_cast<size_t>(std::min(ts.tiles, blocks)), 0);
-  numerics::term_matmul_accumulate(ts.tile, m_in.data(), R, m_active.data(), C, out, C, S, R, C, &m_stats.term,
-                                   m_block_cycles.data());
+  numerics::term_matmul_accumulate(ts.tile, m_in.data(), R, m_active.data(), C, out, C, S, R, C,
+                                   &m_stats.term, m_block_cycles.data());
   int64_t busiest = 0, total = 0;
   for (int b = 0; b < blocks; ++b) {
     int64_t& t = m_tile_cycles[static_cast<size_t>(b) % m_tile_cycles.size()];

@@ -27,8 +27,8 @@
 // Term-serial PEs (spec.mxu_pe == MxuPe::TermSerial, core/term_mxu_spec.h): the same ops, weight
 //   tile, staging and FIFO rules; an mmul's values are numerics::term_matmul_accumulate's (M =
 //   sublanes, K = R, N = C; mmul.acc* continue from the block's fp32 values). Its output blocks
-//   (tile_rows x tile_cols each, m-major) are dealt round-robin to `tiles` tiles; each tile runs its
-//   blocks in lockstep one after the other, so the input port is busy for
+//   (tile_rows x tile_cols each, m-major) are dealt round-robin to `tiles` tiles; each tile runs
+//   its blocks in lockstep one after the other, so the input port is busy for
 //     occupancy = max over tiles of (sum of its blocks' cycles) + push_cycles   (at least 1),
 //   and the last result leaves at start + occupancy - 1 + latency_cycles.
 // Faults (UnitFault): mlw into a full staging tile; mflip of an incomplete tile; mmul with no
@@ -47,18 +47,21 @@ namespace tessera::core {
 enum class MmulMode { ToFifo, Store, Accumulate, AccumulateOut };
 
 struct MxuStats {
-  int64_t tiles_loaded = 0;       // mflip count
-  int64_t weight_rows = 0;        // rows shifted in
-  int64_t pushes = 0;             // mmul* count
-  int64_t macs = 0;               // pushes * sublanes * R * C
-  int64_t busy_cycles = 0;        // cycles the input port streamed rows
+  int64_t tiles_loaded = 0;         // mflip count
+  int64_t weight_rows = 0;          // rows shifted in
+  int64_t pushes = 0;               // mmul* count
+  int64_t macs = 0;                 // pushes * sublanes * R * C
+  int64_t busy_cycles = 0;          // cycles the input port streamed rows
   int64_t first_weight_cycle = -1;  // first cycle a weight row shifted in (-1: none yet)
   int64_t last_result_cycle = -1;   // last cycle a result left the array (-1: none yet)
   numerics::TermMatmulStats term;   // term-serial PEs only: terms, steps, lockstep cycles, stalls
-  int64_t term_tile_imbalance = 0;  // term-serial: sum over pushes of (busiest tile x tiles - all tiles' cycles)
+  int64_t term_tile_imbalance =
+      0;  // term-serial: sum over pushes of (busiest tile x tiles - all tiles' cycles)
   // The MXU's span: first weight row in to last result out, inclusive (0 if unused).
   int64_t span() const {
-    return first_weight_cycle < 0 || last_result_cycle < 0 ? 0 : last_result_cycle - first_weight_cycle + 1;
+    return first_weight_cycle < 0 || last_result_cycle < 0
+               ? 0
+               : last_result_cycle - first_weight_cycle + 1;
   }
 };
 
@@ -102,24 +105,25 @@ class Mxu {
   // Term-serial PEs: out += m_in x active tile; returns the port occupancy (rule above).
   int64_t term_mmul(float* out);
 
-  CoreSpec m_spec;  // a copy: the unit must not outlive a caller's temporary spec
+  CoreSpec m_spec;      // a copy: the unit must not outlive a caller's temporary spec
   int m_rows_per_push;  // = sublanes
   std::vector<float> m_staging, m_active;  // R x C, bf16 values held as fp32
   int m_staged_rows = 0;
   bool m_have_active = false;
-  int64_t m_shift_free = 0;     // first cycle the weight shift path is free
-  int64_t m_input_free = 0;     // first cycle the input port is free
-  int64_t m_drained = 0;        // first cycle after the last in-flight result left the array
-  int64_t m_staging_free = 0;   // first cycle no input in flight uses the staging buffer
-  std::vector<float> m_acc;     // acc_blocks x sublanes x C
-  std::vector<float> m_in;      // scratch: one input block rounded to bf16 (sublanes x R)
-  size_t m_block_size;                 // sublanes x C
-  std::vector<float> m_fifo_values;    // result_fifo blocks
-  std::vector<int64_t> m_fifo_ready;   // per slot: first cycle its block may be popped
+  int64_t m_shift_free = 0;           // first cycle the weight shift path is free
+  int64_t m_input_free = 0;           // first cycle the input port is free
+  int64_t m_drained = 0;              // first cycle after the last in-flight result left the array
+  int64_t m_staging_free = 0;         // first cycle no input in flight uses the staging buffer
+  std::vector<float> m_acc;           // acc_blocks x sublanes x C
+  std::vector<float> m_in;            // scratch: one input block rounded to bf16 (sublanes x R)
+  size_t m_block_size;                // sublanes x C
+  std::vector<float> m_fifo_values;   // result_fifo blocks
+  std::vector<int64_t> m_fifo_ready;  // per slot: first cycle its block may be popped
   int m_fifo_head = 0, m_fifo_count = 0;
   MxuStats m_stats;
   int64_t m_last_occupancy = 0;
-  std::vector<int64_t> m_block_cycles, m_tile_cycles;  // term-serial scratch: per output block, per tile
+  std::vector<int64_t> m_block_cycles,
+      m_tile_cycles;  // term-serial scratch: per output block, per tile
 };
 
 }  // namespace tessera::core

@@ -42,7 +42,8 @@ MxuWork work_of(const MxuStats& s) {
   return w;
 }
 
-void MxuAttribution::begin(const std::vector<int32_t>* region_of_pc, const MxuStats& now, bool count) {
+void MxuAttribution::begin(const std::vector<int32_t>* region_of_pc, const MxuStats& now,
+                           bool count) {
   m_map = region_of_pc;
   m_count = count;
   m_last = work_of(now);
@@ -54,15 +55,18 @@ void MxuAttribution::set_region_widths(std::vector<int32_t> bits, int default_bi
 }
 
 int32_t MxuAttribution::region(int64_t pc) const {
-  return m_map != nullptr && pc >= 0 && pc < static_cast<int64_t>(m_map->size()) ? (*m_map)[static_cast<size_t>(pc)] : -1;
+  return m_map != nullptr && pc >= 0 && pc < static_cast<int64_t>(m_map->size())
+             ? (*m_map)[static_cast<size_t>(pc)]
+             : -1;
 }
 
 void MxuAttribution::before(int64_t pc, Mxu& mxu) const {
   if (m_widths.empty()) return;
   const int32_t r = region(pc);
-  const int bits = r >= 0 && static_cast<size_t>(r) < m_widths.size() && m_widths[static_cast<size_t>(r)] > 0
-                       ? m_widths[static_cast<size_t>(r)]
-                       : m_default_bits;
+  const int bits =
+      r >= 0 && static_cast<size_t>(r) < m_widths.size() && m_widths[static_cast<size_t>(r)] > 0
+          ? m_widths[static_cast<size_t>(r)]
+          : m_default_bits;
   if (bits != mxu.term_acc_width()) mxu.set_term_acc_width(bits);
 }
 

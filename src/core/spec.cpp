@@ -21,7 +21,8 @@ constexpr LatencyDefault kLatencyDefaults[] = {
     {LatencyClass::Scalar, "scalar", 1, "scalar ALU op"},
     {LatencyClass::ScalarMul, "scalar_mul", 3, "scalar multiply"},
     {LatencyClass::ScalarMem, "scalar_mem", 2, "scalar memory load"},
-    {LatencyClass::Branch, "branch", 1, "taken branch (cycles lost: the next fetch waits this long)"},
+    {LatencyClass::Branch, "branch", 1,
+     "taken branch (cycles lost: the next fetch waits this long)"},
     {LatencyClass::VecAdd, "vector_add", 2, "vector add/logic/compare/convert"},
     {LatencyClass::VecMul, "vector_mul", 4, "vector multiply and fma"},
     {LatencyClass::VecLoad, "vector_load", 3, "vector load from vector memory"},
@@ -35,7 +36,9 @@ constexpr LatencyDefault kLatencyDefaults[] = {
     {LatencyClass::Sync, "sync", 1, "sync flag wait/signal"},
 };
 
-bool is_pow2(int64_t x) { return x > 0 && std::has_single_bit(static_cast<uint64_t>(x)); }
+bool is_pow2(int64_t x) {
+  return x > 0 && std::has_single_bit(static_cast<uint64_t>(x));
+}
 
 }  // namespace
 
@@ -44,68 +47,104 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.name = r.get_string("core.name", "default", {}, "a name for this machine, shown in reports");
   s.clock_hz = r.get_float("core.clock_hz", 700e6, {1e6, 1e11}, "Hz", "core clock");
 
-  s.scalar_regs = static_cast<int>(r.get_int("core.scalar.regs", 32, {4, 64}, "registers", "scalar registers (32-bit)"));
-  s.smem_words = r.get_int("core.scalar.smem_words", 4096, {16, 1 << 24}, "words", "scalar memory size");
-  s.imem_bundles = r.get_int("core.scalar.imem_bundles", 65536, {16, 1 << 24}, "bundles", "instruction memory size");
+  s.scalar_regs = static_cast<int>(
+      r.get_int("core.scalar.regs", 32, {4, 64}, "registers", "scalar registers (32-bit)"));
+  s.smem_words =
+      r.get_int("core.scalar.smem_words", 4096, {16, 1 << 24}, "words", "scalar memory size");
+  s.imem_bundles = r.get_int("core.scalar.imem_bundles", 65536, {16, 1 << 24}, "bundles",
+                             "instruction memory size");
 
-  s.sublanes = static_cast<int>(r.get_int("core.vector.sublanes", 8, {1, 64}, "sublanes", "rows of the vector unit"));
-  s.lanes = static_cast<int>(r.get_int("core.vector.lanes", 128, {1, 4096}, "lanes", "columns of the vector unit"));
-  s.vector_regs = static_cast<int>(r.get_int("core.vector.regs", 32, {4, 64}, "registers", "vector registers (sublanes x lanes x 32 bit)"));
-  s.mask_regs = static_cast<int>(r.get_int("core.vector.mask_regs", 8, {1, 64}, "registers", "mask registers"));
-  s.vmem_bytes = r.get_int("core.vector.vmem_bytes", 16ll << 20, {1024, 1ll << 34}, "bytes", "vector memory per core");
+  s.sublanes = static_cast<int>(
+      r.get_int("core.vector.sublanes", 8, {1, 64}, "sublanes", "rows of the vector unit"));
+  s.lanes = static_cast<int>(
+      r.get_int("core.vector.lanes", 128, {1, 4096}, "lanes", "columns of the vector unit"));
+  s.vector_regs = static_cast<int>(r.get_int("core.vector.regs", 32, {4, 64}, "registers",
+                                             "vector registers (sublanes x lanes x 32 bit)"));
+  s.mask_regs = static_cast<int>(
+      r.get_int("core.vector.mask_regs", 8, {1, 64}, "registers", "mask registers"));
+  s.vmem_bytes = r.get_int("core.vector.vmem_bytes", 16ll << 20, {1024, 1ll << 34}, "bytes",
+                           "vector memory per core");
 
-  s.mxu_rows = static_cast<int>(r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
-  s.mxu_cols = static_cast<int>(r.get_int("core.mxu.cols", 128, {1, 1024}, "PEs", "systolic array columns C (output dim)"));
-  s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true, "load the next weight tile while the current one multiplies");
-  s.mxu_result_fifo = static_cast<int>(r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
-  s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks", "accumulator blocks (sublanes x cols fp32)"));
+  s.mxu_rows = static_cast<int>(
+      r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
+  s.mxu_cols = static_cast<int>(
+      r.get_int("core.mxu.cols", 128, {1, 1024}, "PEs", "systolic array columns C (output dim)"));
+  s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true,
+                                   "load the next weight tile while the current one multiplies");
+  s.mxu_result_fifo = static_cast<int>(
+      r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
+  s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks",
+                                                "accumulator blocks (sublanes x cols fp32)"));
   s.mxu_pe = read_mxu_pe(r);
   s.term = read_term_mxu_spec(r, s.sublanes, s.mxu_cols);
 
-  s.xu_fifo = static_cast<int>(r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));
-  s.rpu_fifo = static_cast<int>(r.get_int("core.rpu.fifo", 4, {1, 1024}, "vregs", "reduce/permute result FIFO depth"));
-  s.eup_fifo = static_cast<int>(r.get_int("core.eup.fifo", 4, {1, 1024}, "vregs", "EUP result FIFO depth"));
-  s.rng_words_per_cycle = static_cast<int>(r.get_int("core.rng.words_per_cycle", 128, {1, 1 << 20}, "words/cycle", "random 32-bit words generated per cycle"));
+  s.xu_fifo = static_cast<int>(
+      r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));
+  s.rpu_fifo = static_cast<int>(
+      r.get_int("core.rpu.fifo", 4, {1, 1024}, "vregs", "reduce/permute result FIFO depth"));
+  s.eup_fifo =
+      static_cast<int>(r.get_int("core.eup.fifo", 4, {1, 1024}, "vregs", "EUP result FIFO depth"));
+  s.rng_words_per_cycle =
+      static_cast<int>(r.get_int("core.rng.words_per_cycle", 128, {1, 1 << 20}, "words/cycle",
+                                 "random 32-bit words generated per cycle"));
 
   for (const auto& d : kLatencyDefaults)
     s.latency[static_cast<int>(d.cls)] = static_cast<int>(
         r.get_int(std::string("core.latency.") + d.key, d.cycles, {1, 100000}, "cycles", d.what));
 
-  s.hbm_bytes = r.get_int("core.hbm.bytes", 8ll << 30, {4096, 1ll << 40}, "bytes", "HBM capacity of this core");
-  s.hbm_bytes_per_cycle = r.get_float("core.hbm.bytes_per_cycle", 428, {0.001, 1e6}, "bytes/cycle", "HBM bandwidth of this core");
-  s.dma_latency = static_cast<int>(r.get_int("core.dma.latency", 500, {0, 1000000}, "cycles", "DMA issue to first byte"));
-  s.dma_queue = static_cast<int>(r.get_int("core.dma.queue", 16, {1, 4096}, "requests", "outstanding DMA requests"));
+  s.hbm_bytes = r.get_int("core.hbm.bytes", 8ll << 30, {4096, 1ll << 40}, "bytes",
+                          "HBM capacity of this core");
+  s.hbm_bytes_per_cycle = r.get_float("core.hbm.bytes_per_cycle", 428, {0.001, 1e6}, "bytes/cycle",
+                                      "HBM bandwidth of this core");
+  s.dma_latency = static_cast<int>(
+      r.get_int("core.dma.latency", 500, {0, 1000000}, "cycles", "DMA issue to first byte"));
+  s.dma_queue = static_cast<int>(
+      r.get_int("core.dma.queue", 16, {1, 4096}, "requests", "outstanding DMA requests"));
   s.sync_flags = static_cast<int>(r.get_int("core.sync.flags", 32, {1, 64}, "flags", "sync flags"));
   s.hbm_encoding = read_hbm_encoding_spec(r);
 
   auto& e = s.energy;
   e.mac_pj = r.get_float("core.energy.mac_pj", 0.2, {0, 1e6}, "pJ", "one bf16 MAC in the MXU");
-  e.vector_op_pj = r.get_float("core.energy.vector_op_pj", 0.9, {0, 1e6}, "pJ", "one fp32 element op in the vector unit");
+  e.vector_op_pj = r.get_float("core.energy.vector_op_pj", 0.9, {0, 1e6}, "pJ",
+                               "one fp32 element op in the vector unit");
   e.scalar_op_pj = r.get_float("core.energy.scalar_op_pj", 0.5, {0, 1e6}, "pJ", "one scalar op");
-  e.vreg_access_pj = r.get_float("core.energy.vreg_access_pj", 0.05, {0, 1e6}, "pJ", "one 32-bit vreg element access");
-  e.vmem_byte_pj = r.get_float("core.energy.vmem_byte_pj", 1.25, {0, 1e6}, "pJ", "one byte of vector memory traffic");
-  e.smem_byte_pj = r.get_float("core.energy.smem_byte_pj", 1.25, {0, 1e6}, "pJ", "one byte of scalar memory traffic");
-  e.hbm_byte_pj = r.get_float("core.energy.hbm_byte_pj", 31.2, {0, 1e6}, "pJ", "one byte of HBM traffic");
-  e.ext_op_pj = r.get_float("core.energy.ext_op_pj", 1.0, {0, 1e6}, "pJ", "one element in XU/RPU/EUP/RNG");
-  e.bundle_fetch_pj = r.get_float("core.energy.bundle_fetch_pj", 20, {0, 1e6}, "pJ", "fetch and decode one bundle");
+  e.vreg_access_pj = r.get_float("core.energy.vreg_access_pj", 0.05, {0, 1e6}, "pJ",
+                                 "one 32-bit vreg element access");
+  e.vmem_byte_pj = r.get_float("core.energy.vmem_byte_pj", 1.25, {0, 1e6}, "pJ",
+                               "one byte of vector memory traffic");
+  e.smem_byte_pj = r.get_float("core.energy.smem_byte_pj", 1.25, {0, 1e6}, "pJ",
+                               "one byte of scalar memory traffic");
+  e.hbm_byte_pj =
+      r.get_float("core.energy.hbm_byte_pj", 31.2, {0, 1e6}, "pJ", "one byte of HBM traffic");
+  e.ext_op_pj =
+      r.get_float("core.energy.ext_op_pj", 1.0, {0, 1e6}, "pJ", "one element in XU/RPU/EUP/RNG");
+  e.bundle_fetch_pj =
+      r.get_float("core.energy.bundle_fetch_pj", 20, {0, 1e6}, "pJ", "fetch and decode one bundle");
   e.static_mw = r.get_float("core.energy.static_mw", 0, {0, 1e9}, "mW", "static power");
-  e.term_source = r.get_string("core.mxu.term.energy_source", "unspecified", {},
-                               "where core.mxu.term.term_pj and step_pj come from (energy_j with term-serial PEs)");
+  e.term_source = r.get_string(
+      "core.mxu.term.energy_source", "unspecified", {},
+      "where core.mxu.term.term_pj and step_pj come from (energy_j with term-serial PEs)");
 
   s.adam = read_adam_unit_spec(r);
 
   if (!r.is_schema()) {
-    r.require(s.lanes % s.sublanes == 0 || s.lanes < s.sublanes, "core.vector.lanes",
-              "lanes must be a multiple of sublanes (the transpose unit moves lanes/sublanes slices)");
-    r.require(is_pow2(s.lanes), "core.vector.lanes", "lanes must be a power of two (reduction tree)");
+    r.require(
+        s.lanes % s.sublanes == 0 || s.lanes < s.sublanes, "core.vector.lanes",
+        "lanes must be a multiple of sublanes (the transpose unit moves lanes/sublanes slices)");
+    r.require(is_pow2(s.lanes), "core.vector.lanes",
+              "lanes must be a power of two (reduction tree)");
     r.require(s.mxu_rows % s.sublanes == 0, "core.mxu.rows",
               "MXU rows must be a multiple of sublanes (mlw shifts in one vreg of rows at a time)");
     r.require(s.mxu_cols <= s.lanes, "core.mxu.cols", "MXU columns cannot exceed the vector lanes");
-    r.require(s.mxu_rows <= s.lanes, "core.mxu.rows", "MXU rows cannot exceed the vector lanes (an input row is one vreg row)");
-    r.require(s.vmem_bytes % (4ll * s.lanes) == 0, "core.vector.vmem_bytes", "vector memory must be a whole number of rows (4 * lanes bytes)");
-    r.require(s.xu_fifo * s.sublanes >= s.lanes, "core.xu.fifo", "the transpose FIFO must hold lanes/sublanes slices");
-    r.require(s.hbm_bytes % 4 == 0 && s.hbm_bytes <= (4ll << 30) * 4, "core.hbm.bytes",
-              "HBM must be whole 32-bit words and addressable by a 32-bit word address (<= 16 GiB)");
+    r.require(s.mxu_rows <= s.lanes, "core.mxu.rows",
+              "MXU rows cannot exceed the vector lanes (an input row is one vreg row)");
+    r.require(s.vmem_bytes % (4ll * s.lanes) == 0, "core.vector.vmem_bytes",
+              "vector memory must be a whole number of rows (4 * lanes bytes)");
+    r.require(s.xu_fifo * s.sublanes >= s.lanes, "core.xu.fifo",
+              "the transpose FIFO must hold lanes/sublanes slices");
+    r.require(
+        s.hbm_bytes % 4 == 0 && s.hbm_bytes <= (4ll << 30) * 4, "core.hbm.bytes",
+        "HBM must be whole 32-bit words and addressable by a 32-bit word address (<= 16 GiB)");
   }
   return s;
 }

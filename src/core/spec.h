@@ -15,18 +15,19 @@
 
 namespace tessera::core {
 
-struct EnergySpec {  // picojoules per event
-  double mac_pj = 0;             // one bf16 MAC in the MXU
-  double vector_op_pj = 0;       // one 32-bit element operation in the vector unit
-  double scalar_op_pj = 0;       // one scalar ALU op
-  double vreg_access_pj = 0;     // per 32-bit vreg element read or written
-  double vmem_byte_pj = 0;       // per byte read or written in vector memory
-  double smem_byte_pj = 0;       // per byte read or written in scalar memory
-  double hbm_byte_pj = 0;        // per byte moved to or from HBM
-  double ext_op_pj = 0;          // per element in the transpose/reduce/EUP/RNG units
-  double bundle_fetch_pj = 0;    // instruction fetch + decode of one bundle
-  double static_mw = 0;          // static power (mW), charged per simulated cycle
-  std::string term_source;       // where core.mxu.term.term_pj / step_pj come from (core.mxu.term.energy_source)
+struct EnergySpec {            // picojoules per event
+  double mac_pj = 0;           // one bf16 MAC in the MXU
+  double vector_op_pj = 0;     // one 32-bit element operation in the vector unit
+  double scalar_op_pj = 0;     // one scalar ALU op
+  double vreg_access_pj = 0;   // per 32-bit vreg element read or written
+  double vmem_byte_pj = 0;     // per byte read or written in vector memory
+  double smem_byte_pj = 0;     // per byte read or written in scalar memory
+  double hbm_byte_pj = 0;      // per byte moved to or from HBM
+  double ext_op_pj = 0;        // per element in the transpose/reduce/EUP/RNG units
+  double bundle_fetch_pj = 0;  // instruction fetch + decode of one bundle
+  double static_mw = 0;        // static power (mW), charged per simulated cycle
+  std::string
+      term_source;  // where core.mxu.term.term_pj / step_pj come from (core.mxu.term.energy_source)
 };
 
 struct CoreSpec {
@@ -35,8 +36,8 @@ struct CoreSpec {
 
   // scalar unit
   int scalar_regs = 32;
-  int64_t smem_words = 4096;      // scalar memory, 32-bit words
-  int64_t imem_bundles = 65536;   // instruction memory
+  int64_t smem_words = 4096;     // scalar memory, 32-bit words
+  int64_t imem_bundles = 65536;  // instruction memory
 
   // vector unit
   int sublanes = 8;
@@ -47,16 +48,17 @@ struct CoreSpec {
   int64_t vmem_rows() const { return vmem_bytes / (4ll * lanes); }
 
   // matrix unit (R x C systolic array, weight stationary)
-  int mxu_rows = 128;      // R: reduction dimension (weights rows)
-  int mxu_cols = 128;      // C: output columns
+  int mxu_rows = 128;  // R: reduction dimension (weights rows)
+  int mxu_cols = 128;  // C: output columns
   bool mxu_double_buffer = true;
-  int mxu_result_fifo = 33;      // result blocks: ceil((R + C + sublanes) / sublanes) keeps the array streaming
-  int mxu_acc_blocks = 256;      // accumulator blocks (sublanes x C fp32 each)
-  MxuPe mxu_pe = MxuPe::Bf16;    // processing element: bit-parallel bf16 or term-serial
-  TermMxuSpec term;              // the term-serial option (core.mxu.term.*)
+  int mxu_result_fifo =
+      33;  // result blocks: ceil((R + C + sublanes) / sublanes) keeps the array streaming
+  int mxu_acc_blocks = 256;    // accumulator blocks (sublanes x C fp32 each)
+  MxuPe mxu_pe = MxuPe::Bf16;  // processing element: bit-parallel bf16 or term-serial
+  TermMxuSpec term;            // the term-serial option (core.mxu.term.*)
 
   // extended units: FIFO depths (in vregs) and pipeline latencies (cycles)
-  int xu_fifo = 16;   // must hold a whole lanes x lanes matrix: lanes / sublanes slices
+  int xu_fifo = 16;  // must hold a whole lanes x lanes matrix: lanes / sublanes slices
   int rpu_fifo = 4;
   int eup_fifo = 4;
   int rng_words_per_cycle = 128;  // random 32-bit words the generator makes per cycle
@@ -71,7 +73,7 @@ struct CoreSpec {
   int dma_latency = 500;             // cycles from issue to the first byte
   int dma_queue = 16;                // outstanding DMA requests before dma.* stalls
   int sync_flags = 32;
-  HbmEncodingSpec hbm_encoding;      // core.hbm.exponent_encoding.* (core/hbm_encoding.h)
+  HbmEncodingSpec hbm_encoding;  // core.hbm.exponent_encoding.* (core/hbm_encoding.h)
 
   EnergySpec energy;
   AdamUnitSpec adam;  // the Adam optimizer unit (core.adam.*)

@@ -11,7 +11,8 @@
 namespace tessera::core {
 
 ZeroedWords::ZeroedWords(int64_t words) : m_size(words) {
-  m_data.reset(static_cast<uint32_t*>(std::calloc(static_cast<size_t>(std::max<int64_t>(words, 1)), 4)));
+  m_data.reset(
+      static_cast<uint32_t*>(std::calloc(static_cast<size_t>(std::max<int64_t>(words, 1)), 4)));
   if (!m_data) throw std::bad_alloc();
 }
 
@@ -72,7 +73,9 @@ int64_t PagedMemory::first_difference(const PagedMemory& o) const {
   return -1;
 }
 
-bool PagedMemory::same_contents(const PagedMemory& o) const { return first_difference(o) < 0; }
+bool PagedMemory::same_contents(const PagedMemory& o) const {
+  return first_difference(o) < 0;
+}
 
 void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;

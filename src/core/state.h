@@ -94,9 +94,13 @@ class ArchState {
   uint32_t& sreg(int i) { return m_sregs[i]; }
   uint32_t sreg(int i) const { return m_sregs[i]; }
   uint32_t* vreg(int i) { return m_vregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
-  const uint32_t* vreg(int i) const { return m_vregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+  const uint32_t* vreg(int i) const {
+    return m_vregs.data() + static_cast<int64_t>(i) * m_vreg_words;
+  }
   uint8_t* mreg(int i) { return m_mregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
-  const uint8_t* mreg(int i) const { return m_mregs.data() + static_cast<int64_t>(i) * m_vreg_words; }
+  const uint8_t* mreg(int i) const {
+    return m_mregs.data() + static_cast<int64_t>(i) * m_vreg_words;
+  }
 
   ZeroedWords smem;
   ZeroedWords vmem;  // vmem_rows() * lanes words

@@ -18,9 +18,11 @@ std::string parse_layer_acc_widths(const std::string& text, std::vector<LayerAcc
     const char* first = item.data() + eq + 1;
     const char* last = item.data() + item.size();
     const auto [ptr, ec] = std::from_chars(first, last, w.bits);
-    if (ec != std::errc{} || ptr != last || first == last) return "'" + item + "': the width is not an integer";
+    if (ec != std::errc{} || ptr != last || first == last)
+      return "'" + item + "': the width is not an integer";
     if (w.bits < numerics::kMinAccFractionBits || w.bits > numerics::kMaxAccFractionBits)
-      return "'" + item + "': the width must be in [" + std::to_string(numerics::kMinAccFractionBits) + ", " +
+      return "'" + item + "': the width must be in [" +
+             std::to_string(numerics::kMinAccFractionBits) + ", " +
              std::to_string(numerics::kMaxAccFractionBits) + "]";
     for (const LayerAccWidth& o : out)
       if (o.layer == w.layer) return "layer '" + w.layer + "' is given twice";
@@ -32,11 +34,13 @@ std::string parse_layer_acc_widths(const std::string& text, std::vector<LayerAcc
 
 std::string format_layer_acc_widths(const std::vector<LayerAccWidth>& widths) {
   std::string s;
-  for (const LayerAccWidth& w : widths) s += (s.empty() ? "" : ",") + w.layer + "=" + std::to_string(w.bits);
+  for (const LayerAccWidth& w : widths)
+    s += (s.empty() ? "" : ",") + w.layer + "=" + std::to_string(w.bits);
   return s;
 }
 
-int layer_acc_width(const std::vector<LayerAccWidth>& widths, const std::string& layer, int fallback) {
+int layer_acc_width(const std::vector<LayerAccWidth>& widths, const std::string& layer,
+                    int fallback) {
   for (const LayerAccWidth& w : widths)
     if (w.layer == layer) return w.bits;
   return fallback;

@@ -24,6 +24,7 @@ std::string parse_layer_acc_widths(const std::string& text, std::vector<LayerAcc
 // The inverse: "dense1=12,dense2=14" (in the list's order).
 std::string format_layer_acc_widths(const std::vector<LayerAccWidth>& widths);
 // The width of `layer`: its entry, else `fallback`.
-int layer_acc_width(const std::vector<LayerAccWidth>& widths, const std::string& layer, int fallback);
+int layer_acc_width(const std::vector<LayerAccWidth>& widths, const std::string& layer,
+                    int fallback);
 
 }  // namespace tessera::core

@@ -6,7 +6,8 @@
 //                       x ceil(R / lanes) cycles
 //   speedup_equal_pe    bf16_busy_equal_pe / (the term-serial unit's busy cycles)
 //   speedup_equal_area  speedup_equal_pe / area_ratio (1 / area_ratio as many bf16 PEs fit)
-//   energy_pj           term_pj x terms processed + step_pj x PE steps; bf16_energy_pj = mac_pj x MACs
+//   energy_pj           term_pj x terms processed + step_pj x PE steps; bf16_energy_pj = mac_pj x
+//   MACs
 #pragma once
 
 #include "core/mxu.h"

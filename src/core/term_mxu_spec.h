@@ -24,11 +24,12 @@ struct TermMxuSpec {
   numerics::TermTileConfig tile;  // rows x cols PEs, PeConfig (lanes, width W), serial operand
   int tiles = 1;                  // tiles working on one mmul's output blocks
   int push_cycles = 0;            // extra cycles an mmul occupies the unit (operand staging)
-  int latency_cycles = 4;         // cycles from the end of the last step to the result (pipeline drain)
-  double area_ratio = 1.0;        // area of one term-serial PE / area of one bf16 MAC PE with as many lanes
-  std::string area_source;        // where area_ratio comes from
-  double term_pj = 0.0;           // energy per processed term (one lane, one cycle)
-  double step_pj = 0.0;           // energy per PE step (exponent block, adder tree, accumulator)
+  int latency_cycles = 4;  // cycles from the end of the last step to the result (pipeline drain)
+  double area_ratio =
+      1.0;  // area of one term-serial PE / area of one bf16 MAC PE with as many lanes
+  std::string area_source;  // where area_ratio comes from
+  double term_pj = 0.0;     // energy per processed term (one lane, one cycle)
+  double step_pj = 0.0;     // energy per PE step (exponent block, adder tree, accumulator)
   std::vector<LayerAccWidth> layer_acc_width;  // per-layer widths (core/term_layer_width.h)
 };
 

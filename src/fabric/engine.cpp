@@ -11,7 +11,9 @@ namespace tessera::fabric {
 
 namespace {
 
-bool later(const auto& x, const auto& y) { return std::tie(x.time, x.order) > std::tie(y.time, y.order); }
+bool later(const auto& x, const auto& y) {
+  return std::tie(x.time, x.order) > std::tie(y.time, y.order);
+}
 
 uint64_t mix_seed(uint64_t seed, uint64_t channel) {
   graph::SplitMix64 g(seed ^ (0x9e3779b97f4a7c15ull * (channel + 1)));
@@ -20,8 +22,10 @@ uint64_t mix_seed(uint64_t seed, uint64_t channel) {
 
 }  // namespace
 
-Engine::Engine(const system::SystemSpec& spec, uint64_t seed) : m_spec(spec), m_routing(spec), m_seed(seed) {
-  TESSERA_CHECK(spec.link_gbytes_per_s > 0 && spec.onchip_gbytes_per_s > 0, "bandwidths must be positive");
+Engine::Engine(const system::SystemSpec& spec, uint64_t seed)
+    : m_spec(spec), m_routing(spec), m_seed(seed) {
+  TESSERA_CHECK(spec.link_gbytes_per_s > 0 && spec.onchip_gbytes_per_s > 0,
+                "bandwidths must be positive");
   m_latency_ps = system::ns_to_ps(spec.link_latency_ns);
   m_timeout_ps = system::ns_to_ps(spec.ack_timeout_ns);
   m_watchdog_ps = system::ns_to_ps(spec.watchdog_us * 1000.0);
@@ -46,25 +50,31 @@ Engine::Engine(const system::SystemSpec& spec, uint64_t seed) : m_spec(spec), m_
   }
 }
 
-int Engine::inject_limit() const { return m_spec.queue_packets - m_spec.queue_packets / 4; }
+int Engine::inject_limit() const {
+  return m_spec.queue_packets - m_spec.queue_packets / 4;
+}
 
 void Engine::post(Picos ready, Transfer t) {
   const auto bad = [&](const Endpoint& e) {
     return e.chip < 0 || e.chip >= m_spec.chips || e.core < 0 || e.core >= m_spec.cores_per_chip;
   };
-  const std::string who = fmt::format("fabric: transfer {} from chip {} core {}", t.id, t.src.chip, t.src.core);
+  const std::string who =
+      fmt::format("fabric: transfer {} from chip {} core {}", t.id, t.src.chip, t.src.core);
   if (bad(t.src) || bad(t.dst)) {
     const Endpoint& e = bad(t.src) ? t.src : t.dst;
-    throw Error(who, fmt::format("{} chip {} core {} does not exist (the system has {} chips x {} cores)",
-                                 bad(t.src) ? "source" : "destination", e.chip, e.core, m_spec.chips,
-                                 m_spec.cores_per_chip));
+    throw Error(
+        who, fmt::format("{} chip {} core {} does not exist (the system has {} chips x {} cores)",
+                         bad(t.src) ? "source" : "destination", e.chip, e.core, m_spec.chips,
+                         m_spec.cores_per_chip));
   }
   if (ready < 0) throw Error(who, fmt::format("ready time {} ps is negative", ready));
   TransferState s;
   s.ready = ready;
   const uint64_t words = t.size_words();
-  const uint64_t packets = std::max<uint64_t>(1, (words + m_words_per_packet - 1) / m_words_per_packet);
-  if (packets > UINT32_MAX) throw Error(who, fmt::format("{} words is too large a transfer", words));
+  const uint64_t packets =
+      std::max<uint64_t>(1, (words + m_words_per_packet - 1) / m_words_per_packet);
+  if (packets > UINT32_MAX)
+    throw Error(who, fmt::format("{} words is too large a transfer", words));
   s.packets = static_cast<uint32_t>(packets);
   s.t = std::move(t);
   m_transfers.push_back(std::move(s));
@@ -72,7 +82,8 @@ void Engine::post(Picos ready, Transfer t) {
 
 void Engine::schedule(Picos t, Ev kind, uint32_t a) {
   m_heap.push_back({t, m_order++, kind, a});
-  std::push_heap(m_heap.begin(), m_heap.end(), [](const Event& x, const Event& y) { return later(x, y); });
+  std::push_heap(m_heap.begin(), m_heap.end(),
+                 [](const Event& x, const Event& y) { return later(x, y); });
 }
 
 std::vector<Arrival> Engine::drain() {
@@ -90,7 +101,8 @@ std::vector<Arrival> Engine::drain() {
     cs.bytes_sent += 4 * s.t.size_words();
     if (s.t.src.chip == s.t.dst.chip) {
       const Picos dt = system::ns_to_ps(m_spec.onchip_latency_ns) +
-                       system::transfer_ps(static_cast<int64_t>(4 * s.t.size_words()), m_spec.onchip_gbytes_per_s);
+                       system::transfer_ps(static_cast<int64_t>(4 * s.t.size_words()),
+                                           m_spec.onchip_gbytes_per_s);
       schedule(s.ready + dt, Ev::kOnchipDone, i);
     } else {
       schedule(s.ready, Ev::kReady, i);
@@ -124,7 +136,8 @@ std::vector<Arrival> Engine::drain() {
     return key(x) < key(y);
   });
   m_stats.transfers += out.size();
-  for (size_t c = 0; c < m_channel.size(); ++c) set_occupancy(static_cast<uint32_t>(c), 0);  // close integrals
+  for (size_t c = 0; c < m_channel.size(); ++c)
+    set_occupancy(static_cast<uint32_t>(c), 0);      // close integrals
   m_stats.end_ps = std::max(m_stats.end_ps, m_now);  // the last event (an ack) of any drain
   const double span = static_cast<double>(m_stats.end_ps);
   for (size_t c = 0; c < m_channel.size(); ++c) {
@@ -138,7 +151,9 @@ std::vector<Arrival> Engine::drain() {
 
 void Engine::run_event(const Event& e) {
   switch (e.kind) {
-    case Ev::kReady: on_ready(e.a); break;
+    case Ev::kReady:
+      on_ready(e.a);
+      break;
     case Ev::kOnchipDone: {
       TransferState& s = m_transfers[e.a];
       s.done_time = m_now;
@@ -153,9 +168,15 @@ void Engine::run_event(const Event& e) {
       m_wire[e.a].busy = false;
       start_wire(static_cast<int>(e.a));
       break;
-    case Ev::kArrive: on_arrive(e.a); break;
-    case Ev::kAck: on_ack(e.a); break;
-    case Ev::kTimeout: on_timeout(e.a); break;
+    case Ev::kArrive:
+      on_arrive(e.a);
+      break;
+    case Ev::kAck:
+      on_ack(e.a);
+      break;
+    case Ev::kTimeout:
+      on_timeout(e.a);
+      break;
   }
 }
 
@@ -164,8 +185,10 @@ void Engine::on_ready(uint32_t tr) {
   const Endpoint src = m_transfers[tr].t.src;
   ExchangeBlock& xb = m_xb[src.chip];
   xb.active[src.core].push_back(tr);
-  if (xb.granted < 0) grant_next(src.chip);
-  else if (xb.granted == src.core && !xb.xoff) pump(src.chip);
+  if (xb.granted < 0)
+    grant_next(src.chip);
+  else if (xb.granted == src.core && !xb.xoff)
+    pump(src.chip);
 }
 
 // XOFF to the current core (it has nothing left) and XON to the next core with work, round robin.
@@ -218,13 +241,17 @@ void Engine::pump(int chip) {
     pk.transfer = tr;
     pk.seq = s.injected++;
     const uint64_t first = static_cast<uint64_t>(pk.seq) * m_words_per_packet;
-    pk.bytes = static_cast<uint32_t>(4 * std::min<uint64_t>(m_words_per_packet, s.t.size_words() - std::min(first, s.t.size_words())));
+    pk.bytes = static_cast<uint32_t>(
+        4 * std::min<uint64_t>(m_words_per_packet,
+                               s.t.size_words() - std::min(first, s.t.size_words())));
     ++m_stats.chips[chip].packets_injected;
     m_last_progress = m_now;
     set_occupancy(ch, +1);
     enqueue(ch, p, false);
-    if (s.injected == s.packets) list.erase(list.begin() + rr);
-    else ++rr;
+    if (s.injected == s.packets)
+      list.erase(list.begin() + rr);
+    else
+      ++rr;
   }
 }
 
@@ -261,7 +288,9 @@ void Engine::kick(uint32_t ch) {
 
 void Engine::set_occupancy(uint32_t ch, int delta) {
   ChannelState& cs = m_channel[ch];
-  if (m_now > cs.occ_since) cs.occ_integral += static_cast<double>(cs.occupancy) * static_cast<double>(m_now - cs.occ_since);
+  if (m_now > cs.occ_since)
+    cs.occ_integral +=
+        static_cast<double>(cs.occupancy) * static_cast<double>(m_now - cs.occ_since);
   cs.occ_since = m_now;
   cs.occupancy += delta;
   LinkStats& l = m_stats.links[ch];
@@ -371,7 +400,9 @@ void Engine::on_ack(uint32_t ch) {
 }
 
 // A dropped or refused packet: send it again, ahead of new packets, on the same channel.
-void Engine::on_timeout(uint32_t p) { enqueue(m_packets[p].channel, p, true); }
+void Engine::on_timeout(uint32_t p) {
+  enqueue(m_packets[p].channel, p, true);
+}
 
 void Engine::stuck(const std::string& why) const {
   std::string parties;
@@ -381,16 +412,18 @@ void Engine::stuck(const std::string& why) const {
     if (s.done_time >= 0) continue;
     ++waiting;
     if (listed++ < 8)
-      parties += fmt::format("; transfer {} chip {} core {} -> chip {} core {} waits ({}/{} packets delivered)", s.t.id,
-                             s.t.src.chip, s.t.src.core, s.t.dst.chip, s.t.dst.core, s.delivered, s.packets);
+      parties += fmt::format(
+          "; transfer {} chip {} core {} -> chip {} core {} waits ({}/{} packets delivered)",
+          s.t.id, s.t.src.chip, s.t.src.core, s.t.dst.chip, s.t.dst.core, s.delivered, s.packets);
   }
   if (waiting > 8) parties += fmt::format("; and {} more transfers", waiting - 8);
   listed = 0;
   for (size_t c = 0; c < m_channel.size(); ++c) {
     if (m_channel[c].occupancy == 0 && !m_channel[c].xb_waiting) continue;
     if (listed++ < 8)
-      parties += fmt::format("; link {}->{} holds {} packets ({} retransmissions)", m_stats.links[c].from_chip,
-                             m_stats.links[c].to_chip, m_channel[c].occupancy, m_stats.links[c].retransmissions);
+      parties += fmt::format("; link {}->{} holds {} packets ({} retransmissions)",
+                             m_stats.links[c].from_chip, m_stats.links[c].to_chip,
+                             m_channel[c].occupancy, m_stats.links[c].retransmissions);
   }
   throw Error(fmt::format("fabric at {} ps", m_now), why + parties);
 }

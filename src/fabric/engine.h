@@ -59,18 +59,18 @@ class Engine {
   struct Packet {
     uint32_t transfer = 0;
     uint32_t seq = 0;
-    uint32_t channel = 0;   // the channel it is queued on / travelling over
-    uint32_t bytes = 0;     // payload bytes
-    Picos sent_end = 0;     // end of its last serialisation
+    uint32_t channel = 0;  // the channel it is queued on / travelling over
+    uint32_t bytes = 0;    // payload bytes
+    Picos sent_end = 0;    // end of its last serialisation
     bool sent_on_hop = false;
   };
   struct ChannelState {
     std::vector<uint32_t> ring;  // packets waiting to be (re)sent: a deque of capacity Q
     uint32_t head = 0;
     uint32_t count = 0;
-    int occupancy = 0;          // waiting + sent and unacknowledged
-    bool xb_waiting = false;    // the source chip's XB sent XOFF because of this channel
-    double occ_integral = 0;    // sum occupancy * dt (ps)
+    int occupancy = 0;        // waiting + sent and unacknowledged
+    bool xb_waiting = false;  // the source chip's XB sent XOFF because of this channel
+    double occ_integral = 0;  // sum occupancy * dt (ps)
     Picos occ_since = 0;
     graph::SplitMix64 rng{0};
   };

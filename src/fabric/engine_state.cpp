@@ -12,9 +12,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-uint64_t bits(double d) { return std::bit_cast<uint64_t>(d); }
+uint64_t bits(double d) {
+  return std::bit_cast<uint64_t>(d);
+}
 
-// Calls f(name, field) for every integer field of a LinkStats / ChipStats (one list for save and load).
+// Calls f(name, field) for every integer field of a LinkStats / ChipStats (one list for save and
+// load).
 template <class L, class F>
 void each_link_field(L& l, F&& f) {
   f("from_chip", l.from_chip);
@@ -54,7 +57,8 @@ class StateReader {
   const Json& array(const Json& j, const char* key, size_t n) const {
     const Json& a = at(j, key);
     if (!a.is_array() || a.size() != n)
-      fail(fmt::format("'{}' should have {} entries (this fabric's), it has {}", key, n, a.is_array() ? a.size() : 0));
+      fail(fmt::format("'{}' should have {} entries (this fabric's), it has {}", key, n,
+                       a.is_array() ? a.size() : 0));
     return a;
   }
   template <class T>
@@ -63,7 +67,9 @@ class StateReader {
     if (!v.is_number_integer()) fail(fmt::format("'{}' is not an integer", key));
     return v.get<T>();
   }
-  [[noreturn]] void fail(const std::string& why) const { throw Error(m_where, "corrupt fabric state: " + why); }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(m_where, "corrupt fabric state: " + why);
+  }
 
  private:
   std::string m_where;
@@ -86,12 +92,14 @@ bool Engine::idle() const {
 }
 
 Json Engine::save_state() const {
-  if (!idle()) throw Error("fabric", "cannot save its state while transfers are posted or in flight");
+  if (!idle())
+    throw Error("fabric", "cannot save its state while transfers are posted or in flight");
   Json j;
   j["now"] = m_now;
   j["order"] = m_order;
   Json channels = Json::array();
-  for (const ChannelState& c : m_channel) channels.push_back({c.rng.state(), bits(c.occ_integral), c.occ_since});
+  for (const ChannelState& c : m_channel)
+    channels.push_back({c.rng.state(), bits(c.occ_integral), c.occ_since});
   j["channels"] = channels;
   Json wires = Json::array();
   for (const WireState& w : m_wire) wires.push_back({w.free_at, w.last});
@@ -120,15 +128,16 @@ Json Engine::save_state() const {
 }
 
 void Engine::restore_state(const Json& j, const std::string& where) {
-  if (!idle()) throw Error("fabric", "cannot restore its state while transfers are posted or in flight");
+  if (!idle())
+    throw Error("fabric", "cannot restore its state while transfers are posted or in flight");
   const StateReader r(where);
   m_now = r.get<Picos>(j, "now");
   m_order = r.get<uint64_t>(j, "order");
   const Json& channels = r.array(j, "channels", m_channel.size());
   for (size_t c = 0; c < m_channel.size(); ++c) {
     const Json& e = channels[c];
-    if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
-        !e[2].is_number_integer())
+    if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() ||
+        !e[1].is_number_unsigned() || !e[2].is_number_integer())
       r.fail(fmt::format("channel {} is not [rng state, occupancy integral bits, since]", c));
     m_channel[c].rng = graph::SplitMix64(e[0].get<uint64_t>());
     m_channel[c].occ_integral = std::bit_cast<double>(e[1].get<uint64_t>());
@@ -147,16 +156,20 @@ void Engine::restore_state(const Json& j, const std::string& where) {
   for (size_t c = 0; c < m_stats.links.size(); ++c) {
     LinkStats& l = m_stats.links[c];
     const int from = l.from_chip, to = l.to_chip;
-    each_link_field(l, [&](const char* k, auto& v) { v = r.get<std::remove_reference_t<decltype(v)>>(links[c], k); });
+    each_link_field(l, [&](const char* k, auto& v) {
+      v = r.get<std::remove_reference_t<decltype(v)>>(links[c], k);
+    });
     if (l.from_chip != from || l.to_chip != to)
-      r.fail(fmt::format("link {} is {}->{} here, {}->{} in the state", c, from, to, l.from_chip, l.to_chip));
+      r.fail(fmt::format("link {} is {}->{} here, {}->{} in the state", c, from, to, l.from_chip,
+                         l.to_chip));
     l.mean_queue = std::bit_cast<double>(r.get<uint64_t>(links[c], "mean_queue_bits"));
     l.utilisation = std::bit_cast<double>(r.get<uint64_t>(links[c], "utilisation_bits"));
   }
   const Json& chips = r.array(j, "chips", m_stats.chips.size());
   for (size_t c = 0; c < m_stats.chips.size(); ++c)
-    each_chip_field(m_stats.chips[c],
-                    [&](const char* k, auto& v) { v = r.get<std::remove_reference_t<decltype(v)>>(chips[c], k); });
+    each_chip_field(m_stats.chips[c], [&](const char* k, auto& v) {
+      v = r.get<std::remove_reference_t<decltype(v)>>(chips[c], k);
+    });
   m_stats.end_ps = r.get<Picos>(j, "end_ps");
   m_stats.events = r.get<uint64_t>(j, "events");
   m_stats.packets = r.get<uint64_t>(j, "packets");

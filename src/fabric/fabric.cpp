@@ -4,18 +4,33 @@
 
 namespace tessera::fabric {
 
-Fabric::Fabric(const system::SystemSpec& spec, uint64_t seed) : m_engine(std::make_unique<Engine>(spec, seed)) {}
+Fabric::Fabric(const system::SystemSpec& spec, uint64_t seed)
+    : m_engine(std::make_unique<Engine>(spec, seed)) {}
 Fabric::~Fabric() = default;
 Fabric::Fabric(Fabric&&) noexcept = default;
 Fabric& Fabric::operator=(Fabric&&) noexcept = default;
 
-void Fabric::post(Picos ready, Transfer t) { m_engine->post(ready, std::move(t)); }
-std::vector<Arrival> Fabric::drain() { return m_engine->drain(); }
-const FabricStats& Fabric::stats() const { return m_engine->stats(); }
-Picos Fabric::now() const { return m_engine->now(); }
-const Routing& Fabric::routing() const { return m_engine->routing(); }
-const system::SystemSpec& Fabric::spec() const { return m_engine->spec(); }
-nlohmann::ordered_json Fabric::save_state() const { return m_engine->save_state(); }
+void Fabric::post(Picos ready, Transfer t) {
+  m_engine->post(ready, std::move(t));
+}
+std::vector<Arrival> Fabric::drain() {
+  return m_engine->drain();
+}
+const FabricStats& Fabric::stats() const {
+  return m_engine->stats();
+}
+Picos Fabric::now() const {
+  return m_engine->now();
+}
+const Routing& Fabric::routing() const {
+  return m_engine->routing();
+}
+const system::SystemSpec& Fabric::spec() const {
+  return m_engine->spec();
+}
+nlohmann::ordered_json Fabric::save_state() const {
+  return m_engine->save_state();
+}
 void Fabric::restore_state(const nlohmann::ordered_json& state, const std::string& where) {
   m_engine->restore_state(state, where);
 }

@@ -77,7 +77,6 @@ struct Arrival {  // fully reassembled at dst
   Picos time = 0;
 };
 
-
 class Engine;
 
 class Fabric {

@@ -26,8 +26,11 @@ std::vector<int> ring_order(const system::SystemSpec& s) {
 
 RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int directions) {
   const system::SystemSpec& s = fabric.spec();
-  if (bytes % 4 != 0 || bytes == 0) throw Error("ring all-reduce", fmt::format("{} bytes is not a positive number of words", bytes));
-  if (directions != 1 && directions != 2) throw Error("ring all-reduce", "directions must be 1 or 2");
+  if (bytes % 4 != 0 || bytes == 0)
+    throw Error("ring all-reduce",
+                fmt::format("{} bytes is not a positive number of words", bytes));
+  if (directions != 1 && directions != 2)
+    throw Error("ring all-reduce", "directions must be 1 or 2");
   const int n = s.chips;
   const std::vector<int> order = ring_order(s);
   RingAllreduceResult r;
@@ -35,7 +38,8 @@ RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int direc
   const uint64_t words = bytes / 4;
   // per direction d: words_d split into n fragments
   std::vector<uint64_t> dir_words(directions);
-  for (int d = 0; d < directions; ++d) dir_words[d] = words / directions + (static_cast<uint64_t>(d) < words % directions ? 1 : 0);
+  for (int d = 0; d < directions; ++d)
+    dir_words[d] = words / directions + (static_cast<uint64_t>(d) < words % directions ? 1 : 0);
   const auto fragment = [&](int d, int f) {
     return dir_words[d] / n + (static_cast<uint64_t>(f) < dir_words[d] % n ? 1 : 0);
   };
@@ -62,9 +66,11 @@ RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int direc
     }
   }
   r.sim_ps = end;
-  const double bound_s = 2.0 * (n - 1) / n * static_cast<double>(bytes) / (s.link_gbytes_per_s * 1e9 * directions);
+  const double bound_s =
+      2.0 * (n - 1) / n * static_cast<double>(bytes) / (s.link_gbytes_per_s * 1e9 * directions);
   r.bound_ps = static_cast<Picos>(bound_s * 1e12) + r.steps * system::ns_to_ps(s.link_latency_ns);
-  r.efficiency = r.sim_ps > 0 ? static_cast<double>(r.bound_ps) / static_cast<double>(r.sim_ps) : 1.0;
+  r.efficiency =
+      r.sim_ps > 0 ? static_cast<double>(r.bound_ps) / static_cast<double>(r.sim_ps) : 1.0;
   return r;
 }
 

@@ -58,7 +58,9 @@ Routing::Routing(const system::SystemSpec& spec) : m_chips(spec.chips) {
   if (spec.failed_links.empty()) {
     for (int c = 0; c < m_chips; ++c)
       for (int d = 0; d < m_chips; ++d)
-        if (c != d) m_next[static_cast<size_t>(c) * m_chips + d] = channel_between(c, preferred_next_chip(spec, c, d));
+        if (c != d)
+          m_next[static_cast<size_t>(c) * m_chips + d] =
+              channel_between(c, preferred_next_chip(spec, c, d));
     return;
   }
   std::vector<int> dist;
@@ -67,8 +69,9 @@ Routing::Routing(const system::SystemSpec& spec) : m_chips(spec.chips) {
     for (int c = 0; c < m_chips; ++c) {
       if (c == d) continue;
       if (dist[c] < 0)
-        throw Error("system: key 'system.failed_links'",
-                    fmt::format("chip {} cannot reach chip {}: no path avoids the failed links", c, d));
+        throw Error(
+            "system: key 'system.failed_links'",
+            fmt::format("chip {} cannot reach chip {}: no path avoids the failed links", c, d));
       for (int ch : m_out[c]) {
         if (dist[m_channels[ch].to] == dist[c] - 1) {
           m_next[static_cast<size_t>(c) * m_chips + d] = ch;
@@ -81,8 +84,10 @@ Routing::Routing(const system::SystemSpec& spec) : m_chips(spec.chips) {
 
 int Routing::preferred_next_chip(const system::SystemSpec& s, int c, int d) const {
   switch (s.topology) {
-    case system::Topology::kLine: return d > c ? c + 1 : c - 1;
-    case system::Topology::kRing: return ring_step(c, d, m_chips);
+    case system::Topology::kLine:
+      return d > c ? c + 1 : c - 1;
+    case system::Topology::kRing:
+      return ring_step(c, d, m_chips);
     case system::Topology::kTorus2d: {
       const int cx = c % s.dims_x, cy = c / s.dims_x, dx = d % s.dims_x, dy = d / s.dims_x;
       if (cx != dx) return cy * s.dims_x + ring_step(cx, dx, s.dims_x);

@@ -9,7 +9,8 @@
 //   ring:    the shorter way round, ties forward (+1);
 //   line:    the only way.
 // When failed links break such a path, that pair uses a shortest path (BFS, the neighbour with the
-// lowest index among equals). A pair with no path at all is a configuration error naming both chips.
+// lowest index among equals). A pair with no path at all is a configuration error naming both
+// chips.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,9 @@ class Routing {
   const std::vector<Channel>& channels() const { return m_channels; }
   int wires() const { return m_wires; }
   // -1 when chip == dst.
-  int next_channel(int chip, int dst) const { return m_next[static_cast<size_t>(chip) * m_chips + dst]; }
+  int next_channel(int chip, int dst) const {
+    return m_next[static_cast<size_t>(chip) * m_chips + dst];
+  }
   // The channel from `a` to neighbour `b`, or -1.
   int channel_between(int a, int b) const;
   // Chips visited from src to dst, both included; hops = size - 1.

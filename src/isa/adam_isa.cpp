@@ -10,7 +10,9 @@
 
 namespace tessera::isa {
 
-const AdamOpInfo& adam_op_info(AdamOp op) { return kAdamOpTable[static_cast<int>(op) - 1]; }
+const AdamOpInfo& adam_op_info(AdamOp op) {
+  return kAdamOpTable[static_cast<int>(op) - 1];
+}
 
 std::optional<AdamOp> adam_op_from_mnemonic(std::string_view mnemonic) {
   for (const AdamOpInfo& i : kAdamOpTable)
@@ -25,7 +27,8 @@ uint64_t adam_encode(const AdamInstr& in) {
 
 AdamInstr adam_decode(uint64_t word, int64_t index) {
   const auto fail = [&](const std::string& why) -> AdamInstr {
-    throw Error(fmt::format("adam instruction {}", index), fmt::format("invalid encoding 0x{:016x}: {}", word, why));
+    throw Error(fmt::format("adam instruction {}", index),
+                fmt::format("invalid encoding 0x{:016x}: {}", word, why));
   };
   const int opcode = static_cast<int>(word & 0xff);
   if (opcode == 0 || opcode > kNumAdamOps) return fail(fmt::format("unknown opcode {}", opcode));
@@ -38,7 +41,8 @@ AdamInstr adam_decode(uint64_t word, int64_t index) {
   const std::string_view ops = adam_op_info(in.op).operands;
   const bool uses_a = ops.find('a') != std::string_view::npos;
   const bool uses_b = ops.find('b') != std::string_view::npos;
-  const bool uses_imm = ops.find("imm") != std::string_view::npos || ops.find("label") != std::string_view::npos;
+  const bool uses_imm =
+      ops.find("imm") != std::string_view::npos || ops.find("label") != std::string_view::npos;
   if (uses_a ? in.a >= kAdamAddrRegs : in.a != 0) return fail("field a");
   if (uses_b ? in.b >= kAdamAddrRegs : in.b != 0) return fail("field b");
   if (!uses_imm && in.imm != 0) return fail("imm must be zero");
@@ -54,7 +58,8 @@ std::string_view trim(std::string_view s) {
 }
 
 bool is_ident(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' || s[0] == '.')) return false;
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' || s[0] == '.'))
+    return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
   return true;
@@ -65,7 +70,8 @@ std::optional<uint32_t> parse_number(std::string_view t) {
   if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, t.remove_prefix(2);
   uint64_t v = 0;
   const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (ec != std::errc() || p != t.data() + t.size() || t.empty() || v > 0xffffffffull) return std::nullopt;
+  if (ec != std::errc() || p != t.data() + t.size() || t.empty() || v > 0xffffffffull)
+    return std::nullopt;
   return static_cast<uint32_t>(v);
 }
 
@@ -106,7 +112,8 @@ std::vector<uint64_t> adam_assemble(std::string_view text, const std::string& fi
       const std::string_view name = trim(l.substr(0, colon));
       const std::string where = fmt::format("{}:{}", file, number);
       if (!is_ident(name)) throw Error(where, fmt::format("bad label name '{}'", name));
-      if (!labels.emplace(std::string(name), index).second) throw Error(where, fmt::format("label '{}' defined twice", name));
+      if (!labels.emplace(std::string(name), index).second)
+        throw Error(where, fmt::format("label '{}' defined twice", name));
       l = trim(l.substr(colon + 1));
     }
     if (l.empty()) continue;
@@ -121,7 +128,8 @@ std::vector<uint64_t> adam_assemble(std::string_view text, const std::string& fi
     const auto op = adam_op_from_mnemonic(mn);
     if (!op) throw Error(where, fmt::format("unknown adam instruction '{}'", mn));
     const AdamOpInfo& info = adam_op_info(*op);
-    const auto given = split_operands(sp == std::string_view::npos ? std::string_view{} : ln.text.substr(sp));
+    const auto given =
+        split_operands(sp == std::string_view::npos ? std::string_view{} : ln.text.substr(sp));
     const auto sig = split_operands(info.operands);
     if (given.size() != sig.size())
       throw Error(where, fmt::format("'{}' takes {} operand(s) ({}), got {}", mn, sig.size(),
@@ -132,7 +140,8 @@ std::vector<uint64_t> adam_assemble(std::string_view text, const std::string& fi
       const std::string_view g = given[i];
       if (sig[i] == "a" || sig[i] == "b") {
         const auto r = g.size() >= 2 && g[0] == 'a' ? parse_number(g.substr(1)) : std::nullopt;
-        if (!r || *r >= kAdamAddrRegs) throw Error(where, fmt::format("expected an address register a0..a7, got '{}'", g));
+        if (!r || *r >= kAdamAddrRegs)
+          throw Error(where, fmt::format("expected an address register a0..a7, got '{}'", g));
         (sig[i] == "a" ? in.a : in.b) = static_cast<uint8_t>(*r);
       } else if (sig[i] == "imm") {
         const auto v = parse_number(g);
@@ -159,16 +168,20 @@ std::string adam_disassemble_one(const AdamInstr& in) {
   const auto sig = split_operands(info.operands);
   for (size_t i = 0; i < sig.size(); ++i) {
     out += i == 0 ? " " : ", ";
-    if (sig[i] == "a") out += fmt::format("a{}", in.a);
-    else if (sig[i] == "b") out += fmt::format("a{}", in.b);
-    else out += fmt::format("{}", in.imm);
+    if (sig[i] == "a")
+      out += fmt::format("a{}", in.a);
+    else if (sig[i] == "b")
+      out += fmt::format("a{}", in.b);
+    else
+      out += fmt::format("{}", in.imm);
   }
   return out;
 }
 
 std::string adam_disassemble(const std::vector<uint64_t>& words) {
   std::string out;
-  for (size_t i = 0; i < words.size(); ++i) out += adam_disassemble_one(adam_decode(words[i], static_cast<int64_t>(i))) + "\n";
+  for (size_t i = 0; i < words.size(); ++i)
+    out += adam_disassemble_one(adam_decode(words[i], static_cast<int64_t>(i))) + "\n";
   return out;
 }
 

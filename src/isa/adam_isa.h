@@ -26,22 +26,29 @@ namespace tessera::isa {
 
 // X(ENUM, "mnemonic", "operands", "summary"); operands: "a" (register into field a), "b" (register
 // into field b), "imm", "label" (instruction index into imm).
-#define TESSERA_ADAM_OPS(X)                                                                        \
-  X(IIO, "iio", "imm", "INSTRUCTION_IO: DMA imm instructions from the start address into the instruction cache (must be instruction 0)") \
-  X(HPIO, "hpio", "a", "HYPERPARAMETER_IO: read the 16-word hyperparameter block at HBM word aA")     \
-  X(ASSIGN, "assign", "a,imm", "ASSIGN: n = imm elements; m = v = 0; t = 0; spill area (if m, v exceed the data cache) at HBM word aA") \
-  X(SETA, "seta", "a,imm", "aA = imm (HBM word address)")                                            \
-  X(MEST, "mest", "", "MOMENT_ESTIMATE: t += 1; bias-correction scalars for t; block = 0; temp sum = 0") \
-  X(DIO, "dio", "a,b", "DATA_IO: theta block from HBM aA + block*B, g block from aB + block*B")      \
-  X(XFERIN, "xfer.in", "", "TRANSFER: m, v of the block, data cache -> processing module")           \
-  X(MUPD, "mupd", "", "MOMENT_UPDATE: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2")                    \
-  X(XFEROUT, "xfer.out", "", "TRANSFER: m, v of the block, processing module -> data cache")         \
-  X(PUPD, "pupd", "", "PARAM_UPDATE: [AdamW decay] theta update, temp vector, temp sum")              \
-  X(DBIO, "dbio", "a", "DATABACK_IO: theta block to HBM aA + block*B")                               \
-  X(BNEXT, "bnext", "label", "block += 1; branch to label while block < number of blocks")           \
-  X(CCHECK, "ccheck", "label", "CONVERGENCE_CHECK: temp2 = temp sum / n; branch to label if temp2 < ct") \
-  X(ILOOP, "iloop", "label", "iterations += 1; branch to label unless max_iters > 0 and iterations >= max_iters") \
-  X(JMP, "jmp", "label", "branch to label")                                                          \
+#define TESSERA_ADAM_OPS(X)                                                                       \
+  X(IIO, "iio", "imm",                                                                            \
+    "INSTRUCTION_IO: DMA imm instructions from the start address into the instruction cache "     \
+    "(must be instruction 0)")                                                                    \
+  X(HPIO, "hpio", "a", "HYPERPARAMETER_IO: read the 16-word hyperparameter block at HBM word aA") \
+  X(ASSIGN, "assign", "a,imm",                                                                    \
+    "ASSIGN: n = imm elements; m = v = 0; t = 0; spill area (if m, v exceed the data cache) at "  \
+    "HBM word aA")                                                                                \
+  X(SETA, "seta", "a,imm", "aA = imm (HBM word address)")                                         \
+  X(MEST, "mest", "",                                                                             \
+    "MOMENT_ESTIMATE: t += 1; bias-correction scalars for t; block = 0; temp sum = 0")            \
+  X(DIO, "dio", "a,b", "DATA_IO: theta block from HBM aA + block*B, g block from aB + block*B")   \
+  X(XFERIN, "xfer.in", "", "TRANSFER: m, v of the block, data cache -> processing module")        \
+  X(MUPD, "mupd", "", "MOMENT_UPDATE: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2")                \
+  X(XFEROUT, "xfer.out", "", "TRANSFER: m, v of the block, processing module -> data cache")      \
+  X(PUPD, "pupd", "", "PARAM_UPDATE: [AdamW decay] theta update, temp vector, temp sum")          \
+  X(DBIO, "dbio", "a", "DATABACK_IO: theta block to HBM aA + block*B")                            \
+  X(BNEXT, "bnext", "label", "block += 1; branch to label while block < number of blocks")        \
+  X(CCHECK, "ccheck", "label",                                                                    \
+    "CONVERGENCE_CHECK: temp2 = temp sum / n; branch to label if temp2 < ct")                     \
+  X(ILOOP, "iloop", "label",                                                                      \
+    "iterations += 1; branch to label unless max_iters > 0 and iterations >= max_iters")          \
+  X(JMP, "jmp", "label", "branch to label")                                                       \
   X(HALT, "halt", "", "stop; the unit signals the tensor core's completion flag")
 
 enum class AdamOp : uint8_t {

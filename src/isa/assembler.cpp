@@ -48,7 +48,8 @@ uint32_t float_bits(float f) {
 
 class Assembler {
  public:
-  Assembler(std::string_view text, const std::string& file, const AsmOptions& opt) : m_file(file), m_opt(opt) {
+  Assembler(std::string_view text, const std::string& file, const AsmOptions& opt)
+      : m_file(file), m_opt(opt) {
     TESSERA_CHECK(opt.scalar_regs >= 1 && opt.scalar_regs <= 64 && opt.vector_regs >= 1 &&
                       opt.vector_regs <= 64 && opt.mask_regs >= 1 && opt.mask_regs <= 64,
                   "register counts must be 1..64");
@@ -76,7 +77,8 @@ class Assembler {
       size_t nl = text.find('\n', pos);
       if (nl == std::string_view::npos) nl = text.size();
       Line line;
-      line.tokens = lex_line(trim_cr(text.substr(pos, nl - pos)), m_file, line_no++, &line.lex_error);
+      line.tokens =
+          lex_line(trim_cr(text.substr(pos, nl - pos)), m_file, line_no++, &line.lex_error);
       m_lines.push_back(std::move(line));
       pos = nl + 1;
     }
@@ -118,7 +120,8 @@ class Assembler {
   void define_label(const Token& name) {
     next();  // the colon
     const Definition& d = m_labels.at(std::string(name.text));
-    if (d.line != m_line_no || d.column != name.column) fail(name, fmt::format("label '{}' is already defined on line {}", name.text, d.line));
+    if (d.line != m_line_no || d.column != name.column)
+      fail(name, fmt::format("label '{}' is already defined on line {}", name.text, d.line));
     m_prog.debug.symbols.push_back({std::string(name.text), static_cast<uint32_t>(d.value)});
   }
 
@@ -133,21 +136,25 @@ class Assembler {
       m_prog.data.push_back({space, static_cast<uint64_t>(address), {}});
       m_in_segment = true;
     } else if (d.text == ".word" || d.text == ".float") {
-      if (!m_in_segment) fail(d, fmt::format("'{}' needs a preceding .smem, .hbm or .vmem directive", d.text));
+      if (!m_in_segment)
+        fail(d, fmt::format("'{}' needs a preceding .smem, .hbm or .vmem directive", d.text));
       bool is_float = d.text == ".float";
       do {
         int64_t v = is_float ? parse_float_data() : parse_value(ValueKind::Imm32);
         m_prog.data.back().words.push_back(static_cast<uint32_t>(v));
       } while (accept(TokenKind::Comma));
     } else {
-      fail(d, fmt::format("unknown directive '{}' (expected .const, .smem, .hbm, .vmem, .word or .float)", d.text));
+      fail(d, fmt::format(
+                  "unknown directive '{}' (expected .const, .smem, .hbm, .vmem, .word or .float)",
+                  d.text));
     }
     expect_end(d);
   }
 
   void define_constant() {
     const Token& name = next();
-    if (name.kind != TokenKind::Ident) fail(name, "expected a constant name, got " + describe(name));
+    if (name.kind != TokenKind::Ident)
+      fail(name, "expected a constant name, got " + describe(name));
     std::string key(name.text);
     if (auto it = m_consts.find(key); it != m_consts.end()) {
       fail(name, fmt::format("constant '{}' is already defined on line {}", key, it->second.line));
@@ -158,7 +165,8 @@ class Assembler {
 
   void expect_end(const Token& what) {
     const Token& t = peek();
-    if (t.kind != TokenKind::End) fail(t, fmt::format("expected end of line after '{}', got {}", what.text, describe(t)));
+    if (t.kind != TokenKind::End)
+      fail(t, fmt::format("expected end of line after '{}', got {}", what.text, describe(t)));
   }
 
   // ---- bundles -----------------------------------------------------------------------------
@@ -197,9 +205,11 @@ class Assembler {
     }
     const Token& after = peek();
     if (after.kind != TokenKind::End && after.kind != TokenKind::SlotSep) {
-      if (sig.empty()) fail(after, fmt::format("'{}' takes no operands, got {}", info.mnemonic, describe(after)));
-      fail(after, fmt::format("'{}' takes {} operand{} ({}); expected ';;' or end of line, got {}", info.mnemonic,
-                              sig.size(), sig.size() == 1 ? "" : "s", info.operands, describe(after)));
+      if (sig.empty())
+        fail(after, fmt::format("'{}' takes no operands, got {}", info.mnemonic, describe(after)));
+      fail(after, fmt::format("'{}' takes {} operand{} ({}); expected ';;' or end of line, got {}",
+                              info.mnemonic, sig.size(), sig.size() == 1 ? "" : "s", info.operands,
+                              describe(after)));
     }
     if (in.op == Opcode::NOP) return;
     place(st, in, mn);
@@ -214,7 +224,8 @@ class Assembler {
     }
     size_t n = signature(info.op).size();
     if (t.kind == TokenKind::End || t.kind == TokenKind::SlotSep) {
-      fail(t, fmt::format("'{}' takes {} operands ({}), got {}", info.mnemonic, n, info.operands, given));
+      fail(t, fmt::format("'{}' takes {} operands ({}), got {}", info.mnemonic, n, info.operands,
+                          given));
     }
     fail(t, "expected ',' between operands, got " + describe(t));
   }
@@ -243,7 +254,8 @@ class Assembler {
       }
       int col = column[0];
       for (size_t i = 0; i < sig.size(); ++i) {
-        if (is_register(sig[i].kind) && reg_file(sig[i].kind) == r.file && field_value(in, sig[i].field) == r.index) {
+        if (is_register(sig[i].kind) && reg_file(sig[i].kind) == r.file &&
+            field_value(in, sig[i].field) == r.index) {
           col = column[i];
           break;
         }
@@ -258,29 +270,47 @@ class Assembler {
     switch (o.kind) {
       case OperandKind::SReg:
       case OperandKind::VReg:
-      case OperandKind::MReg: set_field(in, o.field, parse_register(reg_file(o.kind))); break;
-      case OperandKind::Imm: in.imm = static_cast<int32_t>(static_cast<uint32_t>(parse_value(ValueKind::Imm32))); break;
-      case OperandKind::Label: in.imm = static_cast<int32_t>(parse_label()); break;
-      case OperandKind::Mem: parse_memory(o, in); break;
-      case OperandKind::Special: in.imm = parse_special(); break;
-      case OperandKind::Flag: set_field(in, o.field, static_cast<uint8_t>(parse_value(ValueKind::Flag))); break;
+      case OperandKind::MReg:
+        set_field(in, o.field, parse_register(reg_file(o.kind)));
+        break;
+      case OperandKind::Imm:
+        in.imm = static_cast<int32_t>(static_cast<uint32_t>(parse_value(ValueKind::Imm32)));
+        break;
+      case OperandKind::Label:
+        in.imm = static_cast<int32_t>(parse_label());
+        break;
+      case OperandKind::Mem:
+        parse_memory(o, in);
+        break;
+      case OperandKind::Special:
+        in.imm = parse_special();
+        break;
+      case OperandKind::Flag:
+        set_field(in, o.field, static_cast<uint8_t>(parse_value(ValueKind::Flag)));
+        break;
     }
   }
 
   int register_count(RegFile f) const {
     switch (f) {
-      case RegFile::Scalar: return m_opt.scalar_regs;
-      case RegFile::Vector: return m_opt.vector_regs;
-      case RegFile::Mask: return m_opt.mask_regs;
+      case RegFile::Scalar:
+        return m_opt.scalar_regs;
+      case RegFile::Vector:
+        return m_opt.vector_regs;
+      case RegFile::Mask:
+        return m_opt.mask_regs;
     }
     return 0;
   }
 
   static std::string_view file_name(RegFile f) {
     switch (f) {
-      case RegFile::Scalar: return "scalar";
-      case RegFile::Vector: return "vector";
-      case RegFile::Mask: return "mask";
+      case RegFile::Scalar:
+        return "scalar";
+      case RegFile::Vector:
+        return "vector";
+      case RegFile::Mask:
+        return "mask";
     }
     return "?";
   }
@@ -289,13 +319,15 @@ class Assembler {
     const Token& t = next();
     std::string_view p = reg_prefix(f);
     int count = register_count(f);
-    if (t.kind == TokenKind::Ident && t.text.size() >= 2 && t.text.size() <= 3 && t.text[0] == p[0] &&
-        !(t.text.size() == 3 && t.text[1] == '0')) {
+    if (t.kind == TokenKind::Ident && t.text.size() >= 2 && t.text.size() <= 3 &&
+        t.text[0] == p[0] && !(t.text.size() == 3 && t.text[1] == '0')) {
       int v = 0;
       auto [end, ec] = std::from_chars(t.text.data() + 1, t.text.data() + t.text.size(), v);
-      if (ec == std::errc() && end == t.text.data() + t.text.size() && v < count) return static_cast<uint8_t>(v);
+      if (ec == std::errc() && end == t.text.data() + t.text.size() && v < count)
+        return static_cast<uint8_t>(v);
     }
-    fail(t, fmt::format("expected a {} register ({}0..{}{}), got {}", file_name(f), p, p, count - 1, describe(t)));
+    fail(t, fmt::format("expected a {} register ({}0..{}{}), got {}", file_name(f), p, p, count - 1,
+                        describe(t)));
   }
 
   int64_t parse_label() {
@@ -313,7 +345,8 @@ class Assembler {
 
   void parse_memory(const Operand& o, Instr& in) {
     const Token& open = next();
-    if (open.kind != TokenKind::LBracket) fail(open, "expected a memory operand like [s3+16], got " + describe(open));
+    if (open.kind != TokenKind::LBracket)
+      fail(open, "expected a memory operand like [s3+16], got " + describe(open));
     set_field(in, o.field, parse_register(RegFile::Scalar));
     const Token& t = peek();
     if (t.kind == TokenKind::Plus || t.kind == TokenKind::Minus) {
@@ -322,7 +355,8 @@ class Assembler {
       fail(t, "expected '+', '-' or ']' in a memory operand, got " + describe(t));
     }
     const Token& close = next();
-    if (close.kind != TokenKind::RBracket) fail(close, "expected ']' to close the memory operand, got " + describe(close));
+    if (close.kind != TokenKind::RBracket)
+      fail(close, "expected ']' to close the memory operand, got " + describe(close));
   }
 
   int32_t parse_special() {
@@ -349,7 +383,9 @@ class Assembler {
       if (!parsed) fail(at, range_message(kind, fmt::format("{}{}", negative ? "-" : "", t.text)));
       v = negative ? -*parsed : *parsed;
     } else if (t.kind == TokenKind::Float && kind == ValueKind::Imm32) {
-      if (t.text.back() != 'f') fail(t, fmt::format("a float immediate needs an 'f' suffix ({}f), got '{}'", t.text, t.text));
+      if (t.text.back() != 'f')
+        fail(t,
+             fmt::format("a float immediate needs an 'f' suffix ({}f), got '{}'", t.text, t.text));
       uint32_t bits = float_bits(parse_float(t, t.text.substr(0, t.text.size() - 1)));
       return negative ? bits ^ 0x80000000u : bits;
     } else if (t.kind == TokenKind::Ident && kind != ValueKind::Target) {
@@ -377,30 +413,45 @@ class Assembler {
 
   static bool in_range(ValueKind kind, int64_t v) {
     switch (kind) {
-      case ValueKind::Imm32: return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<uint32_t>::max();
-      case ValueKind::Flag: return v >= 0 && v <= kMaxFlagId;
-      case ValueKind::Address: return v >= 0;
-      case ValueKind::Target: return v >= 0 && v <= std::numeric_limits<int32_t>::max();
+      case ValueKind::Imm32:
+        return v >= std::numeric_limits<int32_t>::min() &&
+               v <= std::numeric_limits<uint32_t>::max();
+      case ValueKind::Flag:
+        return v >= 0 && v <= kMaxFlagId;
+      case ValueKind::Address:
+        return v >= 0;
+      case ValueKind::Target:
+        return v >= 0 && v <= std::numeric_limits<int32_t>::max();
     }
     return false;
   }
 
   static std::string range_message(ValueKind kind, const std::string& v) {
     switch (kind) {
-      case ValueKind::Imm32: return fmt::format("immediate {} does not fit in 32 bits", v);
-      case ValueKind::Flag: return fmt::format("flag id {} is out of range 0..{}", v, kMaxFlagId);
-      case ValueKind::Address: return fmt::format("address {} is out of range 0..{}", v, std::numeric_limits<int64_t>::max());
-      case ValueKind::Target: return fmt::format("bundle index {} is out of range 0..{}", v, std::numeric_limits<int32_t>::max());
+      case ValueKind::Imm32:
+        return fmt::format("immediate {} does not fit in 32 bits", v);
+      case ValueKind::Flag:
+        return fmt::format("flag id {} is out of range 0..{}", v, kMaxFlagId);
+      case ValueKind::Address:
+        return fmt::format("address {} is out of range 0..{}", v,
+                           std::numeric_limits<int64_t>::max());
+      case ValueKind::Target:
+        return fmt::format("bundle index {} is out of range 0..{}", v,
+                           std::numeric_limits<int32_t>::max());
     }
     return "";
   }
 
   static std::string_view expected_value(ValueKind kind) {
     switch (kind) {
-      case ValueKind::Imm32: return "an immediate (a number, a float literal like 1.5f, or a .const name)";
-      case ValueKind::Flag: return "a flag id (0..63)";
-      case ValueKind::Address: return "an address (a number or a .const name)";
-      case ValueKind::Target: return "a bundle index";
+      case ValueKind::Imm32:
+        return "an immediate (a number, a float literal like 1.5f, or a .const name)";
+      case ValueKind::Flag:
+        return "a flag id (0..63)";
+      case ValueKind::Address:
+        return "an address (a number or a .const name)";
+      case ValueKind::Target:
+        return "a bundle index";
     }
     return "";
   }
@@ -408,15 +459,18 @@ class Assembler {
   // .float data: [+|-] (decimal integer | float literal, f suffix optional | inf | nan).
   int64_t parse_float_data() {
     bool negative = false;
-    if (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) negative = next().kind == TokenKind::Minus;
+    if (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus)
+      negative = next().kind == TokenKind::Minus;
     const Token& t = next();
     float f;
-    bool decimal_int = t.kind == TokenKind::Int && t.text.find_first_of("xX") == std::string_view::npos;
+    bool decimal_int =
+        t.kind == TokenKind::Int && t.text.find_first_of("xX") == std::string_view::npos;
     if (t.kind == TokenKind::Float || decimal_int) {
       std::string_view body = t.text.back() == 'f' ? t.text.substr(0, t.text.size() - 1) : t.text;
       f = parse_float(t, body);
     } else if (t.kind == TokenKind::Ident && (t.text == "inf" || t.text == "nan")) {
-      f = t.text == "inf" ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+      f = t.text == "inf" ? std::numeric_limits<float>::infinity()
+                          : std::numeric_limits<float>::quiet_NaN();
     } else {
       fail(t, "expected a float literal (like 1.0, -2.5, 3e-4, inf, nan), got " + describe(t));
     }
@@ -428,7 +482,8 @@ class Assembler {
     std::string s(body);
     errno = 0;
     float f = std::strtof(s.c_str(), nullptr);
-    if (errno == ERANGE && std::isinf(f)) fail(t, fmt::format("float literal '{}' is out of range for fp32", t.text));
+    if (errno == ERANGE && std::isinf(f))
+      fail(t, fmt::format("float literal '{}' is out of range for fp32", t.text));
     return f;
   }
 
@@ -472,13 +527,15 @@ Program assemble(std::string_view text, const std::string& file, const AsmOption
 
 Program assemble_file(const std::string& path, const AsmOptions& options) {
   std::vector<uint8_t> bytes = read_file_bytes(path);
-  return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path, options);
+  return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
+                  options);
 }
 
 Program load_program(const std::string& path, const AsmOptions& options) {
   std::vector<uint8_t> bytes = read_file_bytes(path);
   if (looks_like_image(bytes)) return read_image(bytes, path);
-  return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path, options);
+  return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
+                  options);
 }
 
 }  // namespace tessera::isa

@@ -25,7 +25,8 @@ struct AsmOptions {
   bool debug_info = true;  // record source file, lines and label symbols in Program::debug
 };
 
-Program assemble(std::string_view text, const std::string& file = "<input>", const AsmOptions& options = {});
+Program assemble(std::string_view text, const std::string& file = "<input>",
+                 const AsmOptions& options = {});
 Program assemble_file(const std::string& path, const AsmOptions& options = {});
 
 // A program from a file that is either a binary image (recognised by its magic) or assembly.

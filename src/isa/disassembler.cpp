@@ -18,9 +18,12 @@ std::string format_operand(const Instr& in, const Operand& o, const LabelName& l
   switch (o.kind) {
     case OperandKind::SReg:
     case OperandKind::VReg:
-    case OperandKind::MReg: return fmt::format("{}{}", reg_prefix(reg_file(o.kind)), field_value(in, o.field));
-    case OperandKind::Imm: return std::to_string(in.imm);
-    case OperandKind::Label: return label(in.imm);
+    case OperandKind::MReg:
+      return fmt::format("{}{}", reg_prefix(reg_file(o.kind)), field_value(in, o.field));
+    case OperandKind::Imm:
+      return std::to_string(in.imm);
+    case OperandKind::Label:
+      return label(in.imm);
     case OperandKind::Mem: {
       unsigned base = field_value(in, o.field);
       if (in.imm == 0) return fmt::format("[s{}]", base);
@@ -30,7 +33,8 @@ std::string format_operand(const Instr& in, const Operand& o, const LabelName& l
     case OperandKind::Special:
       if (in.imm >= 0 && in.imm < kNumSpecialRegs) return std::string(kSpecialRegName[in.imm]);
       return fmt::format("%invalid{}", in.imm);
-    case OperandKind::Flag: return std::to_string(field_value(in, o.field));
+    case OperandKind::Flag:
+      return std::to_string(field_value(in, o.field));
   }
   return "?";
 }
@@ -56,14 +60,17 @@ std::string format_bundle(const Bundle& b, const LabelName& label) {
   return out.empty() ? "nop" : out;
 }
 
-std::string index_label(int32_t target) { return std::to_string(target); }
+std::string index_label(int32_t target) {
+  return std::to_string(target);
+}
 
 std::set<int32_t> branch_targets(const Program& p) {
   std::set<int32_t> targets;
   for (const Bundle& b : p.code) {
     for (const Instr& in : b.slot) {
       for (const Operand& o : signature(in.op)) {
-        if (o.kind == OperandKind::Label && in.imm >= 0 && static_cast<size_t>(in.imm) <= p.code.size()) {
+        if (o.kind == OperandKind::Label && in.imm >= 0 &&
+            static_cast<size_t>(in.imm) <= p.code.size()) {
           targets.insert(in.imm);
         }
       }
@@ -85,13 +92,19 @@ void append_data(std::string& out, const DataSegment& s) {
 
 }  // namespace
 
-std::string disassemble(const Instr& in) { return format_instr(in, index_label); }
+std::string disassemble(const Instr& in) {
+  return format_instr(in, index_label);
+}
 
-std::string disassemble(const Bundle& b) { return format_bundle(b, index_label); }
+std::string disassemble(const Bundle& b) {
+  return format_bundle(b, index_label);
+}
 
 std::string disassemble(const Program& p) {
   std::set<int32_t> targets = branch_targets(p);
-  LabelName label = [&](int32_t t) { return targets.count(t) ? fmt::format("L{}", t) : std::to_string(t); };
+  LabelName label = [&](int32_t t) {
+    return targets.count(t) ? fmt::format("L{}", t) : std::to_string(t);
+  };
   std::string out = fmt::format("// {} bundles, {} data segments", p.code.size(), p.data.size());
   if (p.index != 0) out += fmt::format(", index word {} (not expressible in assembly)", p.index);
   out += '\n';
@@ -100,7 +113,8 @@ std::string disassemble(const Program& p) {
     std::string prefix = targets.count(static_cast<int32_t>(i)) ? fmt::format("L{}:", i) : "";
     out += fmt::format("{:<7} {}\n", prefix, format_bundle(p.code[i], label));
   }
-  if (targets.count(static_cast<int32_t>(p.code.size()))) out += fmt::format("L{}:\n", p.code.size());
+  if (targets.count(static_cast<int32_t>(p.code.size())))
+    out += fmt::format("L{}:\n", p.code.size());
   return out;
 }
 

@@ -10,7 +10,8 @@ namespace tessera::isa {
 namespace {
 
 [[noreturn]] void invalid(Slot slot, const std::string& why) {
-  throw Error(fmt::format("slot {}", kSlotName[static_cast<int>(slot)]), "invalid encoding: " + why);
+  throw Error(fmt::format("slot {}", kSlotName[static_cast<int>(slot)]),
+              "invalid encoding: " + why);
 }
 
 void check_fields(const Instr& in, Slot slot) {
@@ -42,12 +43,13 @@ void check_imm_operands(const Instr& in, Slot slot) {
 }  // namespace
 
 uint64_t encode(const Instr& in) {
-  TESSERA_CHECK(in.d <= kRegFieldMax && in.a <= kRegFieldMax && in.b <= kRegFieldMax &&
-                    in.c <= kRegFieldMax,
-                "register fields are 6 bits");
+  TESSERA_CHECK(
+      in.d <= kRegFieldMax && in.a <= kRegFieldMax && in.b <= kRegFieldMax && in.c <= kRegFieldMax,
+      "register fields are 6 bits");
   return static_cast<uint64_t>(in.op) | static_cast<uint64_t>(in.d) << 8 |
          static_cast<uint64_t>(in.a) << 14 | static_cast<uint64_t>(in.b) << 20 |
-         static_cast<uint64_t>(in.c) << 26 | static_cast<uint64_t>(static_cast<uint32_t>(in.imm)) << 32;
+         static_cast<uint64_t>(in.c) << 26 |
+         static_cast<uint64_t>(static_cast<uint32_t>(in.imm)) << 32;
 }
 
 // Register and flag fields are 6 bits, so every value 0..63 is architecturally valid here (the
@@ -55,7 +57,8 @@ uint64_t encode(const Instr& in) {
 // its slot class, that unused fields/imm are zero and the imm-held operands' ranges.
 Instr decode(uint64_t word, Slot slot) {
   unsigned opcode = word & 0xff;
-  if (opcode >= static_cast<unsigned>(kNumOpcodes)) invalid(slot, fmt::format("unknown opcode {}", opcode));
+  if (opcode >= static_cast<unsigned>(kNumOpcodes))
+    invalid(slot, fmt::format("unknown opcode {}", opcode));
   Instr in;
   in.op = static_cast<Opcode>(opcode);
   in.d = (word >> 8) & 63;
@@ -66,8 +69,9 @@ Instr decode(uint64_t word, Slot slot) {
   const OpInfo& info = op_info(in.op);
   SlotClass want = kSlotClass[static_cast<int>(slot)];
   if (info.slot != SlotClass::Any && info.slot != want) {
-    invalid(slot, fmt::format("'{}' is a {} op; slot {} takes {} ops", info.mnemonic, to_string(info.slot),
-                              kSlotName[static_cast<int>(slot)], to_string(want)));
+    invalid(slot,
+            fmt::format("'{}' is a {} op; slot {} takes {} ops", info.mnemonic,
+                        to_string(info.slot), kSlotName[static_cast<int>(slot)], to_string(want)));
   }
   check_fields(in, slot);
   check_imm_operands(in, slot);
@@ -82,7 +86,8 @@ void encode_bundle(const Bundle& b, std::span<uint8_t> out) {
 Bundle decode_bundle(std::span<const uint8_t> in) {
   TESSERA_CHECK(in.size() >= static_cast<size_t>(kBundleBytes), "bundle buffer too small");
   Bundle b;
-  for (int s = 0; s < kNumSlots; ++s) b.slot[s] = decode(load_le64(in.data() + 8 * s), static_cast<Slot>(s));
+  for (int s = 0; s < kNumSlots; ++s)
+    b.slot[s] = decode(load_le64(in.data() + 8 * s), static_cast<Slot>(s));
   return b;
 }
 

@@ -43,8 +43,9 @@ class Reader {
 
   void need(uint64_t n, const char* what) const {
     if (n > m_bytes.size() - m_pos) {
-      throw Error(m_name, fmt::format("truncated image: {} needs {} bytes at offset {}, but only {} remain",
-                                      what, n, m_pos, m_bytes.size() - m_pos));
+      throw Error(m_name,
+                  fmt::format("truncated image: {} needs {} bytes at offset {}, but only {} remain",
+                              what, n, m_pos, m_bytes.size() - m_pos));
     }
   }
   uint32_t u32(const char* what) {
@@ -100,7 +101,8 @@ void read_code(Reader& r, uint32_t count, Program& p) {
   p.code.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
     try {
-      p.code.push_back(decode_bundle(code.subspan(static_cast<size_t>(i) * kBundleBytes, kBundleBytes)));
+      p.code.push_back(
+          decode_bundle(code.subspan(static_cast<size_t>(i) * kBundleBytes, kBundleBytes)));
     } catch (const Error& e) {
       throw Error(fmt::format("{}: bundle {} {}", r.name(), i, e.where()), e.why());
     }
@@ -114,7 +116,9 @@ void read_data(Reader& r, uint32_t count, Program& p) {
     uint32_t n = r.u32("a data segment header");
     uint64_t address = r.u64("a data segment header");
     if (space >= kNumSpaces) {
-      throw Error(r.name(), fmt::format("data segment {} has unknown space {} (0 smem, 1 hbm, 2 vmem)", i, space));
+      throw Error(
+          r.name(),
+          fmt::format("data segment {} has unknown space {} (0 smem, 1 hbm, 2 vmem)", i, space));
     }
     auto words = r.take(static_cast<uint64_t>(n) * 4, "a data segment's words");
     DataSegment seg{static_cast<Space>(space), address, std::vector<uint32_t>(n)};
@@ -130,7 +134,8 @@ void read_debug(Reader& r, uint32_t size, Program& p) {
   d.source = r.str("the debug source name");
   uint32_t lines = r.u32("the debug line count");
   if (lines != 0 && lines != p.code.size()) {
-    throw Error(r.name(), fmt::format("debug section has {} source lines for {} bundles", lines, p.code.size()));
+    throw Error(r.name(), fmt::format("debug section has {} source lines for {} bundles", lines,
+                                      p.code.size()));
   }
   r.need(static_cast<uint64_t>(lines) * 4, "the debug source lines");
   for (uint32_t i = 0; i < lines; ++i) d.lines.push_back(r.u32("the debug source lines"));
@@ -141,7 +146,8 @@ void read_debug(Reader& r, uint32_t size, Program& p) {
     d.symbols.push_back({std::move(name), r.u32("a debug symbol")});
   }
   if (r.pos() - start != size) {
-    throw Error(r.name(), fmt::format("debug section is {} bytes, but the header says {}", r.pos() - start, size));
+    throw Error(r.name(), fmt::format("debug section is {} bytes, but the header says {}",
+                                      r.pos() - start, size));
   }
 }
 
@@ -149,9 +155,12 @@ void read_debug(Reader& r, uint32_t size, Program& p) {
 
 std::string_view to_string(Space s) {
   switch (s) {
-    case Space::Smem: return "smem";
-    case Space::Hbm: return "hbm";
-    case Space::Vmem: return "vmem";
+    case Space::Smem:
+      return "smem";
+    case Space::Hbm:
+      return "hbm";
+    case Space::Vmem:
+      return "vmem";
   }
   return "?";
 }
@@ -197,7 +206,8 @@ std::vector<uint8_t> write_image(const Program& p) {
 }
 
 bool looks_like_image(std::span<const uint8_t> bytes) {
-  return bytes.size() >= sizeof kImageMagic && std::memcmp(bytes.data(), kImageMagic, sizeof kImageMagic) == 0;
+  return bytes.size() >= sizeof kImageMagic &&
+         std::memcmp(bytes.data(), kImageMagic, sizeof kImageMagic) == 0;
 }
 
 Program read_image(std::span<const uint8_t> bytes, const std::string& name) {
@@ -206,10 +216,12 @@ Program read_image(std::span<const uint8_t> bytes, const std::string& name) {
   r.take(sizeof kImageMagic, "the magic");
   uint32_t version = r.u32("the header");
   if (version != kImageVersion) {
-    throw Error(name, fmt::format("unsupported image version {} (this build reads {})", version, kImageVersion));
+    throw Error(name, fmt::format("unsupported image version {} (this build reads {})", version,
+                                  kImageVersion));
   }
   uint32_t flags = r.u32("the header");
-  if (flags & ~kFlagDebug) throw Error(name, fmt::format("unknown image flags {:#x}", flags & ~kFlagDebug));
+  if (flags & ~kFlagDebug)
+    throw Error(name, fmt::format("unknown image flags {:#x}", flags & ~kFlagDebug));
   Program p;
   p.index = r.u32("the header");
   uint32_t bundles = r.u32("the header");
@@ -222,8 +234,11 @@ Program read_image(std::span<const uint8_t> bytes, const std::string& name) {
   read_data(r, segments, p);
   if (flags & kFlagDebug) read_debug(r, debug, p);
   if (r.remaining() != 0) {
-    throw Error(name, fmt::format("{} bytes after the end of the image (the header's counts disagree with its size)",
-                                  r.remaining()));
+    throw Error(
+        name,
+        fmt::format(
+            "{} bytes after the end of the image (the header's counts disagree with its size)",
+            r.remaining()));
   }
   return p;
 }
@@ -238,7 +253,8 @@ void patch_index(std::span<uint8_t> image, uint32_t processor, const std::string
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path, "cannot open file for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad()) throw Error(path, "read error");
   return bytes;
 }
@@ -246,12 +262,17 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
 void write_file_bytes(const std::string& path, std::span<const uint8_t> bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(path, "cannot open file for writing");
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw Error(path, "write error");
 }
 
-Program read_image_file(const std::string& path) { return read_image(read_file_bytes(path), path); }
+Program read_image_file(const std::string& path) {
+  return read_image(read_file_bytes(path), path);
+}
 
-void write_image_file(const std::string& path, const Program& p) { write_file_bytes(path, write_image(p)); }
+void write_image_file(const std::string& path, const Program& p) {
+  write_file_bytes(path, write_image(p));
+}
 
 }  // namespace tessera::isa

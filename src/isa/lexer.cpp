@@ -7,9 +7,15 @@
 namespace tessera::isa {
 namespace {
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool all_of(std::string_view s, bool (*pred)(char)) {
   if (s.empty()) return false;
@@ -19,7 +25,9 @@ bool all_of(std::string_view s, bool (*pred)(char)) {
   return true;
 }
 
-bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool hex_digit(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 // digits [. digits] [e [+-] digits] [f]
 bool is_float(std::string_view s) {
@@ -67,7 +75,8 @@ size_t number_end(std::string_view line, size_t i) {
 }
 
 TokenKind classify_number(std::string_view s, const std::string& file, int line_no, int col) {
-  if (s.size() > 2 && (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X") && all_of(s.substr(2), hex_digit)) {
+  if (s.size() > 2 && (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X") &&
+      all_of(s.substr(2), hex_digit)) {
     return TokenKind::Int;
   }
   if (all_of(s, digit)) return TokenKind::Int;
@@ -77,16 +86,26 @@ TokenKind classify_number(std::string_view s, const std::string& file, int line_
 
 TokenKind punctuation(char c, const std::string& file, int line_no, int col) {
   switch (c) {
-    case ',': return TokenKind::Comma;
-    case '[': return TokenKind::LBracket;
-    case ']': return TokenKind::RBracket;
-    case '+': return TokenKind::Plus;
-    case '-': return TokenKind::Minus;
-    case ':': return TokenKind::Colon;
-    case ';': throw Error(source_location(file, line_no, col), "expected ';;' between ops, got a single ';'");
-    default: break;
+    case ',':
+      return TokenKind::Comma;
+    case '[':
+      return TokenKind::LBracket;
+    case ']':
+      return TokenKind::RBracket;
+    case '+':
+      return TokenKind::Plus;
+    case '-':
+      return TokenKind::Minus;
+    case ':':
+      return TokenKind::Colon;
+    case ';':
+      throw Error(source_location(file, line_no, col),
+                  "expected ';;' between ops, got a single ';'");
+    default:
+      break;
   }
-  throw Error(source_location(file, line_no, col), fmt::format("unexpected character '{}'", printable(c)));
+  throw Error(source_location(file, line_no, col),
+              fmt::format("unexpected character '{}'", printable(c)));
 }
 
 }  // namespace
@@ -103,7 +122,8 @@ std::string describe(const Token& t) {
 namespace {
 
 // Appends the tokens of `line` to `out`; `i` tracks the position (the error column on a throw).
-void lex_into(std::string_view line, const std::string& file, int line_no, std::vector<Token>& out, size_t& i) {
+void lex_into(std::string_view line, const std::string& file, int line_no, std::vector<Token>& out,
+              size_t& i) {
   while (i < line.size()) {
     char c = line[i];
     int col = static_cast<int>(i) + 1;

@@ -15,7 +15,21 @@
 
 namespace tessera::isa {
 
-enum class TokenKind { Ident, Directive, Special, Int, Float, Comma, LBracket, RBracket, Plus, Minus, Colon, SlotSep, End };
+enum class TokenKind {
+  Ident,
+  Directive,
+  Special,
+  Int,
+  Float,
+  Comma,
+  LBracket,
+  RBracket,
+  Plus,
+  Minus,
+  Colon,
+  SlotSep,
+  End
+};
 
 struct Token {
   TokenKind kind = TokenKind::End;

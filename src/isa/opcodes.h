@@ -30,9 +30,9 @@ enum class SlotClass : uint8_t { Any, Scalar, VecAlu, VecLoad, VecStore, Matrix,
 enum class Slot : uint8_t { S0, S1, V0, V1, VLD, VST, M0, M1, X0, X1, MISC };
 inline constexpr int kNumSlots = 11;
 inline constexpr std::array<SlotClass, kNumSlots> kSlotClass = {
-    SlotClass::Scalar, SlotClass::Scalar, SlotClass::VecAlu,  SlotClass::VecAlu,
+    SlotClass::Scalar,  SlotClass::Scalar,   SlotClass::VecAlu, SlotClass::VecAlu,
     SlotClass::VecLoad, SlotClass::VecStore, SlotClass::Matrix, SlotClass::Matrix,
-    SlotClass::Ext,    SlotClass::Ext,    SlotClass::Misc};
+    SlotClass::Ext,     SlotClass::Ext,      SlotClass::Misc};
 inline constexpr std::array<std::string_view, kNumSlots> kSlotName = {
     "s0", "s1", "v0", "v1", "vld", "vst", "m0", "m1", "x0", "x1", "misc"};
 
@@ -42,8 +42,22 @@ inline constexpr int kNumUnits = 11;
 
 // Latency class: the config gives the cycles from issue to result for each class.
 enum class LatencyClass : uint8_t {
-  None, Scalar, ScalarMul, ScalarMem, Branch, VecAdd, VecMul, VecLoad, VecStore,
-  Matrix, Transpose, Reduce, Eup, Rng, Dma, Sync
+  None,
+  Scalar,
+  ScalarMul,
+  ScalarMem,
+  Branch,
+  VecAdd,
+  VecMul,
+  VecLoad,
+  VecStore,
+  Matrix,
+  Transpose,
+  Reduce,
+  Eup,
+  Rng,
+  Dma,
+  Sync
 };
 inline constexpr int kNumLatencyClasses = 16;
 
@@ -64,7 +78,9 @@ inline constexpr std::array<OpInfo, kNumOpcodes> kOpTable = {{
 #undef X
 }};
 
-constexpr const OpInfo& op_info(Opcode op) { return kOpTable[static_cast<int>(op)]; }
+constexpr const OpInfo& op_info(Opcode op) {
+  return kOpTable[static_cast<int>(op)];
+}
 std::optional<Opcode> opcode_from_mnemonic(std::string_view mnemonic);
 
 std::string_view to_string(SlotClass c);

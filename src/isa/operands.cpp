@@ -11,11 +11,16 @@ namespace {
 
 Field parse_field(char c, std::string_view sig) {
   switch (c) {
-    case 'D': return Field::D;
-    case 'A': return Field::A;
-    case 'B': return Field::B;
-    case 'C': return Field::C;
-    default: break;
+    case 'D':
+      return Field::D;
+    case 'A':
+      return Field::A;
+    case 'B':
+      return Field::B;
+    case 'C':
+      return Field::C;
+    default:
+      break;
   }
   throw Error("opcodes.def", fmt::format("bad field letter '{}' in signature \"{}\"", c, sig));
 }
@@ -26,7 +31,9 @@ Operand parse_operand(std::string_view t, std::string_view sig) {
   if (t == "sr") return {OperandKind::Special};
   if (t.size() == 2 && t[0] == '#') return {OperandKind::Flag, parse_field(t[1], sig)};
   if (t.size() == 2 && (t[0] == 's' || t[0] == 'v' || t[0] == 'm')) {
-    OperandKind k = t[0] == 's' ? OperandKind::SReg : t[0] == 'v' ? OperandKind::VReg : OperandKind::MReg;
+    OperandKind k = t[0] == 's'   ? OperandKind::SReg
+                    : t[0] == 'v' ? OperandKind::VReg
+                                  : OperandKind::MReg;
     return {k, parse_field(t[1], sig)};
   }
   if (t.size() == 8 && t.substr(0, 2) == "[s" && t.substr(3) == "+imm]") {
@@ -59,7 +66,8 @@ struct SignatureTable {
       for (const Operand& o : ops[i]) {
         bool in_imm = o.kind == OperandKind::Imm || o.kind == OperandKind::Label ||
                       o.kind == OperandKind::Mem || o.kind == OperandKind::Special;
-        bool in_field = is_register(o.kind) || o.kind == OperandKind::Mem || o.kind == OperandKind::Flag;
+        bool in_field =
+            is_register(o.kind) || o.kind == OperandKind::Mem || o.kind == OperandKind::Flag;
         if (in_imm) imm[i] = true;
         if (in_field) fields[i][static_cast<int>(o.field)] = true;
       }
@@ -85,38 +93,59 @@ bool is_destination(const Instr& in, const Operand& o) {
 
 }  // namespace
 
-std::span<const Operand> signature(Opcode op) { return table().ops[static_cast<int>(op)]; }
-bool uses_imm(Opcode op) { return table().imm[static_cast<int>(op)]; }
+std::span<const Operand> signature(Opcode op) {
+  return table().ops[static_cast<int>(op)];
+}
+bool uses_imm(Opcode op) {
+  return table().imm[static_cast<int>(op)];
+}
 bool uses_field(Opcode op, Field f) {
   return table().fields[static_cast<int>(op)][static_cast<int>(f)];
 }
 
 uint8_t field_value(const Instr& in, Field f) {
   switch (f) {
-    case Field::D: return in.d;
-    case Field::A: return in.a;
-    case Field::B: return in.b;
-    case Field::C: return in.c;
+    case Field::D:
+      return in.d;
+    case Field::A:
+      return in.a;
+    case Field::B:
+      return in.b;
+    case Field::C:
+      return in.c;
   }
   return 0;
 }
 
 void set_field(Instr& in, Field f, uint8_t value) {
   switch (f) {
-    case Field::D: in.d = value; break;
-    case Field::A: in.a = value; break;
-    case Field::B: in.b = value; break;
-    case Field::C: in.c = value; break;
+    case Field::D:
+      in.d = value;
+      break;
+    case Field::A:
+      in.a = value;
+      break;
+    case Field::B:
+      in.b = value;
+      break;
+    case Field::C:
+      in.c = value;
+      break;
   }
 }
 
-char field_letter(Field f) { return "dabc"[static_cast<int>(f)]; }
+char field_letter(Field f) {
+  return "dabc"[static_cast<int>(f)];
+}
 
 RegFile reg_file(OperandKind k) {
   switch (k) {
-    case OperandKind::VReg: return RegFile::Vector;
-    case OperandKind::MReg: return RegFile::Mask;
-    default: return RegFile::Scalar;
+    case OperandKind::VReg:
+      return RegFile::Vector;
+    case OperandKind::MReg:
+      return RegFile::Mask;
+    default:
+      return RegFile::Scalar;
   }
 }
 
@@ -126,9 +155,12 @@ bool is_register(OperandKind k) {
 
 std::string_view reg_prefix(RegFile f) {
   switch (f) {
-    case RegFile::Scalar: return "s";
-    case RegFile::Vector: return "v";
-    case RegFile::Mask: return "m";
+    case RegFile::Scalar:
+      return "s";
+    case RegFile::Vector:
+      return "v";
+    case RegFile::Mask:
+      return "m";
   }
   return "?";
 }

@@ -54,7 +54,7 @@ char field_letter(Field f);
 
 // Register file of a register operand kind (SReg/VReg/MReg, or the base of Mem).
 RegFile reg_file(OperandKind k);
-bool is_register(OperandKind k);  // SReg, VReg, MReg
+bool is_register(OperandKind k);         // SReg, VReg, MReg
 std::string_view reg_prefix(RegFile f);  // "s", "v", "m"
 
 // Registers an instruction writes, at most 2 (a destination, and the counter of `loop`).

@@ -49,10 +49,14 @@ uint64_t RandomBundleGenerator::next_u64() {
   return z ^ (z >> 31);
 }
 
-uint64_t RandomBundleGenerator::below(uint64_t n) { return next_u64() % n; }
+uint64_t RandomBundleGenerator::below(uint64_t n) {
+  return next_u64() % n;
+}
 
 uint8_t RandomBundleGenerator::reg(OperandKind kind) {
-  int count = kind == OperandKind::VReg ? m_opt.vector_regs : kind == OperandKind::MReg ? m_opt.mask_regs : m_opt.scalar_regs;
+  int count = kind == OperandKind::VReg   ? m_opt.vector_regs
+              : kind == OperandKind::MReg ? m_opt.mask_regs
+                                          : m_opt.scalar_regs;
   return static_cast<uint8_t>(below(count));
 }
 
@@ -65,16 +69,25 @@ Instr RandomBundleGenerator::instr_for(Slot slot) {
     switch (o.kind) {
       case OperandKind::SReg:
       case OperandKind::VReg:
-      case OperandKind::MReg: set_field(in, o.field, reg(o.kind)); break;
+      case OperandKind::MReg:
+        set_field(in, o.field, reg(o.kind));
+        break;
       case OperandKind::Mem:
         set_field(in, o.field, reg(OperandKind::SReg));
         [[fallthrough]];
       case OperandKind::Imm:
-        in.imm = below(2) ? static_cast<int32_t>(below(201)) - 100 : static_cast<int32_t>(next_u64());
+        in.imm =
+            below(2) ? static_cast<int32_t>(below(201)) - 100 : static_cast<int32_t>(next_u64());
         break;
-      case OperandKind::Label: in.imm = static_cast<int32_t>(below(static_cast<uint64_t>(m_opt.max_target) + 1)); break;
-      case OperandKind::Special: in.imm = static_cast<int32_t>(below(kNumSpecialRegs)); break;
-      case OperandKind::Flag: set_field(in, o.field, static_cast<uint8_t>(below(kMaxFlagId + 1))); break;
+      case OperandKind::Label:
+        in.imm = static_cast<int32_t>(below(static_cast<uint64_t>(m_opt.max_target) + 1));
+        break;
+      case OperandKind::Special:
+        in.imm = static_cast<int32_t>(below(kNumSpecialRegs));
+        break;
+      case OperandKind::Flag:
+        set_field(in, o.field, static_cast<uint8_t>(below(kMaxFlagId + 1)));
+        break;
     }
   }
   return in;

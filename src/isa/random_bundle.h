@@ -19,8 +19,8 @@ struct RandomBundleOptions {
   int scalar_regs = 32;
   int vector_regs = 32;
   int mask_regs = 8;
-  int32_t max_target = 0;     // branch targets are drawn from 0..max_target
-  int fill_percent = 50;      // chance that a slot holds an op
+  int32_t max_target = 0;  // branch targets are drawn from 0..max_target
+  int fill_percent = 50;   // chance that a slot holds an op
   bool allow_halt = true;
 };
 

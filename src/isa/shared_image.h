@@ -27,7 +27,9 @@ namespace tessera::isa {
 class SharedImage {
  public:
   SharedImage() = default;
-  explicit SharedImage(std::vector<uint8_t> image, const std::string& name = "<image>") { set_image(std::move(image), name); }
+  explicit SharedImage(std::vector<uint8_t> image, const std::string& name = "<image>") {
+    set_image(std::move(image), name);
+  }
   // Takes `image` (write_image bytes) as the one image, keeping the index store; Error(name, ...)
   // when it is not an image (bad magic or a truncated header). The bytes are fully validated by
   // local_program, not here (the loader copies what the compiler wrote).

@@ -22,7 +22,8 @@ bool empty(const isa::Bundle& b) {
 }  // namespace
 
 void BundleBuilder::grow(int64_t at) {
-  if (at < 0) throw Error("kernel generator", "bundle index " + std::to_string(at) + " is negative");
+  if (at < 0)
+    throw Error("kernel generator", "bundle index " + std::to_string(at) + " is negative");
   if (at >= size()) m_bundles.resize(static_cast<size_t>(at) + 1);
 }
 
@@ -30,11 +31,15 @@ int BundleBuilder::free_count(int64_t at, SlotClass cls) const {
   if (at < 0) return 0;
   int n = 0;
   for (int s = 0; s < isa::kNumSlots; ++s)
-    if (isa::kSlotClass[s] == cls && (at >= size() || m_bundles[static_cast<size_t>(at)].slot[s].op == Opcode::NOP)) ++n;
+    if (isa::kSlotClass[s] == cls &&
+        (at >= size() || m_bundles[static_cast<size_t>(at)].slot[s].op == Opcode::NOP))
+      ++n;
   return n;
 }
 
-bool BundleBuilder::has_free(int64_t at, SlotClass cls) const { return free_count(at, cls) > 0; }
+bool BundleBuilder::has_free(int64_t at, SlotClass cls) const {
+  return free_count(at, cls) > 0;
+}
 
 void BundleBuilder::put(int64_t at, const Instr& in) {
   grow(at);
@@ -124,7 +129,9 @@ Instr op_d(Opcode op, int d) {
   return in;
 }
 
-Instr op_none(Opcode op) { return Instr{op}; }
+Instr op_none(Opcode op) {
+  return Instr{op};
+}
 
 Instr op_dma(Opcode op, int d, int a, int b, int flag) {
   Instr in{op};

@@ -39,14 +39,14 @@ class BundleBuilder {
 };
 
 // Instruction constructors (fields as the operand signatures in isa/opcodes.def place them).
-isa::Instr op_d_imm(isa::Opcode op, int d, int32_t imm);              // sli sD, imm
-isa::Instr op_d_a_imm(isa::Opcode op, int d, int a, int32_t imm);     // saddi, vld vD,[sA+imm]
-isa::Instr op_store(isa::Opcode op, int a, int b, int32_t imm);       // vst vA,[sB+imm]
-isa::Instr op_a(isa::Opcode op, int a);                               // mlw vA, mmul vA
-isa::Instr op_a_b(isa::Opcode op, int a, int b);                      // mmul.st vA, sB
-isa::Instr op_d(isa::Opcode op, int d);                               // mpop vD
-isa::Instr op_none(isa::Opcode op);                                   // mflip, halt
-isa::Instr op_dma(isa::Opcode op, int d, int a, int b, int flag);     // dma.* sD,sA,sB,#C
-isa::Instr op_wait(int flag, int32_t count);                          // wait #A, imm
+isa::Instr op_d_imm(isa::Opcode op, int d, int32_t imm);           // sli sD, imm
+isa::Instr op_d_a_imm(isa::Opcode op, int d, int a, int32_t imm);  // saddi, vld vD,[sA+imm]
+isa::Instr op_store(isa::Opcode op, int a, int b, int32_t imm);    // vst vA,[sB+imm]
+isa::Instr op_a(isa::Opcode op, int a);                            // mlw vA, mmul vA
+isa::Instr op_a_b(isa::Opcode op, int a, int b);                   // mmul.st vA, sB
+isa::Instr op_d(isa::Opcode op, int d);                            // mpop vD
+isa::Instr op_none(isa::Opcode op);                                // mflip, halt
+isa::Instr op_dma(isa::Opcode op, int d, int a, int b, int flag);  // dma.* sD,sA,sB,#C
+isa::Instr op_wait(int flag, int32_t count);                       // wait #A, imm
 
 }  // namespace tessera::kernels

@@ -25,13 +25,15 @@ constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (wei
 constexpr int kVIn = 0, kVWeight = 3, kVPop = 6;  // vreg rotations: 3, 3 and 2 registers
 constexpr int kWeightSlots = 6;
 
-int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+int ceil_div(int64_t a, int64_t b) {
+  return static_cast<int>((a + b - 1) / b);
+}
 
 struct Tile {
   int mc, nt, kt;
-  int pushes;        // P: rows of this chunk / S
-  int64_t first;     // first step of the tile's range
-  int weight_slot;   // vector-memory slot of its weights
+  int pushes;       // P: rows of this chunk / S
+  int64_t first;    // first step of the tile's range
+  int weight_slot;  // vector-memory slot of its weights
 };
 
 class GemmGenerator {
@@ -45,8 +47,12 @@ class GemmGenerator {
 
   int64_t A(int64_t step) const { return 2 * step; }
   int64_t B(int64_t step) const { return 2 * step + 1; }
-  int64_t push_step(const Tile& t, int p) const { return t.first + (m_plan.double_buffer ? 0 : m_rs) + p; }
-  int64_t mlw_step(const Tile& t, int j) const { return m_plan.double_buffer ? t.first - m_rs + j : t.first + j; }
+  int64_t push_step(const Tile& t, int p) const {
+    return t.first + (m_plan.double_buffer ? 0 : m_rs) + p;
+  }
+  int64_t mlw_step(const Tile& t, int j) const {
+    return m_plan.double_buffer ? t.first - m_rs + j : t.first + j;
+  }
   int rows_valid(int mc) const { return std::min(m_plan.Mb, m_plan.M - mc * m_plan.Mb); }
   int k_valid(int kt) const { return std::min(m_plan.R, m_plan.K - kt * m_plan.R); }
   int n_valid(int nt) const { return std::min(m_plan.C, m_plan.N - nt * m_plan.C); }
@@ -54,7 +60,8 @@ class GemmGenerator {
   void layout();
   void plan_tiles();
   uint32_t descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride);
-  int64_t place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src, uint32_t desc);
+  int64_t place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src,
+                    uint32_t desc);
   void place_wait(int flag, int count, int64_t latest, int64_t after_dma);
   void emit_mlws(size_t i);
   void emit_pushes(size_t i);
@@ -76,11 +83,11 @@ class GemmGenerator {
   std::vector<uint32_t> m_smem;
   std::map<std::array<uint32_t, 4>, uint32_t> m_descriptors;
   std::array<int64_t, 3> m_last_dma{-1, -1, -1};
-  std::vector<int64_t> m_weight_dma;                  // bundle of each tile's weight DMA
-  std::vector<int64_t> m_panel_last_dma;               // per chunk: bundle of its last region DMA
-  std::vector<int64_t> m_out_dma;                      // per output tile: bundle of its DMA
-  std::vector<size_t> m_outputs;                       // per output tile: its (last K) tile
-  std::set<int64_t> m_first_push_steps;               // steps whose A bundle holds mflip + mmul
+  std::vector<int64_t> m_weight_dma;      // bundle of each tile's weight DMA
+  std::vector<int64_t> m_panel_last_dma;  // per chunk: bundle of its last region DMA
+  std::vector<int64_t> m_out_dma;         // per output tile: bundle of its DMA
+  std::vector<size_t> m_outputs;          // per output tile: its (last K) tile
+  std::set<int64_t> m_first_push_steps;   // steps whose A bundle holds mflip + mmul
   int64_t m_global_push = 0, m_global_mlw = 0, m_global_pop = 0;
 };
 
@@ -93,12 +100,14 @@ void GemmGenerator::layout() {
   const int weight_slots = p.K % p.R ? 2 * kWeightSlots : kWeightSlots;
   auto needed = [&](int mb) {
     const int panels = ceil_div(p.M, mb) > 1 ? 2 : 1;
-    return static_cast<int64_t>(panels) * p.KT * mb + static_cast<int64_t>(weight_slots) * p.R + 2ll * mb;
+    return static_cast<int64_t>(panels) * p.KT * mb + static_cast<int64_t>(weight_slots) * p.R +
+           2ll * mb;
   };
   while (Mb > p.S && needed(Mb) > rows) Mb -= p.S;
   if (needed(Mb) > rows)
-    throw Error("gemm", "vector memory (" + std::to_string(rows) + " rows) cannot hold a " + std::to_string(p.S) +
-                            "-row A panel of K = " + std::to_string(p.K) + " plus weight and output buffers");
+    throw Error("gemm", "vector memory (" + std::to_string(rows) + " rows) cannot hold a " +
+                            std::to_string(p.S) + "-row A panel of K = " + std::to_string(p.K) +
+                            " plus weight and output buffers");
   p.Mb = Mb;
   p.MC = ceil_div(p.M, Mb);
   m_panels = p.MC > 1 ? 2 : 1;
@@ -124,13 +133,16 @@ void GemmGenerator::plan_tiles() {
       }
 }
 
-uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride) {
+uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_stride,
+                                   int64_t dst_stride) {
   const std::array<uint32_t, 4> d{static_cast<uint32_t>(count), static_cast<uint32_t>(chunk),
-                                  static_cast<uint32_t>(src_stride), static_cast<uint32_t>(dst_stride)};
+                                  static_cast<uint32_t>(src_stride),
+                                  static_cast<uint32_t>(dst_stride)};
   auto it = m_descriptors.find(d);
   if (it != m_descriptors.end()) return it->second;
   const auto at = static_cast<uint32_t>(m_smem_base + static_cast<int64_t>(m_smem.size()));
-  if (at + 4 > static_cast<uint64_t>(m_spec.smem_words)) throw Error("gemm", "scalar memory cannot hold the DMA descriptors");
+  if (at + 4 > static_cast<uint64_t>(m_spec.smem_words))
+    throw Error("gemm", "scalar memory cannot hold the DMA descriptors");
   m_smem.insert(m_smem.end(), d.begin(), d.end());
   m_descriptors.emplace(d, at);
   return at;
@@ -138,7 +150,8 @@ uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_str
 
 // Places a 2-D DMA at the first bundle >= desired with a free misc slot and three free scalar
 // slots (for the sli of its operands) after the previous DMA of the same kind.
-int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src, uint32_t desc) {
+int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src,
+                                 uint32_t desc) {
   const int64_t floor = m_last_dma[kind] + 1;
   const int base = kDmaRegs[kind];
   const int64_t values[3] = {dst, src, desc};
@@ -146,10 +159,15 @@ int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64
     if (!m_bb.has_free(x, SlotClass::Misc)) continue;
     std::vector<int64_t> at;
     for (int64_t y = x - 1; y >= floor && at.size() < 3; --y)
-      for (int k = m_bb.free_count(y, SlotClass::Scalar); k > 0 && at.size() < 3; --k) at.push_back(y);
+      for (int k = m_bb.free_count(y, SlotClass::Scalar); k > 0 && at.size() < 3; --k)
+        at.push_back(y);
     if (at.size() < 3) continue;
-    for (int r = 0; r < 3; ++r) m_bb.put(at[r], op_d_imm(Opcode::SLI, base + r, static_cast<int32_t>(values[r])));
-    m_bb.put(x, op_dma(op, base, base + 1, base + 2, kind == kWeights ? kFlagWeights : kind == kPanel ? kFlagPanel : kFlagOut));
+    for (int r = 0; r < 3; ++r)
+      m_bb.put(at[r], op_d_imm(Opcode::SLI, base + r, static_cast<int32_t>(values[r])));
+    m_bb.put(x, op_dma(op, base, base + 1, base + 2,
+                       kind == kWeights ? kFlagWeights
+                       : kind == kPanel ? kFlagPanel
+                                        : kFlagOut));
     m_last_dma[kind] = x;
     return x;
   }
@@ -186,21 +204,27 @@ void GemmGenerator::place_weight_dma(size_t i) {
       break;
     }
   const uint32_t desc = descriptor(k_valid(t.kt), n_valid(t.nt), p.N, m_spec.lanes);
-  const int64_t src = p.b_hbm + static_cast<int64_t>(t.kt) * p.R * p.N + static_cast<int64_t>(t.nt) * p.C;
-  m_weight_dma.push_back(place_dma(kWeights, desired, Opcode::DMAHV2, slot_row * m_spec.lanes, src, desc));
+  const int64_t src =
+      p.b_hbm + static_cast<int64_t>(t.kt) * p.R * p.N + static_cast<int64_t>(t.nt) * p.C;
+  m_weight_dma.push_back(
+      place_dma(kWeights, desired, Opcode::DMAHV2, slot_row * m_spec.lanes, src, desc));
 }
 
 void GemmGenerator::emit_pushes(size_t i) {
   const Tile& t = m_tiles[i];
   const GemmPlan& p = m_plan;
   const bool last_k = t.kt == p.KT - 1;
-  const Opcode mul = p.KT == 1 ? Opcode::MMUL : t.kt == 0 ? Opcode::MMULST : last_k ? Opcode::MMULOUT : Opcode::MMULACC;
+  const Opcode mul = p.KT == 1   ? Opcode::MMUL
+                     : t.kt == 0 ? Opcode::MMULST
+                     : last_k    ? Opcode::MMULOUT
+                                 : Opcode::MMULACC;
   const int64_t region = m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
   if (p.KT > 1) m_bb.put(B(push_step(t, 0) - 1), op_d_imm(Opcode::SLI, kRegBlock, 0));
   for (int q = 0; q < t.pushes; ++q, ++m_global_push) {
     const int v = kVIn + static_cast<int>(m_global_push % 3);
     const int64_t s = push_step(t, q);
-    m_bb.put(A(s - 2), op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
+    m_bb.put(A(s - 2),
+             op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
     if (q == 0) m_bb.put(A(s), op_none(Opcode::MFLIP));
     m_bb.put(A(s), p.KT == 1 ? op_a(mul, v) : op_a_b(mul, v, kRegBlock));
     if (p.KT > 1) m_bb.put(A(s), op_d_a_imm(Opcode::SADDI, kRegBlock, kRegBlock, 1));
@@ -226,7 +250,8 @@ void GemmGenerator::place_out_dma(size_t o) {
   const GemmPlan& p = m_plan;
   const int64_t out_row = m_out_base + static_cast<int64_t>(o % 2) * p.Mb;
   const uint32_t desc = descriptor(rows_valid(t.mc), n_valid(t.nt), m_spec.lanes, p.N);
-  const int64_t dst = p.c_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.N + static_cast<int64_t>(t.nt) * p.C;
+  const int64_t dst =
+      p.c_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.N + static_cast<int64_t>(t.nt) * p.C;
   m_out_dma.push_back(place_dma(kOut, A(push_step(t, t.pushes - 1) + m_lag + 2), Opcode::DMAVH2,
                                 dst, out_row * m_spec.lanes, desc));
 }
@@ -249,7 +274,8 @@ void GemmGenerator::emit_panel_dmas() {
         }
       }
       const uint32_t desc = descriptor(rows_valid(mc), k_valid(kt), p.K, m_spec.lanes);
-      const int64_t src = p.a_hbm + static_cast<int64_t>(mc) * p.Mb * p.K + static_cast<int64_t>(kt) * p.R;
+      const int64_t src =
+          p.a_hbm + static_cast<int64_t>(mc) * p.Mb * p.K + static_cast<int64_t>(kt) * p.R;
       const int64_t dst = (base + static_cast<int64_t>(kt) * p.Mb) * m_spec.lanes;
       const int64_t at = place_dma(kPanel, desired, Opcode::DMAHV2, dst, src, desc);
       if (kt == p.KT - 1) m_panel_last_dma.push_back(at);
@@ -265,14 +291,16 @@ void GemmGenerator::place_waits() {
     const Tile& t = m_tiles[i];
     place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2), m_weight_dma[i]);
     if (t.kt == 0 && t.nt == 0 && t.mc > 0)
-      place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2), m_panel_last_dma[static_cast<size_t>(t.mc)]);
+      place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2),
+                 m_panel_last_dma[static_cast<size_t>(t.mc)]);
   }
   for (size_t o = 2; o < m_outputs.size(); ++o) {
     const Tile& t = m_tiles[m_outputs[o]];
     place_wait(kFlagOut, 1, B(push_step(t, 0) + m_lag - 1), m_out_dma[o - 2]);
   }
   const int outstanding = static_cast<int>(std::min<size_t>(2, m_out_dma.size()));
-  place_wait(kFlagOut, outstanding, m_bb.find_forward(m_bb.size(), SlotClass::Misc), m_out_dma.back());
+  place_wait(kFlagOut, outstanding, m_bb.find_forward(m_bb.size(), SlotClass::Misc),
+             m_out_dma.back());
 }
 
 // Three passes: the MXU and vector-memory ops at their steps; then the DMAs (in queue order within
@@ -314,9 +342,11 @@ isa::Program GemmGenerator::generate() {
     prog.code = straight;
   }
   if (static_cast<int64_t>(prog.code.size()) > m_spec.imem_bundles)
-    throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) + " bundles; instruction memory holds " +
+    throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) +
+                            " bundles; instruction memory holds " +
                             std::to_string(m_spec.imem_bundles) + " (use a smaller shape)");
-  prog.data.push_back(isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
+  prog.data.push_back(
+      isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
   for (int mc = 0; mc < p.MC; ++mc) {
     const int64_t Mp = ceil_div(rows_valid(mc), p.S) * static_cast<int64_t>(p.S);
     p.formula_cycles += static_cast<int64_t>(p.KT) * p.NT * (2ll * p.R + p.C + Mp - 2);
@@ -333,7 +363,8 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, bool loop
   return make_gemm(spec, M, K, N, at, loops);
 }
 
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at, bool loops) {
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at,
+                      bool loops) {
   if (M < 1 || K < 1 || N < 1) throw Error("gemm", "M, K and N must be positive");
   GemmPlan plan;
   plan.M = M, plan.K = K, plan.N = N;
@@ -346,9 +377,11 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.a_hbm = at.a_hbm;
   plan.b_hbm = at.b_hbm;
   plan.c_hbm = at.c_hbm;
-  const int64_t end = std::max({plan.a_hbm + static_cast<int64_t>(M) * K, plan.b_hbm + static_cast<int64_t>(K) * N,
-                                plan.c_hbm + static_cast<int64_t>(M) * N});
-  if (end * 4 > spec.hbm_bytes || end > INT32_MAX) throw Error("gemm", "HBM cannot hold A, B and C");
+  const int64_t end =
+      std::max({plan.a_hbm + static_cast<int64_t>(M) * K, plan.b_hbm + static_cast<int64_t>(K) * N,
+                plan.c_hbm + static_cast<int64_t>(M) * N});
+  if (end * 4 > spec.hbm_bytes || end > INT32_MAX)
+    throw Error("gemm", "HBM cannot hold A, B and C");
   GemmGenerator gen(spec, plan, at.smem_base, loops);
   GemmProgram out;
   out.program = gen.generate();
@@ -357,9 +390,11 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   return out;
 }
 
-void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b) {
+void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a,
+                       const float* b) {
   auto segment = [&](int64_t at, const float* x, int64_t n) {
-    isa::DataSegment s{isa::Space::Hbm, static_cast<uint64_t>(at), std::vector<uint32_t>(static_cast<size_t>(n))};
+    isa::DataSegment s{isa::Space::Hbm, static_cast<uint64_t>(at),
+                       std::vector<uint32_t>(static_cast<size_t>(n))};
     std::memcpy(s.words.data(), x, sizeof(float) * static_cast<size_t>(n));
     program.data.push_back(std::move(s));
   };

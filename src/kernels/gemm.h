@@ -12,16 +12,16 @@
 // Schedule (generated as straight-line code, every address an immediate, s0 holding 0; then its
 // periodic stretches are rolled into counted loops by kernels/loop_roll.h):
 //   * M is cut into chunks of Mb rows (Mb <= acc_blocks * sublanes, and vector memory must hold the
-//     chunk's A panel); per chunk, per N tile, per K tile (fastest) one weight tile is loaded and all
-//     Mb rows are pushed ("steps": two bundles per push, A and B).
+//     chunk's A panel); per chunk, per N tile, per K tile (fastest) one weight tile is loaded and
+//     all Mb rows are pushed ("steps": two bundles per push, A and B).
 //   * A panels (Mb x K, one vector-memory region per K tile) are DMA'd from HBM with 2-D DMAs,
 //     double buffered: chunk c+1's regions stream in during chunk c.
 //   * Weight tiles are DMA'd 2-3 tiles ahead into a ring of 3 vector-memory slots (plus 3 slots
 //     for the ragged last K tile, so its padding rows stay zero).
 //   * Double buffering on: the next tile's mlw ops ride in the B bundles of the current tile's last
-//     R/S pushes, and `mflip` shares the A bundle of the next tile's first push, so the array streams
-//     rows back to back. Off: each tile's mlw ops follow the previous tile's pushes (the first waits
-//     until the array drained), so the MXU span is the published formula.
+//     R/S pushes, and `mflip` shares the A bundle of the next tile's first push, so the array
+//     streams rows back to back. Off: each tile's mlw ops follow the previous tile's pushes (the
+//     first waits until the array drained), so the MXU span is the published formula.
 //   * Input and weight vregs are loaded two steps ahead; result blocks are popped D pushes behind
 //     (D < result_fifo, about the array's latency in pushes), stored, and each finished C tile is
 //     DMA'd back to HBM (two output regions, double buffered).
@@ -40,15 +40,15 @@ namespace tessera::kernels {
 
 struct GemmPlan {
   int M = 0, K = 0, N = 0;
-  int R = 0, C = 0, S = 0;       // array rows, columns, sublanes
-  int Mb = 0;                    // rows per M chunk (multiple of S)
-  int MC = 0, KT = 0, NT = 0;    // chunks, K tiles, N tiles
-  int64_t tiles = 0;             // weight tiles loaded: MC * NT * KT
+  int R = 0, C = 0, S = 0;                  // array rows, columns, sublanes
+  int Mb = 0;                               // rows per M chunk (multiple of S)
+  int MC = 0, KT = 0, NT = 0;               // chunks, K tiles, N tiles
+  int64_t tiles = 0;                        // weight tiles loaded: MC * NT * KT
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;  // word addresses
   bool double_buffer = true;
   // Vector-memory rows [0, load_rows) its loads read, [0, vmem_rows) its loads and stores touch.
   int64_t load_rows = 0, vmem_rows = 0;
-  int64_t loops = 0;             // counted loops in the code (kernels/loop_roll.h)
+  int64_t loops = 0;  // counted loops in the code (kernels/loop_roll.h)
   // The published weight-stationary formula summed over the M chunks (each padded to S):
   // sum_c KT * NT * (2R + C + Mp_c - 2); for one chunk, ceil(K/R)*ceil(N/C)*(2R+C+M-2).
   int64_t formula_cycles = 0;
@@ -71,7 +71,8 @@ struct GemmPlacement {
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
   int64_t smem_base = 0;
 };
-GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at, bool loops = true);
+GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at,
+                      bool loops = true);
 
 // Appends A (M x K) and B (K x N) as HBM data segments at the plan's addresses.
 void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b);

@@ -20,9 +20,12 @@ using isa::Opcode;
 using isa::OperandKind;
 
 constexpr int kZeroReg = 0;
-constexpr int kMaskedRegs = 64;  // scalar registers the roller's masks hold (core.scalar.regs <= 64)
+constexpr int kMaskedRegs =
+    64;  // scalar registers the roller's masks hold (core.scalar.regs <= 64)
 
-bool is_control(const Instr& in) { return isa::op_info(in.op).latency == isa::LatencyClass::Branch; }
+bool is_control(const Instr& in) {
+  return isa::op_info(in.op).latency == isa::LatencyClass::Branch;
+}
 
 bool has_label(const Instr& in) {
   for (const isa::Operand& o : isa::signature(in.op))
@@ -42,7 +45,8 @@ SlotVary slot_vary(const Instr& in, bool zero_ok) {
   if (in.op == Opcode::SLI) return {Vary::Sli, isa::Field::D};
   if (!zero_ok) return {};
   for (const isa::Operand& o : isa::signature(in.op))
-    if (o.kind == OperandKind::Mem && isa::field_value(in, o.field) == kZeroReg) return {Vary::Mem, o.field};
+    if (o.kind == OperandKind::Mem && isa::field_value(in, o.field) == kZeroReg)
+      return {Vary::Mem, o.field};
   return {};
 }
 
@@ -52,8 +56,8 @@ uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 uint64_t slot_word(const Instr& in) {
-  return static_cast<uint64_t>(in.op) | uint64_t{in.d} << 16 | uint64_t{in.a} << 24 | uint64_t{in.b} << 32 |
-         uint64_t{in.c} << 40;
+  return static_cast<uint64_t>(in.op) | uint64_t{in.d} << 16 | uint64_t{in.a} << 24 |
+         uint64_t{in.b} << 32 | uint64_t{in.c} << 40;
 }
 
 struct Region {
@@ -75,7 +79,9 @@ class Roller {
 
  private:
   bool same_shape(int64_t x, int64_t y) const;
-  int64_t imm(int64_t x, int s) const { return m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)].imm; }
+  int64_t imm(int64_t x, int s) const {
+    return m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)].imm;
+  }
   bool consistent(int64_t y, int64_t L) const;
   void analyse();
   std::vector<int64_t> candidate_periods() const;
@@ -96,8 +102,9 @@ class Roller {
   // Facts of the input code gathered once by analyse(), so that the searches (same_shape over
   // every candidate period, dead_after for every register of every planned region) do not decode
   // instructions again.
-  std::vector<Vary> m_vary;                  // [x * kNumSlots + s]: slot_vary(...).kind
-  std::vector<uint64_t> m_reads, m_writes;   // [x]: scalar registers (bit r: s_r, r < 64) read / written
+  std::vector<Vary> m_vary;  // [x * kNumSlots + s]: slot_vary(...).kind
+  std::vector<uint64_t> m_reads,
+      m_writes;  // [x]: scalar registers (bit r: s_r, r < 64) read / written
   std::vector<std::vector<int64_t>> m_refs;  // [r]: the bundles that read or write s_r, ascending
   std::vector<int64_t> m_halts;              // the bundles holding a halt, ascending
   struct Branch {
@@ -123,7 +130,8 @@ bool Roller::same_shape(int64_t x, int64_t y) const {
 // Copies y, y + L, y + 2L (already of the same shape) have affine immediates.
 bool Roller::consistent(int64_t y, int64_t L) const {
   for (int s = 0; s < isa::kNumSlots; ++s)
-    if (int64_t{imm(y + L, s)} - imm(y, s) != int64_t{imm(y + 2 * L, s)} - imm(y + L, s)) return false;
+    if (int64_t{imm(y + L, s)} - imm(y, s) != int64_t{imm(y + 2 * L, s)} - imm(y + L, s))
+      return false;
   return true;
 }
 
@@ -131,7 +139,8 @@ void Roller::analyse() {
   for (const Bundle& b : m_code)
     for (const Instr& in : b.slot)
       for (isa::RegRef r : isa::written_registers(in))
-        if (r.file == isa::RegFile::Scalar && r.index == kZeroReg && !(in.op == Opcode::SLI && in.imm == 0))
+        if (r.file == isa::RegFile::Scalar && r.index == kZeroReg &&
+            !(in.op == Opcode::SLI && in.imm == 0))
           m_zero_ok = false;
   m_key.assign(static_cast<size_t>(m_n), 0);
   m_barrier.assign(static_cast<size_t>(m_n), 0);
@@ -169,7 +178,8 @@ void Roller::analyse() {
     m_key[static_cast<size_t>(x)] = h;
     if (halt) m_halts.push_back(x);
     if (branch) m_branches.push_back({x, lowest, highest});
-    for (uint64_t m = m_reads[static_cast<size_t>(x)] | m_writes[static_cast<size_t>(x)]; m != 0; m &= m - 1)
+    for (uint64_t m = m_reads[static_cast<size_t>(x)] | m_writes[static_cast<size_t>(x)]; m != 0;
+         m &= m - 1)
       m_refs[static_cast<size_t>(std::countr_zero(m))].push_back(x);
   }
 }
@@ -203,7 +213,8 @@ std::vector<int64_t> Roller::candidate_periods() const {
   for (size_t i = 0; i < by_count.size() && i < 24; ++i)
     for (int64_t m : {1, 2, 3, 4, 6, 12}) {
       const int64_t L = by_count[i].second * m;
-      if (L <= m_opt.max_period && std::find(out.begin(), out.end(), L) == out.end()) out.push_back(L);
+      if (L <= m_opt.max_period && std::find(out.begin(), out.end(), L) == out.end())
+        out.push_back(L);
     }
   return out;
 }
@@ -237,7 +248,8 @@ void Roller::regions_for(int64_t L, std::vector<Region>& out) const {
 int Roller::free_scalar(const Bundle& b) const {
   int n = 0;
   for (int s = 0; s < isa::kNumSlots; ++s)
-    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar && b.slot[static_cast<size_t>(s)].op == Opcode::NOP)
+    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar &&
+        b.slot[static_cast<size_t>(s)].op == Opcode::NOP)
       ++n;
   return n;
 }
@@ -252,7 +264,8 @@ bool Roller::dead_after(int reg, int64_t from) const {
   const std::vector<int64_t>& refs = m_refs[static_cast<size_t>(reg)];
   const auto ref = std::lower_bound(refs.begin(), refs.end(), from);
   const auto halt = std::lower_bound(m_halts.begin(), m_halts.end(), from);
-  const int64_t stop = std::min(ref == refs.end() ? m_n : *ref, halt == m_halts.end() ? m_n : *halt);
+  const int64_t stop =
+      std::min(ref == refs.end() ? m_n : *ref, halt == m_halts.end() ? m_n : *halt);
   auto branch = std::lower_bound(m_branches.begin(), m_branches.end(), from,
                                  [](const Branch& b, int64_t x) { return b.at < x; });
   for (; branch != m_branches.end() && branch->at < stop; ++branch)
@@ -263,7 +276,8 @@ bool Roller::dead_after(int reg, int64_t from) const {
 
 void put_scalar(Bundle& b, const Instr& in) {
   for (int s = 0; s < isa::kNumSlots; ++s)
-    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar && b.slot[static_cast<size_t>(s)].op == Opcode::NOP) {
+    if (isa::kSlotClass[static_cast<size_t>(s)] == isa::SlotClass::Scalar &&
+        b.slot[static_cast<size_t>(s)].op == Opcode::NOP) {
       b.slot[static_cast<size_t>(s)] = in;
       return;
     }
@@ -287,7 +301,9 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   k = std::max<int64_t>(1, std::min(k, span / (2 * r.period)));
   const int64_t L = k * r.period;
   int64_t o = 0;
-  while (o < L && (span - o) / L >= 2 && free_scalar(m_code[static_cast<size_t>(r.start + o + L - 1)]) == 0) ++o;
+  while (o < L && (span - o) / L >= 2 &&
+         free_scalar(m_code[static_cast<size_t>(r.start + o + L - 1)]) == 0)
+    ++o;
   if (o >= L || (span - o) / L < 2) return false;
   loop.top = r.start + o;
   loop.length = L;
@@ -303,7 +319,8 @@ bool Roller::plan(const Region& r, Loop& loop) const {
       const int64_t d = int64_t{imm(loop.top + j + L, s)} - imm(loop.top + j, s);
       delta[static_cast<size_t>(j)][static_cast<size_t>(s)] = d;
       if (d == 0) continue;
-      if (std::abs(d) * (loop.trips - 1) > INT32_MAX || int64_t{imm(loop.top + j, s)} - d < INT32_MIN ||
+      if (std::abs(d) * (loop.trips - 1) > INT32_MAX ||
+          int64_t{imm(loop.top + j, s)} - d < INT32_MIN ||
           int64_t{imm(loop.top + j, s)} - d > INT32_MAX)
         return false;
       if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
@@ -311,9 +328,12 @@ bool Roller::plan(const Region& r, Loop& loop) const {
 
   // Registers: untouched by the body, dead after the loop.
   uint64_t used = uint64_t{1} << kZeroReg;
-  for (int64_t j = 0; j < L; ++j) used |= m_reads[static_cast<size_t>(loop.top + j)] | m_writes[static_cast<size_t>(loop.top + j)];
+  for (int64_t j = 0; j < L; ++j)
+    used |=
+        m_reads[static_cast<size_t>(loop.top + j)] | m_writes[static_cast<size_t>(loop.top + j)];
   std::vector<int> regs;
-  for (int reg = std::min(m_spec.scalar_regs, kMaskedRegs) - 1; reg > 0 && regs.size() < distinct.size() + 1; --reg)
+  for (int reg = std::min(m_spec.scalar_regs, kMaskedRegs) - 1;
+       reg > 0 && regs.size() < distinct.size() + 1; --reg)
     if ((used >> reg & 1) == 0 && dead_after(reg, end)) regs.push_back(reg);
   if (regs.size() < distinct.size() + 1) return false;
 
@@ -328,7 +348,8 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   int64_t j = L - 1;
   for (size_t i = 0; i < distinct.size(); ++i) {
     while (free_scalar(loop.body[static_cast<size_t>(j)]) == 0) --j;
-    put_scalar(loop.body[static_cast<size_t>(j)], scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i]));
+    put_scalar(loop.body[static_cast<size_t>(j)],
+               scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i]));
     inc_at[i] = j;
   }
 
@@ -337,7 +358,8 @@ bool Roller::plan(const Region& r, Loop& loop) const {
     for (int s = 0; s < isa::kNumSlots; ++s) {
       const int64_t d = delta[static_cast<size_t>(b)][static_cast<size_t>(s)];
       if (d == 0) continue;
-      const size_t i = static_cast<size_t>(std::find(distinct.begin(), distinct.end(), d) - distinct.begin());
+      const size_t i =
+          static_cast<size_t>(std::find(distinct.begin(), distinct.end(), d) - distinct.begin());
       Instr& in = loop.body[static_cast<size_t>(b)].slot[static_cast<size_t>(s)];
       const SlotVary v = slot_vary(in, m_zero_ok);
       TESSERA_CHECK(v.kind != Vary::Fixed, "loop roll: a fixed immediate varies");
@@ -352,7 +374,8 @@ bool Roller::plan(const Region& r, Loop& loop) const {
 
   // Setup: the trip count and the induction registers at 0, two per bundle.
   std::vector<Instr> init{scalar_op(Opcode::SLI, counter, 0, loop.trips)};
-  for (size_t i = 0; i < distinct.size(); ++i) init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, 0));
+  for (size_t i = 0; i < distinct.size(); ++i)
+    init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, 0));
   for (size_t i = 0; i < init.size(); ++i) {
     if (i % 2 == 0) loop.setup.emplace_back();
     put_scalar(loop.setup.back(), init[i]);
@@ -383,7 +406,8 @@ std::map<int64_t, Loop> Roller::select(const std::vector<Region>& regions) const
 }
 
 int64_t rolled_size(int64_t n, const std::map<int64_t, Loop>& loops) {
-  for (const auto& [top, loop] : loops) n -= (loop.trips - 1) * loop.length - static_cast<int64_t>(loop.setup.size());
+  for (const auto& [top, loop] : loops)
+    n -= (loop.trips - 1) * loop.length - static_cast<int64_t>(loop.setup.size());
   return n;
 }
 
@@ -439,7 +463,8 @@ RolledCode Roller::run() {
 
 }  // namespace
 
-RolledCode roll_loops(const std::vector<Bundle>& code, const core::CoreSpec& spec, const RollOptions& options) {
+RolledCode roll_loops(const std::vector<Bundle>& code, const core::CoreSpec& spec,
+                      const RollOptions& options) {
   return Roller(code, spec, options).run();
 }
 

@@ -31,9 +31,9 @@
 namespace tessera::kernels {
 
 struct RollOptions {
-  int min_body = 64;         // bodies shorter than this are unrolled to a multiple of the period
-  int64_t min_saving = 48;   // bundles a region must save to be rolled
-  int max_period = 8192;     // longest period searched
+  int min_body = 64;        // bodies shorter than this are unrolled to a multiple of the period
+  int64_t min_saving = 48;  // bundles a region must save to be rolled
+  int max_period = 8192;    // longest period searched
 };
 
 struct RolledCode {

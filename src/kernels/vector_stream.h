@@ -1,7 +1,8 @@
 // A vector-heavy streaming program for measuring simulator speed (bundles per host second):
 // a counted loop whose body is `unroll` bundles, each with one vld, two vfma.f32, one vst and
 // scalar address arithmetic, software-pipelined so that no bundle waits on a register:
-//   bundle j:  vld v[j] <- row (s2 + j*S);  vfma v[8+j] = v[j-4]*a + b;  vfma v[16+j] = v[8+j-4]*a + b;
+//   bundle j:  vld v[j] <- row (s2 + j*S);  vfma v[8+j] = v[j-4]*a + b;  vfma v[16+j] = v[8+j-4]*a
+//   + b;
 //              vst v[16+j-4] -> row (s3 + j*S)            (indices mod 8: 4 bundles of latency)
 // The load pointer walks a 2^k-row window of vector memory and wraps. Written as assembly text and
 // assembled, so it also exercises the assembler.

@@ -15,7 +15,10 @@ namespace {
 class Annealer {
  public:
   Annealer(const CoreProblem& pb, std::vector<int> pos)
-      : m_pb(pb), m_pos(std::move(pos)), m_at(pb.width * pb.height, -1), m_free(pb.width * pb.height, 0) {
+      : m_pb(pb),
+        m_pos(std::move(pos)),
+        m_at(pb.width * pb.height, -1),
+        m_free(pb.width * pb.height, 0) {
     for (int v = 0; v < pb.n(); ++v) m_at[m_pos[v]] = v;
     for (int c : pb.free) m_free[c] = 1;
     for (int c = 0; c < pb.width * pb.height; ++c) {
@@ -77,7 +80,9 @@ class Annealer {
   // or -1 (off mesh / occupied / no neighbours).
   int window_target(int v, int r, WindowCentre centre, Rng& rng) {
     int cx = 0, cy = 0;
-    if (!(centre == WindowCentre::kMedian ? weighted_median(v, cx, cy) : weighted_centroid(v, cx, cy))) return -1;
+    if (!(centre == WindowCentre::kMedian ? weighted_median(v, cx, cy)
+                                          : weighted_centroid(v, cx, cy)))
+      return -1;
     int x = cx + rng.below(2 * r + 1) - r;
     int y = cy + rng.below(2 * r + 1) - r;
     if (x < 0 || y < 0 || x >= m_pb.width || y >= m_pb.height) return -1;
@@ -85,9 +90,9 @@ class Annealer {
     return m_free[c] ? c : -1;
   }
 
-  // Best-improvement step for v: evaluates every free core in the (2r+1)^2 square around the weighted
-  // median of v's neighbours (moves and swaps), applies the lowest delta if it is below -eps and
-  // returns that delta (0 if none). Ties: the first core in row-major order of the square.
+  // Best-improvement step for v: evaluates every free core in the (2r+1)^2 square around the
+  // weighted median of v's neighbours (moves and swaps), applies the lowest delta if it is below
+  // -eps and returns that delta (0 if none). Ties: the first core in row-major order of the square.
   double improve(int v, int r) {
     int cx = 0, cy = 0;
     if (!weighted_median(v, cx, cy)) return 0.0;
@@ -164,14 +169,17 @@ class Annealer {
   std::vector<int> m_at;
   std::vector<char> m_free;
   std::vector<int> m_x, m_y;  // column and row of each core
-  std::vector<double> m_sx, m_sy, m_sw;  // per node, neighbours' weighted column / row sums, weight sum (if tracked)
-  std::vector<double> m_col_w = std::vector<double>(m_pb.width, 0.0);   // scratch, all zero between calls
+  std::vector<double> m_sx, m_sy,
+      m_sw;  // per node, neighbours' weighted column / row sums, weight sum (if tracked)
+  std::vector<double> m_col_w =
+      std::vector<double>(m_pb.width, 0.0);  // scratch, all zero between calls
   std::vector<double> m_row_w = std::vector<double>(m_pb.height, 0.0);
 };
 
 }  // namespace
 
-double budget_progress(const AnnealOptions& opt, long long k, std::chrono::steady_clock::time_point begin) {
+double budget_progress(const AnnealOptions& opt, long long k,
+                       std::chrono::steady_clock::time_point begin) {
   if (opt.max_moves >= 0) return static_cast<double>(k) / std::max(1LL, opt.max_moves);
   std::chrono::duration<double> el = std::chrono::steady_clock::now() - begin;
   return el.count() / std::max(1e-9, opt.seconds);
@@ -203,7 +211,8 @@ std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const Ann
     }
     if (opt.max_moves >= 0 && k >= opt.max_moves) break;
     int v = rng.below(n);
-    int c = opt.window > 0 ? st.window_target(v, opt.window, opt.centre, rng) : pb.free[rng.below(nf)];
+    int c =
+        opt.window > 0 ? st.window_target(v, opt.window, opt.centre, rng) : pb.free[rng.below(nf)];
     if (c < 0) continue;
     if (c == st.pos()[v]) continue;
     double d = st.delta(v, c);

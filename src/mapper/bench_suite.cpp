@@ -25,7 +25,8 @@ Suite suite_of(const std::string& name) {
 
 }  // namespace
 
-nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<void(const std::string&)>& log) {
+nlohmann::ordered_json run_bench(const BenchOptions& opt,
+                                 const std::function<void(const std::string&)>& log) {
   Suite s = suite_of(opt.suite);
   const double budget = opt.anneal_seconds > 0.0 ? opt.anneal_seconds : s.seconds;
   SystemSpec sys = make_system(s.processors, s.width, s.height);
@@ -56,12 +57,22 @@ nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<vo
         double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         cost[m].push_back(r.metrics.cost_total);
         seconds[m] += sec;
-        rows.push_back({{"family", fam}, {"seed", seed}, {"nodes", g.num_nodes()}, {"edges", g.num_edges()},
-                        {"method", m}, {"cost", r.metrics.cost_total}, {"max_link_load", r.metrics.max_link_load},
-                        {"reward", r.metrics.reward}, {"cut", r.metrics.cut}, {"deadlock_free", r.metrics.deadlock_free},
-                        {"capacity_violations", r.metrics.capacity_violations}, {"seconds", sec}});
+        rows.push_back({{"family", fam},
+                        {"seed", seed},
+                        {"nodes", g.num_nodes()},
+                        {"edges", g.num_edges()},
+                        {"method", m},
+                        {"cost", r.metrics.cost_total},
+                        {"max_link_load", r.metrics.max_link_load},
+                        {"reward", r.metrics.reward},
+                        {"cut", r.metrics.cut},
+                        {"deadlock_free", r.metrics.deadlock_free},
+                        {"capacity_violations", r.metrics.capacity_violations},
+                        {"seconds", sec}});
         for (auto& [stage, t] : r.stage_seconds) rows.back()["stage_seconds"][stage] = t;
-        if (log) log(fmt::format("{} seed {} {:10s} cost {:.6g} ({:.2f} s)", fam, seed, m, r.metrics.cost_total, sec));
+        if (log)
+          log(fmt::format("{} seed {} {:10s} cost {:.6g} ({:.2f} s)", fam, seed, m,
+                          r.metrics.cost_total, sec));
       }
     }
   out["results"] = rows;
@@ -83,13 +94,16 @@ nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<vo
 }
 
 std::string bench_table(const nlohmann::ordered_json& result) {
-  std::string t = "| method | cost / SA (geo-mean) | cost / Scotch (geo-mean) | mean seconds per graph |\n";
+  std::string t =
+      "| method | cost / SA (geo-mean) | cost / Scotch (geo-mean) | mean seconds per graph |\n";
   t += "| --- | --- | --- | --- |\n";
   for (auto it = result["summary"].begin(); it != result["summary"].end(); ++it) {
     auto num = [&](const char* k) {
-      return it.value().contains(k) ? fmt::format("{:.3f}", it.value()[k].get<double>()) : std::string("-");
+      return it.value().contains(k) ? fmt::format("{:.3f}", it.value()[k].get<double>())
+                                    : std::string("-");
     };
-    t += fmt::format("| {} | {} | {} | {} |\n", it.key(), num("ratio_to_sa"), num("ratio_to_scotch"), num("mean_seconds"));
+    t += fmt::format("| {} | {} | {} | {} |\n", it.key(), num("ratio_to_sa"),
+                     num("ratio_to_scotch"), num("mean_seconds"));
   }
   return t;
 }

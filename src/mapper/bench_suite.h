@@ -4,10 +4,11 @@
 //   L: ~16k nodes on 16 processors of 32x32 (all-to-all interconnect, no occupied cores).
 // For every family (generators.h), seed and method the graph is mapped and routed (XY) and the
 // cost, max link load, reward, deadlock verdict, capacity violations and wall time are recorded.
-// Annealing-based methods (sa, greedy+refine, rl+refine) all get the same wall-clock budget for their
-// core stage, so ratio_to_sa compares methods with SA at equal time; rl+refine's budget includes
-// its policy inference. Scotch uses METIS for the processor stage, the other methods Louvain.
-// Summary per method: geometric means over graphs of cost / cost(sa) and cost / cost(scotch).
+// Annealing-based methods (sa, greedy+refine, rl+refine) all get the same wall-clock budget for
+// their core stage, so ratio_to_sa compares methods with SA at equal time; rl+refine's budget
+// includes its policy inference. Scotch uses METIS for the processor stage, the other methods
+// Louvain. Summary per method: geometric means over graphs of cost / cost(sa) and cost /
+// cost(scotch).
 #pragma once
 
 #include <functional>
@@ -24,8 +25,8 @@ namespace tessera::mapper {
 struct BenchOptions {
   std::string suite = "S";
   int seeds = 5;
-  double anneal_seconds = -1.0;  // < 0: the suite default (S 0.2, M 2, L 20)
-  std::vector<std::string> methods;  // empty: all
+  double anneal_seconds = -1.0;       // < 0: the suite default (S 0.2, M 2, L 20)
+  std::vector<std::string> methods;   // empty: all
   std::vector<std::string> families;  // empty: all
   const Policy* policy = nullptr;
   // Settings of every run (the refinement's); the bench sets method, seed, processor stage, budget
@@ -33,7 +34,8 @@ struct BenchOptions {
   MapOptions map;
 };
 
-nlohmann::ordered_json run_bench(const BenchOptions& opt, const std::function<void(const std::string&)>& log = {});
+nlohmann::ordered_json run_bench(const BenchOptions& opt,
+                                 const std::function<void(const std::string&)>& log = {});
 // A text table (markdown) of a run_bench result's summary.
 std::string bench_table(const nlohmann::ordered_json& result);
 

@@ -1,12 +1,12 @@
 #include "mapper/communities.h"
 
+#include <igraph.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
 #include <numeric>
-
-#include <igraph.h>
 
 #include "common/error.h"
 #include "mapper/partition_refine.h"
@@ -26,7 +26,8 @@ std::vector<int> dense_labels(const std::vector<int>& labels) {
 
 // Splits community c in two halves along a BFS order (restricted to c) from a peripheral node: the
 // node reached last by a BFS from c's lowest id. The second half gets label `fresh`.
-void bisect(const std::vector<std::vector<Neighbor>>& adj, std::vector<int>& labels, int c, int fresh) {
+void bisect(const std::vector<std::vector<Neighbor>>& adj, std::vector<int>& labels, int c,
+            int fresh) {
   std::vector<int> members;
   for (size_t v = 0; v < labels.size(); ++v)
     if (labels[v] == c) members.push_back(static_cast<int>(v));
@@ -89,7 +90,8 @@ std::vector<int> louvain(const LogicalGraph& g, double resolution, uint64_t seed
   igraph_rng_seed(igraph_rng_default(), static_cast<igraph_uint_t>(seed));
   igraph_vector_int_t membership;
   igraph_vector_int_init(&membership, 0);
-  igraph_error_t rc = igraph_community_multilevel(&graph, &weights, resolution, &membership, nullptr, nullptr);
+  igraph_error_t rc =
+      igraph_community_multilevel(&graph, &weights, resolution, &membership, nullptr, nullptr);
   std::vector<int> labels(g.num_nodes(), 0);
   if (rc == IGRAPH_SUCCESS)
     for (int v = 0; v < g.num_nodes(); ++v) labels[v] = static_cast<int>(VECTOR(membership)[v]);
@@ -97,7 +99,9 @@ std::vector<int> louvain(const LogicalGraph& g, double resolution, uint64_t seed
   igraph_destroy(&graph);
   igraph_vector_destroy(&weights);
   igraph_vector_int_destroy(&edges);
-  if (rc != IGRAPH_SUCCESS) throw Error("louvain", fmt::format("igraph_community_multilevel failed ({})", static_cast<int>(rc)));
+  if (rc != IGRAPH_SUCCESS)
+    throw Error("louvain",
+                fmt::format("igraph_community_multilevel failed ({})", static_cast<int>(rc)));
   return dense_labels(labels);
 }
 
@@ -156,7 +160,8 @@ std::vector<int> merge_split(const LogicalGraph& g, std::vector<int> labels, int
   return labels;
 }
 
-std::vector<CommunityInfo> community_info(const LogicalGraph& g, const std::vector<int>& labels, int k) {
+std::vector<CommunityInfo> community_info(const LogicalGraph& g, const std::vector<int>& labels,
+                                          int k) {
   std::vector<CommunityInfo> info(k);
   std::vector<std::vector<char>> neighbour(k, std::vector<char>(k, 0));
   for (int l : labels) ++info[l].nodes;
@@ -173,12 +178,14 @@ std::vector<CommunityInfo> community_info(const LogicalGraph& g, const std::vect
   return info;
 }
 
-std::vector<int> assign_communities(const std::vector<CommunityInfo>& info, const std::vector<int>& free_cores) {
+std::vector<int> assign_communities(const std::vector<CommunityInfo>& info,
+                                    const std::vector<int>& free_cores) {
   const int k = static_cast<int>(info.size());
   std::vector<int> order(k);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    if (info[a].connection_weight != info[b].connection_weight) return info[a].connection_weight > info[b].connection_weight;
+    if (info[a].connection_weight != info[b].connection_weight)
+      return info[a].connection_weight > info[b].connection_weight;
     return info[a].nodes > info[b].nodes;
   });
   std::vector<int> proc(k, -1);
@@ -193,11 +200,14 @@ std::vector<int> assign_communities(const std::vector<CommunityInfo>& info, cons
   return proc;
 }
 
-void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, std::vector<int>& proc) {
+void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores,
+                     std::vector<int>& proc) {
   const int P = static_cast<int>(free_cores.size());
   long total = std::accumulate(free_cores.begin(), free_cores.end(), 0L);
   if (total < g.num_nodes())
-    throw Error("system", fmt::format("the graph has {} nodes but the system has only {} free cores", g.num_nodes(), total));
+    throw Error("system",
+                fmt::format("the graph has {} nodes but the system has only {} free cores",
+                            g.num_nodes(), total));
   auto adj = g.undirected();
   std::vector<int> load(P, 0);
   for (int p : proc) ++load[p];
@@ -227,8 +237,9 @@ void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, 
 namespace {
 
 // Louvain at one resolution, merge/split to k, priority rule, capacity repair, optional refinement.
-std::vector<int> louvain_assignment(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores,
-                                    uint64_t seed, double resolution, bool refine) {
+std::vector<int> louvain_assignment(const LogicalGraph& g, const SystemSpec& sys,
+                                    const std::vector<int>& free_cores, uint64_t seed,
+                                    double resolution, bool refine) {
   const int k = sys.processors;
   int cap_max = *std::max_element(free_cores.begin(), free_cores.end());
   std::vector<int> labels = merge_split(g, louvain(g, resolution, seed), k, cap_max);
@@ -253,7 +264,8 @@ std::vector<int> louvain_assignment(const LogicalGraph& g, const SystemSpec& sys
 
 }  // namespace
 
-std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed, bool refine) {
+std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys,
+                                         uint64_t seed, bool refine) {
   std::vector<int> free_cores(sys.processors);
   for (int p = 0; p < sys.processors; ++p) free_cores[p] = sys.free_cores(p);
   if (sys.processors == 1) {
@@ -282,8 +294,9 @@ std::vector<int> processor_stage_sequential(const LogicalGraph& g, const SystemS
   for (int v = 0; v < g.num_nodes(); ++v) {
     while (p < sys.processors && used >= sys.free_cores(p)) ++p, used = 0;
     if (p == sys.processors)
-      throw Error("system", fmt::format("the graph has {} nodes but the system has only {} free cores", g.num_nodes(),
-                                        sys.total_free_cores()));
+      throw Error("system",
+                  fmt::format("the graph has {} nodes but the system has only {} free cores",
+                              g.num_nodes(), sys.total_free_cores()));
     proc[v] = p;
     ++used;
   }

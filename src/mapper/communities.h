@@ -38,12 +38,15 @@ struct CommunityInfo {
 std::vector<int> louvain(const LogicalGraph& g, double resolution, uint64_t seed);
 // Relabels to exactly k communities (0..k-1), none larger than `cap_max` if the graph allows.
 std::vector<int> merge_split(const LogicalGraph& g, std::vector<int> labels, int k, int cap_max);
-std::vector<CommunityInfo> community_info(const LogicalGraph& g, const std::vector<int>& labels, int k);
+std::vector<CommunityInfo> community_info(const LogicalGraph& g, const std::vector<int>& labels,
+                                          int k);
 // Processor per community given free cores per processor; -1 if no processor could take it.
-std::vector<int> assign_communities(const std::vector<CommunityInfo>& info, const std::vector<int>& free_cores);
+std::vector<int> assign_communities(const std::vector<CommunityInfo>& info,
+                                    const std::vector<int>& free_cores);
 // Moves nodes until every processor's node count <= its free cores. Throws Error if the system has
 // fewer free cores than nodes.
-void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores, std::vector<int>& proc);
+void repair_capacity(const LogicalGraph& g, const std::vector<int>& free_cores,
+                     std::vector<int>& proc);
 
 // Louvain resolutions tried by processor_stage_louvain with refinement; graphs of more than
 // kMultiResolutionMaxNodes nodes use resolution 1 only (time: each run costs a Louvain, a
@@ -53,11 +56,12 @@ inline constexpr int kMultiResolutionMaxNodes = 4096;
 
 // The whole processor stage of the spec: processor per node. Without `refine`: steps 1-4 at
 // resolution 1 (the "plain" assignment). With `refine` (the default): steps 1-5 at each resolution
-// of kLouvainResolutions (see there), the refined assignment with the lowest inter-processor traffic x hops
-// (ties: the first) is kept, and it replaces the plain assignment only if its placed_cost_estimate
-// (partition_refine.h: greedy core placement + weighted inter-processor cost) is lower.
-std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed,
-                                         bool refine = true);
+// of kLouvainResolutions (see there), the refined assignment with the lowest inter-processor
+// traffic x hops (ties: the first) is kept, and it replaces the plain assignment only if its
+// placed_cost_estimate (partition_refine.h: greedy core placement + weighted inter-processor cost)
+// is lower.
+std::vector<int> processor_stage_louvain(const LogicalGraph& g, const SystemSpec& sys,
+                                         uint64_t seed, bool refine = true);
 // METIS k-way baseline for the processor stage (target weights = free-core shares), then repair.
 std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed);
 // Sequential baseline: nodes in id order fill processors in index order.

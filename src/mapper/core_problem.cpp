@@ -25,7 +25,8 @@ void fill_edges(CoreProblem& pb, const LogicalGraph& g, const std::vector<int>& 
 
 }  // namespace
 
-CoreProblem make_core_problem(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& proc, int p) {
+CoreProblem make_core_problem(const LogicalGraph& g, const SystemSpec& sys,
+                              const std::vector<int>& proc, int p) {
   CoreProblem pb;
   pb.width = sys.width;
   pb.height = sys.height;
@@ -37,14 +38,16 @@ CoreProblem make_core_problem(const LogicalGraph& g, const SystemSpec& sys, cons
       local[v] = pb.n();
       pb.global.push_back(v);
     }
-  TESSERA_CHECK(pb.n() <= static_cast<int>(pb.free.size()), "processor stage exceeded a processor's free cores");
+  TESSERA_CHECK(pb.n() <= static_cast<int>(pb.free.size()),
+                "processor stage exceeded a processor's free cores");
   fill_edges(pb, g, local);
   return pb;
 }
 
 CoreProblem make_core_problem(const LogicalGraph& g, int width, int height) {
   if (g.num_nodes() > width * height)
-    throw Error("mesh", fmt::format("{} nodes do not fit a {}x{} mesh", g.num_nodes(), width, height));
+    throw Error("mesh",
+                fmt::format("{} nodes do not fit a {}x{} mesh", g.num_nodes(), width, height));
   CoreProblem pb;
   pb.width = width;
   pb.height = height;

@@ -8,7 +8,9 @@
 namespace tessera::mapper {
 namespace {
 
-std::vector<int> first_n(const std::vector<int>& order, int n) { return {order.begin(), order.begin() + n}; }
+std::vector<int> first_n(const std::vector<int>& order, int n) {
+  return {order.begin(), order.begin() + n};
+}
 
 // Hilbert index of (x, y) on a side x side square, side a power of two.
 long long hilbert_index(int side, int x, int y) {
@@ -36,7 +38,9 @@ std::vector<int> place_random(const CoreProblem& pb, uint64_t seed) {
   return first_n(cores, pb.n());
 }
 
-std::vector<int> place_row_major(const CoreProblem& pb) { return first_n(pb.free, pb.n()); }
+std::vector<int> place_row_major(const CoreProblem& pb) {
+  return first_n(pb.free, pb.n());
+}
 
 std::vector<int> place_snake(const CoreProblem& pb) {
   std::vector<int> order = pb.free;
@@ -58,7 +62,9 @@ std::vector<int> hilbert_order(int width, int height, const std::vector<int>& fr
   return order;
 }
 
-std::vector<int> place_hilbert(const CoreProblem& pb) { return first_n(hilbert_order(pb.width, pb.height, pb.free), pb.n()); }
+std::vector<int> place_hilbert(const CoreProblem& pb) {
+  return first_n(hilbert_order(pb.width, pb.height, pb.free), pb.n());
+}
 
 int nearest_free(const CoreProblem& pb, int target, const std::vector<char>& used) {
   int best = -1, best_d = 0;

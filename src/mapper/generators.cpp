@@ -51,13 +51,15 @@ LogicalGraph gen_layered_mlp(const std::vector<int>& sizes, int fanout, uint64_t
   }
   for (size_t l = 0; l + 1 < sizes.size(); ++l)
     for (int j = 0; j < sizes[l + 1]; ++j)
-      for (int i : sample(rng, sizes[l], fanout)) g.add_edge(start[l] + i, start[l + 1] + j, rng.uniform(0.5, 1.5));
+      for (int i : sample(rng, sizes[l], fanout))
+        g.add_edge(start[l] + i, start[l + 1] + j, rng.uniform(0.5, 1.5));
   mark_multicast(g);
   return g;
 }
 
 LogicalGraph gen_conv(int side, int layers, int kernel, uint64_t seed) {
-  if (side < 1 || layers < 1 || kernel < 1) throw Error("gen conv", "side, layers and kernel must be >= 1");
+  if (side < 1 || layers < 1 || kernel < 1)
+    throw Error("gen conv", "side, layers and kernel must be >= 1");
   Rng rng(seed);
   LogicalGraph g;
   add_nodes(g, side * side * layers, "p");
@@ -69,13 +71,15 @@ LogicalGraph gen_conv(int side, int layers, int kernel, uint64_t seed) {
           for (int dx = -r; dx <= r; ++dx) {
             int sx = x + dx, sy = y + dy;
             if (sx < 0 || sy < 0 || sx >= side || sy >= side) continue;
-            g.add_edge(l * side * side + sy * side + sx, (l + 1) * side * side + y * side + x, rng.uniform(0.9, 1.1));
+            g.add_edge(l * side * side + sy * side + sx, (l + 1) * side * side + y * side + x,
+                       rng.uniform(0.9, 1.1));
           }
   mark_multicast(g);
   return g;
 }
 
-LogicalGraph gen_tiles(const std::vector<long long>& activations, long long tile, int skip, uint64_t seed) {
+LogicalGraph gen_tiles(const std::vector<long long>& activations, long long tile, int skip,
+                       uint64_t seed) {
   if (tile < 1) throw Error("gen tiles", "tile must be >= 1");
   LogicalGraph g;
   std::vector<int> start, count;
@@ -155,7 +159,9 @@ LogicalGraph gen_random(int n, double deg, uint64_t seed) {
   return g;
 }
 
-std::vector<std::string> family_names() { return {"mlp", "conv", "tiles", "dag", "planted", "random"}; }
+std::vector<std::string> family_names() {
+  return {"mlp", "conv", "tiles", "dag", "planted", "random"};
+}
 
 LogicalGraph gen_family(const std::string& family, int n, uint64_t seed) {
   if (family == "mlp") {
@@ -188,7 +194,9 @@ LogicalGraph gen_family(const std::string& family, int n, uint64_t seed) {
     return gen_planted(n, k, std::min(1.0, 6.0 / (n / double(k))), 1.0 / n, seed);
   }
   if (family == "random") return gen_random(n, 4.0, seed);
-  throw Error("family", fmt::format("unknown graph family '{}' (mlp, conv, tiles, dag, planted, random)", family));
+  throw Error(
+      "family",
+      fmt::format("unknown graph family '{}' (mlp, conv, tiles, dag, planted, random)", family));
 }
 
 }  // namespace tessera::mapper

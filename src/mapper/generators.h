@@ -24,7 +24,8 @@ LogicalGraph gen_conv(int side, int layers, int kernel, uint64_t seed);
 // ceil(activations[i] / tile) tiles; tile a of layer i sends to the tiles of layer i+1 that
 // overlap its proportional range (plus a skip edge to layer i+2 every `skip` layers, 0 = none),
 // weight = the activation volume carried.
-LogicalGraph gen_tiles(const std::vector<long long>& activations, long long tile, int skip, uint64_t seed);
+LogicalGraph gen_tiles(const std::vector<long long>& activations, long long tile, int skip,
+                       uint64_t seed);
 
 // Random layered DAG: n nodes in `layers` layers of random sizes; each node draws 1..2*deg edges to
 // random nodes of the next 1-2 layers; weights log-uniform in [1, 16).

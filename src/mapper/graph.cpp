@@ -10,9 +10,11 @@ namespace tessera::mapper {
 
 int LogicalGraph::add_node(Node node) {
   if (node.name.empty()) throw Error("graph", "node name is empty");
-  if (m_by_name.count(node.name)) throw Error("graph", fmt::format("duplicate node '{}'", node.name));
+  if (m_by_name.count(node.name))
+    throw Error("graph", fmt::format("duplicate node '{}'", node.name));
   if (!(node.capacity > 0.0 && node.capacity <= 1.0))
-    throw Error("graph", fmt::format("node '{}': capacity {} is not in (0, 1]", node.name, node.capacity));
+    throw Error("graph",
+                fmt::format("node '{}': capacity {} is not in (0, 1]", node.name, node.capacity));
   if (!(node.compute >= 0.0) || !std::isfinite(node.compute))
     throw Error("graph", fmt::format("node '{}': compute {} is not a finite value >= 0", node.name,
                                      node.compute));
@@ -26,16 +28,21 @@ int LogicalGraph::add_node(Node node) {
 
 int LogicalGraph::add_edge(int src, int dst, double weight) {
   if (src < 0 || src >= num_nodes() || dst < 0 || dst >= num_nodes())
-    throw Error("graph", fmt::format("edge {}->{}: node id out of range [0, {})", src, dst, num_nodes()));
+    throw Error("graph",
+                fmt::format("edge {}->{}: node id out of range [0, {})", src, dst, num_nodes()));
   const std::string& a = m_nodes[src].name;
   const std::string& b = m_nodes[dst].name;
   if (src == dst) throw Error("graph", fmt::format("edge {}->{}: self loop", a, b));
   if (std::isnan(weight)) throw Error("graph", fmt::format("edge {}->{}: weight is NaN", a, b));
-  if (!std::isfinite(weight)) throw Error("graph", fmt::format("edge {}->{}: weight is infinite", a, b));
-  if (weight < 0.0) throw Error("graph", fmt::format("edge {}->{}: negative weight {}", a, b, weight));
-  if (weight == 0.0) throw Error("graph", fmt::format("edge {}->{}: zero weight (omit the edge)", a, b));
+  if (!std::isfinite(weight))
+    throw Error("graph", fmt::format("edge {}->{}: weight is infinite", a, b));
+  if (weight < 0.0)
+    throw Error("graph", fmt::format("edge {}->{}: negative weight {}", a, b, weight));
+  if (weight == 0.0)
+    throw Error("graph", fmt::format("edge {}->{}: zero weight (omit the edge)", a, b));
   long long key = static_cast<long long>(src) * (1LL << 31) + dst;
-  if (m_edge_index.count(key)) throw Error("graph", fmt::format("edge {}->{}: duplicate edge", a, b));
+  if (m_edge_index.count(key))
+    throw Error("graph", fmt::format("edge {}->{}: duplicate edge", a, b));
   int id = num_edges();
   m_edge_index.emplace(key, id);
   m_edges.push_back({src, dst, weight});

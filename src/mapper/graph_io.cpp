@@ -23,7 +23,8 @@ std::string read_text(const std::string& path) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Re-throws a graph Error from add_node/add_edge with the caller's location.
@@ -36,7 +37,8 @@ auto at(const std::string& where, F&& f) {
   }
 }
 
-void check_keys(const json& obj, std::initializer_list<const char*> allowed, const std::string& where) {
+void check_keys(const json& obj, std::initializer_list<const char*> allowed,
+                const std::string& where) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
     for (const char* k : allowed) ok = ok || it.key() == k;
@@ -52,13 +54,15 @@ double json_number(const json& v, const std::string& where, const char* key) {
 int json_node_ref(const LogicalGraph& g, const json& v, const std::string& where, const char* key) {
   if (v.is_string()) {
     int id = g.find(v.get<std::string>());
-    if (id < 0) throw Error(where, fmt::format("unknown node '{}' in '{}'", v.get<std::string>(), key));
+    if (id < 0)
+      throw Error(where, fmt::format("unknown node '{}' in '{}'", v.get<std::string>(), key));
     return id;
   }
   if (v.is_number_integer()) {
     long long id = v.get<long long>();
     if (id < 0 || id >= g.num_nodes())
-      throw Error(where, fmt::format("unknown node id {} in '{}' (graph has {} nodes)", id, key, g.num_nodes()));
+      throw Error(where, fmt::format("unknown node id {} in '{}' (graph has {} nodes)", id, key,
+                                     g.num_nodes()));
     return static_cast<int>(id);
   }
   throw Error(where, fmt::format("'{}' must be a node name or id", key));
@@ -67,7 +71,8 @@ int json_node_ref(const LogicalGraph& g, const json& v, const std::string& where
 void json_nodes(LogicalGraph& g, const json& nodes, const std::string& origin) {
   if (nodes.is_number_integer()) {
     long long n = nodes.get<long long>();
-    if (n < 0 || n > 100000000) throw Error(origin + ": nodes", fmt::format("bad node count {}", n));
+    if (n < 0 || n > 100000000)
+      throw Error(origin + ": nodes", fmt::format("bad node count {}", n));
     for (long long i = 0; i < n; ++i) g.add_node({std::to_string(i)});
     return;
   }
@@ -80,7 +85,8 @@ void json_nodes(LogicalGraph& g, const json& nodes, const std::string& origin) {
       node.name = n.get<std::string>();
     } else if (n.is_object()) {
       check_keys(n, {"name", "multicast", "capacity", "compute"}, where);
-      if (!n.contains("name") || !n["name"].is_string()) throw Error(where, "'name' (string) is required");
+      if (!n.contains("name") || !n["name"].is_string())
+        throw Error(where, "'name' (string) is required");
       node.name = n["name"].get<std::string>();
       if (n.contains("multicast")) {
         if (!n["multicast"].is_boolean()) throw Error(where, "'multicast' must be true or false");
@@ -103,13 +109,15 @@ void json_edges(LogicalGraph& g, const json& edges, const std::string& origin) {
     const json& e = edges[i];
     json src, dst, weight = 1.0;
     if (e.is_array()) {
-      if (e.size() < 2 || e.size() > 3) throw Error(where, "must be [src, dst] or [src, dst, weight]");
+      if (e.size() < 2 || e.size() > 3)
+        throw Error(where, "must be [src, dst] or [src, dst, weight]");
       src = e[0];
       dst = e[1];
       if (e.size() == 3) weight = e[2];
     } else if (e.is_object()) {
       check_keys(e, {"src", "dst", "weight"}, where);
-      if (!e.contains("src") || !e.contains("dst")) throw Error(where, "'src' and 'dst' are required");
+      if (!e.contains("src") || !e.contains("dst"))
+        throw Error(where, "'src' and 'dst' are required");
       src = e["src"];
       dst = e["dst"];
       if (e.contains("weight")) weight = e["weight"];
@@ -121,8 +129,10 @@ void json_edges(LogicalGraph& g, const json& edges, const std::string& origin) {
     double w = weight.is_null() ? NAN : json_number(weight, where, "weight");
     auto [it, fresh] = first.try_emplace({s, d}, i);
     if (!fresh)
-      throw Error(where, fmt::format("duplicate edge {}->{} (first at edges[{}]); duplicates are not merged",
-                                     g.node(s).name, g.node(d).name, it->second));
+      throw Error(
+          where,
+          fmt::format("duplicate edge {}->{} (first at edges[{}]); duplicates are not merged",
+                      g.node(s).name, g.node(d).name, it->second));
     at(where, [&] { return g.add_edge(s, d, w); });
   }
 }
@@ -152,7 +162,8 @@ double parse_number(const std::string& tok, const std::string& where) {
   return v;
 }
 
-void parse_node_directive(LogicalGraph& g, const std::vector<std::string>& t, const std::string& where) {
+void parse_node_directive(LogicalGraph& g, const std::vector<std::string>& t,
+                          const std::string& where) {
   if (t.size() < 2) throw Error(where, "%node needs a name");
   Node node{t[1]};
   for (size_t i = 2; i < t.size(); ++i) {
@@ -217,8 +228,9 @@ LogicalGraph parse_edge_list(const std::string& text, const std::string& origin)
     double w = t.size() == 3 ? parse_number(t[2], where) : 1.0;
     auto [it, fresh] = first.try_emplace({ids[0], ids[1]}, lineno);
     if (!fresh)
-      throw Error(where, fmt::format("duplicate edge {}->{} (first at line {}); duplicates are not merged",
-                                     t[0], t[1], it->second));
+      throw Error(where,
+                  fmt::format("duplicate edge {}->{} (first at line {}); duplicates are not merged",
+                              t[0], t[1], it->second));
     at(where, [&] { return g.add_edge(ids[0], ids[1], w); });
   }
   return g;
@@ -244,7 +256,8 @@ LogicalGraph parse_adjacency_matrix(const std::string& text, const std::string& 
   for (size_t i = 0; i < n; ++i) {
     std::string where = fmt::format("{}:{}", origin, linenos[i]);
     if (rows[i].size() != n)
-      throw Error(where, fmt::format("row has {} entries, expected {} (matrix must be square)", rows[i].size(), n));
+      throw Error(where, fmt::format("row has {} entries, expected {} (matrix must be square)",
+                                     rows[i].size(), n));
     for (size_t j = 0; j < n; ++j) {
       double w = rows[i][j];
       std::string cell = fmt::format("{}: column {}", where, j + 1);
@@ -261,15 +274,20 @@ LogicalGraph parse_adjacency_matrix(const std::string& text, const std::string& 
 LogicalGraph read_graph(const std::string& path, GraphFormat format) {
   std::string text = read_text(path);
   if (format == GraphFormat::kAuto) {
-    if (ends_with(path, ".json")) format = GraphFormat::kJson;
+    if (ends_with(path, ".json"))
+      format = GraphFormat::kJson;
     else if (ends_with(path, ".adj") || ends_with(path, ".csv") || ends_with(path, ".matrix"))
       format = GraphFormat::kMatrix;
-    else format = GraphFormat::kEdgeList;
+    else
+      format = GraphFormat::kEdgeList;
   }
   switch (format) {
-    case GraphFormat::kJson: return parse_graph_json(text, path);
-    case GraphFormat::kMatrix: return parse_adjacency_matrix(text, path);
-    default: return parse_edge_list(text, path);
+    case GraphFormat::kJson:
+      return parse_graph_json(text, path);
+    case GraphFormat::kMatrix:
+      return parse_adjacency_matrix(text, path);
+    default:
+      return parse_edge_list(text, path);
   }
 }
 

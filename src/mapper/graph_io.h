@@ -4,10 +4,12 @@
 //  - JSON: {"nodes": [{"name", "multicast"?, "capacity"?, "compute"?}, ...] | <count>,
 //           "edges": [{"src", "dst", "weight"?}, ...] | [[src, dst, weight?], ...]}
 //    Node references are names (strings) or ids (integers). Unknown keys are errors.
-//  - Edge list (text): one "src dst [weight]" per line (weight defaults to 1); '#' starts a comment;
+//  - Edge list (text): one "src dst [weight]" per line (weight defaults to 1); '#' starts a
+//  comment;
 //    nodes are created in order of first appearance; a line "%node NAME [multicast] [capacity=C]
 //    [compute=T]" declares a node with attributes.
-//  - Adjacency matrix (text): n lines of n numbers (spaces or commas); entry (i, j) is the weight of
+//  - Adjacency matrix (text): n lines of n numbers (spaces or commas); entry (i, j) is the weight
+//  of
 //    i->j, 0 = no edge; nodes are named "0".."n-1".
 // Duplicate-edge policy: a second edge with the same (src, dst) is an error naming both places
 // (traffic volumes are never silently summed or overwritten). Errors name file:line (text) or

@@ -35,7 +35,8 @@ std::vector<int> place_greedy(const CoreProblem& pb) {
       for (const Neighbor& nb : pb.adj[v])
         if (placed[nb.node]) cost += nb.weight * pb.dist(c, pos[nb.node]);
       int dc = pb.dist(c, centre);
-      if (best < 0 || cost < best_cost || (cost == best_cost && dc < best_centre)) best = c, best_cost = cost, best_centre = dc;
+      if (best < 0 || cost < best_cost || (cost == best_cost && dc < best_centre))
+        best = c, best_cost = cost, best_centre = dc;
     }
     pos[v] = best;
     used[best] = 1;

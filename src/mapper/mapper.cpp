@@ -15,7 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 AnnealOptions anneal_options(const MapOptions& opt, int n, int total, int p, double t_scale) {
   AnnealOptions a;
@@ -50,7 +52,8 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
     if (window > 0) a.t_end_ratio = opt.refine_t_end_ratio;
     const bool descend = window > 0 && opt.refine_polish > 0;
     if (opt.anneal_seconds > 0.0)
-      a.seconds = std::max(1e-3, a.seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
+      a.seconds =
+          std::max(1e-3, a.seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
     std::vector<int> pos = anneal(pb, std::move(start), a);
     return descend ? polish(pb, std::move(pos), opt.refine_polish) : pos;
   };
@@ -67,21 +70,25 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
 
 bool is_system_refine(const MapOptions& opt) {
   return opt.method == "sa-system" ||
-         (opt.refine_scope == RefineScope::kSystem && (opt.method == "rl+refine" || opt.method == "greedy+refine"));
+         (opt.refine_scope == RefineScope::kSystem &&
+          (opt.method == "rl+refine" || opt.method == "greedy+refine"));
 }
 
 // The start of a whole-system method on processor p's problem.
 std::vector<int> system_start(const CoreProblem& pb, const MapOptions& opt, int p) {
-  if (opt.method == "sa-system") return place_random(pb, opt.seed * 7919ULL + static_cast<uint64_t>(p));
+  if (opt.method == "sa-system")
+    return place_random(pb, opt.seed * 7919ULL + static_cast<uint64_t>(p));
   if (opt.method == "greedy+refine") return place_greedy(pb);
-  if (!opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
+  if (!opt.policy)
+    throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
   return place_rl(pb, *opt.policy);
 }
 
 // rl+refine / greedy+refine with the whole-system refinement: per processor the start (policy or
 // greedy), then refine_system over all processors on cost_total, then per processor the final
 // descent. A wall-clock budget covers all three (starts included), like the per-processor path.
-void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt, MapResult& res) {
+void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt,
+                         MapResult& res) {
   constexpr double kPolishShare = 0.02;
   auto t0 = Clock::now();
   const bool sa = opt.method == "sa-system";
@@ -102,7 +109,8 @@ void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const Map
   so.cross_from = opt.refine_cross_from;
   const bool descend = !sa && opt.refine_polish > 0;
   if (opt.anneal_seconds > 0.0)
-    so.anneal.seconds = std::max(1e-3, opt.anneal_seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
+    so.anneal.seconds = std::max(
+        1e-3, opt.anneal_seconds * (descend ? 1.0 - kPolishShare : 1.0) - seconds_since(t0));
   res.core = refine_system(g, sys, std::move(res.core), so);
   for (int v = 0; v < g.num_nodes(); ++v) res.proc[v] = sys.processor_of(res.core[v]);
   if (!descend) return;
@@ -120,18 +128,24 @@ void refine_whole_system(const LogicalGraph& g, const SystemSpec& sys, const Map
 }  // namespace
 
 std::vector<std::string> core_methods() {
-  return {"random", "row-major", "snake", "hilbert", "greedy", "sa", "sa-system", "greedy+refine", "scotch", "rl", "rl+refine"};
+  return {"random",    "row-major",     "snake",  "hilbert", "greedy",   "sa",
+          "sa-system", "greedy+refine", "scotch", "rl",      "rl+refine"};
 }
 
-std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed) {
+std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys,
+                                 const std::string& name, uint64_t seed) {
   if (g.num_nodes() > sys.total_free_cores())
-    throw Error("system", fmt::format("the graph has {} nodes but the system has only {} free cores", g.num_nodes(),
-                                      sys.total_free_cores()));
+    throw Error("system",
+                fmt::format("the graph has {} nodes but the system has only {} free cores",
+                            g.num_nodes(), sys.total_free_cores()));
   if (name == "louvain") return processor_stage_louvain(g, sys, seed);
   if (name == "louvain-plain") return processor_stage_louvain(g, sys, seed, false);
   if (name == "metis") return processor_stage_metis(g, sys, seed);
   if (name == "sequential") return processor_stage_sequential(g, sys);
-  throw Error("--processor-stage", fmt::format("unknown processor stage '{}' (louvain, louvain-plain, metis, sequential)", name));
+  throw Error(
+      "--processor-stage",
+      fmt::format("unknown processor stage '{}' (louvain, louvain-plain, metis, sequential)",
+                  name));
 }
 
 MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt) {
@@ -150,7 +164,8 @@ MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptio
     if (pb.n() == 0) continue;
     std::vector<int> pos = place_core(pb, opt, g.num_nodes(), p);
     check_core_placement(pb, pos);
-    for (int v = 0; v < pb.n(); ++v) res.core[pb.global[v]] = p * sys.cores_per_processor() + pos[v];
+    for (int v = 0; v < pb.n(); ++v)
+      res.core[pb.global[v]] = p * sys.cores_per_processor() + pos[v];
   }
   res.stage_seconds.push_back({"core", seconds_since(t1)});
   auto t2 = Clock::now();

@@ -4,13 +4,13 @@
 //    "sequential"; all end within each processor's free cores.
 // 2. core stage, per processor, by `method`: random, row-major, snake, hilbert, greedy, sa
 //    (textbook annealing from random, per processor), scotch (graphMap), rl (the policy, one step),
-//    rl+refine (the policy's placement refined by annealing with local moves towards the neighbours'
-//    centroid and a final descent), greedy+refine (the same refinement from the greedy placement, to
-//    separate the start's share). The refinement runs over the whole system on cost_total, its
-//    moves crossing processors late in the schedule (RefineScope::kSystem, the default), or per
-//    processor (kProcessor, sessions 1-4). sa-system: textbook annealing (uniform targets, start
-//    1.0, end 0.001 x start) from random cores over the whole system on cost_total, so its moves
-//    may cross processors too (an extra baseline, session 5).
+//    rl+refine (the policy's placement refined by annealing with local moves towards the
+//    neighbours' centroid and a final descent), greedy+refine (the same refinement from the greedy
+//    placement, to separate the start's share). The refinement runs over the whole system on
+//    cost_total, its moves crossing processors late in the schedule (RefineScope::kSystem, the
+//    default), or per processor (kProcessor, sessions 1-4). sa-system: textbook annealing (uniform
+//    targets, start 1.0, end 0.001 x start) from random cores over the whole system on cost_total,
+//    so its moves may cross processors too (an extra baseline, session 5).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
 // wall-clock budget (anneal_seconds > 0) the result depends on machine speed.
@@ -41,13 +41,13 @@ struct MapOptions {
   TurnModel routing = TurnModel::kXY;
   uint64_t seed = 1;
   long long anneal_moves_per_node = 400;  // annealing budget when anneal_seconds <= 0
-  double anneal_seconds = 0.0;            // wall-clock budget for the whole core stage (split by nodes)
-  const Policy* policy = nullptr;         // required by rl and rl+refine
-  double refine_t_scale = 1.0;            // refinement start temperature (x mean |delta| of random moves)
-  int refine_window = 2;                  // refinement move radius around the neighbours' centre
+  double anneal_seconds = 0.0;     // wall-clock budget for the whole core stage (split by nodes)
+  const Policy* policy = nullptr;  // required by rl and rl+refine
+  double refine_t_scale = 1.0;     // refinement start temperature (x mean |delta| of random moves)
+  int refine_window = 2;           // refinement move radius around the neighbours' centre
   WindowCentre refine_centre = WindowCentre::kCentroid;  // weighted centroid or median (per axis)
-  double refine_t_end_ratio = 1e-2;       // refinement final / start temperature (SA keeps 1e-3)
-  int refine_polish = 3;                  // radius of the final descent (placers.h polish); 0 = none
+  double refine_t_end_ratio = 1e-2;  // refinement final / start temperature (SA keeps 1e-3)
+  int refine_polish = 3;             // radius of the final descent (placers.h polish); 0 = none
   RefineScope refine_scope = RefineScope::kSystem;
   // kSystem (system_refine.h): share of moves aimed at a neighbour's processor, their temperature
   // relative to the others', and the share of the budget before they start (session 5 A/B, docs).
@@ -65,7 +65,8 @@ struct MapResult {
 };
 
 std::vector<std::string> core_methods();
-std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys, const std::string& name, uint64_t seed);
+std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys,
+                                 const std::string& name, uint64_t seed);
 MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt);
 
 }  // namespace tessera::mapper

@@ -11,7 +11,8 @@
 
 namespace tessera::mapper {
 
-std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& sys, uint64_t seed) {
+std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& sys,
+                                       uint64_t seed) {
   const int n = g.num_nodes();
   std::vector<int> free_cores(sys.processors);
   for (int p = 0; p < sys.processors; ++p) free_cores[p] = sys.free_cores(p);
@@ -25,7 +26,8 @@ std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& 
     for (int v = 0; v < n; ++v) {
       for (const Neighbor& nb : adj[v]) {
         adjncy.push_back(nb.node);
-        adjwgt.push_back(std::max<idx_t>(1, static_cast<idx_t>(std::lround(1000.0 * nb.weight / wmax))));
+        adjwgt.push_back(
+            std::max<idx_t>(1, static_cast<idx_t>(std::lround(1000.0 * nb.weight / wmax))));
       }
       xadj.push_back(static_cast<idx_t>(adjncy.size()));
     }
@@ -38,8 +40,8 @@ std::vector<int> processor_stage_metis(const LogicalGraph& g, const SystemSpec& 
     options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffff);
     std::vector<idx_t> part(n, 0);
     int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr,
-                                 adjwgt.empty() ? nullptr : adjwgt.data(), &nparts, tpwgts.data(), nullptr, options,
-                                 &objval, part.data());
+                                 adjwgt.empty() ? nullptr : adjwgt.data(), &nparts, tpwgts.data(),
+                                 nullptr, options, &objval, part.data());
     if (rc != METIS_OK) throw Error("metis", fmt::format("METIS_PartGraphKway failed ({})", rc));
     for (int v = 0; v < n; ++v) proc[v] = static_cast<int>(part[v]);
   }

@@ -9,13 +9,16 @@
 namespace tessera::mapper {
 namespace {
 
-double inter_factor(const SystemSpec& sys) { return sys.link_bandwidth / sys.inter_link_bandwidth; }
+double inter_factor(const SystemSpec& sys) {
+  return sys.link_bandwidth / sys.inter_link_bandwidth;
+}
 
 int count_turns(const Route& r, const SystemSpec& sys, TurnModel table) {
   int n = 0;
   int core = r.start;
   for (size_t i = 0; i < r.hops.size(); ++i) {
-    if (i > 0 && !turn_allowed(table, core % sys.width, core / sys.width, r.hops[i - 1], r.hops[i])) ++n;
+    if (i > 0 && !turn_allowed(table, core % sys.width, core / sys.width, r.hops[i - 1], r.hops[i]))
+      ++n;
     core = step(core, r.hops[i], sys.width);
   }
   return n;
@@ -23,7 +26,8 @@ int count_turns(const Route& r, const SystemSpec& sys, TurnModel table) {
 
 }  // namespace
 
-Routing route_placement(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core, TurnModel model) {
+Routing route_placement(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core,
+                        TurnModel model) {
   TESSERA_CHECK(static_cast<int>(core.size()) == g.num_nodes(), "placement size != node count");
   Routing out;
   out.model = model;
@@ -65,14 +69,16 @@ double placement_cost(const LogicalGraph& g, const SystemSpec& sys, const std::v
     int a = core[e.src], b = core[e.dst];
     int pa = sys.processor_of(a), pb = sys.processor_of(b);
     if (pa == pb)
-      cost += e.weight * (std::abs(sys.x_of(a) - sys.x_of(b)) + std::abs(sys.y_of(a) - sys.y_of(b)));
+      cost +=
+          e.weight * (std::abs(sys.x_of(a) - sys.x_of(b)) + std::abs(sys.y_of(a) - sys.y_of(b)));
     else
       cost += e.weight * sys.processor_hops(pa, pb) * inter_factor(sys);
   }
   return cost;
 }
 
-Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core, const Routing& routing) {
+Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core,
+                 const Routing& routing) {
   Metrics m;
   TurnModel table = routing.model == TurnModel::kFree ? TurnModel::kXY : routing.model;
   for (const Route& r : routing.routes) {
@@ -90,7 +96,8 @@ Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector
   }
   m.cost_total = m.cost_intra + m.cost_inter * inter_factor(sys);
   m.dl_ratio = static_cast<double>(m.prohibited_turns) / std::max(1, m.multicast_paths);
-  m.reward = -(std::max(m.dir_cost[0], m.dir_cost[1]) + std::max(m.dir_cost[2], m.dir_cost[3])) * std::exp(m.dl_ratio);
+  m.reward = -(std::max(m.dir_cost[0], m.dir_cost[1]) + std::max(m.dir_cost[2], m.dir_cost[3])) *
+             std::exp(m.dl_ratio);
   std::vector<bool> used(sys.processors, false);
   for (int c : core) used[sys.processor_of(c)] = true;
   double sum = 0.0;
@@ -101,7 +108,8 @@ Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector
     for (int c = 0; c < cpp; ++c)
       for (int d = 0; d < kNumDirs; ++d) {
         int x = c % sys.width, y = c / sys.width;
-        bool exists = (d == 0 && x + 1 < sys.width) || (d == 1 && x > 0) || (d == 2 && y > 0) || (d == 3 && y + 1 < sys.height);
+        bool exists = (d == 0 && x + 1 < sys.width) || (d == 1 && x > 0) || (d == 2 && y > 0) ||
+                      (d == 3 && y + 1 < sys.height);
         if (!exists) continue;
         double l = routing.link_load[(static_cast<size_t>(p) * cpp + c) * kNumDirs + d];
         m.max_link_load = std::max(m.max_link_load, l);

@@ -29,8 +29,8 @@ namespace tessera::mapper {
 
 struct Routing {
   TurnModel model = TurnModel::kXY;
-  std::vector<Route> routes;               // intra-processor edges only
-  std::vector<double> link_load;           // by global channel id
+  std::vector<Route> routes;      // intra-processor edges only
+  std::vector<double> link_load;  // by global channel id
 };
 
 struct Metrics {
@@ -40,9 +40,9 @@ struct Metrics {
   std::array<double, kNumDirs> dir_cost{};  // E, W, N, S
   double reward = 0.0;
   double max_link_load = 0.0;
-  double mean_link_load = 0.0;   // over the links of processors that host at least one node
-  double cut = 0.0;              // weight of edges between processors
-  int capacity_violations = 0;   // nodes on occupied/shared/out-of-range cores
+  double mean_link_load = 0.0;  // over the links of processors that host at least one node
+  double cut = 0.0;             // weight of edges between processors
+  int capacity_violations = 0;  // nodes on occupied/shared/out-of-range cores
   int prohibited_turns = 0;
   int multicast_paths = 0;
   double dl_ratio = 0.0;
@@ -50,8 +50,10 @@ struct Metrics {
   std::vector<int> cycle;
 };
 
-Routing route_placement(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core, TurnModel model);
-Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core, const Routing& routing);
+Routing route_placement(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core,
+                        TurnModel model);
+Metrics evaluate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core,
+                 const Routing& routing);
 int count_capacity_violations(const SystemSpec& sys, const std::vector<int>& core);
 // Sum of w * (Manhattan hops, or weighted processor hops): what minimal routing will cost.
 double placement_cost(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& core);

@@ -28,12 +28,16 @@ int overlap(const Rect& a, const Rect& b) {
 std::vector<Rect> tile_map(int side, int t) {
   std::vector<Rect> r;
   for (int y = 0; y < side; y += t)
-    for (int x = 0; x < side; x += t) r.push_back({y, std::min(side, y + t), x, std::min(side, x + t)});
+    for (int x = 0; x < side; x += t)
+      r.push_back({y, std::min(side, y + t), x, std::min(side, x + t)});
   return r;
 }
 
-// A conv tile covering pooled rectangle `p` reads this input rectangle (pre-pool x2, kernel 5 pad 2).
-Rect receptive(const Rect& p) { return {2 * p.y0 - 2, 2 * p.y1 + 2, 2 * p.x0 - 2, 2 * p.x1 + 2}; }
+// A conv tile covering pooled rectangle `p` reads this input rectangle (pre-pool x2, kernel 5 pad
+// 2).
+Rect receptive(const Rect& p) {
+  return {2 * p.y0 - 2, 2 * p.y1 + 2, 2 * p.x0 - 2, 2 * p.x1 + 2};
+}
 
 LogicalGraph mlp_graph(int group) {
   const std::vector<int> sizes = {784, 256, 128, 10};
@@ -57,7 +61,8 @@ LogicalGraph cnn_graph(int t) {
   // Input tiles (in 28x28 input pixels) aligned with conv1's pre-pool tiles.
   std::vector<Rect> in_tiles = tile_map(28, 2 * t);
   std::vector<int> in_ids;
-  for (size_t i = 0; i < in_tiles.size(); ++i) in_ids.push_back(g.add_node({fmt::format("in_{}", i), true}));
+  for (size_t i = 0; i < in_tiles.size(); ++i)
+    in_ids.push_back(g.add_node({fmt::format("in_{}", i), true}));
   std::vector<Rect> c1 = tile_map(14, t), c2 = tile_map(7, t2);
   std::vector<int> c1_ids, c2_ids;
   for (size_t i = 0; i < c1.size(); ++i)

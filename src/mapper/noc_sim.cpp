@@ -22,7 +22,9 @@ struct Event {
   double time;
   long long packet;
   int hop;
-  bool operator>(const Event& o) const { return std::tie(time, packet, hop) > std::tie(o.time, o.packet, o.hop); }
+  bool operator>(const Event& o) const {
+    return std::tie(time, packet, hop) > std::tie(o.time, o.packet, o.hop);
+  }
 };
 
 // Processor-level path from a to b as processor-link ids (offset by `base`).
@@ -34,8 +36,10 @@ std::vector<int> processor_links(const SystemSpec& sys, int a, int b, int base) 
   const int tx = b % sys.proc_mesh_width, ty = b / sys.proc_mesh_width;
   while (x != tx || y != ty) {
     int from = y * sys.proc_mesh_width + x;
-    if (x != tx) x += tx > x ? 1 : -1;
-    else y += ty > y ? 1 : -1;
+    if (x != tx)
+      x += tx > x ? 1 : -1;
+    else
+      y += ty > y ? 1 : -1;
     out.push_back(base + from * P + (y * sys.proc_mesh_width + x));
   }
   return out;
@@ -48,7 +52,8 @@ NocResult simulate_noc(const LogicalGraph& g, const SystemSpec& sys, const std::
   const int on_chip = sys.total_cores() * kNumDirs;
   const int num_links = on_chip + sys.processors * sys.processors;
   std::vector<int> route_of(g.num_edges(), -1);
-  for (size_t i = 0; i < routing.routes.size(); ++i) route_of[routing.routes[i].edge] = static_cast<int>(i);
+  for (size_t i = 0; i < routing.routes.size(); ++i)
+    route_of[routing.routes[i].edge] = static_cast<int>(i);
 
   std::vector<LinkPath> paths(g.num_edges());
   for (int e = 0; e < g.num_edges(); ++e) {
@@ -59,7 +64,8 @@ NocResult simulate_noc(const LogicalGraph& g, const SystemSpec& sys, const std::
       p.hold.assign(p.links.size(), sys.packet_size / sys.link_bandwidth);
       p.latency.assign(p.links.size(), sys.router_latency);
     } else {
-      p.links = processor_links(sys, sys.processor_of(core[ed.src]), sys.processor_of(core[ed.dst]), on_chip);
+      p.links = processor_links(sys, sys.processor_of(core[ed.src]), sys.processor_of(core[ed.dst]),
+                                on_chip);
       p.hold.assign(p.links.size(), sys.packet_size / sys.inter_link_bandwidth);
       p.latency.assign(p.links.size(), sys.inter_latency);
     }

@@ -1,7 +1,8 @@
 // Output of a mapping: the result JSON and the SVG picture.
 //
-// JSON: {"method", "routing", "multicast": "replicate-at-source", "placement": [{"node", "processor",
-// "x", "y"}], "routes": [{"edge", "src", "dst", "processor", "hops": "EENS"}], "inter_processor":
+// JSON: {"method", "routing", "multicast": "replicate-at-source", "placement": [{"node",
+// "processor", "x", "y"}], "routes": [{"edge", "src", "dst", "processor", "hops": "EENS"}],
+// "inter_processor":
 // [{"edge", "src", "dst", "from", "to", "hops"}], "metrics": {...}, "deadlock": {"free", "cycle"},
 // "noc": {...}} plus "stage_seconds" when timing is requested (left out by default so that the
 // same inputs give byte-identical files).
@@ -20,8 +21,9 @@
 namespace tessera::mapper {
 
 nlohmann::ordered_json metrics_json(const Metrics& m, const SystemSpec& sys);
-nlohmann::ordered_json result_json(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt,
-                                   const MapResult& res, const NocResult* noc, bool timing);
+nlohmann::ordered_json result_json(const LogicalGraph& g, const SystemSpec& sys,
+                                   const MapOptions& opt, const MapResult& res,
+                                   const NocResult* noc, bool timing);
 std::string result_svg(const LogicalGraph& g, const SystemSpec& sys, const MapResult& res);
 // Default policy file: $TESSERA_MAPPER_POLICY, else data/mapper/policy.bin of the source tree.
 std::string default_policy_path();

@@ -16,7 +16,9 @@ struct Candidate {
   double gain;
   int node;
   // Max-heap order: larger gain first, then lower node id.
-  bool operator<(const Candidate& o) const { return gain != o.gain ? gain < o.gain : node > o.node; }
+  bool operator<(const Candidate& o) const {
+    return gain != o.gain ? gain < o.gain : node > o.node;
+  }
 };
 
 struct Move {
@@ -25,9 +27,14 @@ struct Move {
 
 class FmRefiner {
  public:
-  FmRefiner(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores, std::vector<int>& proc)
-      : m_adj(g.undirected()), m_parts(sys.processors), m_cap(free_cores), m_proc(proc),
-        m_hops(static_cast<size_t>(m_parts) * m_parts), m_all_to_all(sys.interconnect == Interconnect::kAllToAll) {
+  FmRefiner(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores,
+            std::vector<int>& proc)
+      : m_adj(g.undirected()),
+        m_parts(sys.processors),
+        m_cap(free_cores),
+        m_proc(proc),
+        m_hops(static_cast<size_t>(m_parts) * m_parts),
+        m_all_to_all(sys.interconnect == Interconnect::kAllToAll) {
     for (int p = 0; p < m_parts; ++p)
       for (int q = 0; q < m_parts; ++q) m_hops[p * m_parts + q] = sys.processor_hops(p, q);
   }
@@ -146,13 +153,16 @@ class FmRefiner {
 
 }  // namespace
 
-double inter_processor_cost(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& proc) {
+double inter_processor_cost(const LogicalGraph& g, const SystemSpec& sys,
+                            const std::vector<int>& proc) {
   double c = 0.0;
-  for (const Edge& e : g.edges()) c += std::fabs(e.weight) * sys.processor_hops(proc[e.src], proc[e.dst]);
+  for (const Edge& e : g.edges())
+    c += std::fabs(e.weight) * sys.processor_hops(proc[e.src], proc[e.dst]);
   return c;
 }
 
-double placed_cost_estimate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& proc) {
+double placed_cost_estimate(const LogicalGraph& g, const SystemSpec& sys,
+                            const std::vector<int>& proc) {
   double cost = inter_processor_cost(g, sys, proc) * sys.link_bandwidth / sys.inter_link_bandwidth;
   for (int p = 0; p < sys.processors; ++p) {
     CoreProblem pb = make_core_problem(g, sys, proc, p);
@@ -161,8 +171,9 @@ double placed_cost_estimate(const LogicalGraph& g, const SystemSpec& sys, const 
   return cost;
 }
 
-RefineStats refine_partition(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores,
-                             std::vector<int>& proc, int max_passes) {
+RefineStats refine_partition(const LogicalGraph& g, const SystemSpec& sys,
+                             const std::vector<int>& free_cores, std::vector<int>& proc,
+                             int max_passes) {
   TESSERA_CHECK(static_cast<int>(proc.size()) == g.num_nodes(), "one processor per node");
   TESSERA_CHECK(static_cast<int>(free_cores.size()) == sys.processors, "free cores per processor");
   std::vector<int> load(sys.processors, 0);

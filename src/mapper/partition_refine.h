@@ -25,18 +25,21 @@ struct RefineStats {
   double before = 0.0;  // objective before
   double after = 0.0;   // objective after
   int passes = 0;
-  int moves = 0;        // moves kept
+  int moves = 0;  // moves kept
 };
 
 // Inter-processor traffic x hops of an assignment.
-double inter_processor_cost(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& proc);
+double inter_processor_cost(const LogicalGraph& g, const SystemSpec& sys,
+                            const std::vector<int>& proc);
 // Estimate of the mapped cost_total of an assignment (metrics.h): per processor the intra cost of
 // the greedy core placement (placers.h), plus the inter-processor traffic x hops x
 // (link_bandwidth / inter_link_bandwidth). Deterministic; used to choose between assignments.
-double placed_cost_estimate(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& proc);
+double placed_cost_estimate(const LogicalGraph& g, const SystemSpec& sys,
+                            const std::vector<int>& proc);
 // Refines `proc` in place; never raises the objective and never exceeds `free_cores`. `proc` must
 // already be within capacity.
-RefineStats refine_partition(const LogicalGraph& g, const SystemSpec& sys, const std::vector<int>& free_cores,
-                             std::vector<int>& proc, int max_passes = 8);
+RefineStats refine_partition(const LogicalGraph& g, const SystemSpec& sys,
+                             const std::vector<int>& free_cores, std::vector<int>& proc,
+                             int max_passes = 8);
 
 }  // namespace tessera::mapper

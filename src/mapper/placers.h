@@ -28,13 +28,13 @@ std::vector<int> place_greedy(const CoreProblem& pb);
 enum class WindowCentre { kCentroid, kMedian };
 
 struct AnnealOptions {
-  double seconds = 1.0;        // wall-clock budget (checked every 1024 moves)
-  long long max_moves = -1;    // if >= 0, a fixed move budget instead of time (deterministic)
-  double t_start = -1.0;       // initial temperature; < 0 = t_scale * mean |delta| of random moves
-  double t_scale = 1.0;        // low values (e.g. 0.02) give a refinement from a good start
-  double t_end_ratio = 1e-3;   // final temperature / initial (geometric cooling)
+  double seconds = 1.0;       // wall-clock budget (checked every 1024 moves)
+  long long max_moves = -1;   // if >= 0, a fixed move budget instead of time (deterministic)
+  double t_start = -1.0;      // initial temperature; < 0 = t_scale * mean |delta| of random moves
+  double t_scale = 1.0;       // low values (e.g. 0.02) give a refinement from a good start
+  double t_end_ratio = 1e-3;  // final temperature / initial (geometric cooling)
   uint64_t seed = 1;
-  int window = 0;              // 0: target core uniform over the free cores; r > 0: see below
+  int window = 0;  // 0: target core uniform over the free cores; r > 0: see below
   WindowCentre centre = WindowCentre::kCentroid;
 };
 // Simulated annealing from `start`: a move takes a random node to a target core, swapping with the
@@ -48,13 +48,15 @@ struct AnnealOptions {
 std::vector<int> anneal(const CoreProblem& pb, std::vector<int> start, const AnnealOptions& opt);
 // Share of an annealing budget spent after k moves (of max_moves if >= 0, else of the seconds since
 // `begin`); >= 1 when the budget is spent.
-double budget_progress(const AnnealOptions& opt, long long k, std::chrono::steady_clock::time_point begin);
+double budget_progress(const AnnealOptions& opt, long long k,
+                       std::chrono::steady_clock::time_point begin);
 
 // Deterministic descent (the last step of a refinement): passes over the nodes in id order; each
 // node takes the best improving move or swap to a free core in the (2 window + 1)^2 square around
 // the weighted median of its neighbours (the minimiser of its own Manhattan cost). Stops after a
 // pass without gain or after max_passes. Never raises the cost.
-std::vector<int> polish(const CoreProblem& pb, std::vector<int> pos, int window, int max_passes = 20);
+std::vector<int> polish(const CoreProblem& pb, std::vector<int> pos, int window,
+                        int max_passes = 20);
 
 // Scotch graphMap onto the processor's mesh (sub-architecture of its free cores) with zero
 // imbalance; the graph is padded with isolated vertices to one vertex per free core.

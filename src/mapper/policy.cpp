@@ -10,8 +10,12 @@
 namespace tessera::mapper {
 namespace {
 
-Eigen::MatrixXd relu(const Eigen::MatrixXd& z) { return z.cwiseMax(0.0); }
-Eigen::MatrixXd relu_mask(const Eigen::MatrixXd& z) { return (z.array() > 0.0).cast<double>().matrix(); }
+Eigen::MatrixXd relu(const Eigen::MatrixXd& z) {
+  return z.cwiseMax(0.0);
+}
+Eigen::MatrixXd relu_mask(const Eigen::MatrixXd& z) {
+  return (z.array() > 0.0).cast<double>().matrix();
+}
 
 constexpr char kMagic[8] = {'T', 'S', 'P', 'O', 'L', 'I', 'C', 'Y'};
 constexpr uint32_t kVersion = 1;
@@ -63,7 +67,8 @@ Eigen::VectorXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
   return t.mu;
 }
 
-Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t, const Eigen::VectorXd& g_mu) const {
+Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t,
+                                 const Eigen::VectorXd& g_mu) const {
   Eigen::VectorXd th = t.z4.array().tanh();
   Eigen::VectorXd g_z4 = g_mu.array() * m_bound * (1.0 - th.array().square());
   Eigen::VectorXd g_w4 = t.h3.transpose() * g_z4;
@@ -96,8 +101,8 @@ Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t, con
 }
 
 int Policy::num_params() const {
-  return static_cast<int>(m_w1.size() + m_b1.size() + m_w2.size() + m_b2.size() + m_w3.size() + m_b3.size() +
-                          m_w4.size() + 1);
+  return static_cast<int>(m_w1.size() + m_b1.size() + m_w2.size() + m_b2.size() + m_w3.size() +
+                          m_b3.size() + m_w4.size() + 1);
 }
 
 Eigen::VectorXd Policy::params() const {
@@ -158,12 +163,15 @@ Policy Policy::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path, "cannot open policy file");
   auto need = [&](size_t off, const char* what) {
-    if (!in) throw Error(fmt::format("{}: offset {}", path, off), fmt::format("truncated file (reading {})", what));
+    if (!in)
+      throw Error(fmt::format("{}: offset {}", path, off),
+                  fmt::format("truncated file (reading {})", what));
   };
   char magic[8];
   in.read(magic, 8);
   need(0, "magic");
-  if (std::memcmp(magic, kMagic, 8) != 0) throw Error(path + ": offset 0", "not a tessera policy file (bad magic)");
+  if (std::memcmp(magic, kMagic, 8) != 0)
+    throw Error(path + ": offset 0", "not a tessera policy file (bad magic)");
   uint32_t version = 0, inputs = 0, hidden = 0, count = 0;
   double bound = 0.0, sigma = 0.0;
   in.read(reinterpret_cast<char*>(&version), 4);
@@ -173,18 +181,24 @@ Policy Policy::load(const std::string& path) {
   in.read(reinterpret_cast<char*>(&sigma), 8);
   in.read(reinterpret_cast<char*>(&count), 4);
   need(8, "header");
-  if (version != kVersion) throw Error(path + ": offset 8", fmt::format("unsupported version {}", version));
-  if (inputs != kPolicyInputs) throw Error(path + ": offset 12", fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
-  if (hidden < 1 || hidden > 4096) throw Error(path + ": offset 16", fmt::format("bad hidden size {}", hidden));
-  if (!(bound > 0.0) || !(sigma > 0.0)) throw Error(path + ": offset 20", "bound and sigma must be > 0");
+  if (version != kVersion)
+    throw Error(path + ": offset 8", fmt::format("unsupported version {}", version));
+  if (inputs != kPolicyInputs)
+    throw Error(path + ": offset 12", fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
+  if (hidden < 1 || hidden > 4096)
+    throw Error(path + ": offset 16", fmt::format("bad hidden size {}", hidden));
+  if (!(bound > 0.0) || !(sigma > 0.0))
+    throw Error(path + ": offset 20", "bound and sigma must be > 0");
   Policy pol(static_cast<int>(hidden), bound, sigma);
   if (count != static_cast<uint32_t>(pol.num_params()))
-    throw Error(path + ": offset 36", fmt::format("{} parameters, expected {}", count, pol.num_params()));
+    throw Error(path + ": offset 36",
+                fmt::format("{} parameters, expected {}", count, pol.num_params()));
   Eigen::VectorXd p(count);
   for (uint32_t i = 0; i < count; ++i) {
     in.read(reinterpret_cast<char*>(&p[i]), 8);
     need(40 + 8 * i, "parameters");
-    if (!std::isfinite(p[i])) throw Error(fmt::format("{}: offset {}", path, 40 + 8 * i), "non-finite parameter");
+    if (!std::isfinite(p[i]))
+      throw Error(fmt::format("{}: offset {}", path, 40 + 8 * i), "non-finite parameter");
   }
   pol.set_params(p);
   return pol;

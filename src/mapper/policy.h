@@ -11,8 +11,8 @@
 // and its normalised spectral coordinate (Fiedler vector of the normalised Laplacian, power
 // iteration) - position hints without which nodes with equal features cannot be told apart.
 // Positions: the m free cores in Hilbert order; position j sits at z_j = -bound + j * step,
-// step = 2 * bound / (m - 1); P(core j | node i) is proportional to exp(-(z_j - mu_i)^2 / 2 sigma^2),
-// sigma = sigma_steps * step.
+// step = 2 * bound / (m - 1); P(core j | node i) is proportional to exp(-(z_j - mu_i)^2 / 2
+// sigma^2), sigma = sigma_steps * step.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +49,8 @@ class Policy {
 
   Eigen::VectorXd forward(const PolicyInput& in, PolicyTape* tape = nullptr) const;
   // Gradient of sum_i g_mu[i] * mu_i with respect to the parameters, in params() order.
-  Eigen::VectorXd backward(const PolicyInput& in, const PolicyTape& tape, const Eigen::VectorXd& g_mu) const;
+  Eigen::VectorXd backward(const PolicyInput& in, const PolicyTape& tape,
+                           const Eigen::VectorXd& g_mu) const;
 
   Eigen::VectorXd params() const;
   void set_params(const Eigen::VectorXd& p);

@@ -35,7 +35,8 @@ std::vector<double> depth(const CoreProblem& pb) {
 
 // Fiedler-like coordinate: power iteration on (I + A) with the degree-weighted constant vector
 // projected out, 60 steps from a fixed start; min-max normalised.
-std::vector<double> spectral(const Eigen::SparseMatrix<double>& a, const Eigen::VectorXd& sqrt_deg) {
+std::vector<double> spectral(const Eigen::SparseMatrix<double>& a,
+                             const Eigen::VectorXd& sqrt_deg) {
   const int n = static_cast<int>(a.rows());
   Eigen::VectorXd u = sqrt_deg.normalized();
   Eigen::VectorXd v(n);
@@ -69,7 +70,8 @@ PolicyInput make_policy_input(const CoreProblem& pb) {
   std::vector<Eigen::Triplet<double>> t;
   for (int v = 0; v < n; ++v) {
     t.emplace_back(v, v, isq[v] * isq[v]);
-    for (const Neighbor& nb : pb.adj[v]) t.emplace_back(v, nb.node, nb.weight / wmax * isq[v] * isq[nb.node]);
+    for (const Neighbor& nb : pb.adj[v])
+      t.emplace_back(v, nb.node, nb.weight / wmax * isq[v] * isq[nb.node]);
   }
   in.adj.resize(n, n);
   in.adj.setFromTriplets(t.begin(), t.end());

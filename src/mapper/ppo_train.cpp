@@ -2,10 +2,10 @@
 // each, sample `samples` placements from the policy (positions drawn from the discretised
 // Gaussians, then the conflict rule), compute their rewards and advantages (per placement or per
 // node, against the group's mean), add |normalised reward| to the total; when the total reaches the
-// threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start a
-// new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the passes.
-// After every pass the policy's own (most probable) placements are scored with the spec's reward;
-// the best-scoring parameters are kept.
+// threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start
+// a new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the
+// passes. After every pass the policy's own (most probable) placements are scored with the spec's
+// reward; the best-scoring parameters are kept.
 #include <cmath>
 
 #include "mapper/placers.h"
@@ -17,7 +17,8 @@ namespace {
 
 class Adam {
  public:
-  explicit Adam(int n, double lr) : m_lr(lr), m_m(Eigen::VectorXd::Zero(n)), m_v(Eigen::VectorXd::Zero(n)) {}
+  explicit Adam(int n, double lr)
+      : m_lr(lr), m_m(Eigen::VectorXd::Zero(n)), m_v(Eigen::VectorXd::Zero(n)) {}
   // Ascent step on `grad` (we maximise the objective).
   void step(Eigen::VectorXd& p, const Eigen::VectorXd& grad) {
     ++m_t;
@@ -84,7 +85,8 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
   // the best parameters seen, the initial ones included, are returned.
   auto evaluate = [&] {
     double s = 0.0;
-    for (size_t gi = 0; gi < graphs.size(); ++gi) s += core_reward(graphs[gi], place_rl(graphs[gi], policy), opt.routing) / ref[gi];
+    for (size_t gi = 0; gi < graphs.size(); ++gi)
+      s += core_reward(graphs[gi], place_rl(graphs[gi], policy), opt.routing) / ref[gi];
     return s / static_cast<double>(graphs.size());
   };
   double best_score = evaluate();
@@ -96,7 +98,8 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
   for (int it = 0; it < opt.iterations; ++it) {
     const double frac = opt.iterations > 1 ? static_cast<double>(it) / (opt.iterations - 1) : 1.0;
     // Old and new log-probabilities of a batch must use one width: change it between batches only.
-    if (batch.empty()) policy.set_sigma_steps(opt.sigma_start * std::pow(opt.sigma_steps / opt.sigma_start, frac));
+    if (batch.empty())
+      policy.set_sigma_steps(opt.sigma_start * std::pow(opt.sigma_steps / opt.sigma_start, frac));
     for (size_t gi = 0; gi < graphs.size(); ++gi) {
       const CoreProblem& pb = graphs[gi];
       const int m = static_cast<int>(cores[gi].size());
@@ -129,7 +132,8 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
         PpoItem& item = group[k];
         item.advantage -= mean;
         if (opt.node_credit)
-          for (int v = 0; v < pb.n(); ++v) item.node_advantage.push_back(-(share[k][v] - node_mean[v]) / node_ref[gi]);
+          for (int v = 0; v < pb.n(); ++v)
+            item.node_advantage.push_back(-(share[k][v] - node_mean[v]) / node_ref[gi]);
         batch.push_back(std::move(item));
       }
       if (total < opt.threshold) continue;

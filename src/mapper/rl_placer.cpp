@@ -18,11 +18,13 @@ std::vector<double> node_priority(const CoreProblem& pb) {
   return p;
 }
 
-std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired, const std::vector<double>& priority) {
+std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired,
+                                   const std::vector<double>& priority) {
   const int n = pb.n();
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return priority[a] > priority[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return priority[a] > priority[b]; });
   std::vector<char> used(pb.width * pb.height, 0);
   std::vector<int> pos(n, -1);
   for (int v : order)  // winners: the first (highest-priority) claimant of each core
@@ -39,7 +41,9 @@ std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>
   return pos;
 }
 
-std::vector<int> position_cores(const CoreProblem& pb) { return hilbert_order(pb.width, pb.height, pb.free); }
+std::vector<int> position_cores(const CoreProblem& pb) {
+  return hilbert_order(pb.width, pb.height, pb.free);
+}
 
 std::vector<int> argmax_positions(const Eigen::VectorXd& mu, int m, double bound) {
   std::vector<int> out(mu.size());
@@ -53,7 +57,8 @@ std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy) {
   if (pb.n() == 0) return {};
   PolicyInput in = make_policy_input(pb);
   std::vector<int> cores = position_cores(pb);
-  std::vector<int> posn = argmax_positions(policy.forward(in), static_cast<int>(cores.size()), policy.bound());
+  std::vector<int> posn =
+      argmax_positions(policy.forward(in), static_cast<int>(cores.size()), policy.bound());
   std::vector<int> desired(pb.n());
   for (int v = 0; v < pb.n(); ++v) desired[v] = cores[posn[v]];
   return resolve_conflicts(pb, desired, node_priority(pb));
@@ -73,11 +78,13 @@ double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel
   MeshRouter router(model, pb.width, pb.height);
   double cc[kNumDirs] = {0, 0, 0, 0};
   for (const Edge& e : pb.edges)
-    for (Dir d : router.route(pos[e.src], pos[e.dst], e.weight)) cc[static_cast<int>(d)] += e.weight;
+    for (Dir d : router.route(pos[e.src], pos[e.dst], e.weight))
+      cc[static_cast<int>(d)] += e.weight;
   return -(std::max(cc[0], cc[1]) + std::max(cc[2], cc[3]));
 }
 
-double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps, Eigen::VectorXd* grad) {
+double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps,
+                     Eigen::VectorXd* grad) {
   double total = 0.0;
   long decisions = 0;
   if (grad) *grad = Eigen::VectorXd::Zero(policy.num_params());
@@ -88,7 +95,8 @@ double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, do
     const double step = it.positions > 1 ? 2.0 * policy.bound() / (it.positions - 1) : 1.0;
     const double sigma = policy.sigma_steps() * step;
     for (int i = 0; i < mu.size(); ++i) {
-      Eigen::VectorXd lp = position_log_probs(mu[i], it.positions, policy.bound(), policy.sigma_steps());
+      Eigen::VectorXd lp =
+          position_log_probs(mu[i], it.positions, policy.bound(), policy.sigma_steps());
       double r = std::exp(lp[it.actions[i]] - it.old_logp[i]);
       double a = it.node_advantage.empty() ? it.advantage : it.node_advantage[i];
       double unclipped = r * a, clipped = std::clamp(r, 1.0 - eps, 1.0 + eps) * a;

@@ -36,7 +36,8 @@
 
 namespace tessera::mapper {
 
-std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired, const std::vector<double>& priority);
+std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired,
+                                   const std::vector<double>& priority);
 std::vector<double> node_priority(const CoreProblem& pb);
 // Free cores in the order positions index them (Hilbert order).
 std::vector<int> position_cores(const CoreProblem& pb);
@@ -49,10 +50,10 @@ double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel
 
 struct PpoItem {
   const PolicyInput* input = nullptr;
-  std::vector<int> actions{};     // position per node
+  std::vector<int> actions{};      // position per node
   std::vector<double> old_logp{};  // log P_old(action) per node
   double advantage = 0.0;
-  int positions = 1;             // m
+  int positions = 1;                     // m
   std::vector<double> node_advantage{};  // per decision; empty: every decision has `advantage`
 };
 
@@ -61,7 +62,8 @@ std::vector<double> node_costs(const CoreProblem& pb, const std::vector<int>& po
 
 // The clipped objective (to maximise) averaged over all decisions of the batch; if grad is given,
 // fills dL/dparams.
-double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps, Eigen::VectorXd* grad);
+double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps,
+                     Eigen::VectorXd* grad);
 
 struct TrainOptions {
   int iterations = 200;      // passes over the training graphs
@@ -69,7 +71,7 @@ struct TrainOptions {
   int samples = 16;          // placements sampled per graph visit (group baseline)
   int epochs = 8;            // PPO epochs per update
   double lr = 3e-3;          // Adam
-  bool node_credit = false;   // advantage per node (true) or per placement (false), see above
+  bool node_credit = false;  // advantage per node (true) or per placement (false), see above
   double eps = 0.2;          // PPO clip
   uint64_t seed = 1;
   TurnModel routing = TurnModel::kXY;

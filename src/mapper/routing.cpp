@@ -7,13 +7,19 @@
 namespace tessera::mapper {
 namespace {
 
-bool is_x(Dir d) { return d == Dir::kE || d == Dir::kW; }
+bool is_x(Dir d) {
+  return d == Dir::kE || d == Dir::kW;
+}
 Dir opposite(Dir d) {
   switch (d) {
-    case Dir::kE: return Dir::kW;
-    case Dir::kW: return Dir::kE;
-    case Dir::kN: return Dir::kS;
-    default: return Dir::kN;
+    case Dir::kE:
+      return Dir::kW;
+    case Dir::kW:
+      return Dir::kE;
+    case Dir::kN:
+      return Dir::kS;
+    default:
+      return Dir::kN;
   }
 }
 
@@ -26,22 +32,32 @@ TurnModel parse_turn_model(const std::string& name, const std::string& key) {
   if (name == "negative-first") return TurnModel::kNegativeFirst;
   if (name == "odd-even") return TurnModel::kOddEven;
   if (name == "free") return TurnModel::kFree;
-  throw Error(key, fmt::format("unknown routing '{}' (xy, west-first, north-last, negative-first, odd-even, free)", name));
+  throw Error(
+      key, fmt::format(
+               "unknown routing '{}' (xy, west-first, north-last, negative-first, odd-even, free)",
+               name));
 }
 
 std::string turn_model_name(TurnModel m) {
   switch (m) {
-    case TurnModel::kXY: return "xy";
-    case TurnModel::kWestFirst: return "west-first";
-    case TurnModel::kNorthLast: return "north-last";
-    case TurnModel::kNegativeFirst: return "negative-first";
-    case TurnModel::kOddEven: return "odd-even";
-    default: return "free";
+    case TurnModel::kXY:
+      return "xy";
+    case TurnModel::kWestFirst:
+      return "west-first";
+    case TurnModel::kNorthLast:
+      return "north-last";
+    case TurnModel::kNegativeFirst:
+      return "negative-first";
+    case TurnModel::kOddEven:
+      return "odd-even";
+    default:
+      return "free";
   }
 }
 
 std::vector<TurnModel> deadlock_free_models() {
-  return {TurnModel::kXY, TurnModel::kWestFirst, TurnModel::kNorthLast, TurnModel::kNegativeFirst, TurnModel::kOddEven};
+  return {TurnModel::kXY, TurnModel::kWestFirst, TurnModel::kNorthLast, TurnModel::kNegativeFirst,
+          TurnModel::kOddEven};
 }
 
 const char* dir_name(Dir d) {
@@ -54,16 +70,20 @@ bool turn_allowed(TurnModel m, int x, int y, Dir in, Dir out) {
   if (in == out) return true;
   if (out == opposite(in)) return false;
   switch (m) {
-    case TurnModel::kXY: return !( !is_x(in) && is_x(out));
-    case TurnModel::kWestFirst: return out != Dir::kW;
-    case TurnModel::kNorthLast: return in != Dir::kN;
+    case TurnModel::kXY:
+      return !(!is_x(in) && is_x(out));
+    case TurnModel::kWestFirst:
+      return out != Dir::kW;
+    case TurnModel::kNorthLast:
+      return in != Dir::kN;
     case TurnModel::kNegativeFirst:
       return !((in == Dir::kN && out == Dir::kW) || (in == Dir::kE && out == Dir::kS));
     case TurnModel::kOddEven:
       if (x % 2 == 0 && in == Dir::kE && !is_x(out)) return false;
       if (x % 2 == 1 && !is_x(in) && out == Dir::kW) return false;
       return true;
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -72,10 +92,14 @@ int prohibited_turn_count(TurnModel m, int width, int height) {
   // opposite side) and a link leaving towards `out`.
   auto has = [&](int x, int y, Dir d) {
     switch (d) {
-      case Dir::kE: return x + 1 < width;
-      case Dir::kW: return x > 0;
-      case Dir::kN: return y > 0;
-      default: return y + 1 < height;
+      case Dir::kE:
+        return x + 1 < width;
+      case Dir::kW:
+        return x > 0;
+      case Dir::kN:
+        return y > 0;
+      default:
+        return y + 1 < height;
     }
   };
   int count = 0;
@@ -92,17 +116,25 @@ int prohibited_turn_count(TurnModel m, int width, int height) {
 
 int step(int core, Dir d, int width) {
   switch (d) {
-    case Dir::kE: return core + 1;
-    case Dir::kW: return core - 1;
-    case Dir::kN: return core - width;
-    default: return core + width;
+    case Dir::kE:
+      return core + 1;
+    case Dir::kW:
+      return core - 1;
+    case Dir::kN:
+      return core - width;
+    default:
+      return core + width;
   }
 }
 
 MeshRouter::MeshRouter(TurnModel model, int width, int height)
-    : m_model(model), m_width(width), m_height(height), m_load(static_cast<size_t>(width) * height * kNumDirs, 0.0) {}
+    : m_model(model),
+      m_width(width),
+      m_height(height),
+      m_load(static_cast<size_t>(width) * height * kNumDirs, 0.0) {}
 
-int MeshRouter::candidates(int sx, int x, int y, int dx, int dy, int in, std::array<Dir, 4>& out) const {
+int MeshRouter::candidates(int sx, int x, int y, int dx, int dy, int in,
+                           std::array<Dir, 4>& out) const {
   int n = 0;
   const int ex = dx - x, ey = dy - y;
   const Dir hx = ex > 0 ? Dir::kE : Dir::kW;
@@ -110,8 +142,10 @@ int MeshRouter::candidates(int sx, int x, int y, int dx, int dy, int in, std::ar
   auto add = [&](Dir d) { out[n++] = d; };
   switch (m_model) {
     case TurnModel::kXY:
-      if (ex != 0) add(hx);
-      else if (ey != 0) add(hy);
+      if (ex != 0)
+        add(hx);
+      else if (ey != 0)
+        add(hy);
       break;
     case TurnModel::kWestFirst:
       if (ex < 0) {

@@ -68,7 +68,9 @@ class MeshRouter {
 };
 
 // Channel id of the link leaving local core `core` towards `d`.
-inline int channel_id(int core, Dir d) { return core * kNumDirs + static_cast<int>(d); }
+inline int channel_id(int core, Dir d) {
+  return core * kNumDirs + static_cast<int>(d);
+}
 // Local core reached from `core` by one hop towards d on a mesh of `width` columns.
 int step(int core, Dir d, int width);
 

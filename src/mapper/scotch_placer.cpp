@@ -4,13 +4,12 @@
 // vertex per free core, so a zero-imbalance mapping puts exactly one vertex on every core. Edge
 // weights are scaled to integers in [1, 1000]. Any collision Scotch still leaves is resolved by
 // moving the later node to the nearest free core.
-#include <cstdint>
-#include <cstdio>
-
 #include <scotch.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 
 #include "common/error.h"
 #include "mapper/placers.h"
@@ -52,26 +51,30 @@ std::vector<int> place_scotch(const CoreProblem& pb, uint64_t seed) {
     if (v < n)
       for (const Neighbor& nb : pb.adj[v]) {
         edgetab.push_back(nb.node);
-        edlotab.push_back(std::max<SCOTCH_Num>(1, static_cast<SCOTCH_Num>(std::lround(1000.0 * nb.weight / wmax))));
+        edlotab.push_back(std::max<SCOTCH_Num>(
+            1, static_cast<SCOTCH_Num>(std::lround(1000.0 * nb.weight / wmax))));
       }
     verttab.push_back(static_cast<SCOTCH_Num>(edgetab.size()));
   }
   ScotchCall s;
   SCOTCH_randomSeed(static_cast<SCOTCH_Num>(seed & 0x7fffffff));
   SCOTCH_randomReset();
-  if (SCOTCH_graphBuild(&s.graph, 0, nv, verttab.data(), nullptr, nullptr, nullptr, static_cast<SCOTCH_Num>(edgetab.size()),
-                        edgetab.data(), edlotab.data()) != 0)
+  if (SCOTCH_graphBuild(&s.graph, 0, nv, verttab.data(), nullptr, nullptr, nullptr,
+                        static_cast<SCOTCH_Num>(edgetab.size()), edgetab.data(),
+                        edlotab.data()) != 0)
     throw Error("scotch", "SCOTCH_graphBuild failed");
   SCOTCH_archMesh2(&s.mesh, pb.width, pb.height);
   SCOTCH_Arch* arch = &s.mesh;
   std::vector<SCOTCH_Num> sub(pb.free.begin(), pb.free.end());
   if (nv < pb.width * pb.height) {  // sub-architecture terminals are numbered in `sub` order
-    if (SCOTCH_archSub(&s.sub, &s.mesh, nv, sub.data()) != 0) throw Error("scotch", "SCOTCH_archSub failed");
+    if (SCOTCH_archSub(&s.sub, &s.mesh, nv, sub.data()) != 0)
+      throw Error("scotch", "SCOTCH_archSub failed");
     arch = &s.sub;
   }
   SCOTCH_stratGraphMapBuild(&s.strat, SCOTCH_STRATQUALITY | SCOTCH_STRATBALANCE, nv, 0.0);
   std::vector<SCOTCH_Num> part(nv, 0);
-  if (SCOTCH_graphMap(&s.graph, arch, &s.strat, part.data()) != 0) throw Error("scotch", "SCOTCH_graphMap failed");
+  if (SCOTCH_graphMap(&s.graph, arch, &s.strat, part.data()) != 0)
+    throw Error("scotch", "SCOTCH_graphMap failed");
   std::vector<int> pos(n);
   std::vector<char> used(pb.width * pb.height, 0);
   std::vector<int> late;

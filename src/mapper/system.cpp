@@ -28,7 +28,8 @@ double get_positive(const json& doc, const char* key, const std::string& origin)
   std::string where = origin + ": " + key;
   if (!v.is_number()) throw Error(where, "must be a number");
   double x = v.get<double>();
-  if (!(x > 0.0) || !std::isfinite(x)) throw Error(where, fmt::format("{} must be > 0 and finite", x));
+  if (!(x > 0.0) || !std::isfinite(x))
+    throw Error(where, fmt::format("{} must be > 0 and finite", x));
   return x;
 }
 
@@ -36,7 +37,8 @@ std::pair<int, int> get_pair(const json& v, const std::string& where, int lo, in
   if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
     throw Error(where, "must be [width, height] (two integers)");
   int a = v[0].get<int>(), b = v[1].get<int>();
-  if (a < lo || a > hi || b < lo || b > hi) throw Error(where, fmt::format("values must be in [{}, {}]", lo, hi));
+  if (a < lo || a > hi || b < lo || b > hi)
+    throw Error(where, fmt::format("values must be in [{}, {}]", lo, hi));
   return {a, b};
 }
 
@@ -48,8 +50,10 @@ void parse_occupied(SystemSpec& s, const json& occ, const std::string& origin) {
     if (!o.is_object() || !o.contains("processor") || !o.contains("cores"))
       throw Error(where, "must be {\"processor\": p, \"cores\": [[x, y], ...]}");
     for (auto it = o.begin(); it != o.end(); ++it)
-      if (it.key() != "processor" && it.key() != "cores") throw Error(where, fmt::format("unknown key '{}'", it.key()));
-    if (!o["processor"].is_number_integer()) throw Error(where + ".processor", "must be an integer");
+      if (it.key() != "processor" && it.key() != "cores")
+        throw Error(where, fmt::format("unknown key '{}'", it.key()));
+    if (!o["processor"].is_number_integer())
+      throw Error(where + ".processor", "must be an integer");
     int p = o["processor"].get<int>();
     if (p < 0 || p >= s.processors)
       throw Error(where + ".processor", fmt::format("{} is out of range [0, {})", p, s.processors));
@@ -58,7 +62,8 @@ void parse_occupied(SystemSpec& s, const json& occ, const std::string& origin) {
       std::string cw = fmt::format("{}.cores[{}]", where, j);
       auto [x, y] = get_pair(o["cores"][j], cw, 0, 1 << 20);
       if (x >= s.width || y >= s.height)
-        throw Error(cw, fmt::format("core ({}, {}) is outside the {}x{} mesh", x, y, s.width, s.height));
+        throw Error(
+            cw, fmt::format("core ({}, {}) is outside the {}x{} mesh", x, y, s.width, s.height));
       s.occupied[p][y * s.width + x] = true;
     }
   }
@@ -81,7 +86,8 @@ int SystemSpec::total_free_cores() const {
 int SystemSpec::processor_hops(int a, int b) const {
   if (a == b) return 0;
   if (interconnect == Interconnect::kAllToAll) return 1;
-  return std::abs(a % proc_mesh_width - b % proc_mesh_width) + std::abs(a / proc_mesh_width - b / proc_mesh_width);
+  return std::abs(a % proc_mesh_width - b % proc_mesh_width) +
+         std::abs(a / proc_mesh_width - b / proc_mesh_width);
 }
 
 SystemSpec make_system(int processors, int width, int height, Interconnect ic) {
@@ -103,10 +109,13 @@ SystemSpec make_system(int processors, int width, int height, Interconnect ic) {
 void validate(const SystemSpec& s, const std::string& origin) {
   if (s.processors < 1) throw Error(origin + ": processors", "must be >= 1");
   if (s.width < 1 || s.height < 1) throw Error(origin + ": mesh", "width and height must be >= 1");
-  if (s.interconnect == Interconnect::kMesh && s.proc_mesh_width * s.proc_mesh_height != s.processors)
+  if (s.interconnect == Interconnect::kMesh &&
+      s.proc_mesh_width * s.proc_mesh_height != s.processors)
     throw Error(origin + ": processor_mesh",
-                fmt::format("{}x{} does not hold {} processors", s.proc_mesh_width, s.proc_mesh_height, s.processors));
-  if (static_cast<int>(s.occupied.size()) != s.processors) throw Error(origin + ": occupied", "size mismatch");
+                fmt::format("{}x{} does not hold {} processors", s.proc_mesh_width,
+                            s.proc_mesh_height, s.processors));
+  if (static_cast<int>(s.occupied.size()) != s.processors)
+    throw Error(origin + ": occupied", "size mismatch");
 }
 
 SystemSpec parse_system_json(const std::string& text, const std::string& origin) {
@@ -117,9 +126,10 @@ SystemSpec parse_system_json(const std::string& text, const std::string& origin)
     throw Error(fmt::format("{}: byte {}", origin, e.byte), "malformed JSON");
   }
   if (!doc.is_object()) throw Error(origin, "top level must be an object");
-  static const char* kKeys[] = {"processors", "mesh", "occupied", "interconnect", "processor_mesh",
-                                "link_bandwidth", "inter_link_bandwidth", "router_latency",
-                                "inter_latency", "packet_size", "comment"};
+  static const char* kKeys[] = {"processors",           "mesh",           "occupied",
+                                "interconnect",         "processor_mesh", "link_bandwidth",
+                                "inter_link_bandwidth", "router_latency", "inter_latency",
+                                "packet_size",          "comment"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     bool ok = false;
     for (const char* k : kKeys) ok = ok || it.key() == k;
@@ -133,15 +143,22 @@ SystemSpec parse_system_json(const std::string& text, const std::string& origin)
   if (doc.contains("interconnect")) {
     const json& v = doc["interconnect"];
     std::string ic = v.is_string() ? v.get<std::string>() : "";
-    if (ic == "all-to-all") s.interconnect = Interconnect::kAllToAll;
-    else if (ic == "mesh") s.interconnect = Interconnect::kMesh;
-    else throw Error(origin + ": interconnect", "must be \"all-to-all\" or \"mesh\"");
+    if (ic == "all-to-all")
+      s.interconnect = Interconnect::kAllToAll;
+    else if (ic == "mesh")
+      s.interconnect = Interconnect::kMesh;
+    else
+      throw Error(origin + ": interconnect", "must be \"all-to-all\" or \"mesh\"");
   }
   if (doc.contains("processor_mesh"))
-    std::tie(s.proc_mesh_width, s.proc_mesh_height) = get_pair(doc["processor_mesh"], origin + ": processor_mesh", 1, 4096);
-  if (doc.contains("link_bandwidth")) s.link_bandwidth = get_positive(doc, "link_bandwidth", origin);
-  if (doc.contains("inter_link_bandwidth")) s.inter_link_bandwidth = get_positive(doc, "inter_link_bandwidth", origin);
-  if (doc.contains("router_latency")) s.router_latency = get_positive(doc, "router_latency", origin);
+    std::tie(s.proc_mesh_width, s.proc_mesh_height) =
+        get_pair(doc["processor_mesh"], origin + ": processor_mesh", 1, 4096);
+  if (doc.contains("link_bandwidth"))
+    s.link_bandwidth = get_positive(doc, "link_bandwidth", origin);
+  if (doc.contains("inter_link_bandwidth"))
+    s.inter_link_bandwidth = get_positive(doc, "inter_link_bandwidth", origin);
+  if (doc.contains("router_latency"))
+    s.router_latency = get_positive(doc, "router_latency", origin);
   if (doc.contains("inter_latency")) s.inter_latency = get_positive(doc, "inter_latency", origin);
   if (doc.contains("packet_size")) s.packet_size = get_positive(doc, "packet_size", origin);
   if (doc.contains("occupied")) parse_occupied(s, doc["occupied"], origin);

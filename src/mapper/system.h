@@ -18,13 +18,13 @@ struct SystemSpec {
   int width = 8;
   int height = 8;
   Interconnect interconnect = Interconnect::kAllToAll;
-  int proc_mesh_width = 1;   // processor mesh (interconnect = mesh); width * height == processors
+  int proc_mesh_width = 1;  // processor mesh (interconnect = mesh); width * height == processors
   int proc_mesh_height = 1;
-  double link_bandwidth = 1.0;        // on-chip link: traffic units per cycle
-  double inter_link_bandwidth = 0.25;  // processor-to-processor link: traffic units per cycle
-  double router_latency = 1.0;        // cycles per hop for a packet head
-  double inter_latency = 20.0;        // cycles per processor-to-processor hop
-  double packet_size = 1.0;           // traffic units per packet (NoC simulation)
+  double link_bandwidth = 1.0;              // on-chip link: traffic units per cycle
+  double inter_link_bandwidth = 0.25;       // processor-to-processor link: traffic units per cycle
+  double router_latency = 1.0;              // cycles per hop for a packet head
+  double inter_latency = 20.0;              // cycles per processor-to-processor hop
+  double packet_size = 1.0;                 // traffic units per packet (NoC simulation)
   std::vector<std::vector<bool>> occupied;  // [processor][y * width + x]
 
   int cores_per_processor() const { return width * height; }
@@ -33,7 +33,9 @@ struct SystemSpec {
   int x_of(int core) const { return core % cores_per_processor() % width; }
   int y_of(int core) const { return core % cores_per_processor() / width; }
   int core_id(int p, int x, int y) const { return p * cores_per_processor() + y * width + x; }
-  bool is_occupied(int core) const { return occupied[processor_of(core)][core % cores_per_processor()]; }
+  bool is_occupied(int core) const {
+    return occupied[processor_of(core)][core % cores_per_processor()];
+  }
   int free_cores(int p) const;
   int total_free_cores() const;
   // Hops between two processors on the interconnect (0 if equal).
@@ -42,7 +44,8 @@ struct SystemSpec {
 
 // A system of `processors` free meshes of width x height (processor mesh as square as possible
 // when interconnect = mesh).
-SystemSpec make_system(int processors, int width, int height, Interconnect ic = Interconnect::kAllToAll);
+SystemSpec make_system(int processors, int width, int height,
+                       Interconnect ic = Interconnect::kAllToAll);
 SystemSpec parse_system_json(const std::string& text, const std::string& origin);
 SystemSpec read_system(const std::string& path);
 // Throws Error naming the key if the spec is inconsistent.

@@ -21,8 +21,13 @@ namespace {
 class SystemAnnealer {
  public:
   SystemAnnealer(const LogicalGraph& g, const SystemSpec& sys, std::vector<int> core)
-      : m_sys(sys), m_adj(g.undirected()), m_pos(std::move(core)), m_procs(sys.processors),
-        m_at(sys.total_cores(), -1), m_ok(sys.total_cores(), 0), m_free(sys.processors) {
+      : m_sys(sys),
+        m_adj(g.undirected()),
+        m_pos(std::move(core)),
+        m_procs(sys.processors),
+        m_at(sys.total_cores(), -1),
+        m_ok(sys.total_cores(), 0),
+        m_free(sys.processors) {
     for (int c = 0; c < sys.total_cores(); ++c) {
       m_x.push_back(sys.x_of(c));
       m_y.push_back(sys.y_of(c));
@@ -36,8 +41,9 @@ class SystemAnnealer {
     for (int a = 0; a < m_procs; ++a)
       for (int b = 0; b < m_procs; ++b) m_inter.push_back(f * sys.processor_hops(a, b));
     for (int v = 0; v < n(); ++v) {
-      TESSERA_CHECK(m_pos[v] >= 0 && m_pos[v] < sys.total_cores() && m_ok[m_pos[v]] && m_at[m_pos[v]] < 0,
-                    "refine_system: the start is not a valid placement");
+      TESSERA_CHECK(
+          m_pos[v] >= 0 && m_pos[v] < sys.total_cores() && m_ok[m_pos[v]] && m_at[m_pos[v]] < 0,
+          "refine_system: the start is not a valid placement");
       m_at[m_pos[v]] = v;
     }
     m_nloc.assign(n(), 0);
@@ -66,11 +72,13 @@ class SystemAnnealer {
       double d = 0.0;
       const Neighbor* a = m_adj[v].data();
       for (int i = 0; i < m_nloc[v]; ++i)
-        if (a[i].node != u) d += a[i].weight * (dist(c, m_pos[a[i].node]) - dist(pv, m_pos[a[i].node]));
+        if (a[i].node != u)
+          d += a[i].weight * (dist(c, m_pos[a[i].node]) - dist(pv, m_pos[a[i].node]));
       if (u >= 0) {
         const Neighbor* b = m_adj[u].data();
         for (int i = 0; i < m_nloc[u]; ++i)
-          if (b[i].node != v) d += b[i].weight * (dist(pv, m_pos[b[i].node]) - dist(c, m_pos[b[i].node]));
+          if (b[i].node != v)
+            d += b[i].weight * (dist(pv, m_pos[b[i].node]) - dist(c, m_pos[b[i].node]));
       }
       return d;
     }
@@ -144,8 +152,10 @@ class SystemAnnealer {
     std::vector<Neighbor>& a = m_adj[x];
     int j = 0;
     while (a[j].node != v) ++j;
-    if (local) std::swap(a[j], a[m_nloc[x]++]);
-    else std::swap(a[j], a[--m_nloc[x]]);
+    if (local)
+      std::swap(a[j], a[m_nloc[x]++]);
+    else
+      std::swap(a[j], a[--m_nloc[x]]);
   }
 
   void add_sums(int x, int core, double w) {
@@ -188,18 +198,19 @@ class SystemAnnealer {
   std::vector<int> m_pos;
   int m_procs;
   std::vector<int> m_at;
-  std::vector<char> m_ok;                 // core is not occupied
-  std::vector<std::vector<int>> m_free;   // per processor, its unoccupied cores
-  std::vector<int> m_x, m_y, m_p;         // per core
-  std::vector<double> m_inter;            // [pa * P + pb]: cost factor of an edge between processors
-  std::vector<int> m_nloc;                // per node, neighbours on its own processor (list prefix)
-  std::vector<double> m_sx, m_sy, m_sw;   // per node, sums over those of w x column, w x row, w
+  std::vector<char> m_ok;                // core is not occupied
+  std::vector<std::vector<int>> m_free;  // per processor, its unoccupied cores
+  std::vector<int> m_x, m_y, m_p;        // per core
+  std::vector<double> m_inter;           // [pa * P + pb]: cost factor of an edge between processors
+  std::vector<int> m_nloc;               // per node, neighbours on its own processor (list prefix)
+  std::vector<double> m_sx, m_sy, m_sw;  // per node, sums over those of w x column, w x row, w
 };
 
 // Start temperature per processor (edge weights can differ by orders of magnitude between the
 // processors, e.g. tile graphs): t_scale x the mean |delta| of random moves of its nodes within
 // it (256 per processor on average), or t_start if >= 0.
-std::vector<double> start_temperatures(const SystemAnnealer& st, int procs, const AnnealOptions& a, Rng& rng) {
+std::vector<double> start_temperatures(const SystemAnnealer& st, int procs, const AnnealOptions& a,
+                                       Rng& rng) {
   std::vector<double> t0(procs, a.t_start);
   if (a.t_start >= 0.0) return t0;
   std::vector<double> sum(procs, 0.0);

@@ -37,7 +37,7 @@
 namespace tessera::mapper {
 
 struct SystemRefineOptions {
-  AnnealOptions anneal;      // budget, schedule, seed, window (>= 0); the centre is always the centroid
+  AnnealOptions anneal;  // budget, schedule, seed, window (>= 0); the centre is always the centroid
   double cross_share = 0.5;    // probability that a move targets a neighbour's processor
   double cross_t_ratio = 0.3;  // moves to another processor are accepted at this x the temperature
   double cross_from = 0.6;     // moves to another processor start at this share of the budget

@@ -13,14 +13,15 @@ namespace {
 #if defined(__x86_64__)
 // The AVX2 bodies: whole groups of eight elements (adam_avx2.h); they return how many elements
 // they did, the scalar loops below do the rest.
-__attribute__((target("avx2"))) long moments_avx2(float* m, float* v, const float* g, long n, AdamConstants c) {
+__attribute__((target("avx2"))) long moments_avx2(float* m, float* v, const float* g, long n,
+                                                  AdamConstants c) {
   long i = 0;
   for (; i + 8 <= n; i += 8) avx2::moments8(m + i, v + i, g + i, c);
   return i;
 }
 
-__attribute__((target("avx2"))) long params_avx2(float* theta, const float* m, const float* v, long n,
-                                                 AdamConstants c, AdamStepScalars s) {
+__attribute__((target("avx2"))) long params_avx2(float* theta, const float* m, const float* v,
+                                                 long n, AdamConstants c, AdamStepScalars s) {
   long i = 0;
   for (; i + 8 <= n; i += 8) avx2::params8(theta + i, m + i, v + i, c, s);
   return i;
@@ -28,8 +29,8 @@ __attribute__((target("avx2"))) long params_avx2(float* theta, const float* m, c
 
 // relative_change of eight elements at once (the same four fp32 operations per lane) into
 // temp[0..n - n % 8); returns how many it did. The fp64 sum stays a sequential loop.
-__attribute__((target("avx2"))) long relative_changes_avx2(const float* prev, const float* now, long n,
-                                                           float* temp) {
+__attribute__((target("avx2"))) long relative_changes_avx2(const float* prev, const float* now,
+                                                           long n, float* temp) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256 tiny = _mm256_set1_ps(kConvergenceTiny);
   long i = 0;

@@ -15,7 +15,8 @@
 namespace tessera::numerics::avx2 {
 
 // adam_moments on m[0..8), v[0..8), g[0..8).
-__attribute__((target("avx2"), always_inline)) inline void moments8(float* m, float* v, const float* g,
+__attribute__((target("avx2"), always_inline)) inline void moments8(float* m, float* v,
+                                                                    const float* g,
                                                                     const AdamConstants& c) {
   const __m256 gi = _mm256_loadu_ps(g);
   const __m256 m1 = _mm256_mul_ps(_mm256_set1_ps(c.b1), _mm256_loadu_ps(m));
@@ -27,8 +28,10 @@ __attribute__((target("avx2"), always_inline)) inline void moments8(float* m, fl
 }
 
 // adam_params on theta[0..8), m[0..8), v[0..8).
-__attribute__((target("avx2"), always_inline)) inline void params8(float* theta, const float* m, const float* v,
-                                                                   const AdamConstants& c, AdamStepScalars s) {
+__attribute__((target("avx2"), always_inline)) inline void params8(float* theta, const float* m,
+                                                                   const float* v,
+                                                                   const AdamConstants& c,
+                                                                   AdamStepScalars s) {
   const __m256 root = _mm256_sqrt_ps(_mm256_loadu_ps(v));
   const __m256 scaled = _mm256_div_ps(root, _mm256_set1_ps(s.sqrt_bc2));
   const __m256 denom = _mm256_add_ps(scaled, _mm256_set1_ps(c.eps));

@@ -17,15 +17,18 @@ namespace {
 __attribute__((target("avx2"))) long round_to_bf16_avx2(float* x, long n) {
   const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
   const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
-  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u)), quiet_bit = _mm256_set1_epi32(0x00400000);
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u)),
+                quiet_bit = _mm256_set1_epi32(0x00400000);
   long i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
     const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, magnitude), inf);  // both < 2^31
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-    const __m256i rounded = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, bias), lsb), high);
+    const __m256i rounded =
+        _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, bias), lsb), high);
     const __m256i quiet = _mm256_or_si256(_mm256_and_si256(u, high), quiet_bit);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + i), _mm256_blendv_epi8(rounded, quiet, is_nan));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + i),
+                        _mm256_blendv_epi8(rounded, quiet, is_nan));
   }
   return i;
 }

@@ -34,10 +34,14 @@ constexpr Bf16 bf16_from_f32(float f) {
   return Bf16{static_cast<uint16_t>((u + 0x7fffu + lsb) >> 16)};
 }
 
-constexpr float bf16_to_f32(Bf16 b) { return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16); }
+constexpr float bf16_to_f32(Bf16 b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16);
+}
 
 // fp32 -> nearest bf16 -> fp32: the value the matrix unit sees for an fp32 input.
-constexpr float round_to_bf16(float f) { return bf16_to_f32(bf16_from_f32(f)); }
+constexpr float round_to_bf16(float f) {
+  return bf16_to_f32(bf16_from_f32(f));
+}
 
 // Rounds every element of `x` to bf16 precision in place (vectorised; same results as
 // round_to_bf16 element by element).

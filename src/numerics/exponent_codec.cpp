@@ -1,9 +1,9 @@
 #include "numerics/exponent_codec.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <bit>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -21,10 +21,16 @@ struct Fields {
   uint32_t sign, exponent, mantissa;
 };
 
-Fields split(uint32_t v, int m) { return Fields{(v >> (m + 8)) & 1u, (v >> m) & 0xffu, v & ((1u << m) - 1u)}; }
+Fields split(uint32_t v, int m) {
+  return Fields{(v >> (m + 8)) & 1u, (v >> m) & 0xffu, v & ((1u << m) - 1u)};
+}
 
-int max_delta(int d) { return (1 << (d - 1)) - 1; }
-uint32_t escape_code(int d) { return 1u << (d - 1); }
+int max_delta(int d) {
+  return (1 << (d - 1)) - 1;
+}
+uint32_t escape_code(int d) {
+  return 1u << (d - 1);
+}
 
 class BitWriter {
  public:
@@ -46,14 +52,17 @@ class BitReader {
  public:
   BitReader(const std::vector<uint8_t>& data, int64_t bits) : m_data(data), m_limit(bits) {
     if (static_cast<int64_t>(data.size()) * 8 < bits)
-      throw Error("exponent codec", fmt::format("stream holds {} bytes, its header says {} bits", data.size(), bits));
+      throw Error("exponent codec",
+                  fmt::format("stream holds {} bytes, its header says {} bits", data.size(), bits));
   }
   uint32_t get(int n) {
     if (m_pos + n > m_limit)
       throw Error("exponent codec",
-                  fmt::format("stream ends at bit {}, {} bits short of the next field", m_limit, m_pos + n - m_limit));
+                  fmt::format("stream ends at bit {}, {} bits short of the next field", m_limit,
+                              m_pos + n - m_limit));
     uint32_t v = 0;
-    for (int i = 0; i < n; ++i, ++m_pos) v |= static_cast<uint32_t>((m_data[m_pos / 8] >> (m_pos % 8)) & 1u) << i;
+    for (int i = 0; i < n; ++i, ++m_pos)
+      v |= static_cast<uint32_t>((m_data[m_pos / 8] >> (m_pos % 8)) & 1u) << i;
     return v;
   }
   int64_t position() const { return m_pos; }
@@ -95,8 +104,9 @@ void check_values(std::span<const uint32_t> values, const ExponentCodecConfig& c
   const uint64_t limit = uint64_t{1} << (9 + cfg.mantissa_bits);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i] >= limit)
-      throw Error("exponent codec", fmt::format("value {} = 0x{:x} has bits above its {}-bit format", i, values[i],
-                                                9 + cfg.mantissa_bits));
+      throw Error("exponent codec",
+                  fmt::format("value {} = 0x{:x} has bits above its {}-bit format", i, values[i],
+                              9 + cfg.mantissa_bits));
 }
 
 }  // namespace
@@ -136,7 +146,10 @@ int64_t exponent_encoded_bits(std::span<const uint32_t> values, const ExponentCo
     // one 32-bit count per group, so the loop vectorises.
     int32_t group_escapes = 0;
     for (int i = 1; i < end; ++i)
-      group_escapes += ((((v[g + i] >> m) & 0xffu) - base + static_cast<uint32_t>(limit)) > 2u * static_cast<uint32_t>(limit)) ? 1 : 0;
+      group_escapes += ((((v[g + i] >> m) & 0xffu) - base + static_cast<uint32_t>(limit)) >
+                        2u * static_cast<uint32_t>(limit))
+                           ? 1
+                           : 0;
     escapes += group_escapes;
   }
   return 8 * groups + n * (1 + m) + (n - groups) * d + 8 * escapes;
@@ -145,7 +158,8 @@ int64_t exponent_encoded_bits(std::span<const uint32_t> values, const ExponentCo
 std::vector<uint32_t> exponent_decode(const EncodedTensor& enc) {
   const ExponentCodecConfig& cfg = enc.cfg;
   cfg.validate();
-  if (enc.count < 0) throw Error("exponent codec", fmt::format("negative value count {}", enc.count));
+  if (enc.count < 0)
+    throw Error("exponent codec", fmt::format("negative value count {}", enc.count));
   const int m = cfg.mantissa_bits, d = cfg.delta_bits;
   BitReader r(enc.data, enc.bits);
   std::vector<uint32_t> out;
@@ -162,11 +176,13 @@ std::vector<uint32_t> exponent_decode(const EncodedTensor& enc) {
         if (code == escape_code(d)) {
           exponent = r.get(8);
         } else {
-          const int delta = (code & escape_code(d)) != 0 ? static_cast<int>(code) - (1 << d) : static_cast<int>(code);
+          const int delta = (code & escape_code(d)) != 0 ? static_cast<int>(code) - (1 << d)
+                                                         : static_cast<int>(code);
           const int e = base + delta;
           if (e < 0 || e > 255)
-            throw Error("exponent codec",
-                        fmt::format("value {}: exponent {} + delta {} is outside 0..255", i, base, delta));
+            throw Error(
+                "exponent codec",
+                fmt::format("value {}: exponent {} + delta {} is outside 0..255", i, base, delta));
           exponent = static_cast<uint32_t>(e);
         }
       }
@@ -174,7 +190,8 @@ std::vector<uint32_t> exponent_decode(const EncodedTensor& enc) {
     }
   }
   if (r.position() != enc.bits)
-    throw Error("exponent codec", fmt::format("{} bits left over after {} values", enc.bits - r.position(), enc.count));
+    throw Error("exponent codec", fmt::format("{} bits left over after {} values",
+                                              enc.bits - r.position(), enc.count));
   return out;
 }
 

@@ -44,7 +44,9 @@ struct EncodedTensor {
   int64_t bytes() const { return (bits + 7) / 8; }
   int64_t raw_bits() const { return count * (9 + cfg.mantissa_bits); }
   // raw size / encoded size (1 for an empty tensor).
-  double compression_ratio() const { return bits == 0 ? 1.0 : static_cast<double>(raw_bits()) / bits; }
+  double compression_ratio() const {
+    return bits == 0 ? 1.0 : static_cast<double>(raw_bits()) / bits;
+  }
 };
 
 // values[i]: a bit pattern of 9 + m bits in the low bits of the word (higher bits must be 0).

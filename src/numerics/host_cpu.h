@@ -1,5 +1,6 @@
-// What the host CPU offers, asked once per process, and how much of it the numerics may use (numerics'
-// vector paths check it and otherwise run their portable loops; every path gives the same bits).
+// What the host CPU offers, asked once per process, and how much of it the numerics may use
+// (numerics' vector paths check it and otherwise run their portable loops; every path gives the
+// same bits).
 #pragma once
 
 #include <atomic>
@@ -18,9 +19,15 @@ inline std::atomic<VectorIsa>& vector_isa_cap_storage() {
   static std::atomic<VectorIsa> cap{VectorIsa::Avx512};
   return cap;
 }
-inline void set_vector_isa_cap(VectorIsa isa) { vector_isa_cap_storage().store(isa, std::memory_order_relaxed); }
-inline VectorIsa vector_isa_cap() { return vector_isa_cap_storage().load(std::memory_order_relaxed); }
-inline bool vector_isa_allowed(VectorIsa isa) { return static_cast<int>(isa) <= static_cast<int>(vector_isa_cap()); }
+inline void set_vector_isa_cap(VectorIsa isa) {
+  vector_isa_cap_storage().store(isa, std::memory_order_relaxed);
+}
+inline VectorIsa vector_isa_cap() {
+  return vector_isa_cap_storage().load(std::memory_order_relaxed);
+}
+inline bool vector_isa_allowed(VectorIsa isa) {
+  return static_cast<int>(isa) <= static_cast<int>(vector_isa_cap());
+}
 
 // "avx512", "avx2", "portable" (and "auto" = avx512: the widest the host has); nullopt otherwise.
 inline std::optional<VectorIsa> parse_vector_isa(const std::string& name) {
@@ -49,16 +56,21 @@ inline const HostFeatures& host_features() {
 }
 
 // Whether a vector path may run: the host has its instructions and the cap allows their set.
-inline bool host_has_avx2() { return host_features().avx2 && vector_isa_allowed(VectorIsa::Avx2); }
+inline bool host_has_avx2() {
+  return host_features().avx2 && vector_isa_allowed(VectorIsa::Avx2);
+}
 // AVX2 together with FMA3 (the matrix unit's and the vector unit's fused multiply-add paths).
 inline bool host_has_avx2_fma() {
   return host_features().avx2 && host_features().fma && vector_isa_allowed(VectorIsa::Avx2);
 }
 // AVX-512 Foundation (the matrix unit's 512-bit fused multiply-add path).
-inline bool host_has_avx512f() { return host_features().avx512f && vector_isa_allowed(VectorIsa::Avx512); }
+inline bool host_has_avx512f() {
+  return host_features().avx512f && vector_isa_allowed(VectorIsa::Avx512);
+}
 // AVX-512 Foundation and Byte/Word (the 16-PE term-serial kernel).
 inline bool host_has_avx512bw() {
-  return host_features().avx512f && host_features().avx512bw && vector_isa_allowed(VectorIsa::Avx512);
+  return host_features().avx512f && host_features().avx512bw &&
+         vector_isa_allowed(VectorIsa::Avx512);
 }
 
 // The widest set the fast paths use now: the cap, lowered to what the host has ("avx512",

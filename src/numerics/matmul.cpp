@@ -36,7 +36,7 @@ namespace {
 // loop stays strictly ascending for every output, as the contract requires.
 template <int Rows, int Vecs>
 __attribute__((target("avx2,fma"))) void block_avx2(const float* a, int lda, const float* w,
-                                                      int ldw, float* acc, int ldc, int K) {
+                                                    int ldw, float* acc, int ldc, int K) {
   __m256 c[Rows][Vecs];
 #pragma GCC unroll 4
   for (int r = 0; r < Rows; ++r)
@@ -62,14 +62,16 @@ __attribute__((target("avx2,fma"))) void block_avx2(const float* a, int lda, con
 // Rows x Vecs vectors of 16 columns; the last vector covers the columns of `last` (a tail mask;
 // masked-off columns are neither read nor written).
 template <int Rows, int Vecs>
-__attribute__((target("avx512f"))) void block_avx512(const float* a, int lda, const float* w, int ldw, float* acc,
-                                                     int ldc, int K, __mmask16 last) {
+__attribute__((target("avx512f"))) void block_avx512(const float* a, int lda, const float* w,
+                                                     int ldw, float* acc, int ldc, int K,
+                                                     __mmask16 last) {
   __m512 c[Rows][Vecs];
 #pragma GCC unroll 6
   for (int r = 0; r < Rows; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < Vecs; ++v)
-      c[r][v] = _mm512_maskz_loadu_ps(v == Vecs - 1 ? last : __mmask16{0xffff}, acc + r * ldc + 16 * v);
+      c[r][v] =
+          _mm512_maskz_loadu_ps(v == Vecs - 1 ? last : __mmask16{0xffff}, acc + r * ldc + 16 * v);
   for (int k = 0; k < K; ++k) {
     __m512 wv[Vecs];
 #pragma GCC unroll 4
@@ -86,17 +88,23 @@ __attribute__((target("avx512f"))) void block_avx512(const float* a, int lda, co
   for (int r = 0; r < Rows; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < Vecs; ++v)
-      _mm512_mask_storeu_ps(acc + r * ldc + 16 * v, v == Vecs - 1 ? last : __mmask16{0xffff}, c[r][v]);
+      _mm512_mask_storeu_ps(acc + r * ldc + 16 * v, v == Vecs - 1 ? last : __mmask16{0xffff},
+                            c[r][v]);
 }
 
 using Block512Fn = void (*)(const float*, int, const float*, int, float*, int, int, __mmask16);
 // kBlocks512[rows][vecs]: rows 1..6, vecs 1..4.
 template <int Rows>
-constexpr std::array<Block512Fn, 5> blocks512_row = {nullptr, block_avx512<Rows, 1>, block_avx512<Rows, 2>,
-                                                     block_avx512<Rows, 3>, block_avx512<Rows, 4>};
-constexpr std::array<std::array<Block512Fn, 5>, 7> kBlocks512 = {
-    std::array<Block512Fn, 5>{}, blocks512_row<1>, blocks512_row<2>, blocks512_row<3>,
-    blocks512_row<4>,            blocks512_row<5>, blocks512_row<6>};
+constexpr std::array<Block512Fn, 5> blocks512_row = {nullptr, block_avx512<Rows, 1>,
+                                                     block_avx512<Rows, 2>, block_avx512<Rows, 3>,
+                                                     block_avx512<Rows, 4>};
+constexpr std::array<std::array<Block512Fn, 5>, 7> kBlocks512 = {std::array<Block512Fn, 5>{},
+                                                                 blocks512_row<1>,
+                                                                 blocks512_row<2>,
+                                                                 blocks512_row<3>,
+                                                                 blocks512_row<4>,
+                                                                 blocks512_row<5>,
+                                                                 blocks512_row<6>};
 
 // The count of the next block when `left` remain, at most `most` per block: as even as possible,
 // so no block is left with too few rows or vectors to keep the FMA pipes busy (8 rows: 4 + 4, not
@@ -108,12 +116,11 @@ int even_share(int left, int most) {
 
 using BlockFn = void (*)(const float*, int, const float*, int, float*, int, int);
 // kBlocks[rows][vecs]: rows 1..4, vecs 1..3.
-constexpr BlockFn kBlocks[5][4] = {
-    {nullptr, nullptr, nullptr, nullptr},
-    {nullptr, block_avx2<1, 1>, block_avx2<1, 2>, block_avx2<1, 3>},
-    {nullptr, block_avx2<2, 1>, block_avx2<2, 2>, block_avx2<2, 3>},
-    {nullptr, block_avx2<3, 1>, block_avx2<3, 2>, block_avx2<3, 3>},
-    {nullptr, block_avx2<4, 1>, block_avx2<4, 2>, block_avx2<4, 3>}};
+constexpr BlockFn kBlocks[5][4] = {{nullptr, nullptr, nullptr, nullptr},
+                                   {nullptr, block_avx2<1, 1>, block_avx2<1, 2>, block_avx2<1, 3>},
+                                   {nullptr, block_avx2<2, 1>, block_avx2<2, 2>, block_avx2<2, 3>},
+                                   {nullptr, block_avx2<3, 1>, block_avx2<3, 2>, block_avx2<3, 3>},
+                                   {nullptr, block_avx2<4, 1>, block_avx2<4, 2>, block_avx2<4, 3>}};
 
 // Vectors of the next block when `left` vectors remain: 3 while that leaves no lone vector, and
 // 4 as 2 + 2. A one-vector block keeps only `rows` FMA chains in flight, too few to hide the FMA
@@ -127,11 +134,14 @@ int block_vecs(int left) {
 
 namespace detail {
 
-bool mxu_matmul_avx512_supported() { return host_has_avx512f(); }
+bool mxu_matmul_avx512_supported() {
+  return host_has_avx512f();
+}
 
-__attribute__((target("avx512f"))) void mxu_matmul_accumulate_avx512(const float* a, int lda, const float* w,
-                                                                     int ldw, float* acc, int ldc, int M, int K,
-                                                                     int N) {
+__attribute__((target("avx512f"))) void mxu_matmul_accumulate_avx512(const float* a, int lda,
+                                                                     const float* w, int ldw,
+                                                                     float* acc, int ldc, int M,
+                                                                     int K, int N) {
   const int vectors = (N + 15) / 16;
   for (int m0 = 0; m0 < M;) {
     const int rows = even_share(M - m0, 6);
@@ -139,18 +149,20 @@ __attribute__((target("avx512f"))) void mxu_matmul_accumulate_avx512(const float
       const int vecs = even_share(vectors - v0, 4);
       const int tail = N - 16 * (v0 + vecs - 1);  // columns of the block's last vector, 1..16
       const auto last = static_cast<__mmask16>(tail >= 16 ? 0xffffu : (1u << tail) - 1);
-      kBlocks512[static_cast<size_t>(rows)][static_cast<size_t>(vecs)](a + m0 * lda, lda, w + 16 * v0, ldw,
-                                                                        acc + m0 * ldc + 16 * v0, ldc, K, last);
+      kBlocks512[static_cast<size_t>(rows)][static_cast<size_t>(vecs)](
+          a + m0 * lda, lda, w + 16 * v0, ldw, acc + m0 * ldc + 16 * v0, ldc, K, last);
       v0 += vecs;
     }
     m0 += rows;
   }
 }
 
-bool mxu_matmul_avx2_supported() { return host_has_avx2_fma(); }
+bool mxu_matmul_avx2_supported() {
+  return host_has_avx2_fma();
+}
 
-void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw, float* acc, int ldc, int M, int K,
-                                int N) {
+void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw, float* acc,
+                                int ldc, int M, int K, int N) {
   const int n_vec = N - N % 8;
   for (int m0 = 0; m0 < M; m0 += 4) {
     const int rows = M - m0 < 4 ? M - m0 : 4;
@@ -161,7 +173,8 @@ void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw
       n0 += 8 * vecs;
     }
   }
-  if (n_vec < N) mxu_matmul_accumulate_reference(a, lda, w + n_vec, ldw, acc + n_vec, ldc, M, K, N - n_vec);
+  if (n_vec < N)
+    mxu_matmul_accumulate_reference(a, lda, w + n_vec, ldw, acc + n_vec, ldc, M, K, N - n_vec);
 }
 
 }  // namespace detail
@@ -172,7 +185,8 @@ void mxu_matmul_accumulate(const float* a, int lda, const float* w, int ldw, flo
 #if defined(__x86_64__)
   if (detail::mxu_matmul_avx512_supported())
     return detail::mxu_matmul_accumulate_avx512(a, lda, w, ldw, acc, ldc, M, K, N);
-  if (detail::mxu_matmul_avx2_supported()) return detail::mxu_matmul_accumulate_avx2(a, lda, w, ldw, acc, ldc, M, K, N);
+  if (detail::mxu_matmul_avx2_supported())
+    return detail::mxu_matmul_accumulate_avx2(a, lda, w, ldw, acc, ldc, M, K, N);
 #endif
   mxu_matmul_accumulate_reference(a, lda, w, ldw, acc, ldc, M, K, N);
 }

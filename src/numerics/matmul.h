@@ -31,11 +31,11 @@ void mxu_matmul_accumulate_reference(const float* a, int lda, const float* w, in
 // `supported` is true).
 namespace detail {
 bool mxu_matmul_avx512_supported();
-void mxu_matmul_accumulate_avx512(const float* a, int lda, const float* w, int ldw, float* acc, int ldc, int M, int K,
-                                  int N);
+void mxu_matmul_accumulate_avx512(const float* a, int lda, const float* w, int ldw, float* acc,
+                                  int ldc, int M, int K, int N);
 bool mxu_matmul_avx2_supported();
-void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw, float* acc, int ldc, int M, int K,
-                                int N);
+void mxu_matmul_accumulate_avx2(const float* a, int lda, const float* w, int ldw, float* acc,
+                                int ldc, int M, int K, int N);
 }  // namespace detail
 
 }  // namespace tessera::numerics

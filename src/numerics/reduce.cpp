@@ -28,8 +28,10 @@ __attribute__((target("avx2"))) void tree_level_avx2(float* v, int half) {
   for (int i = 0; i < half; i += 8) {
     const __m256 lo = _mm256_loadu_ps(v + 2 * i), hi = _mm256_loadu_ps(v + 2 * i + 8);
     // shuffle_ps works within 128-bit halves; permute4x64 puts the pairs back in order.
-    const __m256 even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xd8));
-    const __m256 odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)), 0xd8));
+    const __m256 even = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xd8));
+    const __m256 odd = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)), 0xd8));
     __m256 r;
     if constexpr (Op == TreeOp::Sum) {
       r = _mm256_add_ps(even, odd);
@@ -62,7 +64,8 @@ float tree_reduce(const float* x, int n, float identity) {
     for (; half >= 8; half /= 2) tree_level_avx2<Op>(v, half);
 #endif
   for (; half >= 1; half /= 2)
-    for (int i = 0; i < half; ++i) v[i] = Op == TreeOp::Sum ? v[2 * i] + v[2 * i + 1] : fmax_ieee(v[2 * i], v[2 * i + 1]);
+    for (int i = 0; i < half; ++i)
+      v[i] = Op == TreeOp::Sum ? v[2 * i] + v[2 * i + 1] : fmax_ieee(v[2 * i], v[2 * i + 1]);
   return width == 0 ? identity : v[0];
 }
 

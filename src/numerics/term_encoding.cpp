@@ -12,7 +12,8 @@ TermList csd_encode(uint8_t significand) {
     if ((n & 1) == 0) continue;
     const int digit = 2 - (n & 3);
     n -= digit;
-    low_first.terms[low_first.count++] = Term{static_cast<int8_t>(power), static_cast<int8_t>(digit)};
+    low_first.terms[low_first.count++] =
+        Term{static_cast<int8_t>(power), static_cast<int8_t>(digit)};
   }
   TermList out;
   out.count = low_first.count;

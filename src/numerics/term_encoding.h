@@ -53,7 +53,9 @@ TermList csd_encode(uint8_t significand);
 const std::array<TermList, 256>& csd_table();
 
 // Number of non-zero terms of the CSD form of `significand` (0 for 0).
-inline int term_count(uint8_t significand) { return csd_table()[significand].count; }
+inline int term_count(uint8_t significand) {
+  return csd_table()[significand].count;
+}
 
 enum class Bf16Class : uint8_t { Zero, Finite, Inf, NaN };
 

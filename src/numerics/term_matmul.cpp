@@ -2,13 +2,13 @@
 // fold the tile's lockstep timing: a tile step lasts as long as its slowest PE's step.
 #include "numerics/term_matmul.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 #include "numerics/bf16.h"
@@ -19,8 +19,10 @@
 namespace tessera::numerics {
 
 void TermTileConfig::validate() const {
-  if (rows < 1 || rows > 4096) throw Error("TermTileConfig.rows", fmt::format("{} is out of range [1, 4096]", rows));
-  if (cols < 1 || cols > 4096) throw Error("TermTileConfig.cols", fmt::format("{} is out of range [1, 4096]", cols));
+  if (rows < 1 || rows > 4096)
+    throw Error("TermTileConfig.rows", fmt::format("{} is out of range [1, 4096]", rows));
+  if (cols < 1 || cols > 4096)
+    throw Error("TermTileConfig.cols", fmt::format("{} is out of range [1, 4096]", cols));
   pe.validate();
 }
 
@@ -86,16 +88,18 @@ Decoded decode(const float* a, int lda, const float* w, int ldw, int M, int K, i
   d.cols.assign(static_cast<size_t>(N) * d.kp, detail::make_operand(Bf16{0}));
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k)
-      d.rows[static_cast<size_t>(m) * d.kp + k] = detail::make_operand(bf16_from_f32(a[m * lda + k]));
+      d.rows[static_cast<size_t>(m) * d.kp + k] =
+          detail::make_operand(bf16_from_f32(a[m * lda + k]));
   for (int k = 0; k < K; ++k)
     for (int n = 0; n < N; ++n)
-      d.cols[static_cast<size_t>(n) * d.kp + k] = detail::make_operand(bf16_from_f32(w[k * ldw + n]));
+      d.cols[static_cast<size_t>(n) * d.kp + k] =
+          detail::make_operand(bf16_from_f32(w[k * ldw + n]));
   return d;
 }
 
 template <class Int>
-void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N, TermMatmulStats& st,
-                 int64_t* block_cycles) {
+void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ldc, int M, int N,
+                 TermMatmulStats& st, int64_t* block_cycles) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int steps = d.kp / L;
@@ -114,7 +118,8 @@ void fast_blocks(const TermTileConfig& cfg, const Decoded& d, float* acc, int ld
           PeAccumulator state = accumulator_from_f32(out, pe);
           int* cycles = &pe_cycles[static_cast<size_t>(r * cols + c) * steps];
           for (int j = 0; j < steps; ++j) {
-            const int tc = detail::fast_step<Int>(pe, parallel + j * L, serial + j * L, L, state, lanes.data());
+            const int tc = detail::fast_step<Int>(pe, parallel + j * L, serial + j * L, L, state,
+                                                  lanes.data());
             cycles[j] = std::max(tc, pe.min_step_cycles);
             add_lane_counts(lanes.data(), L, cycles[j], st);
           }
@@ -136,26 +141,32 @@ struct DecodedWeights {
   int M = -1, K = -1, N = -1, lanes = -1;
   bool inputs_serial = false;
 
-  bool matches(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_, bool inputs_serial_) const {
-    if (M != M_ || K != K_ || N != N_ || lanes != lanes_ || inputs_serial != inputs_serial_) return false;
+  bool matches(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_,
+               bool inputs_serial_) const {
+    if (M != M_ || K != K_ || N != N_ || lanes != lanes_ || inputs_serial != inputs_serial_)
+      return false;
     for (int k = 0; k < K; ++k)
-      if (std::memcmp(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw, sizeof(float) * N) != 0)
+      if (std::memcmp(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw,
+                      sizeof(float) * N) != 0)
         return false;
     return true;
   }
-  void remember(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_, bool inputs_serial_) {
+  void remember(const float* w_in, int ldw, int M_, int K_, int N_, int lanes_,
+                bool inputs_serial_) {
     M = M_, K = K_, N = N_, lanes = lanes_, inputs_serial = inputs_serial_;
     w.resize(static_cast<size_t>(K) * N);
     for (int k = 0; k < K; ++k)
-      std::memcpy(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw, sizeof(float) * N);
+      std::memcpy(&w[static_cast<size_t>(k) * N], w_in + static_cast<ptrdiff_t>(k) * ldw,
+                  sizeof(float) * N);
   }
 };
 
 // The AVX2 path: groups of up to 8 PEs sharing their serial operand (term_tile_avx2.h). With the
 // inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
 // a tile column (PEs (r0..r0+7, c)).
-void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc, int ldc,
-                 int M, int K, int N, TermMatmulStats& st, int64_t* block_cycles) {
+void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
+                 float* acc, int ldc, int M, int K, int N, TermMatmulStats& st,
+                 int64_t* block_cycles) {
   const PeConfig& pe = cfg.pe;
   const int L = pe.lanes;
   const int kp = (K + L - 1) / L * L, steps = kp / L;
@@ -174,7 +185,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
       ops.set_serial_row(m, a + static_cast<ptrdiff_t>(m) * lda, K);
       continue;
     }
-    for (int k = 0; k < K; ++k) ops.set_parallel(k, m, detail::make_operand(bf16_from_f32(a[m * lda + k])));
+    for (int k = 0; k < K; ++k)
+      ops.set_parallel(k, m, detail::make_operand(bf16_from_f32(a[m * lda + k])));
   }
   if (!reuse) {
     for (int k = 0; k < K; ++k) {
@@ -182,20 +194,22 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
         ops.set_parallel_row(k, w + static_cast<ptrdiff_t>(k) * ldw, N);
         continue;
       }
-      for (int n = 0; n < N; ++n) ops.set_serial(n, k, detail::make_operand(bf16_from_f32(w[k * ldw + n])));
+      for (int n = 0; n < N; ++n)
+        ops.set_serial(n, k, detail::make_operand(bf16_from_f32(w[k * ldw + n])));
     }
     decoded.remember(w, ldw, M, K, N, L, inputs_serial);
   }
   // The groups of 8 PEs along the dimension that does not share the serial operand, packed for
-  // the exact-product steps (the parallel operand is the weights, kept while reused, or the inputs),
-  // and every serial row's live lanes.
+  // the exact-product steps (the parallel operand is the weights, kept while reused, or the
+  // inputs), and every serial row's live lanes.
   const int across_total = inputs_serial ? N : M, tile_across = inputs_serial ? cfg.cols : cfg.rows;
   thread_local std::vector<int> previous_x0s;
   x0s.clear();
   group_base.clear();
   for (int b0 = 0; b0 < across_total; b0 += tile_across) {
     group_base.push_back(static_cast<int>(x0s.size()));
-    for (int v0 = 0; v0 < std::min(tile_across, across_total - b0); v0 += detail::kGroupPes) x0s.push_back(b0 + v0);
+    for (int v0 = 0; v0 < std::min(tile_across, across_total - b0); v0 += detail::kGroupPes)
+      x0s.push_back(b0 + v0);
   }
   if (!inputs_serial || !reuse || x0s != previous_x0s) {
     ops.pack(x0s);
@@ -220,19 +234,22 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
     groups.clear();
     for (int bi = 0, b0 = 0; b0 < across_total; ++bi, b0 += tile_across) {
       const int across = std::min(tile_across, across_total - b0);
-      const int block = inputs_serial ? (s / cfg.rows) * blocks_n + bi : bi * blocks_n + s / cfg.cols;
+      const int block =
+          inputs_serial ? (s / cfg.rows) * blocks_n + bi : bi * blocks_n + s / cfg.cols;
       for (int v0 = 0; v0 < across; v0 += detail::kGroupPes)
-        groups.push_back(detail::RowGroup{b0 + v0, group_base[static_cast<size_t>(bi)] + v0 / detail::kGroupPes,
-                                          std::min(detail::kGroupPes, across - v0),
-                                          out + static_cast<ptrdiff_t>(b0 + v0) * stride, stride,
-                                          &step_max[static_cast<size_t>(block) * steps]});
+        groups.push_back(
+            detail::RowGroup{b0 + v0, group_base[static_cast<size_t>(bi)] + v0 / detail::kGroupPes,
+                             std::min(detail::kGroupPes, across - v0),
+                             out + static_cast<ptrdiff_t>(b0 + v0) * stride, stride,
+                             &step_max[static_cast<size_t>(block) * steps]});
     }
     detail::row_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, steps, groups.data(),
                            static_cast<int>(groups.size()), totals);
   }
   for (int bm = 0; bm < blocks_m; ++bm) {
     for (int bn = 0; bn < blocks_n; ++bn) {
-      const int nr = std::min(cfg.rows, M - bm * cfg.rows), nc = std::min(cfg.cols, N - bn * cfg.cols);
+      const int nr = std::min(cfg.rows, M - bm * cfg.rows),
+                nc = std::min(cfg.cols, N - bn * cfg.cols);
       const int* sm = &step_max[static_cast<size_t>(bm * blocks_n + bn) * steps];
       int64_t block = 0;
       for (int j = 0; j < steps; ++j) block += sm[j];
@@ -252,8 +269,9 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
 
 }  // namespace
 
-void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
-                            int ldc, int M, int K, int N, TermMatmulStats* stats, int64_t* block_cycles) {
+void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
+                            int ldw, float* acc, int ldc, int M, int K, int N,
+                            TermMatmulStats* stats, int64_t* block_cycles) {
   cfg.validate();
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
@@ -270,8 +288,9 @@ void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, 
   if (stats != nullptr) *stats += st;
 }
 
-void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
-                                      float* acc, int ldc, int M, int K, int N, TermMatmulStats* stats) {
+void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda,
+                                      const float* w, int ldw, float* acc, int ldc, int M, int K,
+                                      int N, TermMatmulStats* stats) {
   cfg.validate();
   check_shape(lda, ldw, ldc, M, K, N);
   TermMatmulStats st;
@@ -294,7 +313,8 @@ void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a,
               wt[i] = bf16_from_f32(w[(j * L + i) * ldw + n]);
             }
             const bool inputs_serial = cfg.serial == TermSerialOperand::Inputs;
-            const StepStats s = reference_step(cfg.pe, inputs_serial ? wt : in, inputs_serial ? in : wt, state);
+            const StepStats s =
+                reference_step(cfg.pe, inputs_serial ? wt : in, inputs_serial ? in : wt, state);
             pe_cycles[static_cast<size_t>(r * cols + c) * steps + j] = s.cycles;
             add_lane_counts(s.lanes.data(), L, s.cycles, st);
           }

@@ -55,11 +55,13 @@ struct TermMatmulStats {
 // The fast model (pre-decoded operands, TermPe's integer step). Adds to *stats if non-null. If
 // block_cycles is non-null it receives each output block's lockstep cycles, ceil(M / rows) *
 // ceil(N / cols) entries in block order (m0 outer, n0 inner).
-void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw, float* acc,
-                            int ldc, int M, int K, int N, TermMatmulStats* stats, int64_t* block_cycles = nullptr);
+void term_matmul_accumulate(const TermTileConfig& cfg, const float* a, int lda, const float* w,
+                            int ldw, float* acc, int ldc, int M, int K, int N,
+                            TermMatmulStats* stats, int64_t* block_cycles = nullptr);
 
 // The same contract on reference_step, one PE step at a time: the oracle for tests.
-void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
-                                      float* acc, int ldc, int M, int K, int N, TermMatmulStats* stats);
+void term_matmul_accumulate_reference(const TermTileConfig& cfg, const float* a, int lda,
+                                      const float* w, int ldw, float* acc, int ldc, int M, int K,
+                                      int N, TermMatmulStats* stats);
 
 }  // namespace tessera::numerics

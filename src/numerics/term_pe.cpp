@@ -1,9 +1,9 @@
 #include "numerics/term_pe.h"
 
-#include <fmt/format.h>
-
 #include <bit>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 #include "numerics/term_pe_fast.h"
@@ -14,7 +14,8 @@ namespace {
 
 void check_range(const char* field, int value, int lo, int hi) {
   if (value < lo || value > hi)
-    throw Error(fmt::format("PeConfig.{}", field), fmt::format("{} is out of range [{}, {}]", value, lo, hi));
+    throw Error(fmt::format("PeConfig.{}", field),
+                fmt::format("{} is out of range [{}, {}]", value, lo, hi));
 }
 
 std::string u128_hex(unsigned __int128 x) {
@@ -54,7 +55,8 @@ PeAccumulator accumulator_from_f32(float f, const PeConfig& cfg) {
   const bool negative = (u >> 31) != 0;
   const int e = static_cast<int>((u >> 23) & 0xff);
   const uint32_t frac = u & 0x7fffffu;
-  if (e == 0xff) return PeAccumulator{frac != 0 ? Kind::NaN : Kind::Inf, frac != 0 ? false : negative, 0, 0};
+  if (e == 0xff)
+    return PeAccumulator{frac != 0 ? Kind::NaN : Kind::Inf, frac != 0 ? false : negative, 0, 0};
   if (e == 0 && frac == 0) return PeAccumulator{Kind::Zero, negative, 0, 0};
   // value = sig24 * 2^(exp24 - 23) with sig24 having its leading one at bit lead.
   const uint32_t sig24 = e == 0 ? frac : (frac | 0x800000u);
@@ -116,11 +118,14 @@ float accumulator_to_f32(const PeAccumulator& acc, const PeConfig& cfg) {
                               (static_cast<uint32_t>(q) & 0x7fffffu));
 }
 
-TermPe::TermPe(const PeConfig& cfg) : m_cfg(cfg) { m_cfg.validate(); }
+TermPe::TermPe(const PeConfig& cfg) : m_cfg(cfg) {
+  m_cfg.validate();
+}
 
 StepStats TermPe::step(std::span<const Bf16> a, std::span<const Bf16> b, PeAccumulator& acc) const {
   TESSERA_CHECK(a.size() == b.size(), "TermPe::step: A and B lane counts differ");
-  TESSERA_CHECK(a.size() <= static_cast<size_t>(m_cfg.lanes), "TermPe::step: more pairs than lanes");
+  TESSERA_CHECK(a.size() <= static_cast<size_t>(m_cfg.lanes),
+                "TermPe::step: more pairs than lanes");
   const int n = static_cast<int>(a.size());
   std::array<detail::TermOperand, kMaxPeLanes> da, db;
   for (int i = 0; i < n; ++i) {
@@ -129,9 +134,10 @@ StepStats TermPe::step(std::span<const Bf16> a, std::span<const Bf16> b, PeAccum
   }
   StepStats st;
   st.lane_count = m_cfg.lanes;
-  st.term_cycles = detail::use_int64(m_cfg)
-                       ? detail::fast_step<int64_t>(m_cfg, da.data(), db.data(), n, acc, st.lanes.data())
-                       : detail::fast_step<__int128>(m_cfg, da.data(), db.data(), n, acc, st.lanes.data());
+  st.term_cycles =
+      detail::use_int64(m_cfg)
+          ? detail::fast_step<int64_t>(m_cfg, da.data(), db.data(), n, acc, st.lanes.data())
+          : detail::fast_step<__int128>(m_cfg, da.data(), db.data(), n, acc, st.lanes.data());
   for (int i = n; i < m_cfg.lanes; ++i) st.lanes[i] = LaneTerms{0, kTermSlots, 0};
   st.cycles = std::max(st.term_cycles, m_cfg.min_step_cycles);
   return st;

@@ -60,15 +60,16 @@ namespace tessera::numerics {
 inline constexpr int kMaxPeLanes = 64;
 inline constexpr int kMinAccFractionBits = 4;
 inline constexpr int kMaxAccFractionBits = 100;  // the fast model's 128-bit arithmetic bound
-inline constexpr int kMaxFixedExponent = 400;    // |fixed_exponent| bound (products reach -266..254)
+inline constexpr int kMaxFixedExponent = 400;  // |fixed_exponent| bound (products reach -266..254)
 
 struct PeConfig {
   int lanes = 8;               // L, 1..kMaxPeLanes
   int acc_fraction_bits = 23;  // W: bits kept below the accumulator's leading one (fp32-like)
   int acc_max_exponent = 127;  // largest accumulator exponent; beyond it the result is +-Inf
   int min_step_cycles = 1;     // a step lasts at least this long, 0..8
-  bool fixed_exponent_mode = false;  // the exponent block's result is at least fixed_exponent (step 1)
-  int fixed_exponent = 0;            // product-exponent units (pe = ea + eb); |value| <= kMaxFixedExponent
+  bool fixed_exponent_mode =
+      false;               // the exponent block's result is at least fixed_exponent (step 1)
+  int fixed_exponent = 0;  // product-exponent units (pe = ea + eb); |value| <= kMaxFixedExponent
 
   // Throws tessera::Error naming the field if a value is out of range.
   void validate() const;

@@ -61,7 +61,8 @@ template <class Int>
 inline void normalise_into(Int sum, int E, const PeConfig& cfg, PeAccumulator& acc) {
   const int W = cfg.acc_fraction_bits;
   const bool negative = sum < 0;
-  const auto mag = static_cast<unsigned __int128>(negative ? -static_cast<__int128>(sum) : static_cast<__int128>(sum));
+  const auto mag = static_cast<unsigned __int128>(negative ? -static_cast<__int128>(sum)
+                                                           : static_cast<__int128>(sum));
   const int lead = bit_length_u128(mag) - 1;
   unsigned __int128 sig;
   int exponent;
@@ -91,8 +92,8 @@ inline void normalise_into(Int sum, int E, const PeConfig& cfg, PeAccumulator& a
 // One step over lanes a[0..n), b[0..n) of a PE with cfg.lanes >= n lanes (lanes n.. are +0 * +0).
 // Writes lanes[0..n) and returns the step's term_cycles.
 template <class Int>
-int fast_step(const PeConfig& cfg, const TermOperand* a, const TermOperand* b, int n, PeAccumulator& acc,
-              LaneTerms* lanes) {
+int fast_step(const PeConfig& cfg, const TermOperand* a, const TermOperand* b, int n,
+              PeAccumulator& acc, LaneTerms* lanes) {
   using Kind = PeAccumulator::Kind;
   const int W = cfg.acc_fraction_bits;
   bool nan = acc.kind == Kind::NaN;
@@ -149,8 +150,9 @@ int fast_step(const PeConfig& cfg, const TermOperand* a, const TermOperand* b, i
       }
     }
     partial += lane_negative ? -lane_value : lane_value;
-    lanes[i] = LaneTerms{static_cast<uint8_t>(processed), static_cast<uint8_t>(kTermSlots - tl.count),
-                         static_cast<uint8_t>(tl.count - processed)};
+    lanes[i] =
+        LaneTerms{static_cast<uint8_t>(processed), static_cast<uint8_t>(kTermSlots - tl.count),
+                  static_cast<uint8_t>(tl.count - processed)};
     term_cycles = std::max(term_cycles, processed);
   }
 

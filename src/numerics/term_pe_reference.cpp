@@ -111,7 +111,8 @@ class BigInt {
     BigInt r;
     uint64_t carry = 0;
     for (size_t i = 0; i < std::max(x.m_limbs.size(), y.m_limbs.size()); ++i) {
-      const uint64_t s = carry + (i < x.m_limbs.size() ? x.m_limbs[i] : 0) + (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
+      const uint64_t s = carry + (i < x.m_limbs.size() ? x.m_limbs[i] : 0) +
+                         (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
       r.m_limbs.push_back(static_cast<uint32_t>(s));
       carry = s >> 32;
     }
@@ -124,7 +125,8 @@ class BigInt {
     BigInt r;
     int64_t borrow = 0;
     for (size_t i = 0; i < x.m_limbs.size(); ++i) {
-      int64_t d = static_cast<int64_t>(x.m_limbs[i]) - borrow - (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
+      int64_t d =
+          static_cast<int64_t>(x.m_limbs[i]) - borrow - (i < y.m_limbs.size() ? y.m_limbs[i] : 0);
       borrow = d < 0 ? 1 : 0;
       if (d < 0) d += int64_t{1} << 32;
       r.m_limbs.push_back(static_cast<uint32_t>(d));
@@ -148,10 +150,12 @@ struct Lane {
 
 }  // namespace
 
-StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b, PeAccumulator& acc) {
+StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b,
+                         PeAccumulator& acc) {
   using Kind = PeAccumulator::Kind;
   cfg.validate();
-  TESSERA_CHECK(a.size() == b.size() && a.size() <= static_cast<size_t>(cfg.lanes), "reference_step: bad lane count");
+  TESSERA_CHECK(a.size() == b.size() && a.size() <= static_cast<size_t>(cfg.lanes),
+                "reference_step: bad lane count");
   const int W = cfg.acc_fraction_bits;
 
   // Decode; every lane of the PE, the missing ones fed with +0 * +0.
@@ -161,8 +165,8 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
     l.a = decode_bf16(i < static_cast<int>(a.size()) ? a[i] : Bf16{0});
     l.b = decode_bf16(i < static_cast<int>(b.size()) ? b[i] : Bf16{0});
     l.product_negative = l.a.negative != l.b.negative;
-    const bool special = l.a.cls == Bf16Class::Inf || l.a.cls == Bf16Class::NaN || l.b.cls == Bf16Class::Inf ||
-                         l.b.cls == Bf16Class::NaN;
+    const bool special = l.a.cls == Bf16Class::Inf || l.a.cls == Bf16Class::NaN ||
+                         l.b.cls == Bf16Class::Inf || l.b.cls == Bf16Class::NaN;
     const bool zero = l.a.cls == Bf16Class::Zero || l.b.cls == Bf16Class::Zero;
     l.kind = special ? LaneKind::Special : zero ? LaneKind::Zero : LaneKind::Live;
   }
@@ -189,9 +193,11 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
     if (!any_live || l.product_exponent > max_exponent) max_exponent = l.product_exponent;
     any_live = true;
   }
-  if (acc.kind == Kind::Finite && (!any_live || acc.exponent > max_exponent)) max_exponent = acc.exponent;
+  if (acc.kind == Kind::Finite && (!any_live || acc.exponent > max_exponent))
+    max_exponent = acc.exponent;
   const bool any_finite = any_live || acc.kind == Kind::Finite;
-  if (cfg.fixed_exponent_mode && (!any_finite || cfg.fixed_exponent > max_exponent)) max_exponent = cfg.fixed_exponent;
+  if (cfg.fixed_exponent_mode && (!any_finite || cfg.fixed_exponent > max_exponent))
+    max_exponent = cfg.fixed_exponent;
 
   // 2-4. Terms: shift amounts, skipping, adder tree (units of the window's LSB 2^(E - W)).
   StepStats st;
@@ -243,7 +249,8 @@ StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span
   if (sum.is_zero()) {
     bool all_negative_zero_addends = acc.kind == Kind::Zero && acc.negative;
     for (const Lane& l : lanes)
-      all_negative_zero_addends = all_negative_zero_addends && l.kind == LaneKind::Zero && l.product_negative;
+      all_negative_zero_addends =
+          all_negative_zero_addends && l.kind == LaneKind::Zero && l.product_negative;
     acc = PeAccumulator{Kind::Zero, all_negative_zero_addends, 0, 0};
     return st;
   }

@@ -16,6 +16,7 @@
 namespace tessera::numerics {
 
 // One step, as TermPe::step (validates cfg).
-StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b, PeAccumulator& acc);
+StepStats reference_step(const PeConfig& cfg, std::span<const Bf16> a, std::span<const Bf16> b,
+                         PeAccumulator& acc);
 
 }  // namespace tessera::numerics

@@ -47,8 +47,9 @@ struct TileOperands {
   std::vector<int32_t> s_code;
   std::vector<TermOperand> p_ops;
   std::vector<int32_t> p_code, p_word;  // p_word: (ma << 18) | sign << 31
-  std::vector<int32_t> p_signed;        // (-1)^sign * ma as a 16-bit integer in the low half (madd operand)
-  int64_t p_specials = 0;               // parallel entries that are Inf or NaN
+  std::vector<int32_t>
+      p_signed;            // (-1)^sign * ma as a 16-bit integer in the low half (madd operand)
+  int64_t p_specials = 0;  // parallel entries that are Inf or NaN
   // The exact-product steps' copy of the parallel operand, one kp x 8 block per group of PEs
   // x0s[g] .. x0s[g] + 7, k-major so that a group reads it sequentially: packed[(g * kp + k) * 8
   // + v] = exponent (kPackedZero for a zero) << 16 | ((-1)^sign * ma & 0xffff). Written by pack().
@@ -56,7 +57,8 @@ struct TileOperands {
 
   void resize(int serial_rows, int kp_, int x_count);
   void set_serial(int s, int k, TermOperand op);
-  // set_serial(s, k, make_operand(bf16_from_f32(a[k]))) for k < K (vectorised; term_tile_decode.cpp).
+  // set_serial(s, k, make_operand(bf16_from_f32(a[k]))) for k < K (vectorised;
+  // term_tile_decode.cpp).
   void set_serial_row(int s, const float* a, int K);
   // set_parallel(k, x, make_operand(bf16_from_f32(a[x]))) for x < count (vectorised).
   void set_parallel_row(int k, const float* a, int count);
@@ -80,7 +82,8 @@ struct SerialSteps {
     // For the lockstep steps (term_tile_avx2.cpp, row_lockstep_step): the exponent plus
     // kExponentBias, and that plus the lowest term power.
     int32_t biased_exponent = 0, oob_exponent = 0;
-    int32_t packed_offset = 0;  // (step * lanes + lane) * kGroupPes: the lane's k in a group's packed block
+    int32_t packed_offset =
+        0;  // (step * lanes + lane) * kGroupPes: the lane's k in a group's packed block
   };
   int lanes = 0;
   bool special = false;
@@ -88,7 +91,8 @@ struct SerialSteps {
   std::vector<LiveB> live;          // [j * lanes + t]: the t-th live B of step j
   std::vector<uint8_t> max_count;   // [j]: the most terms of a live B (0 without live lanes)
   std::vector<int32_t> count_sum;   // [j]: the terms of all live Bs
-  std::vector<uint8_t> min_low;     // [j]: the lowest term power over the live Bs (8 without live lanes)
+  std::vector<uint8_t>
+      min_low;  // [j]: the lowest term power over the live Bs (8 without live lanes)
 
   void build(const TileOperands& ops, int s, int steps, int L);
 };
@@ -101,7 +105,8 @@ struct GroupTotals {
   // Adds a finished group of `valid` PEs with `lanes` lanes run for `steps` steps, from its sums
   // over PEs and steps: step cycles, terms processed, and terms of live lanes (processed + out of
   // bounds); every other term slot was skipped as zero.
-  void add_group(int64_t cycle_sum, int64_t processed, int64_t nonzero, int steps, int valid, int lanes) {
+  void add_group(int64_t cycle_sum, int64_t processed, int64_t nonzero, int steps, int valid,
+                 int lanes) {
     this->processed += processed;
     skipped_oob += nonzero - processed;
     skipped_zero += int64_t{steps} * valid * lanes * kTermSlots - nonzero;
@@ -115,9 +120,9 @@ struct GroupTotals {
 // not packed; every step takes the general path). Writes cycles[j * 8 + v] for PE v and step j
 // (0 for v >= valid) if `cycles` is non-null, and raises step_max[j] to the slowest valid PE's
 // cycles of step j if `step_max` is non-null; totals.pe_cycles gains the valid PEs' cycles.
-void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int x0, int group,
-                      int valid, int steps, PeAccumulator* acc, int* cycles, GroupTotals& totals,
-                      int* step_max = nullptr);
+void group_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s,
+                      int x0, int group, int valid, int steps, PeAccumulator* acc, int* cycles,
+                      GroupTotals& totals, int* step_max = nullptr);
 
 // One group of PEs sharing a serial row, for row_steps_avx2: PEs x0 .. x0 + valid - 1, packed as
 // `group`, PE v accumulating into the fp32 value out[v * stride] (loaded with accumulator_from_f32,
@@ -132,7 +137,7 @@ struct RowGroup {
 // group_steps_avx2 for every group of serial row s, step by step: step j of every group, then
 // step j + 1 (the groups of a row meet the same serial values, so their branches repeat). The
 // same values, statistics and step maxima as group_steps_avx2 group by group.
-void row_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s, int steps,
-                    const RowGroup* groups, int count, GroupTotals& totals);
+void row_steps_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int s,
+                    int steps, const RowGroup* groups, int count, GroupTotals& totals);
 
 }  // namespace tessera::numerics::detail

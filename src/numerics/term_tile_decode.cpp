@@ -17,14 +17,16 @@
 
 namespace tessera::numerics::detail {
 
-static_assert(sizeof(TermOperand) == 4 && offsetof(TermOperand, significand) == 2 && offsetof(TermOperand, code) == 3,
+static_assert(sizeof(TermOperand) == 4 && offsetof(TermOperand, significand) == 2 &&
+                  offsetof(TermOperand, code) == 3,
               "set_serial_row writes TermOperand as one 32-bit word");
 
 namespace {
 
 #if defined(__x86_64__)
 // 8 fp32 values as make_operand(bf16_from_f32(x)): the TermOperand words (exponent in bits 0-15,
-// significand 16-23, code 24-31), their codes (code_of), significands and signs (all-ones if negative).
+// significand 16-23, code 24-31), their codes (code_of), significands and signs (all-ones if
+// negative).
 struct Decoded8 {
   __m256i word, code, significand, negative;
 };
@@ -33,9 +35,11 @@ __attribute__((target("avx2"))) inline Decoded8 decode8(const float* a) {
   const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   const __m256i one = _mm256_set1_epi32(1);
   // bf16_from_f32: NaN keeps sign and top payload with the quiet bit; else round to nearest even.
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                         _mm256_set1_epi32(0x7f800000));
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i rounded =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
   const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
   const __m256i b = _mm256_blendv_epi8(rounded, quiet, nan);
   // decode_bf16.
@@ -44,26 +48,33 @@ __attribute__((target("avx2"))) inline Decoded8 decode8(const float* a) {
   const __m256i zero = _mm256_setzero_si256();
   const __m256i special = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0xff));
   const __m256i low = _mm256_cmpeq_epi32(e, zero);
-  const __m256i nonzero_frac = _mm256_andnot_si256(_mm256_cmpeq_epi32(frac, zero), _mm256_set1_epi32(-1));
+  const __m256i nonzero_frac =
+      _mm256_andnot_si256(_mm256_cmpeq_epi32(frac, zero), _mm256_set1_epi32(-1));
   const __m256i normal = _mm256_andnot_si256(_mm256_or_si256(special, low), _mm256_set1_epi32(-1));
   const __m256i subnormal = _mm256_and_si256(low, nonzero_frac);
-  const __m256i exponent = _mm256_or_si256(_mm256_and_si256(normal, _mm256_sub_epi32(e, _mm256_set1_epi32(127))),
-                                           _mm256_and_si256(subnormal, _mm256_set1_epi32(-126)));
-  const __m256i significand =
-      _mm256_andnot_si256(special, _mm256_or_si256(frac, _mm256_and_si256(normal, _mm256_set1_epi32(0x80))));
+  const __m256i exponent =
+      _mm256_or_si256(_mm256_and_si256(normal, _mm256_sub_epi32(e, _mm256_set1_epi32(127))),
+                      _mm256_and_si256(subnormal, _mm256_set1_epi32(-126)));
+  const __m256i significand = _mm256_andnot_si256(
+      special, _mm256_or_si256(frac, _mm256_and_si256(normal, _mm256_set1_epi32(0x80))));
   // Bf16Class: Zero 0, Finite 1, Inf 2, NaN 3.
   const __m256i finite = _mm256_or_si256(normal, subnormal);
-  const __m256i cls = _mm256_add_epi32(_mm256_sub_epi32(zero, finite),
-                                       _mm256_and_si256(special, _mm256_sub_epi32(_mm256_set1_epi32(2), nonzero_frac)));
-  const __m256i code = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 15), one), _mm256_slli_epi32(cls, 1));
-  const __m256i word = _mm256_or_si256(_mm256_and_si256(exponent, _mm256_set1_epi32(0xffff)),
-                                       _mm256_or_si256(_mm256_slli_epi32(significand, 16), _mm256_slli_epi32(code, 24)));
-  const __m256i c = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_set1_epi32(kZeroCode), _mm256_set1_epi32(kSpecialCode), special),
-                                       exponent, finite);
+  const __m256i cls = _mm256_add_epi32(
+      _mm256_sub_epi32(zero, finite),
+      _mm256_and_si256(special, _mm256_sub_epi32(_mm256_set1_epi32(2), nonzero_frac)));
+  const __m256i code =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 15), one), _mm256_slli_epi32(cls, 1));
+  const __m256i word = _mm256_or_si256(
+      _mm256_and_si256(exponent, _mm256_set1_epi32(0xffff)),
+      _mm256_or_si256(_mm256_slli_epi32(significand, 16), _mm256_slli_epi32(code, 24)));
+  const __m256i c = _mm256_blendv_epi8(
+      _mm256_blendv_epi8(_mm256_set1_epi32(kZeroCode), _mm256_set1_epi32(kSpecialCode), special),
+      exponent, finite);
   return Decoded8{word, c, significand, _mm256_srai_epi32(_mm256_slli_epi32(b, 16), 31)};
 }
 
-__attribute__((target("avx2"))) void decode8_serial(const float* a, TermOperand* ops, int32_t* codes) {
+__attribute__((target("avx2"))) void decode8_serial(const float* a, TermOperand* ops,
+                                                    int32_t* codes) {
   const Decoded8 d = decode8(a);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(ops), d.word);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), d.code);
@@ -74,11 +85,15 @@ __attribute__((target("avx2"))) int decode8_parallel(const float* a, TileOperand
   const Decoded8 d = decode8(a);
   const __m256i special = _mm256_set1_epi32(kSpecialCode);
   const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&t.p_code[i]));
-  const int delta = std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(d.code, special))))) -
-                    std::popcount(static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(old, special)))));
-  const __m256i signed_significand = _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(d.significand, d.negative), d.negative),
-                                                      _mm256_set1_epi32(0xffff));
-  const __m256i word = _mm256_or_si256(_mm256_and_si256(d.negative, _mm256_set1_epi32(INT32_MIN)), _mm256_slli_epi32(d.significand, 18));
+  const int delta = std::popcount(static_cast<unsigned>(_mm256_movemask_ps(
+                        _mm256_castsi256_ps(_mm256_cmpeq_epi32(d.code, special))))) -
+                    std::popcount(static_cast<unsigned>(
+                        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(old, special)))));
+  const __m256i signed_significand =
+      _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(d.significand, d.negative), d.negative),
+                       _mm256_set1_epi32(0xffff));
+  const __m256i word = _mm256_or_si256(_mm256_and_si256(d.negative, _mm256_set1_epi32(INT32_MIN)),
+                                       _mm256_slli_epi32(d.significand, 18));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_ops[i]), d.word);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_code[i]), d.code);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(&t.p_signed[i]), signed_significand);
@@ -87,16 +102,19 @@ __attribute__((target("avx2"))) int decode8_parallel(const float* a, TileOperand
 }
 // Bit i of masks[j]: lane i of step j has a finite non-zero code (codes[j * L + i]); L is a
 // multiple of 8. Returns whether any code is Inf/NaN.
-__attribute__((target("avx2"))) bool live_masks_avx2(const int32_t* codes, int steps, int L, uint64_t* masks) {
+__attribute__((target("avx2"))) bool live_masks_avx2(const int32_t* codes, int steps, int L,
+                                                     uint64_t* masks) {
   const __m256i zero = _mm256_set1_epi32(kZeroCode), special = _mm256_set1_epi32(kSpecialCode);
   __m256i any_special = _mm256_setzero_si256();
   for (int j = 0; j < steps; ++j) {
     uint64_t mask = 0;
     for (int i = 0; i < L; i += kGroupPes) {
-      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&codes[static_cast<ptrdiff_t>(j) * L + i]));
+      const __m256i c = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(&codes[static_cast<ptrdiff_t>(j) * L + i]));
       const __m256i is_special = _mm256_cmpeq_epi32(c, special);
       any_special = _mm256_or_si256(any_special, is_special);
-      const auto dead = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(is_special, _mm256_cmpeq_epi32(c, zero)))));
+      const auto dead = static_cast<unsigned>(_mm256_movemask_ps(
+          _mm256_castsi256_ps(_mm256_or_si256(is_special, _mm256_cmpeq_epi32(c, zero)))));
       mask |= static_cast<uint64_t>(~dead & 0xffu) << i;
     }
     masks[j] = mask;
@@ -141,7 +159,8 @@ void TileOperands::set_parallel_row(int k, const float* a, int count) {
   int x = 0;
 #if defined(__x86_64__)
   if (host_has_avx2())
-    for (; x + kGroupPes <= count; x += kGroupPes) p_specials += decode8_parallel(a + x, *this, static_cast<size_t>(k) * xp + x);
+    for (; x + kGroupPes <= count; x += kGroupPes)
+      p_specials += decode8_parallel(a + x, *this, static_cast<size_t>(k) * xp + x);
 #endif
   for (; x < count; ++x) set_parallel(k, x, make_operand(bf16_from_f32(a[x])));
 }

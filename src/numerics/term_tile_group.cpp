@@ -15,7 +15,8 @@ namespace tessera::numerics::detail {
 #if defined(__x86_64__)
 
 bool group_run_supported(const PeConfig& cfg) {
-  return cfg.acc_fraction_bits <= kFullAccumulatorWidth && cfg.lanes <= kGroupPes && tile_avx2_supported(cfg);
+  return cfg.acc_fraction_bits <= kFullAccumulatorWidth && cfg.lanes <= kGroupPes &&
+         tile_avx2_supported(cfg);
 }
 
 bool group_run_avx512_supported(const PeConfig& cfg) {
@@ -44,14 +45,20 @@ const std::array<PairTerms, 512>& pair_terms() {
 
 void group_runs(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
                 const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done) {
-  if (group_run_avx512_supported(cfg)) group_runs_avx512(cfg, ops, row, steps, groups, count, totals, done);
-  else group_runs_avx2(cfg, ops, row, steps, groups, count, totals, done);
+  if (group_run_avx512_supported(cfg))
+    group_runs_avx512(cfg, ops, row, steps, groups, count, totals, done);
+  else
+    group_runs_avx2(cfg, ops, row, steps, groups, count, totals, done);
 }
 
 #else
 
-bool group_run_supported(const PeConfig&) { return false; }
-bool group_run_avx512_supported(const PeConfig&) { return false; }
+bool group_run_supported(const PeConfig&) {
+  return false;
+}
+bool group_run_avx512_supported(const PeConfig&) {
+  return false;
+}
 
 void group_runs(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
                 const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done) {

@@ -34,12 +34,14 @@ bool group_run_avx512_supported(const PeConfig& cfg);
 // values out[v * stride]. For a group it takes, done[i] = 1: its values are written, its
 // blocks' step maxima raised and its counters added to totals, the same as row_steps_avx2's
 // step-by-step path gives. For the others done[i] = 0 and nothing of theirs is written.
-void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
-                     const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);
+void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
+                     int steps, const RowGroup* groups, int count, GroupTotals& totals,
+                     uint8_t* done);
 // The same, 16 PEs per vector (groups[i] and the next group it takes side by side); takes nothing
 // (done all 0) unless group_run_avx512_supported(cfg).
-void group_runs_avx512(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
-                       const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);
+void group_runs_avx512(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
+                       int steps, const RowGroup* groups, int count, GroupTotals& totals,
+                       uint8_t* done);
 // group_runs_avx512 where supported, else group_runs_avx2.
 void group_runs(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row, int steps,
                 const RowGroup* groups, int count, GroupTotals& totals, uint8_t* done);

@@ -1,8 +1,8 @@
 // The lean lockstep kernel at 8 PEs per vector (AVX2): term_tile_group_kernel.h compiled for AVX2
 // (term_tile_group.h, group_runs_avx2).
-#include "numerics/term_tile_group.h"
-
 #include <algorithm>
+
+#include "numerics/term_tile_group.h"
 
 #if defined(__x86_64__)
 #define TESSERA_GROUP_TARGET __attribute__((target("avx2")))
@@ -13,16 +13,17 @@ namespace tessera::numerics::detail {
 
 #if defined(__x86_64__)
 
-TESSERA_GROUP_TARGET void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
-                                          int steps, const RowGroup* groups, int count, GroupTotals& totals,
-                                          uint8_t* done) {
-  group_runs_simd<Avx2Ops>(group_run_supported(cfg), cfg, ops, row, steps, groups, count, totals, done);
+TESSERA_GROUP_TARGET void group_runs_avx2(const PeConfig& cfg, const TileOperands& ops,
+                                          const SerialSteps& row, int steps, const RowGroup* groups,
+                                          int count, GroupTotals& totals, uint8_t* done) {
+  group_runs_simd<Avx2Ops>(group_run_supported(cfg), cfg, ops, row, steps, groups, count, totals,
+                           done);
 }
 
 #else
 
-void group_runs_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, const RowGroup*, int count,
-                     GroupTotals&, uint8_t* done) {
+void group_runs_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, const RowGroup*,
+                     int count, GroupTotals&, uint8_t* done) {
   std::fill(done, done + count, uint8_t{0});
 }
 

@@ -19,16 +19,18 @@ namespace tessera::numerics::detail {
 
 #if defined(__x86_64__)
 
-TESSERA_GROUP_TARGET void group_runs_avx512(const PeConfig& cfg, const TileOperands& ops, const SerialSteps& row,
-                                            int steps, const RowGroup* groups, int count, GroupTotals& totals,
+TESSERA_GROUP_TARGET void group_runs_avx512(const PeConfig& cfg, const TileOperands& ops,
+                                            const SerialSteps& row, int steps,
+                                            const RowGroup* groups, int count, GroupTotals& totals,
                                             uint8_t* done) {
-  group_runs_simd<Avx512Ops>(group_run_avx512_supported(cfg), cfg, ops, row, steps, groups, count, totals, done);
+  group_runs_simd<Avx512Ops>(group_run_avx512_supported(cfg), cfg, ops, row, steps, groups, count,
+                             totals, done);
 }
 
 #else
 
-void group_runs_avx512(const PeConfig&, const TileOperands&, const SerialSteps&, int, const RowGroup*, int count,
-                       GroupTotals&, uint8_t* done) {
+void group_runs_avx512(const PeConfig&, const TileOperands&, const SerialSteps&, int,
+                       const RowGroup*, int count, GroupTotals&, uint8_t* done) {
   std::fill(done, done + count, uint8_t{0});
 }
 

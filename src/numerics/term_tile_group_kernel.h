@@ -39,7 +39,8 @@ constexpr int kFullWidth = kFullAccumulatorWidth;
 // an accumulator then aligns a zero accumulator (a_eb = 0) by E - 0 >= 32, i.e. to 0, so the
 // alignment needs no mask. Every live product and accumulator exponent is above it (biased).
 constexpr int32_t kWindowFloor = 32;
-static_assert(kExponentBias - 300 > kWindowFloor, "biased exponents must stay above the window floor");
+static_assert(kExponentBias - 300 > kWindowFloor,
+              "biased exponents must stay above the window floor");
 
 // A lane's truncated contribution in window units in every PE: where h = gbase - pe >= 1, the
 // sum over B's CSD terms (p, s) of s * floor(ma * 2^(p - h)) with the lane's sign; 0 where h <= 0
@@ -52,8 +53,8 @@ static_assert(kExponentBias - 300 > kWindowFloor, "biased exponents must stay ab
 // their difference. It is exact in 16 bits: the lane's value lies within the term count of
 // ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
 template <class S>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline typename S::V truncated_terms(const typename S::V* mult, typename S::V word,
-                                                          typename S::V shift) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline typename S::V truncated_terms(
+    const typename S::V* mult, typename S::V word, typename S::V shift) {
   using V = typename S::V;
   const V high = S::slli(word, 16);  // signed ma in the high half
   const V z = S::srlv(S::srli(S::abs16(high), 8), shift);
@@ -88,15 +89,16 @@ struct StepLanes {
   const SerialSteps::LiveB* b;
   V biased_exponent[kGroupPes], signed_significand[kGroupPes];
   V mult[kGroupPes][kPairSlots];  // the lanes' PairTerms multipliers (truncated_terms)
-  V min_low;     // the lowest term power over the live Bs
-  V e_floor;     // the window exponent's floor: the fixed exponent (biased) in fixed-exponent mode, else kWindowFloor
-  int row_cycles;      // max(most terms of a live B, min_step_cycles)
-  int row_processed;   // the terms of all live Bs
+  V min_low;                      // the lowest term power over the live Bs
+  V e_floor;  // the window exponent's floor: the fixed exponent (biased) in fixed-exponent mode,
+              // else kWindowFloor
+  int row_cycles;     // max(most terms of a live B, min_step_cycles)
+  int row_processed;  // the terms of all live Bs
 };
 
 template <class S, int N>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void prepare(StepLanes<S>& s, const SerialSteps& row, const PeConfig& cfg,
-                                         const PairTerms* pairs, int j) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void prepare(
+    StepLanes<S>& s, const SerialSteps& row, const PeConfig& cfg, const PairTerms* pairs, int j) {
   s.b = &row.live[static_cast<size_t>(j) * row.lanes];
   for (int t = 0; t < N; ++t) {
     s.biased_exponent[t] = S::set1(s.b[t].biased_exponent);
@@ -122,8 +124,9 @@ inline void row_timed(Run<S>& r, const StepLanes<S>& s, int* slowest) {
 // lane with a non-zero A can have an out-of-bounds term (the smallest such product exponent plus
 // the row's lowest power clears limit = E - (W - 7)), a lane's terms are its B's count.
 template <class S, int N, bool kMaybeOob>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(Run<S>& r, const SerialSteps::LiveB* b, const typename S::V* pe,
-                                             typename S::V gbase, int* slowest) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(
+    Run<S>& r, const SerialSteps::LiveB* b, const typename S::V* pe, typename S::V gbase,
+    int* slowest) {
   using V = typename S::V;
   V proc_max = S::zero(), processed = S::zero(), nonzero = S::zero();
   for (int t = 0; t < N; ++t) {
@@ -141,20 +144,24 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(Run<
 }
 
 template <class S, int N>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_timed(Run<S>& r, const StepLanes<S>& s, const typename S::V* pe,
-                                            typename S::V gbase, typename S::V limit, int* slowest) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_timed(
+    Run<S>& r, const StepLanes<S>& s, const typename S::V* pe, typename S::V gbase,
+    typename S::V limit, int* slowest) {
   using V = typename S::V;
   V umin = S::set1(-1);  // unsigned: a zero A (negative) drops out
   for (int t = 0; t < N; ++t) umin = S::min_unsigned(umin, pe[t]);
   const V low = S::add(umin, s.min_low);
-  if (S::any(S::gt(limit, low), r.valid)) lane_counts<S, N, true>(r, s.b, pe, gbase, slowest);
-  else lane_counts<S, N, false>(r, s.b, pe, gbase, slowest);
+  if (S::any(S::gt(limit, low), r.valid))
+    lane_counts<S, N, true>(r, s.b, pe, gbase, slowest);
+  else
+    lane_counts<S, N, false>(r, s.b, pe, gbase, slowest);
 }
 
-// Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so its
-// product exponent is negative).
+// Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so
+// its product exponent is negative).
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, int j, const StepLanes<S>& s) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, int j,
+                                                                     const StepLanes<S>& s) {
   using V = typename S::V;
   const int W = kFull ? kFullWidth : r.cfg->acc_fraction_bits;
   const SerialSteps::LiveB* b = s.b;
@@ -180,7 +187,8 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, 
   }
   int* slowest = r.slowest + static_cast<ptrdiff_t>(j) * S::kHalves;
   if (!S::any(S::gt(gbase, smin), r.valid)) {
-    // Every product of every valid PE in the window's top (exact) and every A of a live lane non-zero.
+    // Every product of every valid PE in the window's top (exact) and every A of a live lane
+    // non-zero.
     row_timed(r, s, slowest);
   } else {
     // Lanes with g < 0 in some PE add their truncated terms (0 in the other PEs, in PEs beyond
@@ -195,8 +203,10 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, 
     // if the minimum product exponent plus the row's lowest power clears it.
     const V limit = S::sub(E, S::set1(W - 7));
     const V low = S::add(smin, s.min_low);
-    if (!S::any(S::gt(limit, low), r.valid)) row_timed(r, s, slowest);
-    else lane_timed<S, N>(r, s, pe, gbase, limit, slowest);
+    if (!S::any(S::gt(limit, low), r.valid))
+      row_timed(r, s, slowest);
+    else
+      lane_timed<S, N>(r, s, pe, gbase, limit, slowest);
   }
   // Contract step 5: the accumulator truncated to the window, added, rounded to W + 1 bits (at
   // W = 23 the conversion's round to nearest even, else round_to_width); a zero sum is +0. A zero
@@ -210,7 +220,8 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, 
     r.a_eb = S::keep(nonzero, S::add(E, S::sub(S::srli(bits, 23), S::set1(127 + W))));
   } else {
     V shift;
-    round_to_width<S>(S::abs(sum), W, r.a_mag, shift);  // a_mag is garbage for a zero sum, a_eb = 0 drops it
+    round_to_width<S>(S::abs(sum), W, r.a_mag,
+                      shift);  // a_mag is garbage for a zero sum, a_eb = 0 drops it
     r.a_eb = S::keep(nonzero, S::add(E, shift));
   }
   r.a_sgn = sum;
@@ -219,8 +230,8 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, 
 
 // Step j of runs[0..n) (n >= 1), with N live serial lanes prepared once for all of them.
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step_of_runs(Run<S>* runs, int n, int j, const SerialSteps& row,
-                                              const PairTerms* pairs) {
+TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step_of_runs(
+    Run<S>* runs, int n, int j, const SerialSteps& row, const PairTerms* pairs) {
   StepLanes<S> s;
   prepare<S, N>(s, row, *runs[0].cfg, pairs, j);
   for (int i = 0; i < n; ++i) step<S, N, kFull>(runs[i], j, s);
@@ -234,8 +245,8 @@ TESSERA_GROUP_TARGET void run_steps(Run<S>* runs, int n, int steps, const Serial
   if (n == 0) return;
   const PairTerms* pairs = pair_terms().data();
   for (int j = 0; j < steps; ++j) {
-#define TESSERA_STEPS(N) \
-  case N:                \
+#define TESSERA_STEPS(N)                               \
+  case N:                                              \
     step_of_runs<S, N, kFull>(runs, n, j, row, pairs); \
     break;
     switch (row.live_count[static_cast<size_t>(j)]) {
@@ -265,14 +276,16 @@ TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
   for (int h = 0; h < S::kHalves; ++h)
     if (groups[h] != nullptr)
       for (int v = 0; v < groups[h]->valid; ++v)
-        std::memcpy(&b[h * kGroupPes + v], &groups[h]->out[static_cast<ptrdiff_t>(v) * groups[h]->stride], sizeof(float));
+        std::memcpy(&b[h * kGroupPes + v],
+                    &groups[h]->out[static_cast<ptrdiff_t>(v) * groups[h]->stride], sizeof(float));
   const V bits = S::load(b);
   const int cut = kFullWidth - r.cfg->acc_fraction_bits;  // fraction bits the accumulator lacks
   V magnitude = S::bit_and(bits, S::set1(INT32_MAX));
   // Normal before rounding: a subnormal whose rounding at bit `cut` carries into the normal range
   // is refused (accumulator_from_f32 rounds it at its own leading bit).
   const V raw_biased = S::srli(magnitude, 23);
-  if (cut > 0) {  // round to nearest even at bit `cut` of the fp32 pattern: a carry raises the exponent
+  if (cut >
+      0) {  // round to nearest even at bit `cut` of the fp32 pattern: a carry raises the exponent
     const V odd = S::bit_and(S::srli(magnitude, cut), S::set1(1));
     magnitude = S::add(magnitude, S::add(S::set1((1 << (cut - 1)) - 1), odd));
     magnitude = S::bit_and(magnitude, S::set1(-(1 << cut)));
@@ -281,7 +294,8 @@ TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
   const typename S::M zero = S::eq(bits, S::zero());
   // Normal before rounding and not above the maximum after.
   const typename S::M normal =
-      S::mask_and(S::gt(raw_biased, S::zero()), S::gt(S::set1(std::min(r.cfg->acc_max_exponent, 127) + 128), biased));
+      S::mask_and(S::gt(raw_biased, S::zero()),
+                  S::gt(S::set1(std::min(r.cfg->acc_max_exponent, 127) + 128), biased));
   const uint32_t refused = S::halves_with(S::mask_not(S::mask_or(zero, normal)));
   r.a_eb = S::keep(S::mask_not(zero), S::add(biased, S::set1(kExponentBias - 127)));
   r.a_mag = S::srli(S::bit_or(S::bit_and(magnitude, S::set1(0x7fffff)), S::set1(0x800000)), cut);
@@ -300,38 +314,44 @@ TESSERA_GROUP_TARGET uint32_t store(const Run<S>& r, const RowGroup* const* grou
   const M nonzero = S::mask_not(S::eq(r.a_eb, S::zero()));
   const V biased = S::sub(r.a_eb, S::set1(kExponentBias - 127));
   const M in_range = S::mask_and(S::gt(biased, S::zero()), S::gt(S::set1(255), biased));
-  const uint32_t refused =
-      S::halves_with(S::mask_and(S::mask_or(overflow, S::mask_and(nonzero, S::mask_not(in_range))), r.valid));
+  const uint32_t refused = S::halves_with(
+      S::mask_and(S::mask_or(overflow, S::mask_and(nonzero, S::mask_not(in_range))), r.valid));
   const int cut = kFullWidth - r.cfg->acc_fraction_bits;
-  const V magnitude = S::bit_or(S::slli(biased, 23), S::bit_and(S::slli(r.a_mag, cut), S::set1(0x7fffff)));
+  const V magnitude =
+      S::bit_or(S::slli(biased, 23), S::bit_and(S::slli(r.a_mag, cut), S::set1(0x7fffff)));
   const V bits = S::keep(nonzero, S::bit_or(magnitude, S::bit_and(r.a_sgn, S::set1(INT32_MIN))));
   alignas(64) int32_t out[S::kPes];
   S::store(out, bits);
   for (int h = 0; h < S::kHalves; ++h)
     if (groups[h] != nullptr && (refused >> h & 1) == 0)
       for (int v = 0; v < groups[h]->valid; ++v)
-        std::memcpy(&groups[h]->out[static_cast<ptrdiff_t>(v) * groups[h]->stride], &out[h * kGroupPes + v], sizeof(float));
+        std::memcpy(&groups[h]->out[static_cast<ptrdiff_t>(v) * groups[h]->stride],
+                    &out[h * kGroupPes + v], sizeof(float));
   return refused;
 }
 
 // Adds a finished half's counters to totals and raises its block's step maxima.
 template <class S>
-TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int steps, GroupTotals& totals) {
+TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int steps,
+                                 GroupTotals& totals) {
   for (int j = 0; j < steps; ++j)
-    rg.step_max[j] = std::max(rg.step_max[j], r.slowest[static_cast<ptrdiff_t>(j) * S::kHalves + h]);
+    rg.step_max[j] =
+        std::max(rg.step_max[j], r.slowest[static_cast<ptrdiff_t>(j) * S::kHalves + h]);
   int64_t cycles[S::kHalves], processed[S::kHalves], nonzero[S::kHalves];
   S::half_sums(r.cycle_acc, cycles);
   S::half_sums(r.processed_acc, processed);
   S::half_sums(r.nonzero_acc, nonzero);
-  totals.add_group(cycles[h] + r.uniform_cycles * rg.valid, processed[h] + r.uniform_processed * rg.valid,
+  totals.add_group(cycles[h] + r.uniform_cycles * rg.valid,
+                   processed[h] + r.uniform_processed * rg.valid,
                    nonzero[h] + r.uniform_processed * rg.valid, steps, rg.valid, r.cfg->lanes);
 }
 
 // group_runs_avx2's contract (term_tile_group.h), S::kHalves groups per vector; takes nothing
 // unless `width_supported` (the width's group_run_*_supported for cfg).
 template <class S>
-TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& cfg, const TileOperands& ops,
-                                          const SerialSteps& row, int steps, const RowGroup* groups, int count,
+TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& cfg,
+                                          const TileOperands& ops, const SerialSteps& row,
+                                          int steps, const RowGroup* groups, int count,
                                           GroupTotals& totals, uint8_t* done) {
   std::fill(done, done + count, uint8_t{0});
   if (!width_supported || row.special || ops.p_specials != 0) return;
@@ -344,7 +364,9 @@ TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& 
   std::array<Run<S>, kChunk> runs;  // every field is set before use (no zeroing per row)
   std::array<std::array<int, H>, kChunk> index;  // the group of each half, -1 for none
   const auto& from = terms_from();
-  const auto group_of = [&](int i, int h) { return index[static_cast<size_t>(i)][static_cast<size_t>(h)]; };
+  const auto group_of = [&](int i, int h) {
+    return index[static_cast<size_t>(i)][static_cast<size_t>(h)];
+  };
   for (int first = 0; first < count;) {
     int n = 0;
     while (first < count && n < kChunk) {
@@ -356,7 +378,9 @@ TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& 
       for (; first < count && taken < H; ++first) {
         const RowGroup& rg = groups[first];
         TESSERA_CHECK(rg.valid >= 1 && rg.valid <= kGroupPes, "group_runs: bad group");
-        if (rg.group < 0 || ops.packed.size() < static_cast<size_t>(rg.group + 1) * ops.kp * kGroupPes) continue;
+        if (rg.group < 0 ||
+            ops.packed.size() < static_cast<size_t>(rg.group + 1) * ops.kp * kGroupPes)
+          continue;
         halves[static_cast<size_t>(taken)] = first;
         half_groups[taken] = &rg;
         valid[taken] = rg.valid;
@@ -382,12 +406,15 @@ TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& 
       r.valid = S::first_pes(valid);
       if (refused != (1u << taken) - 1) ++n;
     }
-    if (cfg.acc_fraction_bits == kFullWidth) run_steps<S, true>(runs.data(), n, steps, row);
-    else run_steps<S, false>(runs.data(), n, steps, row);
+    if (cfg.acc_fraction_bits == kFullWidth)
+      run_steps<S, true>(runs.data(), n, steps, row);
+    else
+      run_steps<S, false>(runs.data(), n, steps, row);
     for (int i = 0; i < n; ++i) {
       const Run<S>& r = runs[static_cast<size_t>(i)];
       const RowGroup* half_groups[H];
-      for (int h = 0; h < H; ++h) half_groups[h] = group_of(i, h) >= 0 ? &groups[group_of(i, h)] : nullptr;
+      for (int h = 0; h < H; ++h)
+        half_groups[h] = group_of(i, h) >= 0 ? &groups[group_of(i, h)] : nullptr;
       const uint32_t refused = store(r, half_groups);
       for (int h = 0; h < H; ++h) {
         if (half_groups[h] == nullptr || (refused >> h & 1) != 0) continue;

@@ -8,7 +8,8 @@
 
 namespace tessera::numerics::detail {
 
-// The accumulator width whose normalisation is fp32's int-to-float conversion (the default, fast case).
+// The accumulator width whose normalisation is fp32's int-to-float conversion (the default, fast
+// case).
 inline constexpr int kFullAccumulatorWidth = 23;
 
 // Per B, indexed by signed_significand & 0x1ff (mb for a positive B, 512 - mb for a negative

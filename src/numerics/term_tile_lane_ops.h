@@ -23,9 +23,9 @@ namespace {
 // (h = gbase - pe, gbase = E - (W - 14), exponents biased by kExponentBias), where A is non-zero
 // (pe > 0); 0 elsewhere. `table` is terms_from(); a byte shuffle looks the count up.
 template <class S>
-TESSERA_GROUP_TARGET inline typename S::V processed_terms(const std::array<std::array<uint8_t, 16>, 256>& table,
-                                                          const SerialSteps::LiveB& b, typename S::V pe,
-                                                          typename S::V gbase) {
+TESSERA_GROUP_TARGET inline typename S::V processed_terms(
+    const std::array<std::array<uint8_t, 16>, 256>& table, const SerialSteps::LiveB& b,
+    typename S::V pe, typename S::V gbase) {
   using V = typename S::V;
   const V from = S::broadcast_bytes16(table[b.significand].data());
   V c = S::sub(S::sub(gbase, pe), S::set1(7));
@@ -37,7 +37,8 @@ TESSERA_GROUP_TARGET inline typename S::V processed_terms(const std::array<std::
 // Contract step 5's rounding: mag (0 < mag < 2^31, a window sum's magnitude) rounded to W + 1
 // significant bits, nearest even, as q * 2^s with 2^W <= q < 2^(W+1) (garbage where mag = 0).
 template <class S>
-TESSERA_GROUP_TARGET inline void round_to_width(typename S::V mag, int W, typename S::V& q, typename S::V& s) {
+TESSERA_GROUP_TARGET inline void round_to_width(typename S::V mag, int W, typename S::V& q,
+                                                typename S::V& s) {
   using V = typename S::V;
   using M = typename S::M;
   const V one = S::set1(1);

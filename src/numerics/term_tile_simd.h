@@ -27,10 +27,17 @@ struct Avx2Ops {
 
   TESSERA_AVX2_OP V set1(int32_t x) { return _mm256_set1_epi32(x); }
   TESSERA_AVX2_OP V zero() { return _mm256_setzero_si256(); }
-  TESSERA_AVX2_OP V load(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  TESSERA_AVX2_OP void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  // The vector's groups' packed parallel operand (TileOperands::packed) at `offset` into each block.
-  TESSERA_AVX2_OP V load_packed(const int32_t* const* block, int32_t offset) { return load(block[0] + offset); }
+  TESSERA_AVX2_OP V load(const int32_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  TESSERA_AVX2_OP void store(int32_t* p, V v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+  // The vector's groups' packed parallel operand (TileOperands::packed) at `offset` into each
+  // block.
+  TESSERA_AVX2_OP V load_packed(const int32_t* const* block, int32_t offset) {
+    return load(block[0] + offset);
+  }
 
   TESSERA_AVX2_OP V add(V a, V b) { return _mm256_add_epi32(a, b); }
   TESSERA_AVX2_OP V sub(V a, V b) { return _mm256_sub_epi32(a, b); }
@@ -57,12 +64,15 @@ struct Avx2Ops {
   TESSERA_AVX2_OP V abs16(V a) { return _mm256_abs_epi16(a); }
   // The low 16-bit half of every 32-bit lane copied into its high half.
   TESSERA_AVX2_OP V low_half_to_both(V a) {
-    return _mm256_shuffle_epi8(a, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5,
-                                                   4, 5, 8, 9, 8, 9, 12, 13, 12, 13));
+    return _mm256_shuffle_epi8(
+        a, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4,
+                            5, 8, 9, 8, 9, 12, 13, 12, 13));
   }
   // The high half of every 32-bit lane of d, sign-extended and negated where `sign` is negative.
   // Where sign's high half is zero, d's high half must be zero (AVX2 zeroes it; AVX-512 keeps it).
-  TESSERA_AVX2_OP V high_half_signed_by(V d, V sign) { return _mm256_srai_epi32(_mm256_sign_epi16(d, sign), 16); }
+  TESSERA_AVX2_OP V high_half_signed_by(V d, V sign) {
+    return _mm256_srai_epi32(_mm256_sign_epi16(d, sign), 16);
+  }
   // The 16 bytes at p in every 128-bit lane, and a byte shuffle within 128-bit lanes.
   TESSERA_AVX2_OP V broadcast_bytes16(const uint8_t* p) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -80,10 +90,13 @@ struct Avx2Ops {
   TESSERA_AVX2_OP uint32_t halves_with(M m) { return _mm256_testz_si256(m, m) ? 0u : 1u; }
   // The first valid[h] PEs of every half h.
   TESSERA_AVX2_OP M first_pes(const int* valid) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(valid[0]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(valid[0]),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
   TESSERA_AVX2_OP V keep(M m, V x) { return _mm256_and_si256(m, x); }  // x where m, else 0
-  TESSERA_AVX2_OP V select(M m, V if_true, V if_false) { return _mm256_blendv_epi8(if_false, if_true, m); }
+  TESSERA_AVX2_OP V select(M m, V if_true, V if_false) {
+    return _mm256_blendv_epi8(if_false, if_true, m);
+  }
   TESSERA_AVX2_OP V increment_where(M m, V x) { return _mm256_sub_epi32(x, m); }
   TESSERA_AVX2_OP V decrement_where(M m, V x) { return _mm256_add_epi32(x, m); }
   // x with the sign of s (s != 0; where s = 0, x is 0 or irrelevant).
@@ -126,8 +139,9 @@ struct Avx512Ops {
   TESSERA_AVX512_OP void store(int32_t* p, V v) { _mm512_storeu_si512(p, v); }
   TESSERA_AVX512_OP V load_packed(const int32_t* const* block, int32_t offset) {
     const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[0] + offset));
-    return _mm512_inserti64x4(_mm512_castsi256_si512(low),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[1] + offset)), 1);
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(low),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block[1] + offset)), 1);
   }
 
   TESSERA_AVX512_OP V add(V a, V b) { return _mm512_add_epi32(a, b); }
@@ -152,11 +166,13 @@ struct Avx512Ops {
   TESSERA_AVX512_OP V sub16(V a, V b) { return _mm512_sub_epi16(a, b); }
   TESSERA_AVX512_OP V abs16(V a) { return _mm512_abs_epi16(a); }
   TESSERA_AVX512_OP V low_half_to_both(V a) {
-    return _mm512_shuffle_epi8(a, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13)));
+    return _mm512_shuffle_epi8(a, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9,
+                                                                       8, 9, 12, 13, 12, 13)));
   }
   TESSERA_AVX512_OP V high_half_signed_by(V d, V sign) {
     const V high = _mm512_srai_epi32(d, 16);
-    return _mm512_mask_sub_epi32(high, _mm512_cmplt_epi32_mask(sign, _mm512_setzero_si512()), _mm512_setzero_si512(), high);
+    return _mm512_mask_sub_epi32(high, _mm512_cmplt_epi32_mask(sign, _mm512_setzero_si512()),
+                                 _mm512_setzero_si512(), high);
   }
   TESSERA_AVX512_OP V broadcast_bytes16(const uint8_t* p) {
     return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -169,16 +185,25 @@ struct Avx512Ops {
   TESSERA_AVX512_OP M mask_or(M a, M b) { return static_cast<M>(a | b); }
   TESSERA_AVX512_OP M mask_not(M a) { return static_cast<M>(~a); }
   TESSERA_AVX512_OP bool any(M m, M valid) { return (m & valid) != 0; }
-  TESSERA_AVX512_OP uint32_t halves_with(M m) { return ((m & 0xffu) != 0 ? 1u : 0u) | ((m >> 8) != 0 ? 2u : 0u); }
+  TESSERA_AVX512_OP uint32_t halves_with(M m) {
+    return ((m & 0xffu) != 0 ? 1u : 0u) | ((m >> 8) != 0 ? 2u : 0u);
+  }
   TESSERA_AVX512_OP M first_pes(const int* valid) {
     return static_cast<M>(((1u << valid[0]) - 1) | ((1u << valid[1]) - 1) << 8);
   }
   TESSERA_AVX512_OP V keep(M m, V x) { return _mm512_maskz_mov_epi32(m, x); }
-  TESSERA_AVX512_OP V select(M m, V if_true, V if_false) { return _mm512_mask_blend_epi32(m, if_false, if_true); }
-  TESSERA_AVX512_OP V increment_where(M m, V x) { return _mm512_mask_add_epi32(x, m, x, _mm512_set1_epi32(1)); }
-  TESSERA_AVX512_OP V decrement_where(M m, V x) { return _mm512_mask_sub_epi32(x, m, x, _mm512_set1_epi32(1)); }
+  TESSERA_AVX512_OP V select(M m, V if_true, V if_false) {
+    return _mm512_mask_blend_epi32(m, if_false, if_true);
+  }
+  TESSERA_AVX512_OP V increment_where(M m, V x) {
+    return _mm512_mask_add_epi32(x, m, x, _mm512_set1_epi32(1));
+  }
+  TESSERA_AVX512_OP V decrement_where(M m, V x) {
+    return _mm512_mask_sub_epi32(x, m, x, _mm512_set1_epi32(1));
+  }
   TESSERA_AVX512_OP V with_sign_of(V x, V s) {
-    return _mm512_mask_sub_epi32(x, _mm512_cmplt_epi32_mask(s, _mm512_setzero_si512()), _mm512_setzero_si512(), x);
+    return _mm512_mask_sub_epi32(x, _mm512_cmplt_epi32_mask(s, _mm512_setzero_si512()),
+                                 _mm512_setzero_si512(), x);
   }
 
   TESSERA_AVX512_OP void half_sums(V v, int64_t* out) {
@@ -192,7 +217,8 @@ struct Avx512Ops {
 
   // As Avx2Ops::negative_lanes, over four 128-bit lanes.
   template <int N>
-  __attribute__((target("avx512f,avx512bw"), always_inline)) static inline uint32_t negative_lanes(const V* m) {
+  __attribute__((target("avx512f,avx512bw"), always_inline)) static inline uint32_t negative_lanes(
+      const V* m) {
     V padded[8];
     for (int t = 0; t < 8; ++t) padded[t] = t < N ? m[t] : zero();
     uint32_t nibbles = 0;
@@ -200,7 +226,8 @@ struct Avx512Ops {
       const V q = _mm512_packs_epi16(_mm512_packs_epi32(padded[t0], padded[t0 + 1]),
                                      _mm512_packs_epi32(padded[t0 + 2], padded[t0 + 3]));
       const uint64_t bits = _mm512_movepi8_mask(q);
-      nibbles |= static_cast<uint32_t>((bits | bits >> 16 | bits >> 32 | bits >> 48) & 0xffffu) << (4 * t0);
+      nibbles |= static_cast<uint32_t>((bits | bits >> 16 | bits >> 32 | bits >> 48) & 0xffffu)
+                 << (4 * t0);
     }
     return nibbles;
   }

@@ -17,8 +17,8 @@ class TraceSink {
   virtual ~TraceSink() = default;
   // A span of activity on `track` from `start` for `duration` cycles named `name`
   // (e.g. the mnemonic), with optional detail (e.g. the disassembled instruction, the PC).
-  virtual void span(std::string_view track, std::string_view name, int64_t start,
-                    int64_t duration, std::string_view detail) = 0;
+  virtual void span(std::string_view track, std::string_view name, int64_t start, int64_t duration,
+                    std::string_view detail) = 0;
   // A counter sample (e.g. FIFO occupancy) on `track`.
   virtual void counter(std::string_view track, std::string_view name, int64_t time,
                        double value) = 0;

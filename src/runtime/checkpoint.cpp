@@ -1,7 +1,6 @@
 #include "runtime/checkpoint.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -12,6 +11,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -29,7 +30,8 @@ void put_u32(std::string& out, uint32_t v) {
 
 uint32_t get_u32(const std::string& in, size_t at) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(in[at + static_cast<size_t>(i)])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(in[at + static_cast<size_t>(i)])) << (8 * i);
   return v;
 }
 
@@ -56,17 +58,21 @@ std::optional<std::vector<int64_t>> sizes_from(const nlohmann::ordered_json& h, 
   if (it == h.end() || !it->is_array()) return std::nullopt;
   std::vector<int64_t> out;
   for (const auto& v : *it) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (int64_t{1} << 40)) return std::nullopt;
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (int64_t{1} << 40))
+      return std::nullopt;
     out.push_back(v.get<int64_t>());
   }
   return out;
 }
 
-std::vector<std::vector<float>> take_tensors(const std::string& bytes, size_t& at, const std::vector<int64_t>& sizes) {
+std::vector<std::vector<float>> take_tensors(const std::string& bytes, size_t& at,
+                                             const std::vector<int64_t>& sizes) {
   std::vector<std::vector<float>> out;
   for (const int64_t n : sizes) {
     std::vector<float> t(static_cast<size_t>(n));
-    if (!t.empty()) std::memcpy(t.data(), bytes.data() + at, 4 * t.size());  // an empty vector's data() may be null
+    if (!t.empty())
+      std::memcpy(t.data(), bytes.data() + at,
+                  4 * t.size());  // an empty vector's data() may be null
     at += 4 * t.size();
     out.push_back(std::move(t));
   }
@@ -133,34 +139,42 @@ std::string encode_checkpoint(const Checkpoint& c) {
 Checkpoint decode_checkpoint(const std::string& bytes, const std::string& path) {
   const size_t n = bytes.size();
   if (n < kFixed + kCrc)
-    throw Error(path, fmt::format("truncated checkpoint ({} bytes; the fixed fields alone are {})", n, kFixed + kCrc));
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) throw Error(path, "not a tessera checkpoint (bad magic)");
+    throw Error(path, fmt::format("truncated checkpoint ({} bytes; the fixed fields alone are {})",
+                                  n, kFixed + kCrc));
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    throw Error(path, "not a tessera checkpoint (bad magic)");
   const uint32_t version = get_u32(bytes, 8);
   if (version != kCheckpointVersion)
-    throw Error(path, fmt::format("checkpoint format version {} is not supported (this build reads {})", version,
-                                  kCheckpointVersion));
+    throw Error(path,
+                fmt::format("checkpoint format version {} is not supported (this build reads {})",
+                            version, kCheckpointVersion));
   const size_t header_len = get_u32(bytes, 12);
   if (kFixed + header_len + kCrc > n)
     throw Error(path, fmt::format("truncated checkpoint ({} bytes; its header alone needs {})", n,
                                   kFixed + header_len + kCrc));
-  const nlohmann::ordered_json h =
-      nlohmann::ordered_json::parse(bytes.begin() + kFixed, bytes.begin() + static_cast<std::ptrdiff_t>(kFixed + header_len),
-                                    nullptr, false);
+  const nlohmann::ordered_json h = nlohmann::ordered_json::parse(
+      bytes.begin() + kFixed, bytes.begin() + static_cast<std::ptrdiff_t>(kFixed + header_len),
+      nullptr, false);
   std::optional<std::vector<int64_t>> ps, ss;
   if (h.is_object()) {
     ps = sizes_from(h, "params");
     ss = sizes_from(h, "state");
   }
   if (ps && ss) {
-    const size_t expected = kFixed + header_len + 4 * static_cast<size_t>(words_of(*ps) + words_of(*ss)) + kCrc;
-    if (n < expected) throw Error(path, fmt::format("truncated checkpoint ({} bytes, its header describes {})", n, expected));
+    const size_t expected =
+        kFixed + header_len + 4 * static_cast<size_t>(words_of(*ps) + words_of(*ss)) + kCrc;
+    if (n < expected)
+      throw Error(path, fmt::format("truncated checkpoint ({} bytes, its header describes {})", n,
+                                    expected));
     if (n > expected)
-      throw Error(path, fmt::format("damaged checkpoint ({} bytes, its header describes {})", n, expected));
+      throw Error(
+          path, fmt::format("damaged checkpoint ({} bytes, its header describes {})", n, expected));
   }
   const uint32_t stored = get_u32(bytes, n - kCrc), computed = crc_of(bytes, n - kCrc);
   if (stored != computed)
-    throw Error(path, fmt::format("checksum mismatch (stored {:08x}, computed {:08x}): the file is damaged", stored,
-                                  computed));
+    throw Error(
+        path, fmt::format("checksum mismatch (stored {:08x}, computed {:08x}): the file is damaged",
+                          stored, computed));
   if (!ps || !ss || !h.contains("identity") || !h.contains("progress"))
     throw Error(path, "corrupt checkpoint header (not the JSON this build writes)");
   Checkpoint c;
@@ -175,7 +189,8 @@ Checkpoint decode_checkpoint(const std::string& bytes, const std::string& path) 
 void write_checkpoint(const std::string& path, const Checkpoint& c) {
   const std::filesystem::path p(path);
   const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
-  const std::string tmp = (std::filesystem::path(dir) / (std::string(".") + p.filename().string() + ".tmp")).string();
+  const std::string tmp =
+      (std::filesystem::path(dir) / (std::string(".") + p.filename().string() + ".tmp")).string();
   const std::string bytes = encode_checkpoint(c);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail_errno(tmp, "cannot create checkpoint");
@@ -187,7 +202,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
     fail_errno(tmp, "cannot sync checkpoint");
   }
   if (::close(fd) != 0) fail_errno(tmp, "cannot close checkpoint");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno(path, "cannot rename " + tmp + " to the checkpoint");
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    fail_errno(path, "cannot rename " + tmp + " to the checkpoint");
   fsync_dir(dir);
 }
 
@@ -207,11 +223,14 @@ void check_identity(const std::string& path, const nlohmann::ordered_json& store
       throw Error(path, fmt::format("checkpoint has no '{}' (this run: {})", key, want.dump()));
     const auto& got = stored[key];
     if (got != want)
-      throw Error(path, fmt::format("checkpoint is for {} {}, this run has {} {}", key, got.dump(), key, want.dump()));
+      throw Error(path, fmt::format("checkpoint is for {} {}, this run has {} {}", key, got.dump(),
+                                    key, want.dump()));
   }
 }
 
-std::string checkpoint_file_name(int64_t step) { return fmt::format("ckpt-{:010d}.tsck", step); }
+std::string checkpoint_file_name(int64_t step) {
+  return fmt::format("ckpt-{:010d}.tsck", step);
+}
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::vector<std::string> names;
@@ -243,7 +262,8 @@ void prune_checkpoints(const std::string& dir, int keep) {
 }
 
 Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path) {
-  const std::optional<std::string> newest = std::filesystem::is_directory(dir) ? newest_checkpoint(dir) : std::nullopt;
+  const std::optional<std::string> newest =
+      std::filesystem::is_directory(dir) ? newest_checkpoint(dir) : std::nullopt;
   if (!newest) throw Error(dir, "no checkpoint to resume from (looked for ckpt-<step>.tsck)");
   *path = *newest;
   return read_checkpoint(*newest);
@@ -251,7 +271,8 @@ Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path) {
 
 void refuse_existing_checkpoints(const std::string& dir) {
   if (!dir.empty() && std::filesystem::is_directory(dir) && !list_checkpoints(dir).empty())
-    throw Error(dir, "already holds checkpoints (continue with --resume, or use an empty directory)");
+    throw Error(dir,
+                "already holds checkpoints (continue with --resume, or use an empty directory)");
 }
 
 void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep) {

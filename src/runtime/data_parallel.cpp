@@ -45,17 +45,24 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   system::validate_system_spec(options.system);
   const int procs = options.system.processors();
   if (options.trainer.batch < procs)
-    throw Error("train", fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
-                                     options.trainer.batch, procs, options.system.chips, options.system.cores_per_chip));
-  if (options.directions < 0 || options.directions > 2) throw Error("train", "directions must be 0 (auto), 1 or 2");
-  m_directions = options.directions != 0 ? options.directions
-                                         : options.system.duplex == system::Duplex::kFull && procs > 2 ? 2 : 1;
-  const int shard0 = static_cast<int>(compiler::split_range(static_cast<uint32_t>(options.trainer.batch), procs, 0).second);
+    throw Error(
+        "train",
+        fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
+                    options.trainer.batch, procs, options.system.chips,
+                    options.system.cores_per_chip));
+  if (options.directions < 0 || options.directions > 2)
+    throw Error("train", "directions must be 0 (auto), 1 or 2");
+  m_directions = options.directions != 0                                       ? options.directions
+                 : options.system.duplex == system::Duplex::kFull && procs > 2 ? 2
+                                                                               : 1;
+  const int shard0 = static_cast<int>(
+      compiler::split_range(static_cast<uint32_t>(options.trainer.batch), procs, 0).second);
   const compiler::CompiledProgram& p = program(shard0);
   system::SystemOptions so;
   so.seed = options.fabric_seed;
   so.comm = options.comm;
-  m_system = std::make_unique<system::System>(spec, options.system, image(shard0, options.trainer.batch).program, so);
+  m_system = std::make_unique<system::System>(spec, options.system,
+                                              image(shard0, options.trainer.batch).program, so);
   const graph::Model m = graph::build_model(model, shard0);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
@@ -67,7 +74,8 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
       write_words(c, p.params[i].hbm, init[i].data(), p.params[i].words);
     }
     if (p.adam_unit.used) {  // HYPERPARAMETER_IO and ASSIGN on every processor's unit
-      c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag), "<adam unit init>"));
+      c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
+                           "<adam unit init>"));
       c.run();
     }
   }
@@ -91,11 +99,11 @@ const compiler::CompiledProgram& DataParallelTrainer::program(int shard) {
     int64_t gradient_words = 0;
     const graph::Model m = graph::build_model(m_model, shard);
     for (int id : m.params) gradient_words += graph::num_elements(m.graph.value(id).shape);
-    const core::CoreSpec spec = m_options.bucket_words > 0
-                                    ? compiler::bucket_step_spec(m_spec, gradient_words,
-                                                                 static_cast<int>(m.params.size()),
-                                                                 m_options.bucket_words)
-                                    : m_spec;
+    const core::CoreSpec spec =
+        m_options.bucket_words > 0
+            ? compiler::bucket_step_spec(m_spec, gradient_words, static_cast<int>(m.params.size()),
+                                         m_options.bucket_words)
+            : m_spec;
     slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, spec, o));
   }
   return *slot;
@@ -111,25 +119,30 @@ const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) 
     o.rings = m_options.rings;
     o.directions = m_directions;
     o.algorithm = m_options.allreduce;
-    if (o.algorithm == compiler::CollectiveAlgorithm::kTorus) o.grid = system::collective_grid(m_options.system);
+    if (o.algorithm == compiler::CollectiveAlgorithm::kTorus)
+      o.grid = system::collective_grid(m_options.system);
     o.bucket_words = m_options.bucket_words;
     o.overlap = m_options.overlap;
-    slot = std::make_unique<compiler::DataParallelImage>(compiler::data_parallel_step(program(shard), m_spec, o));
+    slot = std::make_unique<compiler::DataParallelImage>(
+        compiler::data_parallel_step(program(shard), m_spec, o));
   }
   return *slot;
 }
 
-void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog, const float* images,
-                                      const int32_t* labels, int first, int count) {
+void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog,
+                                      const float* images, const int32_t* labels, int first,
+                                      int count) {
   core::Core& c = m_system->core(p);
-  write_words(c, prog.x.hbm, images + static_cast<int64_t>(first) * m_sample, int64_t{count} * m_sample);
+  write_words(c, prog.x.hbm, images + static_cast<int64_t>(first) * m_sample,
+              int64_t{count} * m_sample);
   write_words(c, prog.labels.hbm, labels + first, count);
 }
 
 double DataParallelTrainer::step(const float* images, const int32_t* labels, int n) {
   const int procs = processors();
   if (n < procs)
-    throw Error("train", fmt::format("a batch of {} samples cannot be split over {} processors", n, procs));
+    throw Error("train",
+                fmt::format("a batch of {} samples cannot be split over {} processors", n, procs));
   ++m_steps;
   uint32_t scalars[2] = {0, 0};
   const bool adam = m_options.trainer.optimizer.kind == graph::OptimizerKind::kAdam;
@@ -146,7 +159,8 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
     const int count = static_cast<int>(e - b);
     shards.emplace_back(static_cast<int>(b), count);
     const compiler::CompiledProgram& prog = program(count);
-    chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] += 4 * (int64_t{count} * m_sample + count);
+    chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] +=
+        4 * (int64_t{count} * m_sample + count);
     const compiler::DataParallelImage& img = image(count, n);
     if (!m_system->is_local(p)) continue;
     write_shard(p, prog, images, labels, static_cast<int>(b), count);
@@ -176,8 +190,9 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
   for (int p = 0; p < procs; ++p) {
     if (!m_system->is_local(p)) continue;
     const core::Core& c = m_system->core(p);
-    const int64_t busy = (c.cycles() - cyc0[static_cast<size_t>(p)]) -
-                         (c.stall_cycles(core::StallCause::Exchange) - wait0[static_cast<size_t>(p)]);
+    const int64_t busy =
+        (c.cycles() - cyc0[static_cast<size_t>(p)]) -
+        (c.stall_cycles(core::StallCause::Exchange) - wait0[static_cast<size_t>(p)]);
     compute = std::max(compute, m_system->cycles_to_ps(busy));
   }
   tot.compute_ps += system::allreduce_max(m_system->communicator(), compute);
@@ -198,7 +213,8 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
   double loss = 0;
   for (int p = 0; p < procs; ++p) {
     const compiler::CompiledProgram& prog = program(shards[static_cast<size_t>(p)].second);
-    loss += static_cast<double>(read_on_every_rank(*m_system, p, prog.loss.hbm, 1)[0]) * shards[static_cast<size_t>(p)].second;
+    loss += static_cast<double>(read_on_every_rank(*m_system, p, prog.loss.hbm, 1)[0]) *
+            shards[static_cast<size_t>(p)].second;
   }
   return loss / n;
 }
@@ -206,7 +222,8 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
 std::vector<std::vector<float>> DataParallelTrainer::params(int p) const {
   const compiler::CompiledProgram& prog = *m_programs.begin()->second;
   std::vector<std::vector<float>> out;
-  for (const compiler::HbmTensor& t : prog.params) out.push_back(read_on_every_rank(*m_system, p, t.hbm, t.words));
+  for (const compiler::HbmTensor& t : prog.params)
+    out.push_back(read_on_every_rank(*m_system, p, t.hbm, t.words));
   return out;
 }
 
@@ -221,7 +238,8 @@ std::vector<int> DataParallelTrainer::diverged_replicas() const {
   });
 }
 
-std::vector<int> DataParallelTrainer::diverged(const std::function<std::vector<uint32_t>(const core::Core&)>& words) const {
+std::vector<int> DataParallelTrainer::diverged(
+    const std::function<std::vector<uint32_t>(const core::Core&)>& words) const {
   const system::Bytes ref = m_system->from_processor(0, [&](const core::Core& c) {
     const std::vector<uint32_t> w = words(c);
     system::Bytes b(4 * w.size());
@@ -232,7 +250,8 @@ std::vector<int> DataParallelTrainer::diverged(const std::function<std::vector<u
   for (int p = 1; p < processors(); ++p) {
     if (!m_system->is_local(p)) continue;
     const std::vector<uint32_t> other = words(m_system->core(p));
-    if (4 * other.size() != ref.size() || (!other.empty() && std::memcmp(other.data(), ref.data(), ref.size()) != 0))
+    if (4 * other.size() != ref.size() ||
+        (!other.empty() && std::memcmp(other.data(), ref.data(), ref.size()) != 0))
       mine.push_back(p);
   }
   system::Bytes bytes(4 * mine.size());
@@ -250,16 +269,19 @@ std::vector<int> DataParallelTrainer::diverged(const std::function<std::vector<u
 void DataParallelTrainer::check_replicas() const {
   const std::vector<int> bad = diverged_replicas();
   if (!bad.empty())
-    throw Error("data-parallel", fmt::format("after step {}: the weights of processor {} differ from processor 0's",
-                                             m_steps, bad.front()));
+    throw Error("data-parallel",
+                fmt::format("after step {}: the weights of processor {} differ from processor 0's",
+                            m_steps, bad.front()));
 }
 
-void DataParallelTrainer::evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc) {
+void DataParallelTrainer::evaluate(const float* images, const int32_t* labels, int n,
+                                   graph::EvalResult& acc) {
   m_eval->set_params(params(0));
   m_eval->evaluate(images, labels, n, acc);
 }
 
-double DataParallelTrainer::single_core_step_seconds(int shard, const float* images, const int32_t* labels) {
+double DataParallelTrainer::single_core_step_seconds(int shard, const float* images,
+                                                     const int32_t* labels) {
   auto it = m_single_core.find(shard);
   if (it != m_single_core.end()) return it->second;
   const int64_t before = m_eval->core().cycles();

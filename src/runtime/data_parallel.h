@@ -42,10 +42,10 @@ struct DataParallelOptions {
   ChipTrainerOptions trainer;  // trainer.batch: the global batch
   system::SystemSpec system;
   int rings = 1;
-  int directions = 0;          // 0: 2 on full-duplex links, else 1
+  int directions = 0;  // 0: 2 on full-duplex links, else 1
   // The gradient all-reduce: ring, or torus over system::collective_grid(system).
   compiler::CollectiveAlgorithm allreduce = compiler::CollectiveAlgorithm::kRing;
-  uint64_t fabric_seed = 0;    // the fabric's loss streams
+  uint64_t fabric_seed = 0;  // the fabric's loss streams
   // The gradient all-reduce (compiler/data_parallel.h): 0 = after the backward pass in chunks of
   // all of vector memory; > 0 = buckets of at most this many words (the step compiled for
   // compiler::bucket_step_spec), their supersteps between the backward kernels when `overlap`, else
@@ -66,22 +66,24 @@ struct DataParallelOptions {
 // Cumulative figures of the training steps (evaluation excluded).
 struct DataParallelTotals {
   int64_t steps = 0, samples = 0, supersteps = 0;
-  int64_t wall_ps = 0;           // system time of the steps: the latest core's clock, summed per step
-  int64_t compute_ps = 0;        // per step, the busiest processor's time not waiting for an exchange
-  int64_t exchange_ps = 0;       // per step, barriers + exchange phases on the critical path (system.h)
+  int64_t wall_ps = 0;      // system time of the steps: the latest core's clock, summed per step
+  int64_t compute_ps = 0;   // per step, the busiest processor's time not waiting for an exchange
+  int64_t exchange_ps = 0;  // per step, barriers + exchange phases on the critical path (system.h)
   std::vector<int64_t> link_busy_ps;  // per link direction (fabric::Routing's link order)
   uint64_t exchange_bytes = 0, wire_bytes = 0, packets = 0, retransmissions = 0;
   int64_t host_bytes = 0;        // into all chips
   double host_link_seconds = 0;  // per step, the largest chip's bytes / host link bandwidth
 };
 
-// The totals as JSON (integers; host_link_seconds as its IEEE-754 bits) and back (errors name `where`).
+// The totals as JSON (integers; host_link_seconds as its IEEE-754 bits) and back (errors name
+// `where`).
 nlohmann::ordered_json totals_to_json(const DataParallelTotals& t);
 DataParallelTotals totals_from_json(const nlohmann::ordered_json& j, const std::string& where);
 
 class DataParallelTrainer {
  public:
-  DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const DataParallelOptions& options);
+  DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+                      const DataParallelOptions& options);
   ~DataParallelTrainer();
 
   // One step on a global batch of n samples (n >= processors); returns the loss before the update.
@@ -124,11 +126,12 @@ class DataParallelTrainer {
  private:
   const compiler::CompiledProgram& program(int shard);
   const compiler::DataParallelImage& image(int shard, int n);
-  void write_shard(int p, const compiler::CompiledProgram& prog, const float* images, const int32_t* labels, int first,
-                   int count);
+  void write_shard(int p, const compiler::CompiledProgram& prog, const float* images,
+                   const int32_t* labels, int first, int count);
   void check_replicas() const;
   // Processors whose words(core) differ from processor 0's (collective; ascending).
-  std::vector<int> diverged(const std::function<std::vector<uint32_t>(const core::Core&)>& words) const;
+  std::vector<int> diverged(
+      const std::function<std::vector<uint32_t>(const core::Core&)>& words) const;
   // The compiled step whose parameter and optimizer-state layout every shard's step shares.
   const compiler::CompiledProgram& layout() const;
 
@@ -139,7 +142,8 @@ class DataParallelTrainer {
   int64_t m_sample = 0;
   int64_t m_steps = 0;
   std::map<int, std::unique_ptr<compiler::CompiledProgram>> m_programs;  // per shard size
-  std::map<std::pair<int, int>, std::unique_ptr<compiler::DataParallelImage>> m_images;  // (shard, n)
+  std::map<std::pair<int, int>, std::unique_ptr<compiler::DataParallelImage>>
+      m_images;  // (shard, n)
   std::unique_ptr<system::System> m_system;
   std::unique_ptr<ChipTrainer> m_eval;
   std::map<int, double> m_single_core;  // shard -> seconds

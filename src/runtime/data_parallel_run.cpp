@@ -14,7 +14,9 @@ namespace tessera::runtime {
 
 namespace {
 
-double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
 
 // The epoch's figures: totals now minus totals at its start.
 DataParallelTotals difference(const DataParallelTotals& a, const DataParallelTotals& b) {
@@ -26,7 +28,8 @@ DataParallelTotals difference(const DataParallelTotals& a, const DataParallelTot
   d.compute_ps = a.compute_ps - b.compute_ps;
   d.exchange_ps = a.exchange_ps - b.exchange_ps;
   d.link_busy_ps = a.link_busy_ps;
-  for (size_t l = 0; l < b.link_busy_ps.size() && l < d.link_busy_ps.size(); ++l) d.link_busy_ps[l] -= b.link_busy_ps[l];
+  for (size_t l = 0; l < b.link_busy_ps.size() && l < d.link_busy_ps.size(); ++l)
+    d.link_busy_ps[l] -= b.link_busy_ps[l];
   d.exchange_bytes = a.exchange_bytes - b.exchange_bytes;
   d.wire_bytes = a.wire_bytes - b.wire_bytes;
   d.packets = a.packets - b.packets;
@@ -38,16 +41,21 @@ DataParallelTotals difference(const DataParallelTotals& a, const DataParallelTot
 
 }  // namespace
 
-system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips, int cores_per_chip) {
+system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips,
+                                        int cores_per_chip) {
   if (chips < 1) throw Error("train", fmt::format("--chips {}: need at least 1", chips));
-  if (cores_per_chip < 0) throw Error("train", fmt::format("--cores-per-chip {}: need at least 1", cores_per_chip));
+  if (cores_per_chip < 0)
+    throw Error("train", fmt::format("--cores-per-chip {}: need at least 1", cores_per_chip));
   system::SystemSpec s = file;
   if (file.chips > 1) {
     if (chips != file.chips)
-      throw Error("train", fmt::format("--chips {} does not match the config's system.chips {}", chips, file.chips));
+      throw Error("train", fmt::format("--chips {} does not match the config's system.chips {}",
+                                       chips, file.chips));
     if (cores_per_chip != 0 && cores_per_chip != file.cores_per_chip)
-      throw Error("train", fmt::format("--cores-per-chip {} does not match the config's system.cores_per_chip {}",
-                                       cores_per_chip, file.cores_per_chip));
+      throw Error(
+          "train",
+          fmt::format("--cores-per-chip {} does not match the config's system.cores_per_chip {}",
+                      cores_per_chip, file.cores_per_chip));
     return s;
   }
   s.chips = chips;
@@ -59,18 +67,23 @@ system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chip
   return s;
 }
 
-DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test, DataParallelRunOptions options)
+DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
+                                 DataParallelRunOptions options)
     : m_train(train), m_test(test), m_options(std::move(options)) {
   if (m_options.epochs < 1) throw Error("train", "--epochs must be >= 1");
   if (m_options.checkpoint_every < 0) throw Error("train", "--checkpoint-every must be >= 0");
   if (m_options.checkpoint_keep < 1) throw Error("train", "checkpoints to keep must be >= 1");
   if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
     throw Error("train", "--checkpoint-every needs --checkpoint-dir");
-  if (m_options.resume && m_options.checkpoint_dir.empty()) throw Error("train", "--resume needs --checkpoint-dir");
+  if (m_options.resume && m_options.checkpoint_dir.empty())
+    throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
-  m_trainer = std::make_unique<DataParallelTrainer>(m_options.model, m_options.config.spec, m_options.dp);
-  if (m_options.resume) resume();
-  else refuse_existing_checkpoints(m_options.checkpoint_dir);
+  m_trainer =
+      std::make_unique<DataParallelTrainer>(m_options.model, m_options.config.spec, m_options.dp);
+  if (m_options.resume)
+    resume();
+  else
+    refuse_existing_checkpoints(m_options.checkpoint_dir);
 }
 
 DataParallelRun::~DataParallelRun() = default;
@@ -110,9 +123,11 @@ void DataParallelRun::resume() {
   const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
   if (!c.identity.is_object() || !c.identity.contains("run"))
     throw Error(path, "was written by a single-chip run (no --chips); resume it without --chips");
-  // Checkpoints written before the torus all-reduce existed have no "allreduce": they all used the ring.
+  // Checkpoints written before the torus all-reduce existed have no "allreduce": they all used the
+  // ring.
   nlohmann::ordered_json stored = c.identity;
-  if (!stored.contains("allreduce")) stored["allreduce"] = compiler::algorithm_name(compiler::CollectiveAlgorithm::kRing);
+  if (!stored.contains("allreduce"))
+    stored["allreduce"] = compiler::algorithm_name(compiler::CollectiveAlgorithm::kRing);
   check_identity(path, stored, identity());
   const nlohmann::ordered_json& p = c.progress;
   try {
@@ -126,8 +141,9 @@ void DataParallelRun::resume() {
   } catch (const nlohmann::json::exception&) {
     throw Error(path, "corrupt checkpoint progress (position)");
   }
-  if (m_epoch < 0 || m_step < 0 || !m_epochs.is_array() || static_cast<int64_t>(m_epochs.size()) != m_epoch ||
-      !p.contains("epoch_start") || !p.contains("trainer"))
+  if (m_epoch < 0 || m_step < 0 || !m_epochs.is_array() ||
+      static_cast<int64_t>(m_epochs.size()) != m_epoch || !p.contains("epoch_start") ||
+      !p.contains("trainer"))
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_epoch_start = totals_from_json(p["epoch_start"], path);
   m_trainer->restore(c.params, c.state, p["trainer"], path);
@@ -161,8 +177,9 @@ bool DataParallelRun::run(const TrainingCallbacks& cb) {
     const auto wall0 = std::chrono::steady_clock::now();
     if (m_step == 0) m_epoch_start = m_trainer->totals();
     batches.start_epoch(m_epoch);
-    const int64_t total = m_options.steps_limit > 0 ? std::min(m_options.steps_limit, batches.batches_per_epoch())
-                                                    : batches.batches_per_epoch();
+    const int64_t total = m_options.steps_limit > 0
+                              ? std::min(m_options.steps_limit, batches.batches_per_epoch())
+                              : batches.batches_per_epoch();
     for (int64_t i = 0; i < m_step; ++i) batches.next(b);
     while (m_step < total && batches.next(b)) {
       ++m_step;
@@ -172,16 +189,20 @@ bool DataParallelRun::run(const TrainingCallbacks& cb) {
       }
       if (m_single_core_s == 0) {
         const int shard = (batch + procs - 1) / procs;
-        m_single_core_s = m_trainer->single_core_step_seconds(shard, b.images.data(), b.labels.data());
+        m_single_core_s =
+            m_trainer->single_core_step_seconds(shard, b.images.data(), b.labels.data());
       }
       m_loss_sum += m_trainer->step(b.images.data(), b.labels.data(), b.size) * b.size;
       m_samples += b.size;
-      if (cb.progress) cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
-      if (checkpoints && m_options.checkpoint_every > 0 && m_trainer->steps() % m_options.checkpoint_every == 0)
+      if (cb.progress)
+        cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
+      if (checkpoints && m_options.checkpoint_every > 0 &&
+          m_trainer->steps() % m_options.checkpoint_every == 0)
         save(m_epoch);
       if (cb.keep_going && !cb.keep_going(m_trainer->steps())) return false;
     }
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     m_epochs.push_back(finish_epoch(wall));
     if (cb.epoch_done) cb.epoch_done(m_epochs.back());
     m_step = 0;
@@ -203,7 +224,8 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
   Batch b;
   Batcher ev(m_train, batch, m_options.dp.trainer.seed, false);
   ev.start_epoch(0);
-  while (tr.samples < m_test.count && ev.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, tr);
+  while (tr.samples < m_test.count && ev.next(b))
+    m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, tr);
   Batcher test(m_test, batch, m_options.dp.trainer.seed, false);
   test.start_epoch(0);
   while (test.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, te);
@@ -248,7 +270,8 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
   j["max_link_utilization"] = ratio(most, static_cast<double>(d.wall_ps));
   j["single_core_step_seconds"] = m_single_core_s;
   j["scaling_efficiency"] =
-      ratio(ratio(samples, chip_s), static_cast<double>(procs) * ratio(static_cast<double>(shard), m_single_core_s));
+      ratio(ratio(samples, chip_s),
+            static_cast<double>(procs) * ratio(static_cast<double>(shard), m_single_core_s));
   j["host_seconds"] = wall_seconds;
   return j;
 }

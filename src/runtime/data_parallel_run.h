@@ -21,7 +21,8 @@
 //   overlap_seconds       max(0, compute + exchange - sim_chip) summed per epoch: time both
 //                         happened at once (0 with the plain schedule: the all-reduce starts after
 //                         the backward pass and every core waits during each exchange phase; > 0
-//                         with overlapped buckets, whose exchange phases run while kernels compute);
+//                         with overlapped buckets, whose exchange phases run while kernels
+//                         compute);
 //   exchange_share        exchange_seconds / sim_chip_seconds;
 //   exchange_bytes, wire_bytes, packets, retransmissions (fabric, inter-chip and on-chip);
 //   link_utilization      mean over inter-chip link directions of busy time / sim_chip_seconds;
@@ -47,8 +48,8 @@
 //                   timing, the fabric's loss streams, wire busy-until times and statistics);
 //   identity        "run": "data-parallel", the machine (chips, cores_per_chip, topology, boards,
 //                   chips_per_board, processors, rings, directions, fabric_seed), then the single-
-//                   chip identity (model, dataset, config and its hash, optimizer, batch, seed, ...)
-//                   and adam_on. Resuming with another machine names the first differing key.
+//                   chip identity (model, dataset, config and its hash, optimizer, batch, seed,
+//                   ...) and adam_on. Resuming with another machine names the first differing key.
 // A resumed run's weights, optimizer state and report (every epoch figure but host_seconds, and
 // "system") equal an uninterrupted run's bit for bit. The core's memories other than the replica
 // state are not saved: every step's program writes what it reads (as in TrainingRun). Under
@@ -86,7 +87,8 @@ struct DataParallelRunOptions {
 // 0 = the file's. A file describing more than one chip fixes the machine: --chips (and a given
 // --cores-per-chip other than the file's) must match it. Otherwise --chips N makes one board of N
 // chips in a ring (a line for 2 chips) with the file's link, barrier and host settings.
-system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips, int cores_per_chip);
+system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips,
+                                        int cores_per_chip);
 
 class DataParallelRun {
  public:
@@ -101,15 +103,17 @@ class DataParallelRun {
   const std::string& resumed_from() const { return m_resumed_from; }
   // model, optimizer, batch, lr, seed, config, config_hash, processors, chips, cores_per_chip,
   // rings, directions, bucket_words, overlap, buckets, overlapped_supersteps_per_step (the
-  // all-reduce schedule, DataParallelOptions; the last two of the first shard's image), resumed_from, system (the fabric's stats so far), resolved_config
-  // (system.* as run) and "epochs" (the fields above).
+  // all-reduce schedule, DataParallelOptions; the last two of the first shard's image),
+  // resumed_from, system (the fabric's stats so far), resolved_config (system.* as run) and
+  // "epochs" (the fields above).
   nlohmann::ordered_json report() const;
   const DataParallelTrainer& trainer() const { return *m_trainer; }
 
  private:
   nlohmann::ordered_json finish_epoch(double wall_seconds);
   void resume();
-  void save(int epoch);  // the state after the current step; `epoch` is the one in progress afterwards
+  void save(
+      int epoch);  // the state after the current step; `epoch` is the one in progress afterwards
 
   const Dataset& m_train;
   const Dataset& m_test;

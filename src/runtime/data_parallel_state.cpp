@@ -60,7 +60,9 @@ Json totals_to_json(const DataParallelTotals& t) {
 
 DataParallelTotals totals_from_json(const Json& j, const std::string& where) {
   DataParallelTotals t;
-  each_total(t, [&](const char* k, auto& v) { v = field<std::remove_reference_t<decltype(v)>>(j, k, where); });
+  each_total(t, [&](const char* k, auto& v) {
+    v = field<std::remove_reference_t<decltype(v)>>(j, k, where);
+  });
   if (!j.contains("link_busy_ps") || !j["link_busy_ps"].is_array())
     throw Error(where, "corrupt data-parallel state ('link_busy_ps')");
   for (const Json& v : j["link_busy_ps"]) {
@@ -73,7 +75,8 @@ DataParallelTotals totals_from_json(const Json& j, const std::string& where) {
 
 const compiler::CompiledProgram& DataParallelTrainer::layout() const {
   const compiler::CompiledProgram& first = *m_programs.begin()->second;
-  const auto same = [](const std::vector<compiler::HbmTensor>& a, const std::vector<compiler::HbmTensor>& b) {
+  const auto same = [](const std::vector<compiler::HbmTensor>& a,
+                       const std::vector<compiler::HbmTensor>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
       if (a[i].hbm != b[i].hbm || a[i].words != b[i].words) return false;
@@ -81,10 +84,12 @@ const compiler::CompiledProgram& DataParallelTrainer::layout() const {
   };
   for (const auto& [shard, prog] : m_programs)
     if (!same(prog->params, first.params) || !same(prog->state, first.state) ||
-        prog->adam_unit.used != first.adam_unit.used || prog->adam_unit.theta != first.adam_unit.theta)
-      throw Error("data-parallel", fmt::format("the step for {} samples keeps its parameters or optimizer state "
-                                               "elsewhere than the step for {}",
-                                               shard, m_programs.begin()->first));
+        prog->adam_unit.used != first.adam_unit.used ||
+        prog->adam_unit.theta != first.adam_unit.theta)
+      throw Error("data-parallel",
+                  fmt::format("the step for {} samples keeps its parameters or optimizer state "
+                              "elsewhere than the step for {}",
+                              shard, m_programs.begin()->first));
   return first;
 }
 
@@ -94,9 +99,11 @@ std::pair<Tensors, Tensors> DataParallelTrainer::replica_state() const {
     return words_of(read_params(c, prog), read_optimizer_state(c, prog));
   });
   if (!bad.empty())
-    throw Error("data-parallel", fmt::format("after step {}: the parameters or optimizer state of processor {} differ "
-                                             "from processor 0's; no checkpoint written",
-                                             m_steps, bad.front()));
+    throw Error(
+        "data-parallel",
+        fmt::format("after step {}: the parameters or optimizer state of processor {} differ "
+                    "from processor 0's; no checkpoint written",
+                    m_steps, bad.front()));
   const system::Bytes b = m_system->from_processor(0, [&](const core::Core& c) {
     const std::vector<uint32_t> w = words_of(read_params(c, prog), read_optimizer_state(c, prog));
     system::Bytes out(4 * w.size());
@@ -125,7 +132,8 @@ Json DataParallelTrainer::save_state() const {
   j["steps"] = m_steps;
   j["totals"] = totals_to_json(m_totals);
   Json single = Json::array();
-  for (const auto& [shard, seconds] : m_single_core) single.push_back({shard, std::bit_cast<uint64_t>(seconds)});
+  for (const auto& [shard, seconds] : m_single_core)
+    single.push_back({shard, std::bit_cast<uint64_t>(seconds)});
   j["single_core"] = single;
   j["system"] = m_system->save_state();
   return j;
@@ -147,7 +155,8 @@ void DataParallelTrainer::restore(const Tensors& params, const Tensors& state, c
   } catch (const Error& e) {
     throw Error(where, std::string("does not fit this model: ") + e.what());
   }
-  const DataParallelTotals totals = totals_from_json(saved.contains("totals") ? saved["totals"] : Json(), where);
+  const DataParallelTotals totals =
+      totals_from_json(saved.contains("totals") ? saved["totals"] : Json(), where);
   std::map<int, double> single;
   if (!saved.contains("single_core") || !saved["single_core"].is_array())
     throw Error(where, "corrupt data-parallel state ('single_core')");

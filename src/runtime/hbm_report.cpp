@@ -11,13 +11,16 @@ nlohmann::ordered_json traffic_json(const core::HbmTraffic& t) {
   j["requests"] = t.requests;
   j["raw_bytes"] = t.raw_bytes;
   j["encoded_bytes"] = t.encoded_bytes;
-  j["compression_ratio"] = t.encoded_bytes > 0 ? static_cast<double>(t.raw_bytes) / static_cast<double>(t.encoded_bytes) : 1.0;
+  j["compression_ratio"] =
+      t.encoded_bytes > 0 ? static_cast<double>(t.raw_bytes) / static_cast<double>(t.encoded_bytes)
+                          : 1.0;
   return j;
 }
 
 }  // namespace
 
-nlohmann::ordered_json hbm_encoding_json(const core::HbmEncodingSpec& spec, const core::HbmTrafficByKind& traffic) {
+nlohmann::ordered_json hbm_encoding_json(const core::HbmEncodingSpec& spec,
+                                         const core::HbmTrafficByKind& traffic) {
   nlohmann::ordered_json j;
   j["on"] = spec.on;
   if (!spec.on) return j;

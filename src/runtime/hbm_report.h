@@ -10,16 +10,19 @@
 // other).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/hbm_encoding.h"
 
 namespace tessera::runtime {
 
-nlohmann::ordered_json hbm_encoding_json(const core::HbmEncodingSpec& spec, const core::HbmTrafficByKind& traffic);
+nlohmann::ordered_json hbm_encoding_json(const core::HbmEncodingSpec& spec,
+                                         const core::HbmTrafficByKind& traffic);
 
-// One line for `tessera train`: "HBM encoding: weights 1.23x, ... total 1.20x (raw / encoded bytes)".
+// One line for `tessera train`: "HBM encoding: weights 1.23x, ... total 1.20x (raw / encoded
+// bytes)".
 std::string hbm_encoding_line(const nlohmann::ordered_json& hbm_encoding);
 
 }  // namespace tessera::runtime

@@ -27,7 +27,8 @@ OptimizerCounters optimizer_counters(const core::Core& c) {
   return k;
 }
 
-OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounters& before, const OptimizerCounters& after) {
+OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounters& before,
+                                     const OptimizerCounters& after) {
   const core::EventCounts ev = after.events - before.events;
   const core::AdamUnitStats unit = after.unit - before.unit;
   const core::CoreSpec& spec = c.spec();
@@ -36,7 +37,8 @@ OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounter
   d.cycles = after.cycles - before.cycles;
   d.hbm_read_bytes = ev.hbm_read_bytes + unit.hbm_read_bytes();
   d.hbm_write_bytes = ev.hbm_write_bytes + unit.hbm_write_bytes();
-  const double core_pj = core::energy_total_pj(core::energy_parts(spec, ev, after.mxu - before.mxu, d.cycles));
+  const double core_pj =
+      core::energy_total_pj(core::energy_parts(spec, ev, after.mxu - before.mxu, d.cycles));
   const double unit_pj = core::adam_unit_energy(spec.adam, unit, spec.energy.hbm_byte_pj).total;
   d.unit_energy_uj = unit_pj * 1e-6;
   d.energy_uj = (core_pj + unit_pj) * 1e-6;
@@ -49,14 +51,16 @@ OptimizerCost sum_costs(const std::vector<OptimizerCost>& steps) {
   return sum;
 }
 
-nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& per_step, int64_t total_cycles) {
+nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& per_step,
+                                      int64_t total_cycles) {
   const OptimizerCost sum = sum_costs(per_step);
   const double steps = sum.steps > 0 ? static_cast<double>(sum.steps) : 1.0;
   nlohmann::ordered_json j;
   j["steps"] = sum.steps;
   j["cycles"] = sum.cycles;
   j["cycles_per_step"] = static_cast<double>(sum.cycles) / steps;
-  j["cycle_share"] = total_cycles > 0 ? static_cast<double>(sum.cycles) / static_cast<double>(total_cycles) : 0.0;
+  j["cycle_share"] =
+      total_cycles > 0 ? static_cast<double>(sum.cycles) / static_cast<double>(total_cycles) : 0.0;
   j["hbm_read_bytes"] = sum.hbm_read_bytes;
   j["hbm_write_bytes"] = sum.hbm_write_bytes;
   j["hbm_bytes_per_step"] = static_cast<double>(sum.hbm_bytes()) / steps;
@@ -73,17 +77,21 @@ nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& per_step
   return j;
 }
 
-// Each step as [steps, cycles, hbm_read_bytes, hbm_write_bytes, energy_uj bits, unit_energy_uj bits].
+// Each step as [steps, cycles, hbm_read_bytes, hbm_write_bytes, energy_uj bits, unit_energy_uj
+// bits].
 nlohmann::ordered_json costs_to_json(const std::vector<OptimizerCost>& steps) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const OptimizerCost& s : steps)
-    j.push_back({s.steps, s.cycles, s.hbm_read_bytes, s.hbm_write_bytes, std::bit_cast<uint64_t>(s.energy_uj),
-                 std::bit_cast<uint64_t>(s.unit_energy_uj)});
+    j.push_back({s.steps, s.cycles, s.hbm_read_bytes, s.hbm_write_bytes,
+                 std::bit_cast<uint64_t>(s.energy_uj), std::bit_cast<uint64_t>(s.unit_energy_uj)});
   return j;
 }
 
-std::vector<OptimizerCost> costs_from_json(const nlohmann::ordered_json& j, const std::string& path) {
-  const auto bad = [&] { return Error(path, "corrupt checkpoint progress (optimizer per-step costs)"); };
+std::vector<OptimizerCost> costs_from_json(const nlohmann::ordered_json& j,
+                                           const std::string& path) {
+  const auto bad = [&] {
+    return Error(path, "corrupt checkpoint progress (optimizer per-step costs)");
+  };
   if (!j.is_array()) throw bad();
   std::vector<OptimizerCost> out;
   for (const nlohmann::ordered_json& e : j) {
@@ -113,7 +121,8 @@ bool is_branch(isa::Opcode op) {
 StepParts split_step(const compiler::CompiledProgram& p) {
   const int64_t first = p.optimizer_first_bundle;
   const int64_t size = static_cast<int64_t>(p.program.code.size());
-  if (first < 0 || first >= size) throw Error("train", "the compiled step has no optimizer section");
+  if (first < 0 || first >= size)
+    throw Error("train", "the compiled step has no optimizer section");
   StepParts s;
   s.main.code.assign(p.program.code.begin(), p.program.code.begin() + first);
   s.update.code.assign(p.program.code.begin() + first, p.program.code.end());
@@ -121,7 +130,8 @@ StepParts split_step(const compiler::CompiledProgram& p) {
     for (const isa::Instr& in : p.program.code[static_cast<size_t>(i)].slot)
       if (is_branch(in.op) && (i < first) != (in.imm < first))
         throw Error("train", "a branch crosses the optimizer section of the compiled step");
-  TESSERA_CHECK(s.update.code.back().slot[0].op == isa::Opcode::HALT, "compiled step ends with halt");
+  TESSERA_CHECK(s.update.code.back().slot[0].op == isa::Opcode::HALT,
+                "compiled step ends with halt");
   for (isa::Bundle& b : s.update.code)
     for (isa::Instr& in : b.slot)
       if (is_branch(in.op)) in.imm -= static_cast<int32_t>(first);

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "compiler/compiler.h"
@@ -51,7 +52,8 @@ OptimizerCounters optimizer_counters(const core::Core& c);
 // come from the integer differences (core/energy.h, core/adam_unit.h), never from differences of
 // cumulative floating-point totals, so a section costs the same bits whatever ran before it (a
 // resumed run reports what an uninterrupted one does).
-OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounters& before, const OptimizerCounters& after);
+OptimizerCost optimizer_cost_between(const core::Core& c, const OptimizerCounters& before,
+                                     const OptimizerCounters& after);
 
 // The steps' costs summed in step order.
 OptimizerCost sum_costs(const std::vector<OptimizerCost>& steps);
@@ -60,12 +62,14 @@ OptimizerCost sum_costs(const std::vector<OptimizerCost>& steps);
 // cycle_share (of `total_cycles`, the steps' cycles), hbm_read_bytes, hbm_write_bytes,
 // hbm_bytes_per_step, energy_uj, energy_uj_per_step, unit_energy_uj, and "per_step": one array
 // per figure (cycles, hbm_bytes, energy_uj), element i for the i-th step.
-nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& steps, int64_t total_cycles);
+nlohmann::ordered_json optimizer_json(const std::vector<OptimizerCost>& steps,
+                                      int64_t total_cycles);
 
 // The per-step costs as checkpoint progress (columns; energies as IEEE-754 bits so a resumed
 // epoch sums exactly the same values) and back. Throws Error naming `path` on a malformed entry.
 nlohmann::ordered_json costs_to_json(const std::vector<OptimizerCost>& steps);
-std::vector<OptimizerCost> costs_from_json(const nlohmann::ordered_json& j, const std::string& path);
+std::vector<OptimizerCost> costs_from_json(const nlohmann::ordered_json& j,
+                                           const std::string& path);
 
 // A compiled training step as its two parts (both carry all of the step's data segments).
 struct StepParts {

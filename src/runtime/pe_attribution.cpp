@@ -7,14 +7,16 @@ namespace tessera::runtime {
 
 PeWork operator-(const PeWork& after, const PeWork& before) {
   PeWork d = after;
-  for (size_t i = 0; i < before.keys.size() && i < d.keys.size(); ++i) d.keys[i] = d.keys[i] - before.keys[i];
+  for (size_t i = 0; i < before.keys.size() && i < d.keys.size(); ++i)
+    d.keys[i] = d.keys[i] - before.keys[i];
   d.other = d.other - before.other;
   return d;
 }
 
 int PeAttribution::key_index(const compiler::MxuRegion& r) {
   for (size_t i = 0; i < m_keys.size(); ++i)
-    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase) return static_cast<int>(i);
+    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase)
+      return static_cast<int>(i);
   m_keys.push_back(PeKey{r.role.layer, r.role.phase});
   return static_cast<int>(m_keys.size() - 1);
 }
@@ -33,7 +35,8 @@ void PeAttribution::attach(core::Core& core, const compiler::CompiledProgram& pr
   const core::TermMxuSpec& ts = core.spec().term;
   std::vector<int32_t> widths;
   if (core.spec().mxu_pe == core::MxuPe::TermSerial && !ts.layer_acc_width.empty())
-    for (const PeKey& k : m_keys) widths.push_back(core::layer_acc_width(ts.layer_acc_width, k.layer, 0));
+    for (const PeKey& k : m_keys)
+      widths.push_back(core::layer_acc_width(ts.layer_acc_width, k.layer, 0));
   m_attr.set_region_widths(std::move(widths), ts.tile.pe.acc_fraction_bits);
   m_attr.begin(&it->second, core.machine().mxu().stats(), count);
   core.set_mxu_attribution(&m_attr);
@@ -104,9 +107,10 @@ namespace {
 
 template <class W, class F>
 void each_work_counter(W& w, F&& f) {
-  for (auto* v : {&w.pushes, &w.macs, &w.busy_cycles, &w.tile_imbalance, &w.term.macs, &w.term.pe_steps,
-                  &w.term.tile_steps, &w.term.cycles, &w.term.terms_processed, &w.term.terms_skipped_zero,
-                  &w.term.terms_skipped_oob, &w.term.pe_stall_cycles, &w.term.lane_idle_cycles})
+  for (auto* v :
+       {&w.pushes, &w.macs, &w.busy_cycles, &w.tile_imbalance, &w.term.macs, &w.term.pe_steps,
+        &w.term.tile_steps, &w.term.cycles, &w.term.terms_processed, &w.term.terms_skipped_zero,
+        &w.term.terms_skipped_oob, &w.term.pe_stall_cycles, &w.term.lane_idle_cycles})
     f(*v);
 }
 
@@ -119,7 +123,8 @@ nlohmann::ordered_json counters_json(const core::MxuWork& w) {
 core::MxuWork counters_from(const nlohmann::ordered_json& a, const std::string& path) {
   core::MxuWork w;
   size_t i = 0;
-  if (!a.is_array() || a.size() != 13) throw Error(path, "corrupt checkpoint progress (pe counters)");
+  if (!a.is_array() || a.size() != 13)
+    throw Error(path, "corrupt checkpoint progress (pe counters)");
   each_work_counter(w, [&](int64_t& v) {
     if (!a[i].is_number_integer()) throw Error(path, "corrupt checkpoint progress (pe counters)");
     v = a[i++].get<int64_t>();
@@ -135,24 +140,29 @@ nlohmann::ordered_json PeTally::to_json() const {
   j["other"] = counters_json(other);
   j["keys"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < keys.size(); ++i)
-    j["keys"].push_back({{"layer", keys[i].layer}, {"phase", compiler::to_string(keys[i].phase)}, {"work", counters_json(work[i])}});
+    j["keys"].push_back({{"layer", keys[i].layer},
+                         {"phase", compiler::to_string(keys[i].phase)},
+                         {"work", counters_json(work[i])}});
   return j;
 }
 
 PeTally PeTally::from_json(const nlohmann::ordered_json& j, const std::string& path) {
   const std::string bad = "corrupt checkpoint progress (pe)";
-  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() || !j.contains("other") ||
-      !j.contains("keys") || !j["keys"].is_array())
+  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() ||
+      !j.contains("other") || !j.contains("keys") || !j["keys"].is_array())
     throw Error(path, bad);
   PeTally t;
   t.steps = j["steps"].get<int64_t>();
   t.other = counters_from(j["other"], path);
   for (const auto& k : j["keys"]) {
-    if (!k.is_object() || !k.contains("layer") || !k["layer"].is_string() || !k.contains("phase") || !k.contains("work"))
+    if (!k.is_object() || !k.contains("layer") || !k["layer"].is_string() || !k.contains("phase") ||
+        !k.contains("work"))
       throw Error(path, bad);
     PeKey key{k["layer"].get<std::string>(), compiler::MxuPhase::kForward};
     int p = 0;
-    while (p < compiler::kNumMxuPhases && k["phase"] != compiler::to_string(static_cast<compiler::MxuPhase>(p))) ++p;
+    while (p < compiler::kNumMxuPhases &&
+           k["phase"] != compiler::to_string(static_cast<compiler::MxuPhase>(p)))
+      ++p;
     if (p == compiler::kNumMxuPhases) throw Error(path, bad);
     key.phase = static_cast<compiler::MxuPhase>(p);
     t.keys.push_back(key);
@@ -182,7 +192,8 @@ nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally)
   r["area_source"] = spec.term.area_source;
   r["total"] = work_json(spec, total);
   for (int p = 0; p < compiler::kNumMxuPhases; ++p)
-    r["phases"][compiler::to_string(static_cast<compiler::MxuPhase>(p))] = work_json(spec, phases[p]);
+    r["phases"][compiler::to_string(static_cast<compiler::MxuPhase>(p))] =
+        work_json(spec, phases[p]);
   r["layers"] = std::move(layers);
   r["other"] = work_json(spec, tally.other);
   return r;

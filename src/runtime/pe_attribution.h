@@ -13,15 +13,16 @@
 // Report (pe_json) per key, per phase, and in total: pushes, macs, busy_cycles (the MXU input port:
 // the term-serial unit's occupancy, or sublanes per push for bf16 PEs), energy_pj; term-serial PEs
 // add terms_processed, terms_skipped_zero, terms_skipped_oob, pe_steps, tile_cycles,
-// bf16_busy_equal_pe, speedup_equal_pe, speedup_equal_area, bf16_energy_pj (core/term_mxu_report.h's
-// definitions, applied to the region's counters).
+// bf16_busy_equal_pe, speedup_equal_pe, speedup_equal_area, bf16_energy_pj
+// (core/term_mxu_report.h's definitions, applied to the region's counters).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "compiler/compiler.h"
 #include "core/core.h"
@@ -70,9 +71,9 @@ struct PeTally {
 
   // Adds one step's `diff` (keys[i] of the attribution is diff.keys[i]).
   void add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff);
-  // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "work": [counters]}]}
-  // with MxuWork's 13 integer counters in a fixed order; from_json throws Error(path, ...) when
-  // the object is malformed.
+  // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "work":
+  // [counters]}]} with MxuWork's 13 integer counters in a fixed order; from_json throws Error(path,
+  // ...) when the object is malformed.
   nlohmann::ordered_json to_json() const;
   static PeTally from_json(const nlohmann::ordered_json& j, const std::string& path);
 };

@@ -40,12 +40,12 @@ std::vector<core::LayerAccWidth> all_at(const std::vector<std::string>& layers, 
 
 }  // namespace
 
-AccWidthProfile profile_acc_width(const std::vector<std::string>& layers, int full_bits, int min_bits,
-                                  double tolerance, const AccuracyOf& accuracy) {
+AccWidthProfile profile_acc_width(const std::vector<std::string>& layers, int full_bits,
+                                  int min_bits, double tolerance, const AccuracyOf& accuracy) {
   if (layers.empty()) throw Error("acc-width profile", "the model has no layer on the MXU");
   if (min_bits < 1 || min_bits > full_bits)
-    throw Error("acc-width profile", "the minimum width " + std::to_string(min_bits) + " must be in [1, " +
-                                         std::to_string(full_bits) + "]");
+    throw Error("acc-width profile", "the minimum width " + std::to_string(min_bits) +
+                                         " must be in [1, " + std::to_string(full_bits) + "]");
   AccWidthProfile p;
   p.full_bits = full_bits;
   p.min_bits = min_bits;
@@ -59,8 +59,10 @@ AccWidthProfile profile_acc_width(const std::vector<std::string>& layers, int fu
       const int mid = (lo + hi) / 2;
       std::vector<core::LayerAccWidth> w = full;
       w[i].bits = mid;
-      if (t.ok("layer " + layers[i], w)) hi = mid;
-      else lo = mid + 1;
+      if (t.ok("layer " + layers[i], w))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     p.per_layer.push_back(core::LayerAccWidth{layers[i], hi});
   }
@@ -80,11 +82,13 @@ std::vector<std::string> mxu_layers(const TrainingRunOptions& options) {
   const compiler::CompiledProgram p = compiler::compile(options.model, options.config.spec, c);
   std::vector<std::string> layers;
   for (const compiler::MxuRegion& r : p.mxu_regions)
-    if (std::find(layers.begin(), layers.end(), r.role.layer) == layers.end()) layers.push_back(r.role.layer);
+    if (std::find(layers.begin(), layers.end(), r.role.layer) == layers.end())
+      layers.push_back(r.role.layer);
   return layers;
 }
 
-AccuracyOf training_accuracy(const Dataset& train, const Dataset& test, const TrainingRunOptions& options) {
+AccuracyOf training_accuracy(const Dataset& train, const Dataset& test,
+                             const TrainingRunOptions& options) {
   return [&train, &test, options](const std::vector<core::LayerAccWidth>& widths) {
     TrainingRunOptions o = options;
     o.config.spec.term.layer_acc_width = widths;
@@ -113,7 +117,10 @@ nlohmann::ordered_json profile_json(const AccWidthProfile& p) {
   j["layer_acc_width"] = core::format_layer_acc_widths(p.chosen);
   j["trials"] = nlohmann::ordered_json::array();
   for (const AccWidthTrial& t : p.trials)
-    j["trials"].push_back({{"stage", t.stage}, {"widths", widths_json(t.widths)}, {"accuracy", t.accuracy}, {"ok", t.ok}});
+    j["trials"].push_back({{"stage", t.stage},
+                           {"widths", widths_json(t.widths)},
+                           {"accuracy", t.accuracy},
+                           {"ok", t.ok}});
   return j;
 }
 
@@ -123,9 +130,12 @@ nlohmann::ordered_json config_with_widths(const nlohmann::ordered_json& resolved
   for (const auto& [key, value] : resolved.items()) {
     nlohmann::ordered_json* node = &doc;
     size_t start = 0;
-    for (size_t dot = key.find('.'); dot != std::string::npos; start = dot + 1, dot = key.find('.', start))
+    for (size_t dot = key.find('.'); dot != std::string::npos;
+         start = dot + 1, dot = key.find('.', start))
       node = &(*node)[key.substr(start, dot - start)];
-    (*node)[key.substr(start)] = key == "core.mxu.term.layer_acc_width" ? nlohmann::ordered_json(core::format_layer_acc_widths(widths)) : value;
+    (*node)[key.substr(start)] = key == "core.mxu.term.layer_acc_width"
+                                     ? nlohmann::ordered_json(core::format_layer_acc_widths(widths))
+                                     : value;
   }
   return doc;
 }

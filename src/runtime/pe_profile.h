@@ -16,9 +16,10 @@
 #pragma once
 
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/term_layer_width.h"
 #include "runtime/dataset.h"
@@ -44,15 +45,16 @@ struct AccWidthProfile {
 // Final test accuracy of a training run with these per-layer widths.
 using AccuracyOf = std::function<double(const std::vector<core::LayerAccWidth>&)>;
 
-AccWidthProfile profile_acc_width(const std::vector<std::string>& layers, int full_bits, int min_bits,
-                                  double tolerance, const AccuracyOf& accuracy);
+AccWidthProfile profile_acc_width(const std::vector<std::string>& layers, int full_bits,
+                                  int min_bits, double tolerance, const AccuracyOf& accuracy);
 
 // The layers that run on the MXU, in program order, as the compiled training step names them.
 std::vector<std::string> mxu_layers(const TrainingRunOptions& options);
 
 // A training run of `options` with options.config.spec's widths replaced; the last epoch's
 // test accuracy. `train` and `test` must outlive the returned function.
-AccuracyOf training_accuracy(const Dataset& train, const Dataset& test, const TrainingRunOptions& options);
+AccuracyOf training_accuracy(const Dataset& train, const Dataset& test,
+                             const TrainingRunOptions& options);
 
 nlohmann::ordered_json profile_json(const AccWidthProfile& p);
 

@@ -31,7 +31,8 @@ Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgra
       const int64_t base = p.params[i % np].hbm - p.adam_unit.theta;
       std::vector<float> x(static_cast<size_t>(p.state[i].words));
       for (int64_t j = 0; j < p.state[i].words; ++j)
-        x[static_cast<size_t>(j)] = i < np ? unit.m_at(c.state().hbm, base + j) : unit.v_at(c.state().hbm, base + j);
+        x[static_cast<size_t>(j)] =
+            i < np ? unit.m_at(c.state().hbm, base + j) : unit.v_at(c.state().hbm, base + j);
       out.push_back(std::move(x));
     }
     return out;
@@ -40,14 +41,15 @@ Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgra
   return out;
 }
 
-void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where, const Tensors& values,
-                   const char* what) {
+void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where,
+                   const Tensors& values, const char* what) {
   if (values.size() != where.size())
-    throw Error("train", fmt::format("{}: {} tensors given, the compiled step has {}", what, values.size(), where.size()));
+    throw Error("train", fmt::format("{}: {} tensors given, the compiled step has {}", what,
+                                     values.size(), where.size()));
   for (size_t i = 0; i < where.size(); ++i) {
     if (static_cast<int64_t>(values[i].size()) != where[i].words)
-      throw Error("train", fmt::format("{} '{}': {} words given, the compiled step has {}", what, where[i].name,
-                                       values[i].size(), where[i].words));
+      throw Error("train", fmt::format("{} '{}': {} words given, the compiled step has {}", what,
+                                       where[i].name, values[i].size(), where[i].words));
     std::vector<uint32_t> w(values[i].size());
     if (!w.empty()) std::memcpy(w.data(), values[i].data(), 4 * w.size());
     c.host_state().hbm.write_block(where[i].hbm, w.data(), where[i].words);
@@ -58,7 +60,8 @@ void write_params(core::Core& c, const compiler::CompiledProgram& p, const Tenso
   write_tensors(c, p.params, values, "parameter");
 }
 
-void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values) {
+void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
+                           const Tensors& values) {
   if (!p.adam_unit.used) {
     write_tensors(c, p.state, values, "optimizer state");
     return;
@@ -66,14 +69,17 @@ void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p, co
   // m (one tensor per parameter) then v, as read_optimizer_state returns them, into the unit.
   const size_t np = p.params.size();
   if (values.size() != 2 * np || p.state.size() != 2 * np)
-    throw Error("train", fmt::format("optimizer state: {} tensors given, the compiled step has {}", values.size(),
-                                     p.state.size()));
+    throw Error("train", fmt::format("optimizer state: {} tensors given, the compiled step has {}",
+                                     values.size(), p.state.size()));
   core::AdamUnit& unit = c.machine().adam();
   for (size_t i = 0; i < np; ++i) {
     const int64_t words = p.params[i].words;
-    if (static_cast<int64_t>(values[i].size()) != words || static_cast<int64_t>(values[np + i].size()) != words)
-      throw Error("train", fmt::format("optimizer state of '{}': sizes differ from the compiled step's {} words",
-                                       p.params[i].name, words));
+    if (static_cast<int64_t>(values[i].size()) != words ||
+        static_cast<int64_t>(values[np + i].size()) != words)
+      throw Error(
+          "train",
+          fmt::format("optimizer state of '{}': sizes differ from the compiled step's {} words",
+                      p.params[i].name, words));
     const int64_t base = p.params[i].hbm - p.adam_unit.theta;
     for (int64_t j = 0; j < words; ++j)
       unit.set_moments(c.host_state().hbm, base + j, values[i][static_cast<size_t>(j)],

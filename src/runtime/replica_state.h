@@ -21,9 +21,10 @@ Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgra
 
 // Error("train", ...) when the tensor count or a size differs from the compiled step's; `what`
 // names the values in it ("parameter", "optimizer state").
-void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where, const Tensors& values,
-                   const char* what);
+void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where,
+                   const Tensors& values, const char* what);
 void write_params(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values);
-void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values);
+void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
+                           const Tensors& values);
 
 }  // namespace tessera::runtime

@@ -1,10 +1,10 @@
 #include "runtime/run_config.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -54,7 +54,9 @@ std::string fnv1a64_hex(std::string_view bytes) {
   return fmt::format("{:016x}", h);
 }
 
-RunConfig load_run_config(const std::string& path) { return load_run_config(path, nlohmann::json::object()); }
+RunConfig load_run_config(const std::string& path) {
+  return load_run_config(path, nlohmann::json::object());
+}
 
 RunConfig load_run_config(const std::string& path, const nlohmann::json& overrides) {
   nlohmann::json doc = nlohmann::json::object();
@@ -66,7 +68,8 @@ RunConfig load_run_config(const std::string& path, const nlohmann::json& overrid
     doc = nlohmann::json::parse(text.str(), nullptr, false, true);
   }
   const std::string source = path.empty() ? "<built-in defaults>" : path;
-  const bool override = !overrides.empty() && !doc.is_discarded();  // a file that does not parse: its own error
+  const bool override =
+      !overrides.empty() && !doc.is_discarded();  // a file that does not parse: its own error
   if (override) {
     for (const auto& [key, value] : overrides.items()) {
       try {
@@ -76,7 +79,7 @@ RunConfig load_run_config(const std::string& path, const nlohmann::json& overrid
       }
     }
   }
-  ConfigReader r = override ? ConfigReader::from_string(doc.dump(), source + " + overrides")
+  ConfigReader r = override       ? ConfigReader::from_string(doc.dump(), source + " + overrides")
                    : path.empty() ? ConfigReader::from_string("{}", source)
                                   : ConfigReader::from_file(path);
   RunConfig c;

@@ -12,10 +12,12 @@
 
 namespace tessera::runtime {
 
-ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const ChipTrainerOptions& options)
+ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+                         const ChipTrainerOptions& options)
     : m_model(model), m_spec(spec), m_options(options) {
   if (options.batch < 1) throw Error("train", "batch must be >= 1");
-  if (!(options.host_bytes_per_second > 0)) throw Error("train", "host link bandwidth must be positive");
+  if (!(options.host_bytes_per_second > 0))
+    throw Error("train", "host link bandwidth must be positive");
   const compiler::CompiledProgram& p = program(options.batch, true);
   m_core = std::make_unique<core::Core>(m_spec, p.program);
   const graph::Model m = graph::build_model(model, options.batch);
@@ -32,7 +34,8 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
 
 // HYPERPARAMETER_IO and ASSIGN (m = v = 0, t = 0) on the unit, through the tensor core.
 void ChipTrainer::init_adam_unit(const compiler::CompiledProgram& p) {
-  m_core->load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag), "<adam unit init>"));
+  m_core->load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
+                             "<adam unit init>"));
   m_core->run();
 }
 
@@ -55,7 +58,8 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
   return *slot;
 }
 
-void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
+void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images,
+                      const int32_t* labels, int n) {
   write_batch(p, images, labels, n);
   load(p.program);
   m_pe.attach(*m_core, p, false);  // per-layer accumulator widths
@@ -65,11 +69,14 @@ void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images, c
 
 void ChipTrainer::load(const isa::Program& program) {
   auto& decoded = m_decoded[&program];
-  if (!decoded) decoded = std::make_shared<const core::DecodedProgram>(core::decode_program(program.code, m_spec));
+  if (!decoded)
+    decoded =
+        std::make_shared<const core::DecodedProgram>(core::decode_program(program.code, m_spec));
   m_core->load(program, decoded);
 }
 
-void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n) {
+void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const float* images,
+                              const int32_t* labels, int n) {
   core::ArchState& s = m_core->host_state();
   const int64_t words = static_cast<int64_t>(n) * m_sample;
   std::vector<uint32_t> buf(static_cast<size_t>(words));
@@ -104,7 +111,8 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   m_pe.detach(*m_core);
   const OptimizerCounters before = optimizer_counters(*m_core);
   load(sp.update);
-  enc.set_roles(&p.hbm_roles, p.optimizer_first_bundle);  // sp.update's pc 0 is p's optimizer_first_bundle
+  enc.set_roles(&p.hbm_roles,
+                p.optimizer_first_bundle);  // sp.update's pc 0 is p's optimizer_first_bundle
   m_core->run();
   enc.set_roles(nullptr, 0);
   m_last_opt = optimizer_cost_between(*m_core, before, optimizer_counters(*m_core));
@@ -112,7 +120,8 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   return read(p.loss.hbm, 1)[0];
 }
 
-void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc) {
+void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n,
+                           graph::EvalResult& acc) {
   const compiler::CompiledProgram& p = program(n, false);
   run(p, images, labels, n);
   const std::vector<float> logits = read(p.logits.hbm, p.logits.words);
@@ -128,7 +137,9 @@ void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n, gr
   acc.samples += n;
 }
 
-std::vector<float> ChipTrainer::read(int64_t addr, int64_t n) const { return read_hbm_floats(*m_core, addr, n); }
+std::vector<float> ChipTrainer::read(int64_t addr, int64_t n) const {
+  return read_hbm_floats(*m_core, addr, n);
+}
 
 std::vector<std::vector<float>> ChipTrainer::params() const {
   return read_params(*m_core, *m_programs.at({m_options.batch, true}));

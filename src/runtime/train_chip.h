@@ -25,13 +25,14 @@ struct ChipTrainerOptions {
   int batch = 128;
   graph::OptimizerConfig optimizer;
   uint64_t seed = 0;
-  double host_bytes_per_second = 16e9;  // host link into HBM
+  double host_bytes_per_second = 16e9;                 // host link into HBM
   compiler::AdamOn adam_on = compiler::AdamOn::kUnit;  // Adam: on the Adam unit or the vector unit
 };
 
 class ChipTrainer {
  public:
-  ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec, const ChipTrainerOptions& options);
+  ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+              const ChipTrainerOptions& options);
 
   // One training step on n samples; returns the loss (computed on the chip) before the update.
   float step(const float* images, const int32_t* labels, int n);
@@ -60,7 +61,8 @@ class ChipTrainer {
 
  private:
   void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
-  void write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
+  void write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels,
+                   int n);
   // Core::load with the program decoded once (programs and step parts live as long as the trainer).
   void load(const isa::Program& program);
   const StepParts& parts(int n);

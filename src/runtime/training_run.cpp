@@ -1,14 +1,14 @@
 #include "runtime/training_run.h"
 
-#include <fmt/format.h>
-
 #include <bit>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "core/energy.h"
-#include "runtime/hbm_report.h"
 #include "graph/optimizer.h"
+#include "runtime/hbm_report.h"
 
 namespace tessera::runtime {
 
@@ -79,7 +79,8 @@ StepCounters counters_from_json(const nlohmann::ordered_json& j, const std::stri
 
 template <class T>
 T progress_field(const nlohmann::ordered_json& p, const char* key, const std::string& path) {
-  if (!p.contains(key)) throw Error(path, fmt::format("corrupt checkpoint progress (no '{}')", key));
+  if (!p.contains(key))
+    throw Error(path, fmt::format("corrupt checkpoint progress (no '{}')", key));
   try {
     return p[key].get<T>();
   } catch (const nlohmann::json::exception&) {
@@ -87,7 +88,9 @@ T progress_field(const nlohmann::ordered_json& p, const char* key, const std::st
   }
 }
 
-double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
 
 }  // namespace
 
@@ -98,16 +101,21 @@ TrainingRun::TrainingRun(const Dataset& train, const Dataset& test, TrainingRunO
   if (m_options.checkpoint_keep < 1) throw Error("train", "checkpoints to keep must be >= 1");
   if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
     throw Error("train", "--checkpoint-every needs --checkpoint-dir");
-  if (m_options.resume && m_options.checkpoint_dir.empty()) throw Error("train", "--resume needs --checkpoint-dir");
+  if (m_options.resume && m_options.checkpoint_dir.empty())
+    throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
-  m_trainer = std::make_unique<ChipTrainer>(m_options.model, m_options.config.spec, m_options.trainer);
-  if (m_options.resume) resume();
-  else refuse_existing_checkpoints(m_options.checkpoint_dir);
+  m_trainer =
+      std::make_unique<ChipTrainer>(m_options.model, m_options.config.spec, m_options.trainer);
+  if (m_options.resume)
+    resume();
+  else
+    refuse_existing_checkpoints(m_options.checkpoint_dir);
 }
 
 TrainingRun::~TrainingRun() = default;
 
-nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test, const TrainingRunOptions& options) {
+nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test,
+                                         const TrainingRunOptions& options) {
   const graph::OptimizerConfig& o = options.trainer.optimizer;
   nlohmann::ordered_json id;
   id["model"] = options.model_name;
@@ -129,13 +137,16 @@ nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& te
   return id;
 }
 
-nlohmann::ordered_json TrainingRun::identity() const { return training_identity(m_train, m_test, m_options); }
+nlohmann::ordered_json TrainingRun::identity() const {
+  return training_identity(m_train, m_test, m_options);
+}
 
 void TrainingRun::resume() {
   std::string path;
   const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
   if (c.identity.is_object() && c.identity.contains("run"))
-    throw Error(path, "was written by a data-parallel run (--chips); resume it with the same --chips");
+    throw Error(path,
+                "was written by a data-parallel run (--chips); resume it with the same --chips");
   check_identity(path, c.identity, identity());
   const nlohmann::ordered_json& p = c.progress;
   m_epoch = progress_field<int>(p, "epoch", path);
@@ -143,11 +154,12 @@ void TrainingRun::resume() {
   const int64_t global = progress_field<int64_t>(p, "global_step", path);
   m_loss_sum = std::bit_cast<double>(progress_field<uint64_t>(p, "loss_sum_bits", path));
   m_samples = progress_field<int64_t>(p, "samples", path);
-  if (!p.contains("counters") || !p.contains("epochs") || !p["epochs"].is_array() || m_epoch < 0 || m_step < 0 ||
-      global < 0 || static_cast<int64_t>(p["epochs"].size()) != m_epoch)
+  if (!p.contains("counters") || !p.contains("epochs") || !p["epochs"].is_array() || m_epoch < 0 ||
+      m_step < 0 || global < 0 || static_cast<int64_t>(p["epochs"].size()) != m_epoch)
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_counters = counters_from_json(p["counters"], path);
-  m_opt_steps = costs_from_json(p.contains("optimizer_steps") ? p["optimizer_steps"] : nlohmann::ordered_json(), path);
+  m_opt_steps = costs_from_json(
+      p.contains("optimizer_steps") ? p["optimizer_steps"] : nlohmann::ordered_json(), path);
   if (static_cast<int64_t>(m_opt_steps.size()) != m_step)
     throw Error(path, "corrupt checkpoint progress (optimizer per-step costs)");
   if (p.contains("pe")) m_pe = PeTally::from_json(p["pe"], path);
@@ -201,24 +213,30 @@ bool TrainingRun::run(const TrainingCallbacks& cb) {
   for (; m_epoch < m_options.epochs; ++m_epoch) {
     const auto wall0 = std::chrono::steady_clock::now();
     batches.start_epoch(m_epoch);
-    const int64_t total = m_options.steps_limit > 0 ? std::min(m_options.steps_limit, batches.batches_per_epoch())
-                                                    : batches.batches_per_epoch();
+    const int64_t total = m_options.steps_limit > 0
+                              ? std::min(m_options.steps_limit, batches.batches_per_epoch())
+                              : batches.batches_per_epoch();
     for (int64_t i = 0; i < m_step; ++i) batches.next(b);
     while (m_step < total && batches.next(b)) {
       const StepCounters before = snapshot();
       const PeWork pe_before = m_trainer->pe_attribution().work();
-      m_loss_sum += static_cast<double>(m_trainer->step(b.images.data(), b.labels.data(), b.size)) * b.size;
+      m_loss_sum +=
+          static_cast<double>(m_trainer->step(b.images.data(), b.labels.data(), b.size)) * b.size;
       add_difference(m_counters, snapshot(), before);
-      m_pe.add_step(m_trainer->pe_attribution().keys(), m_trainer->pe_attribution().work() - pe_before);
+      m_pe.add_step(m_trainer->pe_attribution().keys(),
+                    m_trainer->pe_attribution().work() - pe_before);
       m_opt_steps.push_back(m_trainer->last_optimizer_cost());
       m_samples += b.size;
       ++m_step;
-      if (cb.progress) cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
-      if (checkpoints && m_options.checkpoint_every > 0 && m_trainer->steps() % m_options.checkpoint_every == 0)
+      if (cb.progress)
+        cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
+      if (checkpoints && m_options.checkpoint_every > 0 &&
+          m_trainer->steps() % m_options.checkpoint_every == 0)
         save(m_epoch);
       if (cb.keep_going && !cb.keep_going(m_trainer->steps())) return false;
     }
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     m_epochs.push_back(finish_epoch(m_step, wall));
     if (cb.epoch_done) cb.epoch_done(m_epochs.back());
     m_step = 0;
@@ -248,7 +266,8 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   Batch b;
   Batcher ev(m_train, batch, m_options.trainer.seed, false);
   ev.start_epoch(0);
-  while (tr.samples < m_test.count && ev.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, tr);
+  while (tr.samples < m_test.count && ev.next(b))
+    m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, tr);
   Batcher test(m_test, batch, m_options.trainer.seed, false);
   test.start_epoch(0);
   while (test.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, te);
@@ -259,7 +278,8 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
   const double link_s = static_cast<double>(c.host_bytes) / m_options.trainer.host_bytes_per_second;
   const core::MxuEnergyCounts mxu{c.macs, c.terms_processed, c.pe_steps};
   const double energy_j =
-      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, mxu, c.cycles)) * 1e-12 +
+      core::energy_total_pj(core::energy_parts(m_options.config.spec, c.events, mxu, c.cycles)) *
+          1e-12 +
       sum_costs(m_opt_steps).unit_energy_uj * 1e-6;
   nlohmann::ordered_json j;
   j["epoch"] = m_epoch + 1;
@@ -291,7 +311,9 @@ nlohmann::ordered_json TrainingRun::finish_epoch(int64_t steps, double wall_seco
 nlohmann::ordered_json TrainingRun::report() const {
   nlohmann::ordered_json r;
   const nlohmann::ordered_json id = identity();
-  for (const char* k : {"model", "dataset", "optimizer", "batch", "lr", "seed", "config", "config_hash"}) r[k] = id[k];
+  for (const char* k :
+       {"model", "dataset", "optimizer", "batch", "lr", "seed", "config", "config_hash"})
+    r[k] = id[k];
   r["clock_hz"] = m_options.config.spec.clock_hz;
   r["resumed_from"] = m_resumed_from;
   r["resolved_config"] = m_options.config.resolved;

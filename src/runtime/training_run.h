@@ -4,13 +4,13 @@
 // Per epoch e (0-based): the training set in epoch_order(seed, e), batch by batch through
 // ChipTrainer::step (at most steps_limit steps when > 0); then the compiled inference program over
 // the first test-set-sized slice of the training set in file order (train accuracy) and over the
-// test set (test accuracy and loss). The epoch's machine figures are sums of per-step differences of
-// the core's integer counters over the training steps only (evaluation excluded): cycles, MXU and
-// vector busy cycles, event counts and MXU work (energy: core/energy.h over those counts, the MXU's
-// by the PE that ran, plus the Adam unit's energy from the per-step optimizer costs), encoded HBM
-// traffic per tensor kind (runtime/hbm_report.h), host-link
-// bytes (seconds = bytes / host_bytes_per_second). Because they are integer sums, an epoch split by
-// an interruption reports exactly the figures of an uninterrupted one.
+// test set (test accuracy and loss). The epoch's machine figures are sums of per-step differences
+// of the core's integer counters over the training steps only (evaluation excluded): cycles, MXU
+// and vector busy cycles, event counts and MXU work (energy: core/energy.h over those counts, the
+// MXU's by the PE that ran, plus the Adam unit's energy from the per-step optimizer costs), encoded
+// HBM traffic per tensor kind (runtime/hbm_report.h), host-link bytes (seconds = bytes /
+// host_bytes_per_second). Because they are integer sums, an epoch split by an interruption reports
+// exactly the figures of an uninterrupted one.
 //
 // Checkpoints (runtime/checkpoint.h) go to checkpoint_dir every checkpoint_every global steps
 // (0: never mid-epoch) and after every epoch, named by the global step; the newest
@@ -28,8 +28,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/events.h"
 #include "core/hbm_encoding.h"
@@ -47,7 +48,7 @@ struct TrainingRunOptions {
   RunConfig config;
   ChipTrainerOptions trainer;
   int epochs = 3;
-  int64_t steps_limit = 0;  // steps per epoch; 0 = the whole training set
+  int64_t steps_limit = 0;     // steps per epoch; 0 = the whole training set
   std::string checkpoint_dir;  // empty: no checkpoints
   int64_t checkpoint_every = 0;
   int checkpoint_keep = 2;
@@ -70,7 +71,8 @@ struct StepCounters {
 };
 
 // A single-chip checkpoint's identity (the keys listed above; data_parallel_run.h extends it).
-nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test, const TrainingRunOptions& options);
+nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test,
+                                         const TrainingRunOptions& options);
 
 class TrainingRun {
  public:

@@ -1,6 +1,7 @@
-// The BSP schedule shared by the timed system (system.h) and the functional one (functional_system.h):
-// which processors form a sync group, and the delivery of a superstep's sends in the order that
-// defines the values (core/exchange.h: per receiver, by source processor, then program order).
+// The BSP schedule shared by the timed system (system.h) and the functional one
+// (functional_system.h): which processors form a sync group, and the delivery of a superstep's
+// sends in the order that defines the values (core/exchange.h: per receiver, by source processor,
+// then program order).
 #pragma once
 
 #include <cstdint>
@@ -37,16 +38,19 @@ struct Send {
 // then source, then program order. `outbox(p)` returns processor p's outbox. A send to a processor
 // outside the group throws Error naming the source processor.
 template <typename OutboxOf>
-std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superstep, OutboxOf&& outbox);
+std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superstep,
+                                OutboxOf&& outbox);
 
 // The error for a group whose processors disagree: some halted, others wait at a barrier.
-[[noreturn]] void fault_barrier_mismatch(int superstep, const std::vector<int>& halted, const std::vector<int>& waiting);
+[[noreturn]] void fault_barrier_mismatch(int superstep, const std::vector<int>& halted,
+                                         const std::vector<int>& waiting);
 
 // The end of superstep `superstep`'s compute phase in group g, given whether each of its processors
 // halted (halted[i] for processor first(g) + i): the processors waiting at the barrier, in order;
 // empty when every one halted (the group is done). Some halted while others wait:
 // fault_barrier_mismatch. Shared by run_group below and the timed System's distributed loop.
-std::vector<int> waiting_processors(const SyncGroups& groups, int g, int64_t superstep, const std::vector<char>& halted);
+std::vector<int> waiting_processors(const SyncGroups& groups, int g, int64_t superstep,
+                                    const std::vector<char>& halted);
 
 // "processor P (chip C, core K)" for errors.
 std::string processor_name(int p, int cores_per_chip);
@@ -55,7 +59,8 @@ void check_group_target(const SyncGroups& groups, int g, int src, uint32_t dst, 
 void sort_for_delivery(std::vector<Send>& sends);
 
 template <typename OutboxOf>
-std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superstep, OutboxOf&& outbox) {
+std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superstep,
+                                OutboxOf&& outbox) {
   std::vector<Send> out;
   for (int p = groups.first(g); p < groups.first(g) + groups.size(g); ++p) {
     std::vector<core::OutboundSend>& box = outbox(p);
@@ -74,7 +79,8 @@ std::vector<Send> collect_sends(const SyncGroups& groups, int g, int64_t superst
 // phase for the waiting processors and resumes them. A processor fault is rethrown naming the
 // processor. Returns the number of supersteps.
 template <typename RunToSync, typename Exchange>
-int64_t run_group(const SyncGroups& groups, int g, int cores_per_chip, RunToSync&& run_to_sync, Exchange&& exchange) {
+int64_t run_group(const SyncGroups& groups, int g, int cores_per_chip, RunToSync&& run_to_sync,
+                  Exchange&& exchange) {
   std::vector<char> done(static_cast<size_t>(groups.size(g)), 0);
   for (int64_t step = 0;; ++step) {
     for (int i = 0; i < groups.size(g); ++i) {

@@ -25,9 +25,13 @@ Communicator& local_communicator() {
   return local;
 }
 
-Communicator& world() { return g_world != nullptr ? *g_world : local_communicator(); }
+Communicator& world() {
+  return g_world != nullptr ? *g_world : local_communicator();
+}
 
-void set_world(Communicator* comm) { g_world = comm; }
+void set_world(Communicator* comm) {
+  g_world = comm;
+}
 
 namespace {
 std::vector<int64_t> allgather_one(Communicator& comm, int64_t value) {

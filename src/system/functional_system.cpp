@@ -9,20 +9,23 @@ void join_system(core::Machine& m, int processors) {
   m.set_exchange_processors(static_cast<uint32_t>(processors));
 }
 
-FunctionalSystem::FunctionalSystem(const core::CoreSpec& spec, BspLayout layout, const isa::Program& image,
-                                   core::RunOptions options)
+FunctionalSystem::FunctionalSystem(const core::CoreSpec& spec, BspLayout layout,
+                                   const isa::Program& image, core::RunOptions options)
     : m_layout(layout), m_groups(layout.processors, layout.sync_group_size) {
   for (int p = 0; p < layout.processors; ++p) {
-    m_cores.push_back(std::make_unique<core::FunctionalCore>(spec, image.with_index(static_cast<uint32_t>(p)), options));
+    m_cores.push_back(std::make_unique<core::FunctionalCore>(
+        spec, image.with_index(static_cast<uint32_t>(p)), options));
     join_system(m_cores.back()->machine(), layout.processors);
   }
 }
 
-FunctionalSystem::FunctionalSystem(const core::CoreSpec& spec, BspLayout layout, const std::vector<isa::Program>& programs,
+FunctionalSystem::FunctionalSystem(const core::CoreSpec& spec, BspLayout layout,
+                                   const std::vector<isa::Program>& programs,
                                    core::RunOptions options)
     : m_layout(layout), m_groups(layout.processors, layout.sync_group_size) {
   if (static_cast<int>(programs.size()) != layout.processors)
-    throw Error("system", fmt::format("{} programs for {} processors", programs.size(), layout.processors));
+    throw Error("system",
+                fmt::format("{} programs for {} processors", programs.size(), layout.processors));
   for (const isa::Program& program : programs) {
     m_cores.push_back(std::make_unique<core::FunctionalCore>(spec, program, options));
     join_system(m_cores.back()->machine(), layout.processors);
@@ -42,11 +45,13 @@ void FunctionalSystem::run() {
 }
 
 void FunctionalSystem::exchange(int g, int64_t step) {
-  const std::vector<Send> sends =
-      collect_sends(m_groups, g, step, [&](int p) -> std::vector<core::OutboundSend>& { return core(p).machine().outbox(); });
+  const std::vector<Send> sends = collect_sends(
+      m_groups, g, step,
+      [&](int p) -> std::vector<core::OutboundSend>& { return core(p).machine().outbox(); });
   for (const Send& s : sends)
-    core(static_cast<int>(s.send.dst_proc)).machine().receive(s.send.dst_addr, s.send.combine, s.send.words.data(),
-                                                              s.send.words.size());
+    core(static_cast<int>(s.send.dst_proc))
+        .machine()
+        .receive(s.send.dst_addr, s.send.combine, s.send.words.data(), s.send.words.size());
 }
 
 }  // namespace tessera::system

@@ -14,7 +14,7 @@
 namespace tessera::system {
 
 struct BspLayout {
-  int processors = 1;       // chips * cores_per_chip; processor p = chip p / cores_per_chip
+  int processors = 1;  // chips * cores_per_chip; processor p = chip p / cores_per_chip
   int cores_per_chip = 1;
   int sync_group_size = 0;  // 0: one group of all processors
 };
@@ -22,10 +22,11 @@ struct BspLayout {
 class FunctionalSystem {
  public:
   // One image: processor p runs image.with_index(p).
-  FunctionalSystem(const core::CoreSpec& spec, BspLayout layout, const isa::Program& image, core::RunOptions options = {});
-  // One program per processor (their index words are used as they are).
-  FunctionalSystem(const core::CoreSpec& spec, BspLayout layout, const std::vector<isa::Program>& programs,
+  FunctionalSystem(const core::CoreSpec& spec, BspLayout layout, const isa::Program& image,
                    core::RunOptions options = {});
+  // One program per processor (their index words are used as they are).
+  FunctionalSystem(const core::CoreSpec& spec, BspLayout layout,
+                   const std::vector<isa::Program>& programs, core::RunOptions options = {});
 
   // Runs every group until all its processors halt. Throws Error naming the processor on a fault.
   void run();

@@ -10,7 +10,8 @@ MachineSpec read_machine_spec(ConfigReader& reader) {
 }
 
 MachineSpec load_machine_spec(const std::string& path) {
-  ConfigReader r = path.empty() ? ConfigReader::from_string("{}", "<built-in defaults>") : ConfigReader::from_file(path);
+  ConfigReader r = path.empty() ? ConfigReader::from_string("{}", "<built-in defaults>")
+                                : ConfigReader::from_file(path);
   MachineSpec m = read_machine_spec(r);
   r.finish();
   return m;

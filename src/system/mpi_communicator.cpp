@@ -21,7 +21,8 @@ void check(int rc, const char* call) {
 
 int as_count(size_t n, const char* call) {
   if (n > static_cast<size_t>(INT_MAX))
-    throw Error(fmt::format("MPI {}", call), fmt::format("{} bytes: over the 2 GiB an MPI count holds", n));
+    throw Error(fmt::format("MPI {}", call),
+                fmt::format("{} bytes: over the 2 GiB an MPI count holds", n));
   return static_cast<int>(n);
 }
 
@@ -37,7 +38,8 @@ std::vector<int> displacements(const std::vector<int>& counts, const char* call)
   return displ;
 }
 
-std::vector<Bytes> split(const Bytes& all, const std::vector<int>& counts, const std::vector<int>& displ) {
+std::vector<Bytes> split(const Bytes& all, const std::vector<int>& counts,
+                         const std::vector<int>& displ) {
   std::vector<Bytes> out(counts.size());
   for (size_t r = 0; r < counts.size(); ++r)
     out[r].assign(all.begin() + displ[r], all.begin() + displ[r] + counts[r]);
@@ -57,7 +59,8 @@ std::vector<Bytes> MpiCommunicator::allgather(const Bytes& mine) {
   check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "Allgather");
   const std::vector<int> displ = displacements(counts, "Allgatherv");
   Bytes all(static_cast<size_t>(displ.back()) + static_cast<size_t>(counts.back()));
-  check(MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displ.data(), MPI_BYTE, MPI_COMM_WORLD),
+  check(MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displ.data(), MPI_BYTE,
+                       MPI_COMM_WORLD),
         "Allgatherv");
   return split(all, counts, displ);
 }
@@ -70,12 +73,14 @@ std::vector<Bytes> MpiCommunicator::alltoall(const std::vector<Bytes>& to) {
     send_counts[r] = as_count(to[r].size(), "Alltoallv");
     out.insert(out.end(), to[r].begin(), to[r].end());
   }
-  check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "Alltoall");
+  check(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
+      "Alltoall");
   const std::vector<int> send_displ = displacements(send_counts, "Alltoallv");
   const std::vector<int> recv_displ = displacements(recv_counts, "Alltoallv");
   Bytes in(static_cast<size_t>(recv_displ.back()) + static_cast<size_t>(recv_counts.back()));
-  check(MPI_Alltoallv(out.data(), send_counts.data(), send_displ.data(), MPI_BYTE, in.data(), recv_counts.data(),
-                      recv_displ.data(), MPI_BYTE, MPI_COMM_WORLD),
+  check(MPI_Alltoallv(out.data(), send_counts.data(), send_displ.data(), MPI_BYTE, in.data(),
+                      recv_counts.data(), recv_displ.data(), MPI_BYTE, MPI_COMM_WORLD),
         "Alltoallv");
   return split(in, recv_counts, recv_displ);
 }

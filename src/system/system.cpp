@@ -14,7 +14,9 @@ namespace {
 
 enum class ProcState : uint8_t { kWaiting, kHalted, kFault };
 
-Communicator& comm_of(const SystemOptions& o) { return o.comm != nullptr ? *o.comm : local_communicator(); }
+Communicator& comm_of(const SystemOptions& o) {
+  return o.comm != nullptr ? *o.comm : local_communicator();
+}
 
 ProcessorBlock local_block(const SystemSpec& spec, const SystemOptions& o) {
   Communicator& c = comm_of(o);
@@ -36,7 +38,8 @@ auto collectively(F&& body) {
 
 }  // namespace
 
-System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image, SystemOptions options)
+System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image,
+               SystemOptions options)
     : m_spec(spec),
       m_comm(&comm_of(options)),
       m_local(local_block(spec, options)),
@@ -47,13 +50,14 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Pr
   for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, image.with_index(static_cast<uint32_t>(p)), o);
+    m_cores[static_cast<size_t>(p)] =
+        std::make_unique<core::Core>(core, image.with_index(static_cast<uint32_t>(p)), o);
   }
   init(core, options);
 }
 
-System::System(const core::CoreSpec& core, const SystemSpec& spec, const std::vector<isa::Program>& programs,
-               SystemOptions options)
+System::System(const core::CoreSpec& core, const SystemSpec& spec,
+               const std::vector<isa::Program>& programs, SystemOptions options)
     : m_spec(spec),
       m_comm(&comm_of(options)),
       m_local(local_block(spec, options)),
@@ -61,12 +65,14 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, const std::ve
       m_groups(spec.processors(), options.sync_group_size) {
   validate_system_spec(spec);
   if (static_cast<int>(programs.size()) != spec.processors())
-    throw Error("system", fmt::format("{} programs for {} processors", programs.size(), spec.processors()));
+    throw Error("system",
+                fmt::format("{} programs for {} processors", programs.size(), spec.processors()));
   m_cores.resize(programs.size());
   for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
+    m_cores[static_cast<size_t>(p)] =
+        std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
   }
   init(core, options);
 }
@@ -80,7 +86,8 @@ void System::init(const core::CoreSpec&, SystemOptions options) {
     c->machine().set_exchange_timing_only(options.timing_only);
   }
   for (int g = 0; g < m_groups.count(); ++g)
-    m_fabrics.push_back(std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
+    m_fabrics.push_back(
+        std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
   m_timing.assign(static_cast<size_t>(m_groups.count()), GroupTiming{});
 }
 
@@ -89,11 +96,14 @@ fabric::Picos System::cycles_to_ps(int64_t cycles) const {
 }
 
 int64_t System::ps_to_cycles(fabric::Picos ps) const {
-  // Times carry cycles_to_ps's rounding (<= 0.5 ps): a time within it of a cycle edge is that cycle.
+  // Times carry cycles_to_ps's rounding (<= 0.5 ps): a time within it of a cycle edge is that
+  // cycle.
   return static_cast<int64_t>(std::ceil((static_cast<double>(ps) - 0.5) * m_clock_hz / 1e12));
 }
 
-fabric::Endpoint System::endpoint(int p) const { return {p / m_spec.cores_per_chip, p % m_spec.cores_per_chip}; }
+fabric::Endpoint System::endpoint(int p) const {
+  return {p / m_spec.cores_per_chip, p % m_spec.cores_per_chip};
+}
 
 core::Core& System::core(int p) {
   return const_cast<core::Core&>(static_cast<const System*>(this)->core(p));
@@ -103,8 +113,9 @@ const core::Core& System::core(int p) const {
   if (p < 0 || p >= processors())
     throw Error("system", fmt::format("processor {} out of range (0..{})", p, processors() - 1));
   if (!is_local(p))
-    throw Error("system", fmt::format("processor {} is simulated by rank {}, not by this rank {}", p,
-                                      rank_of_processor(p, processors(), m_comm->size()), m_comm->rank()));
+    throw Error("system",
+                fmt::format("processor {} is simulated by rank {}, not by this rank {}", p,
+                            rank_of_processor(p, processors(), m_comm->size()), m_comm->rank()));
   return *m_cores[static_cast<size_t>(p)];
 }
 
@@ -114,7 +125,8 @@ Bytes System::from_processor(int p, const std::function<Bytes(const core::Core&)
 }
 
 void System::run() {
-  for (int g = 0; g < m_groups.count(); ++g) m_timing[static_cast<size_t>(g)].supersteps = run_group(g);
+  for (int g = 0; g < m_groups.count(); ++g)
+    m_timing[static_cast<size_t>(g)].supersteps = run_group(g);
   int64_t cycles = 0;
   for (const auto& c : m_cores)
     if (c) cycles = std::max(cycles, c->cycles());
@@ -128,8 +140,10 @@ void System::run() {
 //     uint8 combine, uint32 count, uint8 has_words;
 //   payload to rank r: the words of this rank's sends to r's processors, in header order.
 int64_t System::run_group(int g) {
-  const int first = m_groups.first(g), n = m_groups.size(g), ranks = m_comm->size(), me = m_comm->rank();
-  const int lo = std::max(first, m_local.first), hi = std::min(first + n, m_local.first + m_local.count);
+  const int first = m_groups.first(g), n = m_groups.size(g), ranks = m_comm->size(),
+            me = m_comm->rank();
+  const int lo = std::max(first, m_local.first),
+            hi = std::min(first + n, m_local.first + m_local.count);
   std::vector<char> done(static_cast<size_t>(n), 0);  // the same on every rank
   for (int64_t step = 0;; ++step) {
     ByteWriter head;
@@ -163,14 +177,18 @@ int64_t System::run_group(int g) {
         head.put(static_cast<uint8_t>(!s.words.empty()));
         if (s.words.empty() || s.dst_proc >= static_cast<uint32_t>(processors())) continue;
         const int owner = rank_of_processor(static_cast<int>(s.dst_proc), processors(), ranks);
-        if (owner == me) kept.push_back(std::move(s.words));
-        else payload[static_cast<size_t>(owner)].append(s.words.data(), s.words.size() * sizeof(uint32_t));
+        if (owner == me)
+          kept.push_back(std::move(s.words));
+        else
+          payload[static_cast<size_t>(owner)].append(s.words.data(),
+                                                     s.words.size() * sizeof(uint32_t));
       }
       box.clear();
     }
     const std::vector<Bytes> heads = m_comm->allgather(head.bytes());
     std::vector<Bytes> to(static_cast<size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) to[static_cast<size_t>(r)] = std::move(payload[static_cast<size_t>(r)].bytes());
+    for (int r = 0; r < ranks; ++r)
+      to[static_cast<size_t>(r)] = std::move(payload[static_cast<size_t>(r)].bytes());
     const std::vector<Bytes> from = m_comm->alltoall(to);
 
     const bool finished = collectively([&] {
@@ -183,7 +201,8 @@ int64_t System::run_group(int g) {
         ByteReader in(heads[static_cast<size_t>(r)]), words(from[static_cast<size_t>(r)]);
         while (!in.done()) {
           const int p = in.get<int32_t>();
-          TESSERA_CHECK(p >= first && p < first + n, "superstep record of a processor outside the group");
+          TESSERA_CHECK(p >= first && p < first + n,
+                        "superstep record of a processor outside the group");
           const size_t i = static_cast<size_t>(p - first);
           state[i] = in.get<ProcState>();
           arrival[static_cast<size_t>(p)] = in.get<int64_t>();
@@ -224,14 +243,15 @@ int64_t System::run_group(int g) {
   }
 }
 
-void System::exchange(int g, int64_t step, const std::vector<int>& waiting, const std::vector<int64_t>& arrival,
-                      std::vector<Send> sends) {
+void System::exchange(int g, int64_t step, const std::vector<int>& waiting,
+                      const std::vector<int64_t>& arrival, std::vector<Send> sends) {
   fabric::Fabric& fab = *m_fabrics[static_cast<size_t>(g)];
   GroupTiming& timing = m_timing[static_cast<size_t>(g)];
   const fabric::Picos barrier = ns_to_ps(m_spec.barrier_latency_ns);
   const BarrierPlacement placement = m_spec.barrier_placement;
   fabric::Picos all_arrived = 0;
-  for (int p : waiting) all_arrived = std::max(all_arrived, cycles_to_ps(arrival[static_cast<size_t>(p)]));
+  for (int p : waiting)
+    all_arrived = std::max(all_arrived, cycles_to_ps(arrival[static_cast<size_t>(p)]));
   const bool barrier_before = placement != BarrierPlacement::kExchangeToCompute;
   const fabric::Picos post_all = all_arrived + (barrier_before ? barrier : 0);
 
@@ -248,30 +268,34 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting, cons
     if (t.words.empty()) t.phantom_words = s.send.count;
     t.id = s.seq;
     timing.bytes += uint64_t{s.send.count} * 4;
-    const fabric::Picos ready = barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(s.src)]);
+    const fabric::Picos ready =
+        barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(s.src)]);
     first_post = std::min(first_post, ready);
     fab.post(std::max(ready, fab.now()), std::move(t));
   }
-  std::vector<fabric::Arrival> arrivals = sends.empty() ? std::vector<fabric::Arrival>{} : fab.drain();
+  std::vector<fabric::Arrival> arrivals =
+      sends.empty() ? std::vector<fabric::Arrival>{} : fab.drain();
   timing.transfers += arrivals.size();
 
   // Values: per receiver, by source processor, then program order (core/exchange.h).
   auto proc_of = [&](const fabric::Endpoint& e) { return e.chip * m_spec.cores_per_chip + e.core; };
-  std::sort(arrivals.begin(), arrivals.end(), [&](const fabric::Arrival& a, const fabric::Arrival& b) {
-    const int da = proc_of(a.transfer.dst), db = proc_of(b.transfer.dst);
-    if (da != db) return da < db;
-    const int sa = proc_of(a.transfer.src), sb = proc_of(b.transfer.src);
-    if (sa != sb) return sa < sb;
-    return a.transfer.id < b.transfer.id;
-  });
+  std::sort(arrivals.begin(), arrivals.end(),
+            [&](const fabric::Arrival& a, const fabric::Arrival& b) {
+              const int da = proc_of(a.transfer.dst), db = proc_of(b.transfer.dst);
+              if (da != db) return da < db;
+              const int sa = proc_of(a.transfer.src), sb = proc_of(b.transfer.src);
+              if (sa != sb) return sa < sb;
+              return a.transfer.id < b.transfer.id;
+            });
   fabric::Picos last = 0;
-  std::vector<fabric::Picos> own(static_cast<size_t>(processors()), 0);  // latest arrival p sent or received
+  std::vector<fabric::Picos> own(static_cast<size_t>(processors()),
+                                 0);  // latest arrival p sent or received
   for (const fabric::Arrival& a : arrivals) {
     const int dst = proc_of(a.transfer.dst), src = proc_of(a.transfer.src);
     if (is_local(dst))
       core(dst).machine().receive(static_cast<uint32_t>(a.transfer.dst_addr),
-                                  static_cast<core::XCombine>(a.transfer.combine), a.transfer.words.data(),
-                                  a.transfer.words.size());
+                                  static_cast<core::XCombine>(a.transfer.combine),
+                                  a.transfer.words.data(), a.transfer.words.size());
     last = std::max(last, a.time);
     own[static_cast<size_t>(dst)] = std::max(own[static_cast<size_t>(dst)], a.time);
     own[static_cast<size_t>(src)] = std::max(own[static_cast<size_t>(src)], a.time);
@@ -292,7 +316,8 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting, cons
     // xsync: the core leaves the barrier (before the exchange: at posting; without one: at once)
     // and its wait ends when the blocking sync would have resumed it.
     m.set_exchange_done(ps_to_cycles(at));
-    core(p).resume(ps_to_cycles(barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(p)])));
+    core(p).resume(
+        ps_to_cycles(barrier_before ? post_all : cycles_to_ps(arrival[static_cast<size_t>(p)])));
   }
 }
 

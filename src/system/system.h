@@ -1,6 +1,6 @@
 // The timed multi-processor system: chips x cores_per_chip timed cores (processor p = chip
-// p / cores_per_chip, core p % cores_per_chip) running BSP supersteps, their exchange carried by the
-// packet fabric (fabric/fabric.h). Values equal the functional system's (functional_system.h):
+// p / cores_per_chip, core p % cores_per_chip) running BSP supersteps, their exchange carried by
+// the packet fabric (fabric/fabric.h). Values equal the functional system's (functional_system.h):
 // delivery order is defined by core/exchange.h, never by arrival times, so packet loss changes
 // only time.
 //
@@ -19,7 +19,8 @@
 //   exchange is done (its xwait / implied wait stalls until then, StallCause::Exchange) at the
 //   time the rule above would have resumed it. The fabric posts and delivers exactly as for sync,
 //   so values and the fabric's timing do not depend on the choice; the next superstep's sends are
-//   posted after every processor's implied wait, i.e. after this superstep's last arrival. Each sync group has its own Fabric
+//   posted after every processor's implied wait, i.e. after this superstep's last arrival. Each
+//   sync group has its own Fabric
 // (seeded with seed + group) and runs to completion independently of the others: groups share no
 // links' time (a simplification; groups on disjoint chips are exact).
 // The run ends when every processor has halted; end time = the latest core's last cycle.
@@ -28,8 +29,10 @@
 // SystemOptions::comm (pass &world() for the R processes of `mpirun -n R`; the default, nullptr,
 // is this process alone, so a caller that reads every core keeps working) in contiguous
 // blocks (processor_block); a rank builds and runs only its own cores. A superstep of group g:
-//   1. every rank runs its processors of g to their sync (or halt, or a fault: recorded, not thrown);
-//   2. allgather: each processor's state, sync arrival, fault message and send headers (destination,
+//   1. every rank runs its processors of g to their sync (or halt, or a fault: recorded, not
+//   thrown);
+//   2. allgather: each processor's state, sync arrival, fault message and send headers
+//   (destination,
 //      address, combine, word count); alltoall: each send's payload goes to the rank that owns its
 //      destination and only there (payloads cross processes only as MPI messages);
 //   3. every rank then holds the whole superstep and runs the same deterministic code on it: the
@@ -60,18 +63,20 @@
 namespace tessera::system {
 
 struct SystemOptions {
-  int sync_group_size = 0;  // processors per sync group (consecutive); 0 = one group of all
-  uint64_t seed = 0;        // the fabric's loss streams
-  core::RunOptions core{};  // per core (bundle limit)
-  bool timing_only = false; // xsend carries sizes, not values (benchmarks; core/exchange.h)
-  Communicator* comm = nullptr;  // the ranks to spread the processors over; nullptr: this process alone
+  int sync_group_size = 0;   // processors per sync group (consecutive); 0 = one group of all
+  uint64_t seed = 0;         // the fabric's loss streams
+  core::RunOptions core{};   // per core (bundle limit)
+  bool timing_only = false;  // xsend carries sizes, not values (benchmarks; core/exchange.h)
+  Communicator* comm =
+      nullptr;  // the ranks to spread the processors over; nullptr: this process alone
 };
 
 // Per sync group: what its supersteps cost.
 struct GroupTiming {
   int64_t supersteps = 0;
-  fabric::Picos barrier_ps = 0;   // sum over supersteps of barrier latencies on the critical path
-  fabric::Picos exchange_ps = 0;  // sum over supersteps of (last arrival - posting) when sends exist
+  fabric::Picos barrier_ps = 0;  // sum over supersteps of barrier latencies on the critical path
+  fabric::Picos exchange_ps =
+      0;  // sum over supersteps of (last arrival - posting) when sends exist
   uint64_t transfers = 0;
   uint64_t bytes = 0;
 };
@@ -79,10 +84,11 @@ struct GroupTiming {
 class System {
  public:
   // One image (S1110-S1130): processor p runs image.with_index(p).
-  System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image, SystemOptions options = {});
-  // One program per processor, run as given.
-  System(const core::CoreSpec& core, const SystemSpec& spec, const std::vector<isa::Program>& programs,
+  System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image,
          SystemOptions options = {});
+  // One program per processor, run as given.
+  System(const core::CoreSpec& core, const SystemSpec& spec,
+         const std::vector<isa::Program>& programs, SystemOptions options = {});
   ~System();
 
   // Runs until every processor halts (collective: every rank calls it). Throws CollectiveError
@@ -105,8 +111,11 @@ class System {
   fabric::Picos end_ps() const { return m_end_ps; }
   double seconds() const { return static_cast<double>(m_end_ps) * 1e-12; }
   const std::vector<GroupTiming>& groups() const { return m_timing; }
-  const fabric::Fabric& fabric(int group) const { return *m_fabrics.at(static_cast<size_t>(group)); }
-  // {processors, supersteps, seconds, barrier/exchange seconds, per-group timing, fabric stats of group 0}.
+  const fabric::Fabric& fabric(int group) const {
+    return *m_fabrics.at(static_cast<size_t>(group));
+  }
+  // {processors, supersteps, seconds, barrier/exchange seconds, per-group timing, fabric stats of
+  // group 0}.
   nlohmann::ordered_json stats_json() const;
 
   // Checkpoints (runtime/data_parallel.h), between run()s only; collective (every rank calls
@@ -120,13 +129,14 @@ class System {
   void restore_state(const nlohmann::ordered_json& state, const std::string& where);
 
   fabric::Picos cycles_to_ps(int64_t cycles) const;
-  int64_t ps_to_cycles(fabric::Picos ps) const;  // the first cycle at or after ps (0.5 ps tolerance)
+  int64_t ps_to_cycles(
+      fabric::Picos ps) const;  // the first cycle at or after ps (0.5 ps tolerance)
 
  private:
   void init(const core::CoreSpec& core, SystemOptions options);
   int64_t run_group(int g);
-  void exchange(int g, int64_t step, const std::vector<int>& waiting, const std::vector<int64_t>& arrival,
-                std::vector<Send> sends);
+  void exchange(int g, int64_t step, const std::vector<int>& waiting,
+                const std::vector<int64_t>& arrival, std::vector<Send> sends);
   fabric::Endpoint endpoint(int p) const;
 
   SystemSpec m_spec;

@@ -14,20 +14,28 @@ namespace tessera::system {
 
 const char* topology_name(Topology t) {
   switch (t) {
-    case Topology::kLine: return "line";
-    case Topology::kRing: return "ring";
-    case Topology::kTorus2d: return "torus2d";
+    case Topology::kLine:
+      return "line";
+    case Topology::kRing:
+      return "ring";
+    case Topology::kTorus2d:
+      return "torus2d";
   }
   return "?";
 }
 
-const char* duplex_name(Duplex d) { return d == Duplex::kHalf ? "half" : "full"; }
+const char* duplex_name(Duplex d) {
+  return d == Duplex::kHalf ? "half" : "full";
+}
 
 const char* barrier_placement_name(BarrierPlacement b) {
   switch (b) {
-    case BarrierPlacement::kComputeToExchange: return "compute-exchange";
-    case BarrierPlacement::kExchangeToCompute: return "exchange-compute";
-    case BarrierPlacement::kBoth: return "both";
+    case BarrierPlacement::kComputeToExchange:
+      return "compute-exchange";
+    case BarrierPlacement::kExchangeToCompute:
+      return "exchange-compute";
+    case BarrierPlacement::kBoth:
+      return "both";
   }
   return "?";
 }
@@ -37,11 +45,15 @@ namespace {
 bool neighbours(const SystemSpec& s, int a, int b) {
   if (a == b || a < 0 || b < 0 || a >= s.chips || b >= s.chips) return false;
   switch (s.topology) {
-    case Topology::kLine: return std::abs(a - b) == 1;
-    case Topology::kRing: return std::abs(a - b) == 1 || std::abs(a - b) == s.chips - 1;
+    case Topology::kLine:
+      return std::abs(a - b) == 1;
+    case Topology::kRing:
+      return std::abs(a - b) == 1 || std::abs(a - b) == s.chips - 1;
     case Topology::kTorus2d: {
       const int ax = a % s.dims_x, ay = a / s.dims_x, bx = b % s.dims_x, by = b / s.dims_x;
-      const auto adjacent = [](int u, int v, int n) { return (u + 1) % n == v || (v + 1) % n == u; };
+      const auto adjacent = [](int u, int v, int n) {
+        return (u + 1) % n == v || (v + 1) % n == u;
+      };
       return (ay == by && adjacent(ax, bx, s.dims_x)) || (ax == bx && adjacent(ay, by, s.dims_y));
     }
   }
@@ -74,15 +86,17 @@ void check(const SystemSpec& s, Require&& require) {
             fmt::format("torus2d dims {} x {} = {} but the system has {} chips", s.dims_x, s.dims_y,
                         s.dims_x * s.dims_y, s.chips));
   if (s.topology == Topology::kRing)
-    require(s.chips != 2, "system.topology", "a ring of 2 chips is a line (one link); use topology line");
+    require(s.chips != 2, "system.topology",
+            "a ring of 2 chips is a line (one link); use topology line");
   require(s.packet_payload_bytes % 4 == 0, "system.packet.payload_bytes",
           fmt::format("{} is not a whole number of 32-bit words", s.packet_payload_bytes));
   require(s.ack_timeout_ns > 2 * s.link_latency_ns, "system.link.ack_timeout_ns",
           fmt::format("the ack timeout ({} ns) must exceed the round trip 2 x link latency ({} ns)",
                       s.ack_timeout_ns, 2 * s.link_latency_ns));
   for (const auto& [a, b] : s.failed_links)
-    require(neighbours(s, a, b), "system.failed_links",
-            fmt::format("{}-{} is not a link of this {} topology", a, b, topology_name(s.topology)));
+    require(
+        neighbours(s, a, b), "system.failed_links",
+        fmt::format("{}-{} is not a link of this {} topology", a, b, topology_name(s.topology)));
 }
 
 }  // namespace
@@ -95,43 +109,67 @@ bool SystemSpec::linked(int a, int b) const {
 
 SystemSpec read_system_spec(ConfigReader& r) {
   SystemSpec s;
-  s.chips_per_board = static_cast<int>(r.get_int("system.chips_per_board", 1, {1, 1 << 16}, "chips", "chips on one board"));
-  s.boards = static_cast<int>(r.get_int("system.boards", 1, {1, 1 << 16}, "boards", "boards in the system"));
-  s.chips = static_cast<int>(r.get_int("system.chips", s.chips_per_board * s.boards, {1, 1 << 16}, "chips",
-                                       "chips in the system (= boards x chips_per_board)"));
-  s.cores_per_chip = static_cast<int>(r.get_int("system.cores_per_chip", 1, {1, 64}, "cores", "tensor cores per chip"));
+  s.chips_per_board = static_cast<int>(
+      r.get_int("system.chips_per_board", 1, {1, 1 << 16}, "chips", "chips on one board"));
+  s.boards = static_cast<int>(
+      r.get_int("system.boards", 1, {1, 1 << 16}, "boards", "boards in the system"));
+  s.chips =
+      static_cast<int>(r.get_int("system.chips", s.chips_per_board * s.boards, {1, 1 << 16},
+                                 "chips", "chips in the system (= boards x chips_per_board)"));
+  s.cores_per_chip = static_cast<int>(
+      r.get_int("system.cores_per_chip", 1, {1, 64}, "cores", "tensor cores per chip"));
   const std::string topo = r.get_string("system.topology", "line", {"line", "ring", "torus2d"},
                                         "inter-chip topology (line: forward and backward links)");
-  s.topology = topo == "ring" ? Topology::kRing : topo == "torus2d" ? Topology::kTorus2d : Topology::kLine;
-  s.dims_x = static_cast<int>(r.get_int("system.torus.dims_x", 1, {1, 1 << 16}, "chips", "torus2d: chips along x"));
-  s.dims_y = static_cast<int>(r.get_int("system.torus.dims_y", 1, {1, 1 << 16}, "chips", "torus2d: chips along y"));
-  const std::string failed = r.get_string("system.failed_links", "", {}, "links out of service, e.g. \"0-1,5-6\"");
+  s.topology = topo == "ring"      ? Topology::kRing
+               : topo == "torus2d" ? Topology::kTorus2d
+                                   : Topology::kLine;
+  s.dims_x = static_cast<int>(
+      r.get_int("system.torus.dims_x", 1, {1, 1 << 16}, "chips", "torus2d: chips along x"));
+  s.dims_y = static_cast<int>(
+      r.get_int("system.torus.dims_y", 1, {1, 1 << 16}, "chips", "torus2d: chips along y"));
+  const std::string failed =
+      r.get_string("system.failed_links", "", {}, "links out of service, e.g. \"0-1,5-6\"");
   s.failed_links = parse_links(r, failed);
 
-  s.link_gbytes_per_s = r.get_float("system.link.bandwidth_gbps", 62, {1e-3, 1e6}, "GB/s", "per link and direction");
-  s.link_latency_ns = r.get_float("system.link.latency_ns", 500, {0, 1e9}, "ns", "link + router latency per hop");
+  s.link_gbytes_per_s =
+      r.get_float("system.link.bandwidth_gbps", 62, {1e-3, 1e6}, "GB/s", "per link and direction");
+  s.link_latency_ns =
+      r.get_float("system.link.latency_ns", 500, {0, 1e9}, "ns", "link + router latency per hop");
   const std::string duplex = r.get_string("system.link.duplex", "full", {"half", "full"},
                                           "full: both directions at once; half: one at a time");
   s.duplex = duplex == "half" ? Duplex::kHalf : Duplex::kFull;
-  s.loss_rate = r.get_float("system.link.loss_rate", 0, {0, 1}, "probability", "packets dropped on the wire");
-  s.ack_timeout_ns = r.get_float("system.link.ack_timeout_ns", 2000, {0, 1e12}, "ns", "retransmit after this without an ack");
-  s.packet_payload_bytes = static_cast<int>(r.get_int("system.packet.payload_bytes", 1024, {4, 1 << 20}, "bytes", "payload per packet"));
-  s.packet_header_bytes = static_cast<int>(r.get_int("system.packet.header_bytes", 32, {0, 4096}, "bytes", "header per packet on the wire"));
-  s.queue_packets = static_cast<int>(r.get_int("system.exchange.queue_packets", 128, {1, 1 << 20}, "packets",
-                                               "per output link: queued + unacknowledged packets"));
-  s.watchdog_us = r.get_float("system.exchange.watchdog_us", 10000, {1e-3, 1e12}, "us", "simulated time without progress -> error");
+  s.loss_rate =
+      r.get_float("system.link.loss_rate", 0, {0, 1}, "probability", "packets dropped on the wire");
+  s.ack_timeout_ns = r.get_float("system.link.ack_timeout_ns", 2000, {0, 1e12}, "ns",
+                                 "retransmit after this without an ack");
+  s.packet_payload_bytes = static_cast<int>(
+      r.get_int("system.packet.payload_bytes", 1024, {4, 1 << 20}, "bytes", "payload per packet"));
+  s.packet_header_bytes = static_cast<int>(r.get_int("system.packet.header_bytes", 32, {0, 4096},
+                                                     "bytes", "header per packet on the wire"));
+  s.queue_packets =
+      static_cast<int>(r.get_int("system.exchange.queue_packets", 128, {1, 1 << 20}, "packets",
+                                 "per output link: queued + unacknowledged packets"));
+  s.watchdog_us = r.get_float("system.exchange.watchdog_us", 10000, {1e-3, 1e12}, "us",
+                              "simulated time without progress -> error");
 
-  s.barrier_latency_ns = r.get_float("system.barrier.latency_ns", 1000, {0, 1e12}, "ns", "hardware barrier across the sync group");
-  const std::string place = r.get_string("system.barrier.placement", "both", {"compute-exchange", "exchange-compute", "both"},
-                                         "where the barrier sits in a superstep (spec/exchange.md)");
+  s.barrier_latency_ns = r.get_float("system.barrier.latency_ns", 1000, {0, 1e12}, "ns",
+                                     "hardware barrier across the sync group");
+  const std::string place = r.get_string(
+      "system.barrier.placement", "both", {"compute-exchange", "exchange-compute", "both"},
+      "where the barrier sits in a superstep (spec/exchange.md)");
   s.barrier_placement = place == "compute-exchange"   ? BarrierPlacement::kComputeToExchange
                         : place == "exchange-compute" ? BarrierPlacement::kExchangeToCompute
                                                       : BarrierPlacement::kBoth;
-  s.onchip_gbytes_per_s = r.get_float("system.onchip.bandwidth_gbps", 256, {1e-3, 1e6}, "GB/s", "core <-> core of one chip");
-  s.onchip_latency_ns = r.get_float("system.onchip.latency_ns", 50, {0, 1e9}, "ns", "core <-> core of one chip");
-  s.host_gbytes_per_s = r.get_float("system.host.bandwidth_gbps", 16, {1e-3, 1e6}, "GB/s", "host link per chip");
-  s.host_latency_ns = r.get_float("system.host.latency_ns", 1000, {0, 1e12}, "ns", "host link per chip");
-  if (!r.is_schema()) check(s, [&r](bool ok, const char* key, const std::string& why) { r.require(ok, key, why); });
+  s.onchip_gbytes_per_s = r.get_float("system.onchip.bandwidth_gbps", 256, {1e-3, 1e6}, "GB/s",
+                                      "core <-> core of one chip");
+  s.onchip_latency_ns =
+      r.get_float("system.onchip.latency_ns", 50, {0, 1e9}, "ns", "core <-> core of one chip");
+  s.host_gbytes_per_s =
+      r.get_float("system.host.bandwidth_gbps", 16, {1e-3, 1e6}, "GB/s", "host link per chip");
+  s.host_latency_ns =
+      r.get_float("system.host.latency_ns", 1000, {0, 1e12}, "ns", "host link per chip");
+  if (!r.is_schema())
+    check(s, [&r](bool ok, const char* key, const std::string& why) { r.require(ok, key, why); });
   return s;
 }
 
@@ -141,9 +179,13 @@ void validate_system_spec(const SystemSpec& s) {
   });
 }
 
-SystemSpec load_system_spec(const std::string& path) { return load_machine_spec(path).system; }
+SystemSpec load_system_spec(const std::string& path) {
+  return load_machine_spec(path).system;
+}
 
-int64_t ns_to_ps(double ns) { return std::llround(ns * 1000.0); }
+int64_t ns_to_ps(double ns) {
+  return std::llround(ns * 1000.0);
+}
 
 int64_t transfer_ps(int64_t bytes, double gbytes_per_s) {
   return std::llround(static_cast<double>(bytes) * 1000.0 / gbytes_per_s);

@@ -46,15 +46,15 @@ struct SystemSpec {
   std::vector<std::pair<int, int>> failed_links;  // (a, b) with a < b, each an existing link
 
   // inter-chip links (each direction of a full-duplex link has this bandwidth)
-  double link_gbytes_per_s = 62;   // GB/s = 1e9 bytes per second
-  double link_latency_ns = 500;    // wire + router latency, first bit out -> first bit in
+  double link_gbytes_per_s = 62;  // GB/s = 1e9 bytes per second
+  double link_latency_ns = 500;   // wire + router latency, first bit out -> first bit in
   Duplex duplex = Duplex::kFull;
-  double loss_rate = 0;            // probability that a packet is dropped on the wire
-  int packet_payload_bytes = 1024; // payload per packet (a multiple of 4: whole words)
-  int packet_header_bytes = 32;    // header bytes on the wire per packet (fabric/packet.h)
-  int queue_packets = 128;         // per output link: packets queued or awaiting their ack
-  double ack_timeout_ns = 2000;    // retransmit a packet not acknowledged this long after it left
-  double watchdog_us = 10000;      // simulated time without progress before the fabric gives up
+  double loss_rate = 0;             // probability that a packet is dropped on the wire
+  int packet_payload_bytes = 1024;  // payload per packet (a multiple of 4: whole words)
+  int packet_header_bytes = 32;     // header bytes on the wire per packet (fabric/packet.h)
+  int queue_packets = 128;          // per output link: packets queued or awaiting their ack
+  double ack_timeout_ns = 2000;     // retransmit a packet not acknowledged this long after it left
+  double watchdog_us = 10000;       // simulated time without progress before the fabric gives up
 
   // barrier and the on-chip (core <-> core of one chip) time-deterministic path
   double barrier_latency_ns = 1000;

@@ -1,8 +1,8 @@
 // Issue 6 section 3: bad hyperparameters, mismatched lengths, use before HYPERPARAMETER_IO, and
 // malformed unit programs give clear errors or simulated faults.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "adam_test_util.h"
 #include "common/error.h"
@@ -33,11 +33,13 @@ TEST(AdamBadInput, HyperparametersOutOfRangeAreErrors_bad) {
   h = {}, h.b2 = -0.1;
   EXPECT_EQ(session_error(h), "adam hyperparameters: beta2 = -0.1 outside [0, 1)");
   h = {}, h.lr = -1e-3;
-  EXPECT_EQ(session_error(h), "adam hyperparameters: alpha (learning rate) = -0.001 must be finite and >= 0");
+  EXPECT_EQ(session_error(h),
+            "adam hyperparameters: alpha (learning rate) = -0.001 must be finite and >= 0");
   h = {}, h.eps = -1e-8;
   EXPECT_EQ(session_error(h), "adam hyperparameters: epsilon = -1e-08 must be finite and >= 0");
   h = {}, h.ct = std::nan("");
-  EXPECT_EQ(session_error(h), "adam hyperparameters: convergence threshold = nan must be finite and >= 0");
+  EXPECT_EQ(session_error(h),
+            "adam hyperparameters: convergence threshold = nan must be finite and >= 0");
 }
 
 // Runs a unit program (text) through the tensor core; returns the fault text or "".
@@ -48,7 +50,8 @@ std::string run_unit_program(const std::string& unit_asm, const AdamHyper* hyper
   p.data.push_back(adam_program_segment(isa::adam_assemble(unit_asm), l.program));
   if (hyper_block) {
     std::array<uint32_t, kAdamHyperWords> w = adam_hyper_words(*hyper_block);
-    p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper), std::vector<uint32_t>(w.begin(), w.end())});
+    p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper),
+                      std::vector<uint32_t>(w.begin(), w.end())});
   }
   try {
     Core c(spec, p);
@@ -60,10 +63,14 @@ std::string run_unit_program(const std::string& unit_asm, const AdamHyper* hyper
 }
 
 TEST(AdamBadInput, UsingTheUnitBeforeHyperparameterIoFaults_bad) {
-  EXPECT_EQ(run_unit_program("iio 3\nassign a0, 10\nhalt\n"), "adam unit: ASSIGN before HYPERPARAMETER_IO");
-  EXPECT_EQ(run_unit_program("iio 3\nmest\nhalt\n"), "adam unit: MOMENT_ESTIMATE before HYPERPARAMETER_IO");
-  EXPECT_EQ(run_unit_program("iio 3\nmupd\nhalt\n"), "adam unit: MOMENT_UPDATE before HYPERPARAMETER_IO");
-  EXPECT_EQ(run_unit_program("iio 3\ndio a0, a1\nhalt\n"), "adam unit: DATA_IO before HYPERPARAMETER_IO");
+  EXPECT_EQ(run_unit_program("iio 3\nassign a0, 10\nhalt\n"),
+            "adam unit: ASSIGN before HYPERPARAMETER_IO");
+  EXPECT_EQ(run_unit_program("iio 3\nmest\nhalt\n"),
+            "adam unit: MOMENT_ESTIMATE before HYPERPARAMETER_IO");
+  EXPECT_EQ(run_unit_program("iio 3\nmupd\nhalt\n"),
+            "adam unit: MOMENT_UPDATE before HYPERPARAMETER_IO");
+  EXPECT_EQ(run_unit_program("iio 3\ndio a0, a1\nhalt\n"),
+            "adam unit: DATA_IO before HYPERPARAMETER_IO");
 }
 
 TEST(AdamBadInput, AHyperparameterBlockOutOfRangeFaultsAtHyperparameterIo_bad) {
@@ -76,16 +83,21 @@ TEST(AdamBadInput, AHyperparameterBlockOutOfRangeFaultsAtHyperparameterIo_bad) {
 
 TEST(AdamBadInput, MalformedProgramsFault_bad) {
   EXPECT_EQ(run_unit_program("halt\n"), "adam unit: instruction 0 must be INSTRUCTION_IO (iio)");
-  EXPECT_EQ(run_unit_program("iio 1\n"), "adam unit: pc 1 outside the 1 instructions in the instruction cache");
+  EXPECT_EQ(run_unit_program("iio 1\n"),
+            "adam unit: pc 1 outside the 1 instructions in the instruction cache");
   EXPECT_EQ(run_unit_program("iio 100000\n"),
             "adam unit: INSTRUCTION_IO of 100000 instructions; the instruction cache holds 1..256");
-  EXPECT_EQ(run_unit_program("iio 2\niio 2\n"), "adam unit: INSTRUCTION_IO at instruction 1 (only instruction 0 may fetch)");
+  EXPECT_EQ(run_unit_program("iio 2\niio 2\n"),
+            "adam unit: INSTRUCTION_IO at instruction 1 (only instruction 0 may fetch)");
   AdamHyper h;
   const AdamLayout l = adam_layout(100, 4096);
   EXPECT_EQ(run_unit_program(fmt::format("iio 5\nseta a0, {}\nhpio a0\nmest\nhalt\n", l.hyper), &h),
             "adam unit: MOMENT_ESTIMATE before ASSIGN");
-  EXPECT_EQ(run_unit_program(fmt::format("iio 6\nseta a0, {}\nhpio a0\nseta a1, 0xfffffff0\ndbio a1\nhalt\n", l.hyper), &h),
-            "adam unit: DATABACK_IO before ASSIGN");
+  EXPECT_EQ(
+      run_unit_program(
+          fmt::format("iio 6\nseta a0, {}\nhpio a0\nseta a1, 0xfffffff0\ndbio a1\nhalt\n", l.hyper),
+          &h),
+      "adam unit: DATABACK_IO before ASSIGN");
 }
 
 TEST(AdamBadInput, StartingOnZeroedMemoryFaults_bad) {
@@ -95,7 +107,9 @@ TEST(AdamBadInput, StartingOnZeroedMemoryFaults_bad) {
     c.run();
     FAIL();
   } catch (const SimFault& f) {
-    EXPECT_EQ(f.why(), "adam unit: adam instruction 0: invalid encoding 0x0000000000000000: unknown opcode 0");
+    EXPECT_EQ(
+        f.why(),
+        "adam unit: adam instruction 0: invalid encoding 0x0000000000000000: unknown opcode 0");
   }
 }
 

@@ -47,7 +47,8 @@ TEST(AdamBaseline, VectorUnitStepsAreBitIdenticalToTheReferenceAndTheUnit) {
     FunctionalCore f(spec, p);
     f.run();
     EXPECT_EQ(diff_architectural_state(f.state(), c.state()), "");
-    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), g.data(), n, h.lr, h.b1, h.b2, h.eps, 0, t);
+    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), g.data(), n, h.lr, h.b1, h.b2,
+                                   h.eps, 0, t);
     EXPECT_TRUE(same_bits(floats_from(c.state(), l.theta, n), theta)) << "t = " << t;
     EXPECT_TRUE(same_bits(floats_from(c.state(), l.m, n), m));
     EXPECT_TRUE(same_bits(floats_from(c.state(), l.v, n), v));

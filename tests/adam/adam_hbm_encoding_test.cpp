@@ -1,9 +1,9 @@
 // The Adam unit's own HBM traffic under the exponent base-delta encoding (core/hbm_encoding.h,
 // core/adam_unit.h): every DMA micro-op moves the encoded size of its words, counted per kind;
 // the values are those without the encoding.
-#include <gtest/gtest.h>
-
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "adam_test_util.h"
 #include "core/adam_unit_programs.h"
@@ -22,7 +22,9 @@ CoreSpec spec(bool on, int64_t block, int64_t dcache, double bytes_per_cycle) {
   return s;
 }
 
-const HbmTraffic& of(const AdamUnitSession& s, HbmKind k) { return s.encoder().traffic()[static_cast<size_t>(k)]; }
+const HbmTraffic& of(const AdamUnitSession& s, HbmKind k) {
+  return s.encoder().traffic()[static_cast<size_t>(k)];
+}
 
 // Encoded bytes of a chunk of n fp32 words that share one exponent (no escapes), groups of 16 with
 // 3-bit deltas: a base of 8 bits per group, sign + 23 mantissa bits per word, a delta per word
@@ -54,8 +56,11 @@ TEST(AdamHbmEncoding, UnitDmaMovesAndCountsTheEncodedSizePerKind) {
   // (m and v: two streams of 64 words each).
   EXPECT_EQ(of(s, HbmKind::kOptimizerState), (HbmTraffic{5, 1024 + 4 * 512, 874 + 4 * 2 * chunk}));
   EXPECT_EQ(of(s, HbmKind::kActivations), HbmTraffic{});
-  // Programs (two runs: the bootstrap word pair and the instruction fetch each) and hyperparameters.
-  const auto words = [](const std::string& text) { return 2 * static_cast<int64_t>(isa::adam_assemble(text).size()); };
+  // Programs (two runs: the bootstrap word pair and the instruction fetch each) and
+  // hyperparameters.
+  const auto words = [](const std::string& text) {
+    return 2 * static_cast<int64_t>(isa::adam_assemble(text).size());
+  };
   const HbmTraffic& other = of(s, HbmKind::kOther);
   EXPECT_EQ(other.requests, 5);
   EXPECT_EQ(other.raw_bytes, 4 * (2 + words(adam_unit_init_asm(s.layout())) + kAdamHyperWords + 2 +

@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "adam_test_util.h"
 #include "numerics/adam.h"
@@ -36,9 +36,16 @@ TEST(AdamNumerics, StagesEqualTheReferenceUpdateBitForBitOver1000Steps) {
 // Values that exercise every IEEE corner of the stages' operations (the vector bodies must agree
 // with the scalar definition on each of them).
 std::vector<float> with_special_values(std::vector<float> x) {
-  const float specials[] = {0.0f, -0.0f, 1e-40f, -1e-40f, std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                            3e38f, -3e38f, 1e-30f};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1e-40f,
+                            -1e-40f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            3e38f,
+                            -3e38f,
+                            1e-30f};
   for (size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % std::size(specials)];
   return x;
 }
@@ -71,7 +78,8 @@ TEST(AdamNumerics, WholeArraysEqualTheStagesElementByElementIncludingSpecialValu
   // Finite values: the fp64 sum's order shows in its bits (NaN above would hide it).
   const auto before = random_vector(rng, 1001, 1.0f), after = random_vector(rng, 1001, 1.0f);
   double ascending = 0;
-  for (size_t i = 0; i < before.size(); ++i) ascending += static_cast<double>(relative_change(before[i], after[i]));
+  for (size_t i = 0; i < before.size(); ++i)
+    ascending += static_cast<double>(relative_change(before[i], after[i]));
   EXPECT_EQ(relative_change_sum(before.data(), after.data(), 1001, 0.0), ascending);
 }
 
@@ -105,7 +113,8 @@ TEST(AdamNumerics, AdamWDecaysThetaBeforeTheStep) {
   for (float& x : expect) x = x * d;
   adam_update(expect.data(), me.data(), ve.data(), g.data(), 2, adam_constants(0.9, 0.999, 1e-8),
               adam_step_scalars(1e-2, 0.9, 0.999, 1));
-  adamw_reference_step(theta.data(), m.data(), v.data(), g.data(), 2, 1e-2, 0.9, 0.999, 1e-8, 0.1, 1);
+  adamw_reference_step(theta.data(), m.data(), v.data(), g.data(), 2, 1e-2, 0.9, 0.999, 1e-8, 0.1,
+                       1);
   EXPECT_TRUE(same_bits(theta, expect));
 }
 

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <bit>
+
+#include <gtest/gtest.h>
 
 #include "adam_test_util.h"
 #include "common/error.h"
@@ -23,8 +23,9 @@ struct Reference {
   std::vector<float> theta, m, v;
   int64_t t = 0;
   void step(const std::vector<float>& g, const AdamHyper& h) {
-    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), g.data(), static_cast<long>(theta.size()), h.lr, h.b1,
-                                   h.b2, h.eps, h.weight_decay, ++t);
+    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), g.data(),
+                                   static_cast<long>(theta.size()), h.lr, h.b1, h.b2, h.eps,
+                                   h.weight_decay, ++t);
   }
 };
 
@@ -41,7 +42,8 @@ void expect_unit_matches(const AdamUnitSession& s, const Reference& r) {
 
 void run_steps_against_reference(const CoreSpec& spec, int64_t n, const AdamHyper& h, int steps) {
   std::mt19937 rng(5);
-  Reference ref{random_vector(rng, n, 1.0f), std::vector<float>(n, 0.0f), std::vector<float>(n, 0.0f)};
+  Reference ref{random_vector(rng, n, 1.0f), std::vector<float>(n, 0.0f),
+                std::vector<float>(n, 0.0f)};
   AdamUnitSession unit(spec, n, h);
   unit.set_theta(ref.theta);
   for (int k = 0; k < steps; ++k) {
@@ -80,7 +82,8 @@ TEST(AdamUnit, ValuesDoNotDependOnBlockSizeWidthsOrBuffers) {
 
 TEST(AdamUnit, SpillsBlocksThroughHbmWhenMAndVExceedTheDataCache) {
   const int64_t n = 1000, block = 100;
-  CoreSpec fits = small_spec(block, 8 * n), spills = small_spec(block, 8 * 300);  // 3 of 10 blocks resident
+  CoreSpec fits = small_spec(block, 8 * n),
+           spills = small_spec(block, 8 * 300);  // 3 of 10 blocks resident
   AdamUnitSession a(fits, n, AdamHyper{}), b(spills, n, AdamHyper{});
   std::mt19937 rng(3);
   const auto theta = random_vector(rng, n, 1.0f);
@@ -112,7 +115,8 @@ TEST(AdamUnit, MovesOnlyThetaAndGAcrossHbmWhenResident) {
   const int64_t before = s.unit().stats().hbm_read_bytes() + s.unit().stats().hbm_write_bytes();
   s.step(std::vector<float>(n, 0.5f));
   const AdamUnitStats& st = s.unit().stats();
-  const int64_t program = 8 * static_cast<int64_t>(isa::adam_assemble(adam_unit_step_asm(s.layout())).size()) + 8;
+  const int64_t program =
+      8 * static_cast<int64_t>(isa::adam_assemble(adam_unit_step_asm(s.layout())).size()) + 8;
   EXPECT_EQ(st.hbm_read_bytes() + st.hbm_write_bytes() - before, 12 * n + program);
 }
 
@@ -138,12 +142,15 @@ TEST(AdamUnit, TensorCoreStartsTheUnitAndWaitsOnItsFlag) {
   const AdamLayout l = adam_layout(n, 4096);
   std::mt19937 rng(9);
   const auto theta = random_vector(rng, n, 1.0f), g = random_vector(rng, n, 1.0f);
-  isa::Program p = isa::assemble(fmt::format("sli s1, {}\nsli s2, {}\nadam.start s1, 2\nwait 2, 1\nadam.start s2, 3\nwait 3, 1\nhalt\n",
-                                l.program, l.program + 256));
+  isa::Program p = isa::assemble(fmt::format(
+      "sli s1, {}\nsli s2, {}\nadam.start s1, 2\nwait 2, 1\nadam.start s2, 3\nwait 3, 1\nhalt\n",
+      l.program, l.program + 256));
   const auto words = adam_hyper_words(AdamHyper{});
-  p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper), std::vector<uint32_t>(words.begin(), words.end())});
+  p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper),
+                    std::vector<uint32_t>(words.begin(), words.end())});
   p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_init_asm(l)), l.program));
-  p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_step_asm(l)), l.program + 256));
+  p.data.push_back(
+      adam_program_segment(isa::adam_assemble(adam_unit_step_asm(l)), l.program + 256));
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.theta), std::vector<uint32_t>(n)});
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.g), std::vector<uint32_t>(n)});
   std::memcpy(p.data[3].words.data(), theta.data(), 4 * n);

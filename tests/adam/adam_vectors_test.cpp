@@ -1,11 +1,11 @@
 // data/adam/vectors.txt (written by `tessera adam vectors --out data/adam/vectors.txt`): the unit
 // and the host reference must both reproduce the stored fp32 bits.
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "adam_test_util.h"
 #include "core/adam_unit_bench.h"
@@ -25,7 +25,8 @@ struct Vectors {
 std::vector<float> hex_floats(std::istringstream& in) {
   std::vector<float> out;
   std::string w;
-  while (in >> w) out.push_back(std::bit_cast<float>(static_cast<uint32_t>(std::stoul(w, nullptr, 16))));
+  while (in >> w)
+    out.push_back(std::bit_cast<float>(static_cast<uint32_t>(std::stoul(w, nullptr, 16))));
   return out;
 }
 
@@ -41,14 +42,22 @@ Vectors load() {
     std::istringstream in(line);
     std::string key;
     in >> key;
-    if (key == "hyper") in >> v.h.lr >> v.h.b1 >> v.h.b2 >> v.h.eps >> v.h.weight_decay;
-    else if (key == "n") in >> v.n;
-    else if (key == "steps") in >> v.steps;
-    else if (key == "theta0") v.theta0 = hex_floats(in);
-    else if (key == "g") v.g.push_back(hex_floats(in));
-    else if (key == "theta") v.theta = hex_floats(in);
-    else if (key == "m") v.m = hex_floats(in);
-    else if (key == "v") v.v = hex_floats(in);
+    if (key == "hyper")
+      in >> v.h.lr >> v.h.b1 >> v.h.b2 >> v.h.eps >> v.h.weight_decay;
+    else if (key == "n")
+      in >> v.n;
+    else if (key == "steps")
+      in >> v.steps;
+    else if (key == "theta0")
+      v.theta0 = hex_floats(in);
+    else if (key == "g")
+      v.g.push_back(hex_floats(in));
+    else if (key == "theta")
+      v.theta = hex_floats(in);
+    else if (key == "m")
+      v.m = hex_floats(in);
+    else if (key == "v")
+      v.v = hex_floats(in);
   }
   return v;
 }
@@ -59,8 +68,8 @@ TEST(AdamVectors, UnitAndReferenceReproduceTheStoredVectors) {
   ASSERT_EQ(static_cast<int64_t>(d.g.size()), d.steps);
   std::vector<float> theta = d.theta0, m(16, 0.0f), v(16, 0.0f);
   for (int64_t t = 1; t <= d.steps; ++t)
-    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), d.g[t - 1].data(), 16, d.h.lr, d.h.b1, d.h.b2, d.h.eps,
-                                   d.h.weight_decay, t);
+    numerics::adamw_reference_step(theta.data(), m.data(), v.data(), d.g[t - 1].data(), 16, d.h.lr,
+                                   d.h.b1, d.h.b2, d.h.eps, d.h.weight_decay, t);
   EXPECT_TRUE(adam_test::same_bits(theta, d.theta));
   EXPECT_TRUE(adam_test::same_bits(m, d.m));
   EXPECT_TRUE(adam_test::same_bits(v, d.v));

@@ -1,10 +1,9 @@
 // `tessera bench pe`: runs the built `tessera` executable (skipped when it has not been built in
 // this build tree) and checks the JSON it prints. No timing assertions: only that the figures
 // exist and agree with each other and with the simulated tile.
-#include <gtest/gtest.h>
-
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
@@ -33,7 +32,7 @@ TEST_F(BenchPeCli, JsonHasBothRatesTheirRatioAndTheTileFigures) {
   EXPECT_GT(bf16, 0.0);
   EXPECT_DOUBLE_EQ(j.at("ratio").get<double>(), bf16 / term);
   EXPECT_TRUE(j.at("fixed_exponent").is_null());
-  EXPECT_EQ(j.at("bf16_cycles_equal_pe"), 4 * 8);  // 2 x 2 blocks of 8 x 8 PEs, 64 / 8 steps
+  EXPECT_EQ(j.at("bf16_cycles_equal_pe"), 4 * 8);     // 2 x 2 blocks of 8 x 8 PEs, 64 / 8 steps
   EXPECT_GE(j.at("tile_cycles").get<int64_t>(), 32);  // every step lasts at least one cycle
 }
 
@@ -51,7 +50,8 @@ TEST_F(BenchPeCli, FixedExponentAboveTheProductsSkipsTermsOutOfBounds) {
 TEST_F(BenchPeCli, EveryVectorIsaGivesTheSameTileFigures) {
   nlohmann::json first;
   for (const std::string isa : {"auto", "avx512", "avx2", "portable"}) {
-    const auto r = run_cli("--vector-isa " + isa + " bench pe --m 16 --k 64 --n 16 --reps 1 --json");
+    const auto r =
+        run_cli("--vector-isa " + isa + " bench pe --m 16 --k 64 --n 16 --reps 1 --json");
     ASSERT_EQ(r.status, 0) << isa;
     nlohmann::json j = nlohmann::json::parse(r.out);
     const std::string used = j.at("vector_isa");
@@ -61,8 +61,8 @@ TEST_F(BenchPeCli, EveryVectorIsaGivesTheSameTileFigures) {
     if (isa == "portable") {
       EXPECT_EQ(used, "portable");
     }
-    for (const char* host : {"term_host_seconds", "bf16_host_seconds", "term_macs_per_s", "bf16_macs_per_s", "ratio",
-                             "vector_isa"})
+    for (const char* host : {"term_host_seconds", "bf16_host_seconds", "term_macs_per_s",
+                             "bf16_macs_per_s", "ratio", "vector_isa"})
       j.erase(host);
     if (first.is_null()) first = j;
     EXPECT_EQ(j, first) << isa;

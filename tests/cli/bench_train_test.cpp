@@ -1,12 +1,12 @@
 // `tessera bench train` and `tessera bench compile`: runs the built `tessera` executable (skipped
-// when it has not been built in this build tree) and checks the JSON it prints. No timing assertions: only that the figures exist
-// and are consistent with each other and with the simulated machine.
-#include <gtest/gtest.h>
-
+// when it has not been built in this build tree) and checks the JSON it prints. No timing
+// assertions: only that the figures exist and are consistent with each other and with the simulated
+// machine.
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
@@ -14,7 +14,9 @@
 namespace {
 
 using Result = tessera::testing::CliResult;
-Result run(const std::string& args, bool keep_stderr = false) { return tessera::testing::run_cli(args, keep_stderr); }
+Result run(const std::string& args, bool keep_stderr = false) {
+  return tessera::testing::run_cli(args, keep_stderr);
+}
 
 class BenchTrainCli : public ::testing::Test {
  protected:
@@ -36,7 +38,7 @@ TEST_F(BenchTrainCli, JsonHasStepTimesRatioAndSimulatedFigures) {
   EXPECT_DOUBLE_EQ(j.at("ratio").get<double>(), sim / ref);
   EXPECT_GT(j.at("ratio_best").get<double>(), 0.0);
   const int64_t cycles = j.at("cycles_per_step"), bundles = j.at("bundles_per_step");
-  EXPECT_GT(bundles, 100);  // forward, loss, backward and update of three layers
+  EXPECT_GT(bundles, 100);     // forward, loss, backward and update of three layers
   EXPECT_GE(cycles, bundles);  // at most one bundle issues per cycle
   const double mxu = j.at("mxu_utilization"), vec = j.at("vector_utilization");
   EXPECT_GT(mxu, 0.0);
@@ -49,7 +51,8 @@ TEST_F(BenchTrainCli, JsonHasStepTimesRatioAndSimulatedFigures) {
 TEST_F(BenchTrainCli, SimulatedFiguresAreDeterministic) {
   const nlohmann::json a = nlohmann::json::parse(run("bench train --batch 8 --steps 1 --json").out);
   const nlohmann::json b = nlohmann::json::parse(run("bench train --batch 8 --steps 1 --json").out);
-  for (const char* key : {"cycles_per_step", "bundles_per_step", "mxu_utilization", "vector_utilization"})
+  for (const char* key :
+       {"cycles_per_step", "bundles_per_step", "mxu_utilization", "vector_utilization"})
     EXPECT_EQ(a.at(key), b.at(key)) << key;
 }
 
@@ -77,7 +80,8 @@ TEST_F(BenchTrainCli, BenchCompileRowsPerProcessorCountWithOneImageOfTheSameSize
     EXPECT_EQ(row["processors"], counts[i]);
     EXPECT_EQ(row["bundles"], j["rows"][0]["bundles"]);  // one image whatever the count
     EXPECT_GT(row["one_image_seconds"].get<double>(), 0.0);
-    EXPECT_GT(row["one_image_separate_seconds"].get<double>(), 0.0);  // the separate-copies loader, for comparison
+    EXPECT_GT(row["one_image_separate_seconds"].get<double>(),
+              0.0);  // the separate-copies loader, for comparison
     EXPECT_LT(row["one_image_patch_seconds"].get<double>(), row["one_image_seconds"].get<double>());
     EXPECT_GT(row["per_processor_seconds"].get<double>(), 0.0);
   }
@@ -93,7 +97,8 @@ TEST_F(BenchTrainCli, BenchCompileOfTheMlpTrainingImageHasOneImageSizeForEveryCo
   ASSERT_EQ(j["rows"].size(), 2u);
   EXPECT_EQ(j["rows"][1]["processors"], 3);
   EXPECT_EQ(j["rows"][1]["bundles"], j["rows"][0]["bundles"]);
-  EXPECT_GT(j["rows"][0]["bundles"].get<int>(), 1000);  // the whole training step, not the collective alone
+  EXPECT_GT(j["rows"][0]["bundles"].get<int>(),
+            1000);  // the whole training step, not the collective alone
   EXPECT_GT(j["rows"][1]["per_processor_seconds"].get<double>(), 0.0);
 }
 
@@ -104,8 +109,10 @@ TEST_F(BenchTrainCli, BenchCompileBadFlags_bad) {
             "tessera: error: --shard: 0: need at least 1 sample\n");
   EXPECT_EQ(run("bench compile --per-processor-reps -1", true).out,
             "tessera: error: bench compile: --per-processor-reps must not be negative\n");
-  EXPECT_EQ(run("bench compile --procs 0", true).out, "tessera: error: --procs: '0' is not a positive processor count\n");
-  EXPECT_EQ(run("bench compile --reps 0", true).out, "tessera: error: bench compile: --reps must be positive\n");
+  EXPECT_EQ(run("bench compile --procs 0", true).out,
+            "tessera: error: --procs: '0' is not a positive processor count\n");
+  EXPECT_EQ(run("bench compile --reps 0", true).out,
+            "tessera: error: bench compile: --reps must be positive\n");
 }
 
 }  // namespace

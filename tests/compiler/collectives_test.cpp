@@ -1,9 +1,10 @@
 // The collective generator: one image whose size does not grow with the processor count, the
 // per-processor programs that differ from it only in how the index is obtained, uneven splits,
 // and bad specs.
+#include "compiler/collectives.h"
+
 #include <gtest/gtest.h>
 
-#include "compiler/collectives.h"
 #include "support/error_of.h"
 
 namespace tessera::compiler {
@@ -34,7 +35,8 @@ TEST(CollectiveGenerator, PerProcessorProgramsCarryTheirIndexAsAConstant) {
     EXPECT_EQ(mine.code[0].slot[0].op, isa::Opcode::SLI);
     EXPECT_EQ(mine.code[0].slot[0].imm, p);
     EXPECT_EQ(one.code[0].slot[0].op, isa::Opcode::SMFSR);
-    for (size_t b = 1; b < one.code.size(); ++b) EXPECT_EQ(mine.code[b], one.code[b]) << "bundle " << b;
+    for (size_t b = 1; b < one.code.size(); ++b)
+      EXPECT_EQ(mine.code[b], one.code[b]) << "bundle " << b;
   }
 }
 
@@ -67,19 +69,23 @@ TEST(CollectiveGenerator, OneProcessorBranchesPastTheExchange) {
 TEST(CollectiveGenerator, bad_specs) {
   CollectiveSpec spec;
   spec.processors = 0;
-  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }), "collective.processors: 0: need at least 1");
+  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
+            "collective.processors: 0: need at least 1");
   spec.processors = 4;
   spec.rings = 7;
   EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }), "collective.rings: 7: must be 1..6");
   spec.rings = 1;
   spec.directions = 3;
-  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }), "collective.directions: 3: must be 1 or 2");
+  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
+            "collective.directions: 3: must be 1 or 2");
   spec.directions = 1;
   spec.kind = CollectiveKind::kBroadcast;
   spec.root = 4;
-  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }), "collective.root: 4 is not a processor (0..3)");
+  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
+            "collective.root: 4 is not a processor (0..3)");
   spec.root = 0;
-  EXPECT_EQ(testing::error_of([&] { collective_asm_for(spec, 4); }), "collective: processor 4 outside 0..3");
+  EXPECT_EQ(testing::error_of([&] { collective_asm_for(spec, 4); }),
+            "collective: processor 4 outside 0..3");
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ CollectiveSpec torus(std::vector<int> grid) {
 
 TEST(TorusGenerator, OneImageHasTheSameSizeForEveryGridOfTheSameShape) {
   const size_t bundles = collective_program(torus({2, 2, 2})).code.size();
-  for (int x : {3, 16, 32}) EXPECT_EQ(collective_program(torus({2, x, x})).code.size(), bundles) << x;
+  for (int x : {3, 16, 32})
+    EXPECT_EQ(collective_program(torus({2, x, x})).code.size(), bundles) << x;
   EXPECT_EQ(collective_program(torus({2, 1024, 16})).code.size(), bundles);
 }
 
@@ -37,7 +38,8 @@ TEST(TorusGenerator, PerProcessorProgramsCarryTheirIndexAsAConstant) {
     ASSERT_EQ(mine.code.size(), one.code.size());
     EXPECT_EQ(mine.code[0].slot[0].op, isa::Opcode::SLI);
     EXPECT_EQ(mine.code[0].slot[0].imm, p);
-    for (size_t b = 1; b < one.code.size(); ++b) EXPECT_EQ(mine.code[b], one.code[b]) << "bundle " << b;
+    for (size_t b = 1; b < one.code.size(); ++b)
+      EXPECT_EQ(mine.code[b], one.code[b]) << "bundle " << b;
   }
 }
 
@@ -77,11 +79,13 @@ TEST(TorusGenerator, bad_specs) {
   EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
             "collective.grid: 2 x 4 x 4 = 32 processors, the spec has 16");
   spec.grid = {4, 0, 4};
-  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }), "collective.grid: dimension 1 is 0: must be at least 1");
+  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
+            "collective.grid: dimension 1 is 0: must be at least 1");
   spec = torus({4, 4});
   spec.kind = CollectiveKind::kAllGather;
-  EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
-            "collective.algorithm: torus is an all-reduce algorithm; all-gather and broadcast use ring");
+  EXPECT_EQ(
+      testing::error_of([&] { collective_asm(spec); }),
+      "collective.algorithm: torus is an all-reduce algorithm; all-gather and broadcast use ring");
   spec = torus({2, 200, 200});
   spec.processors = 16;
   EXPECT_EQ(testing::error_of([&] { collective_asm(spec); }),
@@ -93,13 +97,15 @@ TEST(TorusGenerator, bad_specs) {
   CollectiveSpec ring;
   ring.processors = 4;
   ring.grid = {2, 2};
-  EXPECT_EQ(testing::error_of([&] { collective_asm(ring); }), "collective.grid: only the torus algorithm takes a grid");
+  EXPECT_EQ(testing::error_of([&] { collective_asm(ring); }),
+            "collective.grid: only the torus algorithm takes a grid");
   EXPECT_EQ(testing::error_of([&] { algorithm_from_name("tree", "--algorithm"); }),
             "--algorithm: 'tree': expected ring or torus");
   const std::vector<std::vector<uint32_t>> two(2, std::vector<uint32_t>(3));
   spec = torus({3});
   spec.words = 3;
-  EXPECT_EQ(testing::error_of([&] { collective_reference(spec, two); }), "collective_reference: one input per processor");
+  EXPECT_EQ(testing::error_of([&] { collective_reference(spec, two); }),
+            "collective_reference: one input per processor");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-#include <gtest/gtest.h>
+#include "compiler/compiler.h"
 
 #include <cstring>
 #include <functional>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
-#include "compiler/compiler.h"
 #include "compiler/emitter.h"
 #include "core/functional.h"
 #include "core/spec.h"
@@ -88,7 +89,9 @@ TEST(Compiler, ModelTooBigForHbm_bad) {
   CompileOptions o;
   o.batch = 8;
   const std::string e = error_of([&] { compile(graph::zoo_spec("mlp"), config("small"), o); });
-  EXPECT_EQ(e, "compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576");
+  EXPECT_EQ(
+      e,
+      "compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576");
 }
 
 TEST(Emitter, ScheduledCodeMatchesSequentialExecution) {

@@ -1,21 +1,21 @@
 // Convolution and max-pooling kernels (compiler/kernels_conv.h) on the timed core vs the host
 // executor's chip numerics (graph/conv_kernels.cpp), bit for bit, on small odd shapes: stride 2,
 // padding, ragged MXU tiles and vector chunks, ties in the pooling windows.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <functional>
 #include <set>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
+#include "compiler/compiler.h"
 #include "compiler/kernels_conv.h"
 #include "core/core.h"
 #include "core/spec.h"
 #include "graph/kernels.h"
 #include "graph/model.h"
 #include "graph/rng.h"
-#include "compiler/compiler.h"
 
 namespace tessera::compiler {
 namespace {
@@ -23,8 +23,10 @@ namespace {
 using graph::kernels::ConvGeom;
 
 core::CoreSpec config(const std::string& name) {
-  core::CoreSpec s = core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/" + name + ".json");
-  s.imem_bundles = 1 << 20;  // the kernels' straight-line code, not the configured program size, is under test
+  core::CoreSpec s =
+      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/" + name + ".json");
+  s.imem_bundles =
+      1 << 20;  // the kernels' straight-line code, not the configured program size, is under test
   return s;
 }
 
@@ -46,8 +48,10 @@ constexpr int64_t kIn0 = 0, kIn1 = 1 << 15, kOut = 2 << 15, kScratch = 3 << 15;
 
 // Emits one kernel reading in0 (and in1) and writing `out_words` at kOut; runs it on the timed
 // core and returns the output.
-std::vector<float> run_kernel(const core::CoreSpec& spec, const std::function<void(Codegen&, CompileStats&, HbmScratch&)>& emit,
-                              const std::vector<float>& in0, const std::vector<float>& in1, size_t out_words) {
+std::vector<float> run_kernel(const core::CoreSpec& spec,
+                              const std::function<void(Codegen&, CompileStats&, HbmScratch&)>& emit,
+                              const std::vector<float>& in0, const std::vector<float>& in1,
+                              size_t out_words) {
   Codegen cg(spec);
   CompileStats stats;
   HbmScratch scratch{kScratch, spec.hbm_bytes / 4, 0};
@@ -65,7 +69,8 @@ std::vector<float> run_kernel(const core::CoreSpec& spec, const std::function<vo
   core::Core core(spec, prog);
   core.run();
   std::vector<float> out(out_words);
-  core.state().hbm.read_block(kOut, reinterpret_cast<uint32_t*>(out.data()), static_cast<int64_t>(out_words));
+  core.state().hbm.read_block(kOut, reinterpret_cast<uint32_t*>(out.data()),
+                              static_cast<int64_t>(out_words));
   return out;
 }
 
@@ -74,43 +79,73 @@ void expect_bits(const std::vector<float>& chip, const std::vector<float>& host)
   size_t diff = 0, first = 0;
   for (size_t i = 0; i < chip.size(); ++i)
     if (std::memcmp(&chip[i], &host[i], 4) != 0 && diff++ == 0) first = i;
-  EXPECT_EQ(diff, 0u) << "first at " << first << ": chip " << chip[first] << " host " << host[first];
+  EXPECT_EQ(diff, 0u) << "first at " << first << ": chip " << chip[first] << " host "
+                      << host[first];
 }
 
 const graph::kernels::Matmul kChipMatmul{graph::Numerics::kChip, false};
 
 ConvGeom conv(int n, int h, int w, int ci, int k, int co, int stride, int pad) {
-  return {n, h, w, ci, k, k, co, stride, pad, (h + 2 * pad - k) / stride + 1, (w + 2 * pad - k) / stride + 1};
+  return {n,
+          h,
+          w,
+          ci,
+          k,
+          k,
+          co,
+          stride,
+          pad,
+          (h + 2 * pad - k) / stride + 1,
+          (w + 2 * pad - k) / stride + 1};
 }
 
-size_t x_words(const ConvGeom& g) { return static_cast<size_t>(g.n) * g.h * g.w * g.ci; }
-size_t w_words(const ConvGeom& g) { return static_cast<size_t>(g.kh) * g.kw * g.ci * g.co; }
-size_t y_words(const ConvGeom& g) { return static_cast<size_t>(g.n) * g.oh * g.ow * g.co; }
+size_t x_words(const ConvGeom& g) {
+  return static_cast<size_t>(g.n) * g.h * g.w * g.ci;
+}
+size_t w_words(const ConvGeom& g) {
+  return static_cast<size_t>(g.kh) * g.kw * g.ci * g.co;
+}
+size_t y_words(const ConvGeom& g) {
+  return static_cast<size_t>(g.n) * g.oh * g.ow * g.co;
+}
 
 void check_conv(const std::string& cfg, const ConvGeom& g) {
   const core::CoreSpec spec = config(cfg);
-  const std::vector<float> x = random_values(x_words(g), 1, false), w = random_values(w_words(g), 2, false);
+  const std::vector<float> x = random_values(x_words(g), 1, false),
+                           w = random_values(w_words(g), 2, false);
   const std::vector<float> dy = random_values(y_words(g), 3, false);
   {
     std::vector<float> host(y_words(g));
     graph::kernels::conv2d(x.data(), w.data(), host.data(), g, kChipMatmul);
-    expect_bits(run_kernel(spec, [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
-      emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, g);
-    }, x, w, host.size()), host);
+    expect_bits(run_kernel(
+                    spec,
+                    [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+                      emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, g);
+                    },
+                    x, w, host.size()),
+                host);
   }
   {
     std::vector<float> host(x_words(g));
     graph::kernels::conv2d_input_grad(dy.data(), w.data(), host.data(), g, kChipMatmul);
-    expect_bits(run_kernel(spec, [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
-      emit_conv2d_input_grad(cg, st, s, "dx", kIn0, kIn1, kOut, g);
-    }, dy, w, host.size()), host);
+    expect_bits(run_kernel(
+                    spec,
+                    [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+                      emit_conv2d_input_grad(cg, st, s, "dx", kIn0, kIn1, kOut, g);
+                    },
+                    dy, w, host.size()),
+                host);
   }
   {
     std::vector<float> host(w_words(g));
     graph::kernels::conv2d_weight_grad(x.data(), dy.data(), host.data(), g, kChipMatmul);
-    expect_bits(run_kernel(spec, [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
-      emit_conv2d_weight_grad(cg, st, s, "dw", kIn0, kIn1, kOut, g);
-    }, x, dy, host.size()), host);
+    expect_bits(run_kernel(
+                    spec,
+                    [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+                      emit_conv2d_weight_grad(cg, st, s, "dw", kIn0, kIn1, kOut, g);
+                    },
+                    x, dy, host.size()),
+                host);
   }
 }
 
@@ -135,22 +170,31 @@ ConvGeom pool(int n, int h, int w, int c, int k, int stride) {
 void check_pool(const std::string& cfg, const ConvGeom& g) {
   const core::CoreSpec spec = config(cfg);
   const std::vector<float> x = random_values(x_words(g), 4, true);
-  const std::vector<float> dy = random_values(static_cast<size_t>(g.n) * g.oh * g.ow * g.ci, 5, true);
+  const std::vector<float> dy =
+      random_values(static_cast<size_t>(g.n) * g.oh * g.ow * g.ci, 5, true);
   std::vector<float> y(dy.size()), dx(x.size());
   graph::kernels::maxpool2d(x.data(), y.data(), g);
   graph::kernels::maxpool2d_grad(dy.data(), x.data(), dx.data(), g);
-  expect_bits(run_kernel(spec, [&](Codegen& cg, CompileStats&, HbmScratch&) { emit_maxpool2d(cg, "pool", kIn0, kOut, g); },
-                         x, {}, y.size()),
+  expect_bits(run_kernel(
+                  spec,
+                  [&](Codegen& cg, CompileStats&, HbmScratch&) {
+                    emit_maxpool2d(cg, "pool", kIn0, kOut, g);
+                  },
+                  x, {}, y.size()),
               y);
-  expect_bits(run_kernel(spec, [&](Codegen& cg, CompileStats&, HbmScratch&) {
-    emit_maxpool2d_grad(cg, "dpool", kIn0, kIn1, kOut, g);
-  }, dy, x, dx.size()), dx);
+  expect_bits(run_kernel(
+                  spec,
+                  [&](Codegen& cg, CompileStats&, HbmScratch&) {
+                    emit_maxpool2d_grad(cg, "dpool", kIn0, kIn1, kOut, g);
+                  },
+                  dy, x, dx.size()),
+              dx);
 }
 
 TEST(PoolKernels, MaxPoolForwardAndBackwardMatchTheHostWithTiesAndUncoveredEdges) {
-  check_pool("small", pool(2, 7, 6, 3, 2, 2));   // last input row covered by no window
+  check_pool("small", pool(2, 7, 6, 3, 2, 2));  // last input row covered by no window
   check_pool("small", pool(3, 4, 4, 5, 2, 2));
-  check_pool("small", pool(1, 7, 7, 2, 2, 3));   // stride > window: gaps between windows
+  check_pool("small", pool(1, 7, 7, 2, 2, 3));  // stride > window: gaps between windows
   check_pool("tpu-v2-like", pool(2, 14, 14, 8, 2, 2));
 }
 
@@ -162,7 +206,8 @@ TEST(PoolKernels, OverlappingWindowsInTheBackward_bad) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "compiler: maxpool2d_grad 'dpool': overlapping windows (window 3, stride 2) are not supported by the "
+                 "compiler: maxpool2d_grad 'dpool': overlapping windows (window 3, stride 2) are "
+                 "not supported by the "
                  "tensor-core lowering");
   }
 }
@@ -210,9 +255,12 @@ TEST(ConvLowering, FlattenAndItsGradientAliasTheirInputs) {
 TEST(ConvLowering, ConvolutionLineTooWideForVectorMemory_bad) {
   core::CoreSpec spec = config("small");
   spec.hbm_bytes = 64 << 20;
-  const graph::ModelSpec wide{"wide", {2, 300, 8}, 10,
+  const graph::ModelSpec wide{"wide",
+                              {2, 300, 8},
+                              10,
                               {graph::LayerSpec{graph::LayerKind::kConv2D, 16, 5, 1, 2},
-                               graph::LayerSpec{graph::LayerKind::kFlatten}, graph::LayerSpec{graph::LayerKind::kDense, 10}}};
+                               graph::LayerSpec{graph::LayerKind::kFlatten},
+                               graph::LayerSpec{graph::LayerKind::kDense, 10}}};
   CompileOptions o;
   o.batch = 1;
   try {
@@ -220,7 +268,8 @@ TEST(ConvLowering, ConvolutionLineTooWideForVectorMemory_bad) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "compiler: tensor 'conv1.conv.im2col': one im2col line (300 x 200) needs 60000 words; vector memory "
+                 "compiler: tensor 'conv1.conv.im2col': one im2col line (300 x 200) needs 60000 "
+                 "words; vector memory "
                  "holds 16384 words");
   }
 }

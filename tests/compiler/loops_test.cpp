@@ -1,9 +1,9 @@
 // Code size of the compiled step: the GEMM, im2col and pooling kernels emit counted loops, so the
 // program no longer grows in proportion to the batch; a program that still exceeds the
 // instruction memory is a clear error.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "compiler/compiler.h"
 #include "core/spec.h"

@@ -1,5 +1,7 @@
 // `tessera config --schema` lists exactly the declarations the readers make, and `--check`
 // accepts the shipped configs and rejects a bad one with exit code 1 and the reader's message.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,7 +9,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/config.h"
 #include "core/spec.h"

@@ -1,14 +1,13 @@
 // Helpers for the core tests: small configurations, assembling, running both interpreters.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/config.h"
@@ -63,7 +62,8 @@ inline std::unique_ptr<FunctionalCore> run_functional(const CoreSpec& spec, std:
 }
 
 // Runs `text` on the timed core.
-inline std::unique_ptr<Core> run_timed(const CoreSpec& spec, std::string_view text, TimedOptions o = {}) {
+inline std::unique_ptr<Core> run_timed(const CoreSpec& spec, std::string_view text,
+                                       TimedOptions o = {}) {
   auto c = std::make_unique<Core>(spec, assemble(text, spec), o);
   c->run();
   return c;
@@ -77,11 +77,16 @@ inline std::unique_ptr<Core> run_both(const CoreSpec& spec, std::string_view tex
   return c;
 }
 
-inline uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
-inline float fl(uint32_t x) { return std::bit_cast<float>(x); }
+inline uint32_t bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+inline float fl(uint32_t x) {
+  return std::bit_cast<float>(x);
+}
 
 // Words of vector memory rows [row, row + rows) (lanes words each).
-inline std::vector<uint32_t> vmem_rows(const ArchState& s, const CoreSpec& spec, int64_t row, int rows) {
+inline std::vector<uint32_t> vmem_rows(const ArchState& s, const CoreSpec& spec, int64_t row,
+                                       int rows) {
   const uint32_t* p = s.vmem.data() + row * spec.lanes;
   return std::vector<uint32_t>(p, p + static_cast<int64_t>(rows) * spec.lanes);
 }

@@ -4,11 +4,11 @@
 // addresses in range), random programs that exercise the FIFO units (there, when one faults, the
 // other must fault at the same pc for the same reason), the examples, and a DMA-overlap program.
 // Also: two timed runs give identical statistics JSON (determinism).
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "core/fault.h"
 #include "core_test_util.h"
@@ -20,8 +20,9 @@ namespace {
 using isa::Opcode;
 
 bool is_branch(Opcode op) {
-  return op == Opcode::BEQ || op == Opcode::BNE || op == Opcode::BLT || op == Opcode::BGE || op == Opcode::BLTU ||
-         op == Opcode::BGEU || op == Opcode::JMP || op == Opcode::LOOP || op == Opcode::HALT;
+  return op == Opcode::BEQ || op == Opcode::BNE || op == Opcode::BLT || op == Opcode::BGE ||
+         op == Opcode::BLTU || op == Opcode::BGEU || op == Opcode::JMP || op == Opcode::LOOP ||
+         op == Opcode::HALT;
 }
 
 bool is_dma(Opcode op) {
@@ -34,7 +35,9 @@ bool uses_fifo_unit(Opcode op) {
   return u == isa::Unit::Mxu || u == isa::Unit::Xu || u == isa::Unit::Rpu || u == isa::Unit::Eup;
 }
 
-uint32_t mod(int32_t x, int64_t m) { return static_cast<uint32_t>(((int64_t{x} % m) + m) % m); }
+uint32_t mod(int32_t x, int64_t m) {
+  return static_cast<uint32_t>(((int64_t{x} % m) + m) % m);
+}
 
 // Rewrites one random instruction so the program stays in range and terminates. s0 and v0 are
 // reserved (never written: zero), giving every memory op a zero base, stride and index.
@@ -43,8 +46,8 @@ isa::Instr sanitise(isa::Instr in, const CoreSpec& spec, bool keep_units) {
   // units other than those this test drives (e.g. adam.start, whose program lives in HBM).
   // xwait goes too: without a pending xsync exchange it faults at once.
   const bool other_unit = isa::op_info(in.op).unit == isa::Unit::Dma && !is_dma(in.op);
-  if (is_branch(in.op) || in.op == Opcode::XWAIT || (!keep_units && uses_fifo_unit(in.op)) || in.op == Opcode::DMAHV2 ||
-      in.op == Opcode::DMAVH2 || other_unit)
+  if (is_branch(in.op) || in.op == Opcode::XWAIT || (!keep_units && uses_fifo_unit(in.op)) ||
+      in.op == Opcode::DMAHV2 || in.op == Opcode::DMAVH2 || other_unit)
     return isa::Instr{};
   for (const isa::RegRef& r : isa::written_registers(in).view())
     if (r.index == 0 && r.file != isa::RegFile::Mask) in.d = 1;
@@ -54,29 +57,50 @@ isa::Instr sanitise(isa::Instr in, const CoreSpec& spec, bool keep_units) {
       in.imm = static_cast<int32_t>(isa::SpecialReg::NProc);
       break;
     case Opcode::SMFSR:
-      if (in.imm == static_cast<int32_t>(isa::SpecialReg::CycleLo) || in.imm == static_cast<int32_t>(isa::SpecialReg::CycleHi))
+      if (in.imm == static_cast<int32_t>(isa::SpecialReg::CycleLo) ||
+          in.imm == static_cast<int32_t>(isa::SpecialReg::CycleHi))
         in.imm = static_cast<int32_t>(isa::SpecialReg::Pid);
       break;
-    case Opcode::SLD: case Opcode::SST: in.a = 0, in.imm = static_cast<int32_t>(mod(in.imm, spec.smem_words)); break;
-    case Opcode::VLD: case Opcode::VLDS: case Opcode::VLDX:
+    case Opcode::SLD:
+    case Opcode::SST:
+      in.a = 0, in.imm = static_cast<int32_t>(mod(in.imm, spec.smem_words));
+      break;
+    case Opcode::VLD:
+    case Opcode::VLDS:
+    case Opcode::VLDX:
       in.a = 0, in.b = 0, in.imm = static_cast<int32_t>(mod(in.imm, rows));
       break;
-    case Opcode::VST: case Opcode::VSTS: case Opcode::VSTX:
+    case Opcode::VST:
+    case Opcode::VSTS:
+    case Opcode::VSTX:
       in.b = 0, in.c = 0, in.imm = static_cast<int32_t>(mod(in.imm, rows));
       break;
-    case Opcode::VSTM: in.b = 0, in.imm = static_cast<int32_t>(mod(in.imm, rows)); break;
-    case Opcode::DMAHV: case Opcode::DMAVH: case Opcode::DMAHS: case Opcode::DMASH: 
+    case Opcode::VSTM:
+      in.b = 0, in.imm = static_cast<int32_t>(mod(in.imm, rows));
+      break;
+    case Opcode::DMAHV:
+    case Opcode::DMAVH:
+    case Opcode::DMAHS:
+    case Opcode::DMASH:
       in.d = in.a = in.b = 0, in.c = static_cast<uint8_t>(in.c % spec.sync_flags);
       break;
-    case Opcode::WAIT: in.imm = 0, in.a = static_cast<uint8_t>(in.a % spec.sync_flags); break;
-    case Opcode::SIGNAL: in.a = static_cast<uint8_t>(in.a % spec.sync_flags); break;
-    case Opcode::RSEGSUM: in.imm = 1 << mod(in.imm, 4); break;  // 1, 2, 4, 8 (<= lanes)
-    default: break;
+    case Opcode::WAIT:
+      in.imm = 0, in.a = static_cast<uint8_t>(in.a % spec.sync_flags);
+      break;
+    case Opcode::SIGNAL:
+      in.a = static_cast<uint8_t>(in.a % spec.sync_flags);
+      break;
+    case Opcode::RSEGSUM:
+      in.imm = 1 << mod(in.imm, 4);
+      break;  // 1, 2, 4, 8 (<= lanes)
+    default:
+      break;
   }
   return in;
 }
 
-isa::Program random_terminating_program(uint64_t seed, const CoreSpec& spec, int bundles, bool keep_units) {
+isa::Program random_terminating_program(uint64_t seed, const CoreSpec& spec, int bundles,
+                                        bool keep_units) {
   isa::RandomBundleOptions o;
   o.scalar_regs = spec.scalar_regs;
   o.vector_regs = spec.vector_regs;
@@ -139,12 +163,14 @@ bool expect_equivalent(const CoreSpec& spec, const isa::Program& p, const std::s
 }
 
 TEST(Equivalence, RandomStraightLinePrograms) {
-  const CoreSpec specs[] = {test::small_spec(), test::small_spec({{"vector", {{"sublanes", 4}, {"regs", 16}}},
-                                                                  {"latency", {{"vector_add", 3}}}})};
+  const CoreSpec specs[] = {test::small_spec(),
+                            test::small_spec({{"vector", {{"sublanes", 4}, {"regs", 16}}},
+                                              {"latency", {{"vector_add", 3}}}})};
   int completed = 0;
   for (const CoreSpec& spec : specs)
     for (uint64_t seed = 1; seed <= 150; ++seed)
-      completed += expect_equivalent(spec, random_terminating_program(seed, spec, 60, false), "seed " + std::to_string(seed));
+      completed += expect_equivalent(spec, random_terminating_program(seed, spec, 60, false),
+                                     "seed " + std::to_string(seed));
   EXPECT_EQ(completed, 300);  // sanitised programs never fault
 }
 
@@ -152,7 +178,9 @@ TEST(Equivalence, RandomProgramsWithFifoUnitsAgreeOnStateOrOnTheirFault) {
   const CoreSpec spec = test::small_spec();
   int completed = 0, faulted = 0;
   for (uint64_t seed = 1000; seed < 1300; ++seed) {
-    const bool ok = expect_equivalent(spec, random_terminating_program(seed, spec, 2 + static_cast<int>(seed % 30), true), "seed " + std::to_string(seed));
+    const bool ok = expect_equivalent(
+        spec, random_terminating_program(seed, spec, 2 + static_cast<int>(seed % 30), true),
+        "seed " + std::to_string(seed));
     (ok ? completed : faulted) += 1;
   }
   EXPECT_GT(faulted, 0);
@@ -162,7 +190,8 @@ TEST(Equivalence, RandomProgramsWithFifoUnitsAgreeOnStateOrOnTheirFault) {
 TEST(Equivalence, DefaultMachineRandomPrograms) {
   const CoreSpec spec = test::default_spec();
   for (uint64_t seed = 7; seed < 17; ++seed)
-    EXPECT_TRUE(expect_equivalent(spec, random_terminating_program(seed, spec, 40, false), "seed " + std::to_string(seed)));
+    EXPECT_TRUE(expect_equivalent(spec, random_terminating_program(seed, spec, 40, false),
+                                  "seed " + std::to_string(seed)));
 }
 
 TEST(Equivalence, DmaOverlappedWithComputeAndUnits) {
@@ -212,7 +241,8 @@ std::vector<std::filesystem::path> example_programs() {
 }
 
 TEST(Equivalence, EveryExampleProgram) {
-  const CoreSpec spec = load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+  const CoreSpec spec =
+      load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
   for (const auto& path : example_programs()) {
     isa::AsmOptions o;
     const isa::Program p = isa::assemble_file(path.string(), o);
@@ -231,7 +261,8 @@ TEST(Determinism, TwoTimedRunsGiveIdenticalStatistics) {
     EXPECT_GT(a.cycles(), 0);
   }
   for (const auto& path : example_programs()) {
-    const CoreSpec big = load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+    const CoreSpec big =
+        load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
     const isa::Program p = isa::assemble_file(path.string());
     Core a(big, p), b(big, p);
     a.run();

@@ -2,11 +2,11 @@
 // encoded size, values stay the same, per-kind accounting, config validation.
 #include "core/hbm_encoding.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core_test_util.h"
 #include "support/error_of.h"
@@ -15,7 +15,10 @@ namespace tessera::core {
 namespace {
 
 nlohmann::json encoding(bool on, int group = 16, int delta = 3) {
-  return {{"hbm", {{"bytes", 1 << 20}, {"bytes_per_cycle", 4}, {"exponent_encoding", {{"on", on}, {"group_size", group}, {"delta_bits", delta}}}}},
+  return {{"hbm",
+           {{"bytes", 1 << 20},
+            {"bytes_per_cycle", 4},
+            {"exponent_encoding", {{"on", on}, {"group_size", group}, {"delta_bits", delta}}}}},
           {"dma", {{"latency", 20}}}};
 }
 
@@ -45,14 +48,17 @@ uint32_t read_done_cycle(const CoreSpec& spec, bool spread) {
 
 // Bits of 64 values in groups of 16 with delta width 3 and x escapes: 4 bases of 8 bits, 64 x
 // (sign + 23 mantissa bits), 60 deltas of 3 bits, 8 bits per escape.
-int64_t expected_bytes(int64_t escapes) { return (4 * 8 + 64 * 24 + 60 * 3 + 8 * escapes + 7) / 8; }
+int64_t expected_bytes(int64_t escapes) {
+  return (4 * 8 + 64 * 24 + 60 * 3 + 8 * escapes + 7) / 8;
+}
 
 TEST(HbmEncoding, ADmaReadStreamsTheEncodedSizeInsteadOfFourBytesPerWord) {
   const uint32_t off = read_done_cycle(test::small_spec(encoding(false)), false);
   // Off: issue at cycle 2, done at 2 + 20 + 256 / 4; the smfsr issues one cycle after the wait.
   EXPECT_EQ(off, 2 + 20 + 64 + 1u);
   for (bool spread : {false, true}) {
-    const int64_t bytes = expected_bytes(spread ? 16 : 0);  // every 4th word escapes; none is a base
+    const int64_t bytes =
+        expected_bytes(spread ? 16 : 0);  // every 4th word escapes; none is a base
     const uint32_t on = read_done_cycle(test::small_spec(encoding(true)), spread);
     EXPECT_EQ(on, 2 + 20 + (bytes + 3) / 4 + 1) << spread;
     EXPECT_LT(on, off);
@@ -81,7 +87,8 @@ TEST(HbmEncoding, HbmByteCountersCountEncodedBytesAndTheDataPathMovesTheSameWord
   auto off = test::run_both(test::small_spec(encoding(false)), text);
   auto on = test::run_both(test::small_spec(encoding(true)), text);
   EXPECT_EQ(diff_architectural_state(off->state(), on->state()), "");
-  for (int i = 0; i < 64; ++i) EXPECT_EQ(on->state().hbm.read(2000 + i), hbm_words(true)[static_cast<size_t>(i)]) << i;
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(on->state().hbm.read(2000 + i), hbm_words(true)[static_cast<size_t>(i)]) << i;
   const EventCounts& e = on->machine().events();
   EXPECT_EQ(off->machine().events().hbm_read_bytes, 3 * 256);
   EXPECT_EQ(off->machine().events().hbm_write_bytes, 256);
@@ -95,7 +102,8 @@ TEST(HbmEncoding, HbmByteCountersCountEncodedBytesAndTheDataPathMovesTheSameWord
   const HbmTrafficByKind& t = on->machine().hbm_encoder().traffic();
   EXPECT_EQ(t[static_cast<size_t>(HbmKind::kOther)].requests, 4);
   EXPECT_EQ(t[static_cast<size_t>(HbmKind::kOther)].raw_bytes, 4 * 256);
-  EXPECT_EQ(t[static_cast<size_t>(HbmKind::kOther)].encoded_bytes, e.hbm_read_bytes + e.hbm_write_bytes);
+  EXPECT_EQ(t[static_cast<size_t>(HbmKind::kOther)].encoded_bytes,
+            e.hbm_read_bytes + e.hbm_write_bytes);
   EXPECT_EQ(off->machine().hbm_encoder().traffic(), HbmTrafficByKind{});
 }
 
@@ -119,7 +127,8 @@ TEST(HbmEncoding, RequestsCountUnderTheKindOfTheirHbmWordsAtTheIssuingPc) {
   c.run();
   const HbmTrafficByKind& t = c.machine().hbm_encoder().traffic();
   const int64_t one = (8 + 16 * 24 + 15 * 3 + 7) / 8;
-  for (HbmKind k : {HbmKind::kWeights, HbmKind::kActivations, HbmKind::kGradients, HbmKind::kOther}) {
+  for (HbmKind k :
+       {HbmKind::kWeights, HbmKind::kActivations, HbmKind::kGradients, HbmKind::kOther}) {
     EXPECT_EQ(t[static_cast<size_t>(k)].requests, 1) << to_string(k);
     EXPECT_EQ(t[static_cast<size_t>(k)].raw_bytes, 64) << to_string(k);
     EXPECT_EQ(t[static_cast<size_t>(k)].encoded_bytes, one) << to_string(k);
@@ -131,8 +140,12 @@ TEST(HbmEncoding, ConfigValues_bad) {
   auto error = [](int group, int delta) {
     return testing::error_of([&] { test::small_spec(encoding(true, group, delta)); });
   };
-  EXPECT_EQ(error(0, 3), "<small>: key 'core.hbm.exponent_encoding.group_size': value 0 is out of range [1, 4096] (values)");
-  EXPECT_EQ(error(16, 9), "<small>: key 'core.hbm.exponent_encoding.delta_bits': value 9 is out of range [1, 8] (bits)");
+  EXPECT_EQ(error(0, 3),
+            "<small>: key 'core.hbm.exponent_encoding.group_size': value 0 is out of range [1, "
+            "4096] (values)");
+  EXPECT_EQ(error(16, 9),
+            "<small>: key 'core.hbm.exponent_encoding.delta_bits': value 9 is out of range [1, 8] "
+            "(bits)");
   EXPECT_EQ(testing::error_of([] {
               test::small_spec({{"hbm", {{"exponent_encoding", {{"on", "yes"}}}}}});
             }),

@@ -1,8 +1,8 @@
 // Golden values for the transpose, reduce/permute, EUP, RNG and matrix ops, through both
 // interpreters.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "core_test_util.h"
 #include "numerics/bf16.h"
@@ -18,7 +18,8 @@ using test::fl;
 
 std::vector<float> values(int n, float scale, float offset) {
   std::vector<float> v;
-  for (int i = 0; i < n; ++i) v.push_back(offset + scale * static_cast<float>((i * 37) % 23) - 5.0f * scale);
+  for (int i = 0; i < n; ++i)
+    v.push_back(offset + scale * static_cast<float>((i * 37) % 23) - 5.0f * scale);
   return v;
 }
 
@@ -96,7 +97,7 @@ TEST(ExtOps, ReducePermuteOpsFollowTheirDefinitions) {
 
 TEST(ExtOps, EupFunctionsAreTheNumericsDefinitions) {
   const CoreSpec spec = test::small_spec();
-  const std::vector<float> a = {0.0f, 1.0f, 4.0f, 9.0f, -1.0f, 0.5f, 100.0f, -0.0f,
+  const std::vector<float> a = {0.0f,   1.0f,  4.0f,   9.0f, -1.0f, 0.5f,     100.0f,    -0.0f,
                                 1e-40f, 88.7f, -88.0f, 3.0f, 0.25f, INFINITY, -INFINITY, NAN};
   auto c = test::run_both(spec, ".vmem 0\n" + floats_directive(a) + R"(
   sli s0, 0
@@ -111,18 +112,18 @@ TEST(ExtOps, EupFunctionsAreTheNumericsDefinitions) {
   halt
 )");
   const ArchState& s = c->state();
-  float (*fns[6])(float) = {numerics::eup_exp, numerics::eup_log, numerics::eup_rcp, numerics::eup_rsqrt,
-                            numerics::eup_sqrt, numerics::eup_tanh};
+  float (*fns[6])(float) = {numerics::eup_exp,   numerics::eup_log,  numerics::eup_rcp,
+                            numerics::eup_rsqrt, numerics::eup_sqrt, numerics::eup_tanh};
   for (int f = 0; f < 6; ++f)
     for (int i = 0; i < 16; ++i) EXPECT_EQ(s.vreg(1 + f)[i], bits(fns[f](a[i]))) << f << " " << i;
-  EXPECT_EQ(s.vreg(1)[0], bits(1.0f));    // exp(0)
-  EXPECT_EQ(s.vreg(2)[1], bits(0.0f));    // log(1)
-  EXPECT_EQ(s.vreg(3)[2], bits(0.25f));   // 1/4
+  EXPECT_EQ(s.vreg(1)[0], bits(1.0f));   // exp(0)
+  EXPECT_EQ(s.vreg(2)[1], bits(0.0f));   // log(1)
+  EXPECT_EQ(s.vreg(3)[2], bits(0.25f));  // 1/4
   EXPECT_EQ(s.vreg(3)[7], bits(-INFINITY));
-  EXPECT_EQ(s.vreg(4)[2], bits(0.5f));    // rsqrt(4)
-  EXPECT_EQ(s.vreg(5)[3], bits(3.0f));    // sqrt(9)
+  EXPECT_EQ(s.vreg(4)[2], bits(0.5f));  // rsqrt(4)
+  EXPECT_EQ(s.vreg(5)[3], bits(3.0f));  // sqrt(9)
   EXPECT_TRUE(std::isnan(fl(s.vreg(5)[4])));
-  EXPECT_EQ(s.vreg(6)[7], bits(-0.0f));   // tanh(-0)
+  EXPECT_EQ(s.vreg(6)[7], bits(-0.0f));  // tanh(-0)
   EXPECT_EQ(s.vreg(1)[13], bits(INFINITY));
   EXPECT_EQ(s.vreg(1)[14], bits(0.0f));
 }
@@ -139,7 +140,8 @@ TEST(ExtOps, RngGivesThePhiloxStreamOfItsSeed) {
 )");
   const ArchState& s = c->state();
   auto stream = [](uint32_t seed, uint64_t word) {
-    const uint32_t ctr[4] = {static_cast<uint32_t>(word / 4), 0, 0, 0}, key[2] = {seed, 0x7e55e7a0u};
+    const uint32_t ctr[4] = {static_cast<uint32_t>(word / 4), 0, 0, 0},
+                   key[2] = {seed, 0x7e55e7a0u};
     uint32_t out[4];
     philox4x32_10(ctr, key, out);
     return out[word % 4];
@@ -152,8 +154,10 @@ TEST(ExtOps, RngGivesThePhiloxStreamOfItsSeed) {
   EXPECT_NE(test::vreg_words(s, 2), test::vreg_words(s, 3));
 }
 
-// Host reference of one mmul block: rows of `in` (2 x 8) through weights W (8 x 8), chained from acc.
-void reference_block(const std::vector<float>& in, const std::vector<float>& w, std::vector<float>& acc) {
+// Host reference of one mmul block: rows of `in` (2 x 8) through weights W (8 x 8), chained from
+// acc.
+void reference_block(const std::vector<float>& in, const std::vector<float>& w,
+                     std::vector<float>& acc) {
   std::vector<float> a(in), ww(w);
   numerics::round_to_bf16(a.data(), static_cast<long>(a.size()));
   numerics::round_to_bf16(ww.data(), static_cast<long>(ww.size()));
@@ -164,8 +168,8 @@ TEST(ExtOps, MatrixOpsMultiplyStoreAccumulateAndPop) {
   const CoreSpec spec = test::small_spec();
   const std::vector<float> w = values(64, 0.173f, 0.003f), w2 = values(64, -0.291f, 0.7f);
   const std::vector<float> x = values(16, 1.37f, 0.11f), y = values(16, -0.77f, 0.5f);
-  auto c = test::run_both(spec, ".vmem 0\n" + floats_directive(w) + floats_directive(w2) + floats_directive(x) +
-                                    floats_directive(y) + R"(
+  auto c = test::run_both(spec, ".vmem 0\n" + floats_directive(w) + floats_directive(w2) +
+                                    floats_directive(x) + floats_directive(y) + R"(
   sli s0, 0 ;; sli s1, 3
   vld v0, [s0+0]
   vld v1, [s0+2]

@@ -14,36 +14,47 @@ struct Case {
 
 uint32_t run_scalar(const std::string& op, int32_t a, int32_t b) {
   const CoreSpec spec = test::small_spec();
-  const std::string text = "sli s1, " + std::to_string(a) + " ;; sli s2, " + std::to_string(b) + "\n  " + op +
-                           "\n  halt\n";
+  const std::string text = "sli s1, " + std::to_string(a) + " ;; sli s2, " + std::to_string(b) +
+                           "\n  " + op + "\n  halt\n";
   return test::run_both(spec, text)->state().sreg(3);
 }
 
 TEST(ScalarOps, RegisterRegisterOpsGiveTheirGoldenValues) {
   const std::vector<Case> cases = {
-      {"sadd", 0x7fffffff, 1, 0x80000000u}, {"ssub", 3, 5, 0xfffffffeu},
-      {"smul", 0x10001, 0x10001, 0x20001u},  {"sand", 0xff0, 0x0ff, 0x0f0u},
-      {"sor", 0xff0, 0x0ff, 0xfffu},         {"sxor", 0xff0, 0x0ff, 0xf0fu},
-      {"sshl", 1, 33, 2u},                   {"sshr", -8, 1, 0x7ffffffcu},
-      {"ssra", -8, 1, 0xfffffffcu},          {"sslt", -1, 1, 1u},
-      {"sslt", 1, -1, 0u},                   {"ssltu", -1, 1, 0u},
-      {"ssltu", 1, -1, 1u},                  {"sseq", 7, 7, 1u},
-      {"sseq", 7, 8, 0u},                    {"smin", -5, 3, 0xfffffffbu},
+      {"sadd", 0x7fffffff, 1, 0x80000000u},
+      {"ssub", 3, 5, 0xfffffffeu},
+      {"smul", 0x10001, 0x10001, 0x20001u},
+      {"sand", 0xff0, 0x0ff, 0x0f0u},
+      {"sor", 0xff0, 0x0ff, 0xfffu},
+      {"sxor", 0xff0, 0x0ff, 0xf0fu},
+      {"sshl", 1, 33, 2u},
+      {"sshr", -8, 1, 0x7ffffffcu},
+      {"ssra", -8, 1, 0xfffffffcu},
+      {"sslt", -1, 1, 1u},
+      {"sslt", 1, -1, 0u},
+      {"ssltu", -1, 1, 0u},
+      {"ssltu", 1, -1, 1u},
+      {"sseq", 7, 7, 1u},
+      {"sseq", 7, 8, 0u},
+      {"smin", -5, 3, 0xfffffffbu},
       {"smax", -5, 3, 3u},
   };
   for (const Case& c : cases)
-    EXPECT_EQ(run_scalar(std::string(c.op) + " s3, s1, s2", c.a, c.b), c.want) << c.op << " " << c.a << " " << c.b;
+    EXPECT_EQ(run_scalar(std::string(c.op) + " s3, s1, s2", c.a, c.b), c.want)
+        << c.op << " " << c.a << " " << c.b;
 }
 
 TEST(ScalarOps, ImmediateOpsGiveTheirGoldenValues) {
   const std::vector<Case> cases = {
-      {"saddi", -1, -1, 0xfffffffeu}, {"smuli", 7, -3, 0xffffffebu}, {"sandi", 0x1234, 0xff, 0x34u},
-      {"sori", 0x1200, 0x34, 0x1234u}, {"sxori", -1, 1, 0xfffffffeu}, {"sshli", 3, 36, 48u},
-      {"sshri", -1, 28, 0xfu},         {"ssrai", -256, 4, 0xfffffff0u}, {"sslti", -3, -2, 1u},
-      {"sslti", -2, -3, 0u},
+      {"saddi", -1, -1, 0xfffffffeu}, {"smuli", 7, -3, 0xffffffebu},
+      {"sandi", 0x1234, 0xff, 0x34u}, {"sori", 0x1200, 0x34, 0x1234u},
+      {"sxori", -1, 1, 0xfffffffeu},  {"sshli", 3, 36, 48u},
+      {"sshri", -1, 28, 0xfu},        {"ssrai", -256, 4, 0xfffffff0u},
+      {"sslti", -3, -2, 1u},          {"sslti", -2, -3, 0u},
   };
   for (const Case& c : cases)
-    EXPECT_EQ(run_scalar(std::string(c.op) + " s3, s1, " + std::to_string(c.b), c.a, c.b), c.want) << c.op;
+    EXPECT_EQ(run_scalar(std::string(c.op) + " s3, s1, " + std::to_string(c.b), c.a, c.b), c.want)
+        << c.op;
   EXPECT_EQ(run_scalar("sli s3, -7", 0, 0), 0xfffffff9u);
   EXPECT_EQ(run_scalar("smov s3, s1", 42, 0), 42u);
 }
@@ -118,7 +129,9 @@ TEST(ScalarOps, SpecialRegisters) {
   nop
   smfsr s5, %cycle_lo ;; smfsr s6, %cycle_hi
   halt
-)", spec).with_index(3);
+)",
+                                  spec)
+                       .with_index(3);
   Core c(spec, p);
   c.run();
   FunctionalCore f(spec, p);

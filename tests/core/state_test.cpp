@@ -1,6 +1,7 @@
+#include "core/state.h"
+
 #include <gtest/gtest.h>
 
-#include "core/state.h"
 #include "core_test_util.h"
 
 namespace tessera::core {

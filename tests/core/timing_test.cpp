@@ -1,7 +1,7 @@
 // Timing properties of the timed core, swept over configurations.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "core/fault.h"
 #include "core_test_util.h"
@@ -43,7 +43,8 @@ TEST(Timing, DependentVectorAddsStallLatencyMinusOneCycles) {
 
 TEST(Timing, MultiplyAndScalarLatenciesComeFromTheirClasses) {
   for (int lat : {1, 4, 7}) {
-    const CoreSpec spec = test::small_spec({{"latency", {{"vector_mul", lat}, {"scalar_mul", lat + 1}, {"scalar_mem", lat + 2}}}});
+    const CoreSpec spec = test::small_spec(
+        {{"latency", {{"vector_mul", lat}, {"scalar_mul", lat + 1}, {"scalar_mem", lat + 2}}}});
     auto c = test::run_timed(spec, R"(
   vbcasti v1, 1 ;; sli s1, 3
   nop
@@ -71,7 +72,8 @@ top:
   loop s1, top
   halt
 )");
-    EXPECT_EQ(c->stall_cycles(StallCause::Branch), 3 * (lat - 1)) << lat;  // 3 taken, 1 falls through
+    EXPECT_EQ(c->stall_cycles(StallCause::Branch), 3 * (lat - 1))
+        << lat;  // 3 taken, 1 falls through
   }
 }
 
@@ -91,14 +93,16 @@ TEST(Timing, DmaTakesLatencyPlusBytesOverBandwidth) {
   for (int latency : {5, 20, 100})
     for (double bw : {4.0, 16.0, 7.5})
       for (int words : {1, 64, 1000}) {
-        const CoreSpec spec = test::small_spec({{"dma", {{"latency", latency}}}, {"hbm", {{"bytes_per_cycle", bw}}}});
+        const CoreSpec spec =
+            test::small_spec({{"dma", {{"latency", latency}}}, {"hbm", {{"bytes_per_cycle", bw}}}});
         EXPECT_EQ(dma_time(spec, words), latency + static_cast<int64_t>(std::ceil(words * 4 / bw)))
             << latency << " " << bw << " " << words;
       }
 }
 
 TEST(Timing, DmaRequestsShareTheBandwidthInIssueOrder) {
-  const CoreSpec spec = test::small_spec({{"dma", {{"latency", 10}}}, {"hbm", {{"bytes_per_cycle", 8}}}});
+  const CoreSpec spec =
+      test::small_spec({{"dma", {{"latency", 10}}}, {"hbm", {{"bytes_per_cycle", 8}}}});
   // Two 400-byte requests issued on consecutive cycles 2 and 3: the second's data follows the
   // first's (ends 2 + 10 + 50 = 62), so it completes at 62 + 50 = 112.
   auto c = test::run_timed(spec, R"(
@@ -116,7 +120,8 @@ TEST(Timing, DmaRequestsShareTheBandwidthInIssueOrder) {
 
 TEST(Timing, AFullDmaQueueStallsTheNextRequestUntilTheOldestCompletes) {
   for (int q : {1, 2, 3}) {
-    const CoreSpec spec = test::small_spec({{"dma", {{"latency", 30}, {"queue", q}}}, {"hbm", {{"bytes_per_cycle", 4}}}});
+    const CoreSpec spec = test::small_spec(
+        {{"dma", {{"latency", 30}, {"queue", q}}}, {"hbm", {{"bytes_per_cycle", 4}}}});
     std::string text = "sli s1, 0 ;; sli s2, 1\n";
     for (int i = 0; i <= q; ++i) text += "  dma.hv s1, s1, s2, 1\n";
     text += "  halt\n";
@@ -128,7 +133,8 @@ TEST(Timing, AFullDmaQueueStallsTheNextRequestUntilTheOldestCompletes) {
 
 TEST(Timing, EupAcceptsOneVregPerSublanesCyclesAndPopWaitsForTheResult) {
   for (int sub : {1, 2, 4, 8}) {
-    const CoreSpec spec = test::small_spec({{"vector", {{"sublanes", sub}}}, {"mxu", {{"rows", 8}}}, {"xu", {{"fifo", 8}}}});
+    const CoreSpec spec = test::small_spec(
+        {{"vector", {{"sublanes", sub}}}, {"mxu", {{"rows", 8}}}, {"xu", {{"fifo", 8}}}});
     auto c = test::run_timed(spec, R"(
   vbcasti v1, 1.0f
   eexp v1
@@ -142,7 +148,9 @@ TEST(Timing, EupAcceptsOneVregPerSublanesCyclesAndPopWaitsForTheResult) {
     EXPECT_EQ(c->stall_cycles(StallCause::EupBusy), sub - 1) << sub;
     const int64_t first_pop = std::max<int64_t>(2 + sub, 1 + sub - 1 + lat);
     const int64_t second_pop = std::max<int64_t>(first_pop + 1, 1 + sub + sub - 1 + lat);
-    EXPECT_EQ(c->stall_cycles(StallCause::EupResult), (first_pop - (2 + sub)) + (second_pop - first_pop - 1)) << sub;
+    EXPECT_EQ(c->stall_cycles(StallCause::EupResult),
+              (first_pop - (2 + sub)) + (second_pop - first_pop - 1))
+        << sub;
   }
 }
 
@@ -179,7 +187,8 @@ TEST(Timing, MflipWaitsUntilTheWholeTileHasShiftedIn) {
     // the first mlw issues at 2; the tile has shifted in R cycles later
     EXPECT_EQ(c->state().sreg(1), static_cast<uint32_t>(2 + spec.mxu_rows)) << big;
     EXPECT_EQ(c->stall_cycles(StallCause::MxuBusy) + c->stall_cycles(StallCause::MxuWeights),
-              spec.mxu_rows - pushes) << big;
+              spec.mxu_rows - pushes)
+        << big;
     EXPECT_EQ(c->stats().get("stalls.total"), spec.mxu_rows - pushes) << big;
   }
 }
@@ -201,9 +210,11 @@ top:
 )");
   const auto st = c->stats();
   double sum = 0;
-  for (int k = 1; k < kNumStallCauses; ++k) sum += st.get(std::string("stalls.") + std::string(to_string(static_cast<StallCause>(k))));
+  for (int k = 1; k < kNumStallCauses; ++k)
+    sum += st.get(std::string("stalls.") + std::string(to_string(static_cast<StallCause>(k))));
   EXPECT_EQ(sum, st.get("stalls.total"));
-  EXPECT_EQ(c->cycles(), c->bundles() + static_cast<int64_t>(sum));  // nothing left to drain after halt
+  EXPECT_EQ(c->cycles(),
+            c->bundles() + static_cast<int64_t>(sum));  // nothing left to drain after halt
 }
 
 }  // namespace

@@ -2,11 +2,12 @@
 // one core streaming at a time, half vs full duplex, XOFF before overflow, loss + retransmission
 // delivering everything once, determinism per seed, the ring all-reduce against its bound, the
 // watchdog, bad endpoints.
-#include <gtest/gtest.h>
+#include "fabric/fabric.h"
 
 #include <map>
 
-#include "fabric/fabric.h"
+#include <gtest/gtest.h>
+
 #include "fabric/ring_allreduce.h"
 #include "support/error_of.h"
 
@@ -27,13 +28,15 @@ system::SystemSpec spec(system::Topology t, int chips) {
   return s;
 }
 
-Transfer transfer(int src, int dst, uint64_t words, uint64_t id, int src_core = 0, int dst_core = 0) {
+Transfer transfer(int src, int dst, uint64_t words, uint64_t id, int src_core = 0,
+                  int dst_core = 0) {
   Transfer t;
   t.src = {src, src_core};
   t.dst = {dst, dst_core};
   t.id = id;
   t.words.resize(words);
-  for (uint64_t i = 0; i < words; ++i) t.words[i] = static_cast<uint32_t>(id * 1000003u + i * 2654435761u);
+  for (uint64_t i = 0; i < words; ++i)
+    t.words[i] = static_cast<uint32_t>(id * 1000003u + i * 2654435761u);
   return t;
 }
 
@@ -81,7 +84,8 @@ TEST(Fabric, ExchangeBlockLetsOneCoreStreamAtATime) {
   f.post(0, transfer(0, 1, 256 * 10, 2, 0, 1));
   const auto a = f.drain();
   ASSERT_EQ(a.size(), 2u);
-  EXPECT_EQ(a[0].transfer.src.core, 1);  // core 1 announced first: XON; core 0 after its last packet
+  EXPECT_EQ(a[0].transfer.src.core,
+            1);  // core 1 announced first: XON; core 0 after its last packet
   EXPECT_EQ(a[0].time, 10 * kFull + kLat);
   EXPECT_EQ(a[1].time, 20 * kFull + kLat);
 }
@@ -153,8 +157,10 @@ TEST(Fabric, FivePercentLossDeliversEverythingOnceWithIdenticalPayload) {
   }
   for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << id;
   uint64_t dropped = 0, retrans = 0, refused = 0, delivered = 0, duplicates = 0;
-  for (const LinkStats& l : lossy.stats.links) dropped += l.dropped, retrans += l.retransmissions, refused += l.refused;
-  for (const ChipStats& c : lossy.stats.chips) delivered += c.packets_delivered, duplicates += c.duplicates;
+  for (const LinkStats& l : lossy.stats.links)
+    dropped += l.dropped, retrans += l.retransmissions, refused += l.refused;
+  for (const ChipStats& c : lossy.stats.chips)
+    delivered += c.packets_delivered, duplicates += c.duplicates;
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(retrans, dropped + refused);
   EXPECT_EQ(delivered, packets);
@@ -214,9 +220,11 @@ TEST(Fabric, TotalLossTripsTheWatchdogNamingTheWaitingParties_bad) {
   s.watchdog_us = 10;
   Fabric f(s, 1);
   f.post(0, transfer(0, 1, 10, 4));
-  EXPECT_EQ(testing::error_of([&] { f.drain(); }),
-            "fabric at 8003600 ps: no packet moved for 10 us of simulated time; transfer 4 chip 0 core 0 -> "
-            "chip 1 core 0 waits (0/1 packets delivered); link 0->1 holds 1 packets (4 retransmissions)");
+  EXPECT_EQ(
+      testing::error_of([&] { f.drain(); }),
+      "fabric at 8003600 ps: no packet moved for 10 us of simulated time; transfer 4 chip 0 core 0 "
+      "-> "
+      "chip 1 core 0 waits (0/1 packets delivered); link 0->1 holds 1 packets (4 retransmissions)");
 }
 
 TEST(Fabric, ZeroCapacityQueueIsReportedNotHung_bad) {
@@ -225,17 +233,20 @@ TEST(Fabric, ZeroCapacityQueueIsReportedNotHung_bad) {
   Fabric f(s, 1);
   f.post(0, transfer(1, 0, 10, 9));
   EXPECT_EQ(testing::error_of([&] { f.drain(); }),
-            "fabric at 0 ps: no event is left that could move a packet; transfer 9 chip 1 core 0 -> chip 0 core 0 "
+            "fabric at 0 ps: no event is left that could move a packet; transfer 9 chip 1 core 0 "
+            "-> chip 0 core 0 "
             "waits (0/1 packets delivered); link 1->0 holds 0 packets (0 retransmissions)");
 }
 
 TEST(Fabric, EndpointOutsideTheSystem_bad) {
   Fabric f(spec(system::Topology::kRing, 4), 1);
   EXPECT_EQ(testing::error_of([&] { f.post(0, transfer(0, 17, 4, 2)); }),
-            "fabric: transfer 2 from chip 0 core 0: destination chip 17 core 0 does not exist (the system has 4 "
+            "fabric: transfer 2 from chip 0 core 0: destination chip 17 core 0 does not exist (the "
+            "system has 4 "
             "chips x 1 cores)");
   EXPECT_EQ(testing::error_of([&] { f.post(0, transfer(0, 1, 4, 3, 1, 0)); }),
-            "fabric: transfer 3 from chip 0 core 1: source chip 0 core 1 does not exist (the system has 4 chips "
+            "fabric: transfer 3 from chip 0 core 1: source chip 0 core 1 does not exist (the "
+            "system has 4 chips "
             "x 1 cores)");
 }
 

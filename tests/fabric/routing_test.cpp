@@ -1,7 +1,8 @@
 // Routing tables: hop counts and paths on line, ring and 2-D torus; dimension order; failed links.
+#include "fabric/routing.h"
+
 #include <gtest/gtest.h>
 
-#include "fabric/routing.h"
 #include "support/error_of.h"
 
 namespace tessera::fabric {
@@ -88,7 +89,8 @@ TEST(Routing, UnreachableChipIsAConfigurationError_bad) {
   system::SystemSpec s = make(system::Topology::kLine, 4);
   s.failed_links = {{1, 2}};
   EXPECT_EQ(testing::error_of([&] { Routing r(s); }),
-            "system: key 'system.failed_links': chip 2 cannot reach chip 0: no path avoids the failed links");
+            "system: key 'system.failed_links': chip 2 cannot reach chip 0: no path avoids the "
+            "failed links");
 }
 
 }  // namespace

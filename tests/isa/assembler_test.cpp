@@ -1,9 +1,10 @@
-#include <gtest/gtest.h>
+#include "isa/assembler.h"
 
 #include <bit>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
-#include "isa/assembler.h"
 
 namespace tessera::isa {
 namespace {
@@ -40,8 +41,9 @@ TEST(Assembler, TeamSampleAssemblesToTheExpectedBundlesAndData) {
   EXPECT_EQ(p.data[0], (DataSegment{Space::Smem, 16, {1, 2, 0x10, 0xfffffffdu}}));
   EXPECT_EQ(p.data[1].space, Space::Hbm);
   EXPECT_EQ(p.data[1].address, 0x1000u);
-  EXPECT_EQ(p.data[1].words, (std::vector<uint32_t>{std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(-2.5f),
-                                                     std::bit_cast<uint32_t>(3e-4f)}));
+  EXPECT_EQ(p.data[1].words,
+            (std::vector<uint32_t>{std::bit_cast<uint32_t>(1.0f), std::bit_cast<uint32_t>(-2.5f),
+                                   std::bit_cast<uint32_t>(3e-4f)}));
   EXPECT_EQ(p.index, 0u);
   EXPECT_EQ(p.debug.source, "sample.s");
   EXPECT_EQ(p.debug.lines, (std::vector<uint32_t>{9, 10, 11, 12}));
@@ -88,7 +90,8 @@ TEST(Assembler, MemorySpecialAndFlagOperandsFillTheirFields) {
 }
 
 TEST(Assembler, OpsFillTheSlotsOfTheirClassInOrderOfAppearance) {
-  Program p = assemble("xpush v1 ;; vadd.f32 v1, v2, v3 ;; rsum v4 ;; vmov v5, v6 ;; sli s1, 1 ;; nop\n");
+  Program p =
+      assemble("xpush v1 ;; vadd.f32 v1, v2, v3 ;; rsum v4 ;; vmov v5, v6 ;; sli s1, 1 ;; nop\n");
   const Bundle& b = p.code[0];
   EXPECT_EQ(b[Slot::X0].op, Opcode::XPUSH);
   EXPECT_EQ(b[Slot::X1].op, Opcode::RSUM);
@@ -132,19 +135,23 @@ const BadCase kBadCases[] = {
     {"vadd.f64 v1, v2, v3", "t.s:1:1: unknown mnemonic 'vadd.f64'"},
     {"vadd.f32 v1, v2, v3 ;; vadd.f32 v4, v5, v6 ;; vmul.f32 v7, v8, v9",
      "t.s:1:47: too many vector-alu ops in one bundle (at most 2)"},
-    {"vld v0, [s3+0] ;; vld v1, [s4]", "t.s:1:19: too many vector-load ops in one bundle (at most 1)"},
+    {"vld v0, [s3+0] ;; vld v1, [s4]",
+     "t.s:1:19: too many vector-load ops in one bundle (at most 1)"},
     {"sli s4, 1 ;; sadd s4, s1, s2", "t.s:1:19: s4 is written twice in one bundle"},
     {"top: loop s5, top ;; sli s5, 1", "t.s:1:26: s5 is written twice in one bundle"},
     {"vcmpeq.f32 m1, v1, v2 ;; mand m1, m2, m3", "t.s:1:31: m1 is written twice in one bundle"},
     {"top:\n  jmp lop", "t.s:2:7: undefined label 'lop'"},
     {"sli s1, 4294967296", "t.s:1:9: immediate 4294967296 does not fit in 32 bits"},
     {"sli s1, -2147483649", "t.s:1:9: immediate -2147483649 does not fit in 32 bits"},
-    {"sli s1, 99999999999999999999999", "t.s:1:9: immediate 99999999999999999999999 does not fit in 32 bits"},
+    {"sli s1, 99999999999999999999999",
+     "t.s:1:9: immediate 99999999999999999999999 does not fit in 32 bits"},
     {"wait 70, 1", "t.s:1:6: flag id 70 is out of range 0..63"},
     {"dma.hv s1, s2, s3, x", "t.s:1:20: undefined constant 'x'"},
     {"sadd s1, s2", "t.s:1:12: 'sadd' takes 3 operands (sD,sA,sB), got 2"},
-    {"sadd s1, s2, s3, s4", "t.s:1:16: 'sadd' takes 3 operands (sD,sA,sB); expected ';;' or end of line, got ','"},
-    {"sli s1, 1 halt", "t.s:1:11: 'sli' takes 2 operands (sD,imm); expected ';;' or end of line, got 'halt'"},
+    {"sadd s1, s2, s3, s4",
+     "t.s:1:16: 'sadd' takes 3 operands (sD,sA,sB); expected ';;' or end of line, got ','"},
+    {"sli s1, 1 halt",
+     "t.s:1:11: 'sli' takes 2 operands (sD,imm); expected ';;' or end of line, got 'halt'"},
     {"sadd s1 s2, s3", "t.s:1:9: expected ',' between operands, got 's2'"},
     {"halt s1", "t.s:1:6: 'halt' takes no operands, got 's1'"},
     {"sli s1, N", "t.s:1:9: undefined constant 'N'"},
@@ -154,16 +161,21 @@ const BadCase kBadCases[] = {
     {"a: halt\na: halt", "t.s:2:1: label 'a' is already defined on line 1"},
     {"a: a: halt", "t.s:1:4: label 'a' is already defined on line 1"},
     {".word 1", "t.s:1:1: '.word' needs a preceding .smem, .hbm or .vmem directive"},
-    {".foo 1", "t.s:1:1: unknown directive '.foo' (expected .const, .smem, .hbm, .vmem, .word or .float)"},
+    {".foo 1",
+     "t.s:1:1: unknown directive '.foo' (expected .const, .smem, .hbm, .vmem, .word or .float)"},
     {".smem -1", "t.s:1:7: address -1 is out of range 0..9223372036854775807"},
     {".smem 0\n.float 1e50", "t.s:2:8: float literal '1e50' is out of range for fp32"},
-    {".smem 0\n.float 0x10", "t.s:2:8: expected a float literal (like 1.0, -2.5, 3e-4, inf, nan), got '0x10'"},
-    {".smem 0\n.word 1,", "t.s:2:9: expected an immediate (a number, a float literal like 1.5f, or a .const name), got end of line"},
+    {".smem 0\n.float 0x10",
+     "t.s:2:8: expected a float literal (like 1.0, -2.5, 3e-4, inf, nan), got '0x10'"},
+    {".smem 0\n.word 1,",
+     "t.s:2:9: expected an immediate (a number, a float literal like 1.5f, or a .const name), got "
+     "end of line"},
     {"sld s1, [s2+4", "t.s:1:14: expected ']' to close the memory operand, got end of line"},
     {"sld s1, [s2*4]", "t.s:1:12: unexpected character '*'"},
     {"sld s1, [s2 4]", "t.s:1:13: expected '+', '-' or ']' in a memory operand, got '4'"},
     {"sld s1, s2", "t.s:1:9: expected a memory operand like [s3+16], got 's2'"},
-    {"smfsr s1, %foo", "t.s:1:11: expected a special register (%cycle_lo, %cycle_hi, %pid, %nproc), got '%foo'"},
+    {"smfsr s1, %foo",
+     "t.s:1:11: expected a special register (%cycle_lo, %cycle_hi, %pid, %nproc), got '%foo'"},
     {"sli s1, 1.5", "t.s:1:9: a float immediate needs an 'f' suffix (1.5f), got '1.5'"},
     {"sli s1, 12abc", "t.s:1:9: malformed number '12abc'"},
     {"sli s1, 1 ; halt", "t.s:1:11: expected ';;' between ops, got a single ';'"},

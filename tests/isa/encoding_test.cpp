@@ -1,7 +1,8 @@
+#include "isa/encoding.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "isa/encoding.h"
 #include "isa/operands.h"
 #include "isa/random_bundle.h"
 
@@ -89,11 +90,14 @@ std::string decode_error(uint64_t word, Slot slot) {
   return "no error";
 }
 
-uint64_t op_word(Opcode op) { return static_cast<uint64_t>(op); }
+uint64_t op_word(Opcode op) {
+  return static_cast<uint64_t>(op);
+}
 
 TEST(Encoding, DecodeRejects_bad) {
   EXPECT_EQ(decode_error(0xff, Slot::S0), "slot s0: invalid encoding: unknown opcode 255");
-  EXPECT_EQ(decode_error(kNumOpcodes, Slot::S1), fmt::format("slot s1: invalid encoding: unknown opcode {}", kNumOpcodes));
+  EXPECT_EQ(decode_error(kNumOpcodes, Slot::S1),
+            fmt::format("slot s1: invalid encoding: unknown opcode {}", kNumOpcodes));
   EXPECT_EQ(decode_error(op_word(Opcode::VADDF), Slot::S0),
             "slot s0: invalid encoding: 'vadd.f32' is a vector-alu op; slot s0 takes scalar ops");
   EXPECT_EQ(decode_error(op_word(Opcode::SADD), Slot::MISC),
@@ -104,7 +108,8 @@ TEST(Encoding, DecodeRejects_bad) {
             "slot s1: invalid encoding: 'halt' does not use field d, which must be 0 (is 1)");
   EXPECT_EQ(decode_error(op_word(Opcode::SADD) | 7ull << 32, Slot::S0),
             "slot s0: invalid encoding: 'sadd' takes no immediate, which must be 0 (is 7)");
-  EXPECT_EQ(decode_error(1ull << 14, Slot::V1), "slot v1: invalid encoding: 'nop' does not use field a, which must be 0 (is 1)");
+  EXPECT_EQ(decode_error(1ull << 14, Slot::V1),
+            "slot v1: invalid encoding: 'nop' does not use field a, which must be 0 (is 1)");
   EXPECT_EQ(decode_error(op_word(Opcode::SMFSR) | 4ull << 32, Slot::S0),
             "slot s0: invalid encoding: special register 4 does not exist (0..3)");
   EXPECT_EQ(decode_error(op_word(Opcode::JMP) | 0xffffffffull << 32, Slot::S0),

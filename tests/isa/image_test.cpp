@@ -1,17 +1,20 @@
+#include "isa/image.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "isa/assembler.h"
 #include "isa/encoding.h"
-#include "isa/image.h"
 #include "isa/random_bundle.h"
 
 namespace tessera::isa {
 namespace {
 
 Program small_program() {
-  return assemble(".smem 2\n.word 7, 8\n.vmem 3\n.float 1.5\ntop: sli s1, 2 ;; vmov v1, v2\nloop s1, top\nhalt\n",
-                  "small.s");
+  return assemble(
+      ".smem 2\n.word 7, 8\n.vmem 3\n.float 1.5\ntop: sli s1, 2 ;; vmov v1, v2\nloop s1, "
+      "top\nhalt\n",
+      "small.s");
 }
 
 std::string read_error(const std::vector<uint8_t>& bytes) {
@@ -81,19 +84,29 @@ TEST(Image, MalformedImagesGiveClearErrors_bad) {
   EXPECT_EQ(read_error(with(8, 2)), "img: unsupported image version 2 (this build reads 1)");
   EXPECT_EQ(read_error(with(12, 6)), "img: unknown image flags 0x6");
   EXPECT_EQ(read_error(with(28, 4)), "img: debug section size is 4 but the debug flag is not set");
-  EXPECT_EQ(read_error(with(20, 0xffffffff)),
-            "img: truncated image: the code needs 377957121960 bytes at offset 32, but only 308 remain");
+  EXPECT_EQ(
+      read_error(with(20, 0xffffffff)),
+      "img: truncated image: the code needs 377957121960 bytes at offset 32, but only 308 remain");
   // Two bundles: the third is read as two empty data segments, leaving 100 bytes over.
-  EXPECT_EQ(read_error(with(20, 2)), "img: 100 bytes after the end of the image (the header's counts disagree with its size)");
-  EXPECT_EQ(read_error(with(24, 3)), "img: truncated image: a data segment header needs 16 bytes at offset 340, but only 0 remain");
+  EXPECT_EQ(
+      read_error(with(20, 2)),
+      "img: 100 bytes after the end of the image (the header's counts disagree with its size)");
+  EXPECT_EQ(read_error(with(24, 3)),
+            "img: truncated image: a data segment header needs 16 bytes at offset 340, but only 0 "
+            "remain");
   size_t seg0 = kImageHeaderBytes + 3 * kBundleBytes;
-  EXPECT_EQ(read_error(with(seg0, 3)), "img: data segment 0 has unknown space 3 (0 smem, 1 hbm, 2 vmem)");
+  EXPECT_EQ(read_error(with(seg0, 3)),
+            "img: data segment 0 has unknown space 3 (0 smem, 1 hbm, 2 vmem)");
   auto extra = good;
   extra.push_back(0);
-  EXPECT_EQ(read_error(extra), "img: 1 bytes after the end of the image (the header's counts disagree with its size)");
+  EXPECT_EQ(read_error(extra),
+            "img: 1 bytes after the end of the image (the header's counts disagree with its size)");
   auto bad_op = good;
-  bad_op[kImageHeaderBytes + kBundleBytes + 8 * 2] = static_cast<uint8_t>(Opcode::SADD);  // bundle 1, slot v0
-  EXPECT_EQ(read_error(bad_op), "img: bundle 1 slot v0: invalid encoding: 'sadd' is a scalar op; slot v0 takes vector-alu ops");
+  bad_op[kImageHeaderBytes + kBundleBytes + 8 * 2] =
+      static_cast<uint8_t>(Opcode::SADD);  // bundle 1, slot v0
+  EXPECT_EQ(read_error(bad_op),
+            "img: bundle 1 slot v0: invalid encoding: 'sadd' is a scalar op; slot v0 takes "
+            "vector-alu ops");
 }
 
 TEST(Image, DebugSectionInconsistenciesAreErrors_bad) {
@@ -107,12 +120,16 @@ TEST(Image, DebugSectionInconsistenciesAreErrors_bad) {
   uint32_t debug_size = load_le32(&good[28]);
   store_le32(&size[28], debug_size + 1);
   size.push_back(0);
-  EXPECT_EQ(read_error(size), fmt::format("img: debug section is {} bytes, but the header says {}", debug_size, debug_size + 1));
+  EXPECT_EQ(read_error(size), fmt::format("img: debug section is {} bytes, but the header says {}",
+                                          debug_size, debug_size + 1));
   auto cut = good;
   store_le32(&cut[28], debug_size - 1);
   cut.pop_back();
-  EXPECT_EQ(read_error(cut), fmt::format("img: truncated image: a debug symbol needs 4 bytes at offset {}, but only 3 remain",
-                                         cut.size() - 3));
+  EXPECT_EQ(
+      read_error(cut),
+      fmt::format(
+          "img: truncated image: a debug symbol needs 4 bytes at offset {}, but only 3 remain",
+          cut.size() - 3));
 }
 
 TEST(Image, RandomlyCorruptedImagesNeverCrash) {
@@ -122,7 +139,8 @@ TEST(Image, RandomlyCorruptedImagesNeverCrash) {
   for (int i = 0; i < 3000; ++i) {
     auto b = good;
     int flips = 1 + static_cast<int>(rng.below(4));
-    for (int k = 0; k < flips; ++k) b[rng.below(b.size())] ^= static_cast<uint8_t>(1u << rng.below(8));
+    for (int k = 0; k < flips; ++k)
+      b[rng.below(b.size())] ^= static_cast<uint8_t>(1u << rng.below(8));
     try {
       Program p = read_image(b);
       EXPECT_EQ(read_image(write_image(p)), p);

@@ -1,12 +1,12 @@
-#include <gtest/gtest.h>
+#include "isa/isa_doc.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "isa/isa_doc.h"
 #include "isa/opcodes.h"
 
 namespace tessera::isa {

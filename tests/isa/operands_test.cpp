@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
+#include "isa/operands.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "isa/operands.h"
+#include <gtest/gtest.h>
 
 namespace tessera::isa {
 namespace {
@@ -51,7 +51,8 @@ TEST(Operands, RegisterListsCanBeIteratedAsTemporaries) {
   std::vector<RegRef> seen;
   for (RegRef r : written_registers(Instr{Opcode::SADD, 7, 1, 2, 0, 0})) seen.push_back(r);
   for (RegRef r : read_registers(Instr{Opcode::SADD, 7, 1, 2, 0, 0}).view()) seen.push_back(r);
-  EXPECT_EQ(seen, (std::vector<RegRef>{{RegFile::Scalar, 7}, {RegFile::Scalar, 1}, {RegFile::Scalar, 2}}));
+  EXPECT_EQ(seen, (std::vector<RegRef>{
+                      {RegFile::Scalar, 7}, {RegFile::Scalar, 1}, {RegFile::Scalar, 2}}));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
@@ -67,7 +67,8 @@ TEST(Disassembler, CanonicalTextOfOpsAndBundles) {
   b[Slot::S1] = Instr{Opcode::SMFSR, 2, 0, 0, 0, 2};
   b[Slot::VST] = Instr{Opcode::VSTM, 0, 2, 6, 3, 16};
   b[Slot::MISC] = Instr{Opcode::DMAHV, 1, 2, 3, 7, 0};
-  EXPECT_EQ(disassemble(b), "sld s1, [s3-4] ;; smfsr s2, %pid ;; vst.m v2, [s6+16], m3 ;; dma.hv s1, s2, s3, 7");
+  EXPECT_EQ(disassemble(b),
+            "sld s1, [s3-4] ;; smfsr s2, %pid ;; vst.m v2, [s6+16], m3 ;; dma.hv s1, s2, s3, 7");
   EXPECT_EQ(disassemble(Bundle{}), "nop");
   EXPECT_EQ(disassemble(Instr{Opcode::SLD, 1, 3, 0, 0, 0}), "sld s1, [s3]");
   EXPECT_EQ(disassemble(Instr{Opcode::JMP, 0, 0, 0, 0, 12}), "jmp 12");

@@ -1,13 +1,16 @@
+#include "isa/shared_image.h"
+
 #include <gtest/gtest.h>
 
 #include "isa/assembler.h"
-#include "isa/shared_image.h"
 #include "support/error_of.h"
 
 namespace tessera::isa {
 namespace {
 
-Program indexed_program() { return assemble(".smem 2\n.word 7, 8\nsmfsr s1, %pid\nsli s2, 3 ;; vmov v1, v2\nhalt\n", "idx.s"); }
+Program indexed_program() {
+  return assemble(".smem 2\n.word 7, 8\nsmfsr s1, %pid\nsli s2, 3 ;; vmov v1, v2\nhalt\n", "idx.s");
+}
 
 TEST(SharedImage, EveryLocalProgramIsTheImagePatchedWithItsIndex) {
   const Program p = indexed_program();
@@ -35,13 +38,17 @@ TEST(SharedImage, ALaterLoadAndANewImageKeepOneIndexPerProcessor) {
 }
 
 TEST(SharedImage, NotAnImageOrAProcessorNotLoaded_bad) {
-  EXPECT_EQ(testing::error_of([] { SharedImage s(std::vector<uint8_t>{1, 2, 3}, "x.img"); }),
+  EXPECT_EQ(testing::error_of([] {
+              SharedImage s(std::vector<uint8_t>{1, 2, 3}, "x.img");
+            }),
             "x.img: not a tessera program image (bad magic or truncated header)");
   SharedImage s(write_image(indexed_program()), "y.img");
   EXPECT_EQ(testing::error_of([&] { s.load(0); }), "y.img: cannot load onto 0 processors");
   s.load(2);
-  EXPECT_EQ(testing::error_of([&] { s.local_image(2); }), "y.img: processor 2 is not loaded (0..1)");
-  EXPECT_EQ(testing::error_of([&] { s.local_image(-1); }), "y.img: processor -1 is not loaded (0..1)");
+  EXPECT_EQ(testing::error_of([&] { s.local_image(2); }),
+            "y.img: processor 2 is not loaded (0..1)");
+  EXPECT_EQ(testing::error_of([&] { s.local_image(-1); }),
+            "y.img: processor -1 is not loaded (0..1)");
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 // The generated GEMM program: bit-exact results on both interpreters, and its MXU timing.
 #include "kernels/gemm.h"
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "core/core.h"
@@ -32,7 +32,9 @@ struct Operands {
 Operands make_operands(int M, int K, int N, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  Operands o{std::vector<float>(static_cast<size_t>(M) * K), std::vector<float>(static_cast<size_t>(K) * N), {}};
+  Operands o{std::vector<float>(static_cast<size_t>(M) * K),
+             std::vector<float>(static_cast<size_t>(K) * N),
+             {}};
   for (float& x : o.a) x = dist(rng);
   for (float& x : o.b) x = dist(rng);
   std::vector<float> ar(o.a), br(o.b);
@@ -57,15 +59,16 @@ struct Shape {
 
 // Full tiles, ragged K / N / M, one K tile (plain mmul), many K tiles (accumulator chain), M
 // below the array's latency, and shapes that need several M chunks (small config: 64 blocks).
-const std::vector<Shape> kShapes = {{8, 8, 8},    {16, 16, 16}, {5, 3, 7},    {2, 24, 8},  {30, 20, 13},
-                                    {64, 40, 24}, {7, 9, 17},   {160, 24, 9}, {300, 17, 20}};
+const std::vector<Shape> kShapes = {{8, 8, 8},  {16, 16, 16}, {5, 3, 7},
+                                    {2, 24, 8}, {30, 20, 13}, {64, 40, 24},
+                                    {7, 9, 17}, {160, 24, 9}, {300, 17, 20}};
 
 TEST(Gemm, ResultIsBitIdenticalToTheMxuContractOnBothInterpreters) {
   uint32_t seed = 1;
   for (const Shape& s : kShapes)
     for (bool db : {true, false}) {
-      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) + " N=" + std::to_string(s.N) +
-                   (db ? " double-buffered" : " single-buffered"));
+      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
+                   " N=" + std::to_string(s.N) + (db ? " double-buffered" : " single-buffered"));
       const core::CoreSpec spec = small_spec(db);
       GemmProgram g = make_gemm(spec, s.M, s.K, s.N);
       const Operands o = make_operands(s.M, s.K, s.N, seed++);
@@ -89,8 +92,8 @@ TEST(Gemm, ResultIsBitIdenticalToTheMxuContractOnBothInterpreters) {
 TEST(Gemm, SingleBufferedMxuSpanEqualsThePublishedFormula) {
   for (const Shape& s : kShapes)
     for (bool loops : {false, true}) {
-      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) + " N=" + std::to_string(s.N) +
-                   (loops ? " rolled" : " straight"));
+      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
+                   " N=" + std::to_string(s.N) + (loops ? " rolled" : " straight"));
       core::CoreSpec spec = small_spec(false);
       spec.dma_queue = 16;
       GemmProgram g = make_gemm(spec, s.M, s.K, s.N, loops);
@@ -102,7 +105,8 @@ TEST(Gemm, SingleBufferedMxuSpanEqualsThePublishedFormula) {
         EXPECT_EQ(timed.machine().mxu().stats().span(), g.plan.formula_cycles);
       }
       EXPECT_GE(timed.machine().mxu().stats().span(), g.plan.formula_cycles);
-      EXPECT_LE(timed.machine().mxu().stats().span(), g.plan.formula_cycles + g.plan.formula_cycles / 32);
+      EXPECT_LE(timed.machine().mxu().stats().span(),
+                g.plan.formula_cycles + g.plan.formula_cycles / 32);
     }
 }
 
@@ -134,7 +138,8 @@ TEST(Gemm, ShapeTooLargeForVectorMemoryIsRejected_bad) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "gemm: vector memory (2048 rows) cannot hold a 2-row A panel of K = 8000 plus weight and output buffers");
+              "gemm: vector memory (2048 rows) cannot hold a 2-row A panel of K = 8000 plus weight "
+              "and output buffers");
   }
 }
 

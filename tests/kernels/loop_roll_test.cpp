@@ -2,11 +2,11 @@
 // keeps live registers and the branches it did not roll.
 #include "kernels/loop_roll.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/core.h"
 #include "core/functional.h"
@@ -18,7 +18,9 @@ namespace {
 
 using isa::Opcode;
 
-core::CoreSpec spec() { return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json"); }
+core::CoreSpec spec() {
+  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+}
 
 constexpr int kCopies = 100;
 
@@ -64,7 +66,8 @@ isa::Program with_data(std::vector<isa::Bundle> code) {
 }
 
 void expect_same_results(const core::ArchState& a, const core::ArchState& b) {
-  for (int64_t w = 0; w < (4096 + 8 * kCopies) * 128; ++w) ASSERT_EQ(a.vmem[w], b.vmem[w]) << "vmem word " << w;
+  for (int64_t w = 0; w < (4096 + 8 * kCopies) * 128; ++w)
+    ASSERT_EQ(a.vmem[w], b.vmem[w]) << "vmem word " << w;
   for (int64_t w = 0; w < 200; ++w) ASSERT_EQ(a.smem[w], b.smem[w]) << "smem word " << w;
   for (int r : {0, 5, 6, 7, 9}) EXPECT_EQ(a.sreg(r), b.sreg(r)) << "s" << r;
 }

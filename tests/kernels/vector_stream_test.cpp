@@ -3,9 +3,9 @@
 // per loop trip.
 #include "kernels/vector_stream.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/core.h"
 #include "core/functional.h"

@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
+#include "mapper/communities.h"
 
 #include <algorithm>
 #include <set>
 
+#include <gtest/gtest.h>
+
 #include "common/error.h"
-#include "mapper/communities.h"
 #include "mapper/generators.h"
 
 namespace tessera::mapper {
@@ -36,7 +37,8 @@ TEST(Communities, LouvainRecoversPlantedGroups) {
 
 TEST(Communities, MergeSplitYieldsExactlyKWithinCapacity) {
   for (uint64_t seed : {1, 2, 3})
-    for (auto [k, cap] : {std::pair{1, 200}, std::pair{2, 100}, std::pair{4, 50}, std::pair{8, 25}, std::pair{13, 16}}) {
+    for (auto [k, cap] : {std::pair{1, 200}, std::pair{2, 100}, std::pair{4, 50}, std::pair{8, 25},
+                          std::pair{13, 16}}) {
       LogicalGraph g = gen_random_dag(200, 10, 2, seed);
       auto labels = merge_split(g, louvain(g, 1.0, seed), k, cap);
       auto s = sizes(labels, k);
@@ -71,7 +73,8 @@ TEST(Communities, ProcessorStagesRespectFreeCores) {
   SystemSpec sys = make_system(4, 4, 4);
   for (int c = 0; c < 6; ++c) sys.occupied[1][c] = true;  // processor 1 has 10 free cores
   LogicalGraph g = gen_planted(56, 4, 0.4, 0.02, 5);
-  for (auto proc : {processor_stage_louvain(g, sys, 1), processor_stage_metis(g, sys, 1), processor_stage_sequential(g, sys)}) {
+  for (auto proc : {processor_stage_louvain(g, sys, 1), processor_stage_metis(g, sys, 1),
+                    processor_stage_sequential(g, sys)}) {
     auto s = sizes(proc, 4);
     for (int p = 0; p < 4; ++p) EXPECT_LE(s[p], sys.free_cores(p));
   }

@@ -12,8 +12,10 @@ const std::string kData = std::string(TESSERA_SOURCE_DIR) + "/data/mapper/";
 
 TEST(DataFiles, ShippedGraphsAreWhatTheGeneratorsMake) {
   // data/mapper/*.json were written by `tessera map gen`; they must stay in sync with the code.
-  EXPECT_EQ(graph_to_json(read_graph(kData + "cnn_graph.json")), graph_to_json(gen_from_model("cnn", 7)));
-  EXPECT_EQ(graph_to_json(read_graph(kData + "dag48.json")), graph_to_json(gen_family("dag", 48, 3)));
+  EXPECT_EQ(graph_to_json(read_graph(kData + "cnn_graph.json")),
+            graph_to_json(gen_from_model("cnn", 7)));
+  EXPECT_EQ(graph_to_json(read_graph(kData + "dag48.json")),
+            graph_to_json(gen_family("dag", 48, 3)));
 }
 
 TEST(DataFiles, CnnOnTheExampleSystemMapsWithoutViolationsAndTheNocFinishes) {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "mapper/features.h"
+
+#include <gtest/gtest.h>
 
 namespace tessera::mapper {
 namespace {

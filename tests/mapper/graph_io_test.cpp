@@ -1,7 +1,8 @@
+#include "mapper/graph_io.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "mapper/graph_io.h"
 
 namespace tessera::mapper {
 namespace {
@@ -16,9 +17,10 @@ std::string error_of(auto&& f) {
 }
 
 TEST(GraphIo, JsonReadsNamesIdsAndAttributes) {
-  auto g = parse_graph_json(R"({"nodes": [{"name": "a", "multicast": true, "capacity": 0.5}, "b", "c"],
+  auto g =
+      parse_graph_json(R"({"nodes": [{"name": "a", "multicast": true, "capacity": 0.5}, "b", "c"],
                                 "edges": [{"src": "a", "dst": "b", "weight": 2}, ["a", 2, 3.5], [1, "c"]]})",
-                            "g.json");
+                       "g.json");
   ASSERT_EQ(g.num_nodes(), 3);
   ASSERT_EQ(g.num_edges(), 3);
   EXPECT_TRUE(g.node(0).multicast);
@@ -28,16 +30,24 @@ TEST(GraphIo, JsonReadsNamesIdsAndAttributes) {
 }
 
 TEST(GraphIo, JsonBadInputsNameTheEntry_bad) {
-  EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": ["a"], "edges": [["a", "zz", 1]]})", "g.json"); }),
+  EXPECT_EQ(error_of([] {
+              parse_graph_json(R"({"nodes": ["a"], "edges": [["a", "zz", 1]]})", "g.json");
+            }),
             "g.json: edges[0]: unknown node 'zz' in 'dst'");
-  EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": ["a", "b"], "edges": [["a", "b", -1]]})", "g.json"); }),
+  EXPECT_EQ(error_of([] {
+              parse_graph_json(R"({"nodes": ["a", "b"], "edges": [["a", "b", -1]]})", "g.json");
+            }),
             "g.json: edges[0]: edge a->b: negative weight -1");
-  EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": ["a", "b"], "edges": [["a", "b"], ["a", "b", 2]]})", "g.json"); }),
+  EXPECT_EQ(error_of([] {
+              parse_graph_json(R"({"nodes": ["a", "b"], "edges": [["a", "b"], ["a", "b", 2]]})",
+                               "g.json");
+            }),
             "g.json: edges[1]: duplicate edge a->b (first at edges[0]); duplicates are not merged");
   EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": ["a"], "edgez": []})", "g.json"); }),
             "g.json: unknown key 'edgez'");
-  EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": [{"name": "a", "colour": 1}]})", "g.json"); }),
-            "g.json: nodes[0]: unknown key 'colour'");
+  EXPECT_EQ(
+      error_of([] { parse_graph_json(R"({"nodes": [{"name": "a", "colour": 1}]})", "g.json"); }),
+      "g.json: nodes[0]: unknown key 'colour'");
   EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": ["a", "a"]})", "g.json"); }),
             "g.json: nodes[1]: duplicate node 'a'");
 }
@@ -52,12 +62,16 @@ TEST(GraphIo, EdgeListCreatesNodesInOrderAndReadsDirectives) {
 }
 
 TEST(GraphIo, EdgeListBadInputsNameTheLine_bad) {
-  EXPECT_EQ(error_of([] { parse_edge_list("a b 1\nb c nan\n", "g.txt"); }), "g.txt:2: edge b->c: weight is NaN");
-  EXPECT_EQ(error_of([] { parse_edge_list("a b 1\n\nb c -2\n", "g.txt"); }), "g.txt:3: edge b->c: negative weight -2");
+  EXPECT_EQ(error_of([] { parse_edge_list("a b 1\nb c nan\n", "g.txt"); }),
+            "g.txt:2: edge b->c: weight is NaN");
+  EXPECT_EQ(error_of([] { parse_edge_list("a b 1\n\nb c -2\n", "g.txt"); }),
+            "g.txt:3: edge b->c: negative weight -2");
   EXPECT_EQ(error_of([] { parse_edge_list("a b 1\na b 1\n", "g.txt"); }),
             "g.txt:2: duplicate edge a->b (first at line 1); duplicates are not merged");
-  EXPECT_EQ(error_of([] { parse_edge_list("a b x1\n", "g.txt"); }), "g.txt:1: 'x1' is not a number");
-  EXPECT_EQ(error_of([] { parse_edge_list("a\n", "g.txt"); }), "g.txt:1: expected 'src dst [weight]'");
+  EXPECT_EQ(error_of([] { parse_edge_list("a b x1\n", "g.txt"); }),
+            "g.txt:1: 'x1' is not a number");
+  EXPECT_EQ(error_of([] { parse_edge_list("a\n", "g.txt"); }),
+            "g.txt:1: expected 'src dst [weight]'");
   EXPECT_EQ(error_of([] { parse_edge_list("a a 1\n", "g.txt"); }), "g.txt:1: edge a->a: self loop");
 }
 
@@ -73,8 +87,10 @@ TEST(GraphIo, MatrixReadsDirectedWeights) {
 TEST(GraphIo, MatrixBadInputs_bad) {
   EXPECT_EQ(error_of([] { parse_adjacency_matrix("0 1\n0\n", "m.adj"); }),
             "m.adj:2: row has 1 entries, expected 2 (matrix must be square)");
-  EXPECT_EQ(error_of([] { parse_adjacency_matrix("0 -1\n0 0\n", "m.adj"); }), "m.adj:1: column 2: negative weight -1");
-  EXPECT_EQ(error_of([] { parse_adjacency_matrix("0 nan\n0 0\n", "m.adj"); }), "m.adj:1: column 2: weight is NaN");
+  EXPECT_EQ(error_of([] { parse_adjacency_matrix("0 -1\n0 0\n", "m.adj"); }),
+            "m.adj:1: column 2: negative weight -1");
+  EXPECT_EQ(error_of([] { parse_adjacency_matrix("0 nan\n0 0\n", "m.adj"); }),
+            "m.adj:1: column 2: weight is NaN");
   EXPECT_EQ(error_of([] { parse_adjacency_matrix("1 0\n0 0\n", "m.adj"); }),
             "m.adj:1: column 1: non-zero diagonal entry (self loop)");
 }

@@ -1,13 +1,14 @@
-#include <gtest/gtest.h>
-
 #include "mapper/noc_sim.h"
+
+#include <gtest/gtest.h>
 
 namespace tessera::mapper {
 namespace {
 
 LogicalGraph chain(std::vector<double> compute, std::vector<std::tuple<int, int, double>> edges) {
   LogicalGraph g;
-  for (size_t i = 0; i < compute.size(); ++i) g.add_node({std::to_string(i), false, 1.0, compute[i]});
+  for (size_t i = 0; i < compute.size(); ++i)
+    g.add_node({std::to_string(i), false, 1.0, compute[i]});
   for (auto [a, b, w] : edges) g.add_edge(a, b, w);
   return g;
 }

@@ -20,9 +20,14 @@ void mutate_and_parse(const std::string& valid, F parse, uint64_t seed) {
     for (int k = 0; k < edits && !s.empty(); ++k) {
       size_t at = static_cast<size_t>(rng.below(static_cast<int>(s.size())));
       switch (rng.below(3)) {
-        case 0: s[at] = kBytes[rng.below(sizeof(kBytes) - 1)]; break;
-        case 1: s.erase(at, 1); break;
-        default: s.insert(at, 1, kBytes[rng.below(sizeof(kBytes) - 1)]);
+        case 0:
+          s[at] = kBytes[rng.below(sizeof(kBytes) - 1)];
+          break;
+        case 1:
+          s.erase(at, 1);
+          break;
+        default:
+          s.insert(at, 1, kBytes[rng.below(sizeof(kBytes) - 1)]);
       }
     }
     try {
@@ -41,15 +46,19 @@ TEST(ParserRobustness, MutatedGraphJsonOnlyEverThrowsTesseraErrors_bad) {
 }
 
 TEST(ParserRobustness, MutatedEdgeListsAndMatricesOnlyEverThrowTesseraErrors_bad) {
-  mutate_and_parse("%node a multicast capacity=0.5\na b 2\nb c 1e3\n# x\n",
-                   [](const std::string& s) { parse_edge_list(s, "g.txt"); }, 2);
-  mutate_and_parse("0 1 0\n0 0 2.5\n1, 0, 0\n", [](const std::string& s) { parse_adjacency_matrix(s, "m.adj"); }, 3);
+  mutate_and_parse(
+      "%node a multicast capacity=0.5\na b 2\nb c 1e3\n# x\n",
+      [](const std::string& s) { parse_edge_list(s, "g.txt"); }, 2);
+  mutate_and_parse(
+      "0 1 0\n0 0 2.5\n1, 0, 0\n", [](const std::string& s) { parse_adjacency_matrix(s, "m.adj"); },
+      3);
 }
 
 TEST(ParserRobustness, MutatedSystemsOnlyEverThrowTesseraErrors_bad) {
-  mutate_and_parse(R"({"processors": 2, "mesh": [4, 3], "interconnect": "mesh", "processor_mesh": [2, 1],
+  mutate_and_parse(
+      R"({"processors": 2, "mesh": [4, 3], "interconnect": "mesh", "processor_mesh": [2, 1],
                        "occupied": [{"processor": 1, "cores": [[0, 0], [3, 2]]}], "link_bandwidth": 2})",
-                   [](const std::string& s) { parse_system_json(s, "s.json"); }, 4);
+      [](const std::string& s) { parse_system_json(s, "s.json"); }, 4);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
+#include "mapper/partition_refine.h"
 
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "mapper/communities.h"
 #include "mapper/generators.h"
-#include "mapper/partition_refine.h"
 
 namespace tessera::mapper {
 namespace {
@@ -75,7 +76,8 @@ TEST(PartitionRefine, LowersTheLouvainCutWithinCapacityAndTheStageKeepsTheCheape
     EXPECT_DOUBLE_EQ(st.after, inter_processor_cost(g, sys, refined));
     auto l = loads(refined, 4);
     for (int p = 0; p < 4; ++p) EXPECT_LE(l[p], cap[p]) << fam;
-    // The stage keeps the refined or the plain assignment, whichever is estimated cheaper once placed.
+    // The stage keeps the refined or the plain assignment, whichever is estimated cheaper once
+    // placed.
     std::vector<int> stage = processor_stage_louvain(g, sys, 1);
     l = loads(stage, 4);
     for (int p = 0; p < 4; ++p) EXPECT_LE(l[p], cap[p]) << fam;

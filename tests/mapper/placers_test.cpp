@@ -1,7 +1,8 @@
+#include "mapper/placers.h"
+
 #include <gtest/gtest.h>
 
 #include "mapper/generators.h"
-#include "mapper/placers.h"
 
 namespace tessera::mapper {
 namespace {
@@ -34,8 +35,8 @@ TEST(Placers, EveryPlacerGivesDistinctFreeCoresAroundOccupiedOnes) {
   CoreProblem pb = make_core_problem(g, sys, proc, 0);
   AnnealOptions opt;
   opt.max_moves = 20000;
-  for (auto pos : {place_random(pb, 1), place_row_major(pb), place_snake(pb), place_hilbert(pb), place_greedy(pb),
-                   place_scotch(pb, 1), anneal(pb, place_random(pb, 2), opt)})
+  for (auto pos : {place_random(pb, 1), place_row_major(pb), place_snake(pb), place_hilbert(pb),
+                   place_greedy(pb), place_scotch(pb, 1), anneal(pb, place_random(pb, 2), opt)})
     EXPECT_NO_THROW(check_core_placement(pb, pos));
 }
 
@@ -88,8 +89,8 @@ TEST(Placers, MedianWindowMovesAStarCentreTowardsItsLeaves) {
 }
 
 TEST(Placers, PolishMovesAStarCentreNextToItsLeavesMedian) {
-  // Node 0 talks to nodes 1, 2, 3 at x = 0, 1, 7 of an 8x1 mesh from x = 4 (cost 10). Their median is
-  // x = 1; within radius 1 of it the best step takes node 0 to the free core x = 2 (cost 8), and
+  // Node 0 talks to nodes 1, 2, 3 at x = 0, 1, 7 of an 8x1 mesh from x = 4 (cost 10). Their median
+  // is x = 1; within radius 1 of it the best step takes node 0 to the free core x = 2 (cost 8), and
   // later steps only lower the cost further.
   LogicalGraph g;
   for (int i = 0; i < 4; ++i) g.add_node({std::to_string(i)});

@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "mapper/generators.h"
@@ -58,7 +58,8 @@ TEST(Policy, BackwardMatchesFiniteDifferences) {
     q[k] -= 2 * h;
     pol.set_params(q);
     double down = gmu.dot(pol.forward(in));
-    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-6 * std::max(1.0, std::fabs(g[k]))) << "param " << k;
+    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-6 * std::max(1.0, std::fabs(g[k])))
+        << "param " << k;
   }
 }
 
@@ -97,7 +98,8 @@ TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
     q[k] -= 2 * h;
     pol.set_params(q);
     double down = ppo_objective(pol, batch, 0.2, nullptr);
-    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-5 * std::max(1.0, std::fabs(g[k]))) << "param " << k;
+    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-5 * std::max(1.0, std::fabs(g[k])))
+        << "param " << k;
     ++checked;
   }
   EXPECT_GT(checked, 10);
@@ -110,7 +112,11 @@ TEST(Ppo, ObjectiveIsClipped) {
   PolicyInput in = make_policy_input(pb);
   Policy pol(4);
   pol.init(1);
-  PpoItem it{.input = &in, .actions = {0, 0, 0, 0}, .old_logp = {-50.0, -50.0, -50.0, -50.0}, .advantage = 2.0, .positions = 4};
+  PpoItem it{.input = &in,
+             .actions = {0, 0, 0, 0},
+             .old_logp = {-50.0, -50.0, -50.0, -50.0},
+             .advantage = 2.0,
+             .positions = 4};
   EXPECT_DOUBLE_EQ(ppo_objective(pol, {it}, 0.2, nullptr), 1.2 * 2.0);
 }
 
@@ -167,7 +173,8 @@ TEST(Training, PpoImprovesTheRewardOnAChainToy) {
   for (double r : curve) EXPECT_LE(r, -7.5 / 9.0);
   EXPECT_LT(curve.front(), -2.0);
   EXPECT_GT(curve.back(), curve.front() + 0.5);
-  double best = core_reward(graphs[0], place_rl(graphs[0], pol), opt.routing) / 9.0;  // |Hilbert reward| = 9
+  double best =
+      core_reward(graphs[0], place_rl(graphs[0], pol), opt.routing) / 9.0;  // |Hilbert reward| = 9
   EXPECT_GE(best, curve.back() - 1e-12);
 }
 

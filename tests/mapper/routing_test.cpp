@@ -1,10 +1,11 @@
-#include <gtest/gtest.h>
+#include "mapper/routing.h"
 
 #include <set>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "mapper/cdg.h"
-#include "mapper/routing.h"
 
 namespace tessera::mapper {
 namespace {
@@ -80,7 +81,8 @@ TEST(Routing, EveryTurnModelIsMinimalLegalAndDeadlockFreeOnAllPairs) {
   for (TurnModel m : deadlock_free_models())
     for (auto [w, h] : {std::pair{6, 5}, std::pair{4, 7}, std::pair{1, 5}}) {
       auto paths = all_pairs(m, w, h);
-      EXPECT_TRUE(find_cycle(w * h * kNumDirs, paths).empty()) << turn_model_name(m) << " " << w << "x" << h;
+      EXPECT_TRUE(find_cycle(w * h * kNumDirs, paths).empty())
+          << turn_model_name(m) << " " << w << "x" << h;
     }
 }
 

@@ -1,9 +1,10 @@
+#include "mapper/system_refine.h"
+
 #include <gtest/gtest.h>
 
 #include "mapper/generators.h"
 #include "mapper/mapper.h"
 #include "mapper/metrics.h"
-#include "mapper/system_refine.h"
 #include "support/error_of.h"
 
 namespace tessera::mapper {
@@ -49,7 +50,8 @@ TEST(SystemRefine, IsDeterministicForAMoveBudget) {
   LogicalGraph g = gen_family("mlp", 60, 2);
   SystemSpec sys = two_meshes_with_holes();
   std::vector<int> start = sequential_cores(sys, g.num_nodes());
-  EXPECT_EQ(refine_system(g, sys, start, options(20000, 0.2)), refine_system(g, sys, start, options(20000, 0.2)));
+  EXPECT_EQ(refine_system(g, sys, start, options(20000, 0.2)),
+            refine_system(g, sys, start, options(20000, 0.2)));
 }
 
 TEST(SystemRefine, WithoutCrossMovesEveryNodeStaysOnItsProcessor) {
@@ -57,12 +59,14 @@ TEST(SystemRefine, WithoutCrossMovesEveryNodeStaysOnItsProcessor) {
   SystemSpec sys = two_meshes_with_holes();
   std::vector<int> start = sequential_cores(sys, g.num_nodes());
   auto a = refine_system(g, sys, start, options(20000, 0.0));
-  for (int v = 0; v < g.num_nodes(); ++v) EXPECT_EQ(sys.processor_of(a[v]), sys.processor_of(start[v]));
+  for (int v = 0; v < g.num_nodes(); ++v)
+    EXPECT_EQ(sys.processor_of(a[v]), sys.processor_of(start[v]));
 }
 
 TEST(SystemRefine, CrossMovesBringAStrandedNodeToItsNeighbours) {
   // Node 0 talks (weight 5) to nodes 1 and 2 on processor 1; it starts alone on processor 0, so its
-  // edges cost 2 x 5 x 4 (inter factor) = 40. Next to its neighbours it costs at most 5 x 1 + 5 x 2.
+  // edges cost 2 x 5 x 4 (inter factor) = 40. Next to its neighbours it costs at most 5 x 1 + 5
+  // x 2.
   LogicalGraph g;
   for (int i = 0; i < 3; ++i) g.add_node({std::to_string(i)});
   g.add_edge(0, 1, 5.0);
@@ -106,7 +110,8 @@ TEST(SystemRefine, UniformWholeSystemMovesImproveARandomStartAndCrossProcessors)
   EXPECT_EQ(count_capacity_violations(sys, a), 0);
   EXPECT_LT(placement_cost(g, sys, a), 0.8 * placement_cost(g, sys, start));
   int moved = 0;
-  for (int v = 0; v < g.num_nodes(); ++v) moved += sys.processor_of(a[v]) != sys.processor_of(start[v]);
+  for (int v = 0; v < g.num_nodes(); ++v)
+    moved += sys.processor_of(a[v]) != sys.processor_of(start[v]);
   EXPECT_GT(moved, 0);
   EXPECT_EQ(a, refine_system(g, sys, start, o));
 }
@@ -119,7 +124,8 @@ TEST(SystemRefine, BadOptions_bad) {
             "refine_system: cross share 1.5 is not in [0, 1]");
   SystemRefineOptions o = options(10, 0.1);
   o.anneal.window = -1;
-  EXPECT_EQ(testing::error_of([&] { refine_system(g, sys, start, o); }), "refine_system: the move window must be >= 0");
+  EXPECT_EQ(testing::error_of([&] { refine_system(g, sys, start, o); }),
+            "refine_system: the move window must be >= 0");
 }
 
 TEST(SystemRefine, MapGraphWithSystemScopeIsValidDeterministicAndBeatsItsStart) {

@@ -1,7 +1,8 @@
+#include "mapper/system.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "mapper/system.h"
 
 namespace tessera::mapper {
 namespace {
@@ -30,16 +31,20 @@ TEST(System, BadConfigsNameTheKey_bad) {
   EXPECT_EQ(error_of(R"({"mesh": [4, 4], "bandwidth": 1})"), "s.json: bandwidth: unknown key");
   EXPECT_EQ(error_of(R"({"processors": 2})"), "s.json: mesh: missing key (give [width, height])");
   EXPECT_EQ(error_of(R"({"mesh": [4, 0]})"), "s.json: mesh: values must be in [1, 4096]");
-  EXPECT_EQ(error_of(R"({"mesh": [4, 4], "processors": 0})"), "s.json: processors: 0 is out of range [1, 4096]");
+  EXPECT_EQ(error_of(R"({"mesh": [4, 4], "processors": 0})"),
+            "s.json: processors: 0 is out of range [1, 4096]");
   EXPECT_EQ(error_of(R"({"mesh": [4, 4], "interconnect": "ring"})"),
             "s.json: interconnect: must be \"all-to-all\" or \"mesh\"");
-  EXPECT_EQ(error_of(R"({"mesh": [4, 4], "processors": 3, "interconnect": "mesh", "processor_mesh": [2, 2]})"),
-            "s.json: processor_mesh: 2x2 does not hold 3 processors");
+  EXPECT_EQ(
+      error_of(
+          R"({"mesh": [4, 4], "processors": 3, "interconnect": "mesh", "processor_mesh": [2, 2]})"),
+      "s.json: processor_mesh: 2x2 does not hold 3 processors");
   EXPECT_EQ(error_of(R"({"mesh": [2, 2], "occupied": [{"processor": 0, "cores": [[2, 0]]}]})"),
             "s.json: occupied[0].cores[0]: core (2, 0) is outside the 2x2 mesh");
   EXPECT_EQ(error_of(R"({"mesh": [2, 2], "occupied": [{"processor": 1, "cores": []}]})"),
             "s.json: occupied[0].processor: 1 is out of range [0, 1)");
-  EXPECT_EQ(error_of(R"({"mesh": [2, 2], "link_bandwidth": -1})"), "s.json: link_bandwidth: -1 must be > 0 and finite");
+  EXPECT_EQ(error_of(R"({"mesh": [2, 2], "link_bandwidth": -1})"),
+            "s.json: link_bandwidth: -1 must be > 0 and finite");
 }
 
 }  // namespace

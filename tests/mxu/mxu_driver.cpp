@@ -10,7 +10,9 @@ namespace tessera::mxutest {
 
 namespace {
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
 
 std::vector<float> rounded(const std::vector<float>& x) {
   std::vector<float> r(x);
@@ -23,7 +25,8 @@ std::vector<float> rounded(const std::vector<float>& x) {
 GemmCase random_gemm(int M, int K, int N, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  GemmCase g{M, K, N, std::vector<float>(static_cast<size_t>(M) * K), std::vector<float>(static_cast<size_t>(K) * N)};
+  GemmCase g{M, K, N, std::vector<float>(static_cast<size_t>(M) * K),
+             std::vector<float>(static_cast<size_t>(K) * N)};
   for (float& v : g.a) v = dist(rng);
   for (float& v : g.b) v = dist(rng);
   return g;
@@ -56,7 +59,8 @@ FastRun run_fast(const core::CoreSpec& spec, const GemmCase& g) {
     const auto [nt, p] = fifo_owner[popped++];
     for (int s = 0; s < S && p * S + s < g.M; ++s)
       for (int c = 0; c < C && nt * C + c < g.N; ++c)
-        out.c[static_cast<size_t>(p * S + s) * g.N + nt * C + c] = popped_block[static_cast<size_t>(s) * L + c];
+        out.c[static_cast<size_t>(p * S + s) * g.N + nt * C + c] =
+            popped_block[static_cast<size_t>(s) * L + c];
   };
 
   int64_t wi = 0, ii = 0, now = 0;
@@ -65,7 +69,8 @@ FastRun run_fast(const core::CoreSpec& spec, const GemmCase& g) {
     if (wi < tiles * W) {
       const int64_t T = wi / W, j = wi % W;
       const bool needs_pushes_done = j == W - 1 || (!spec.mxu_double_buffer && j == 0);
-      if (!needs_pushes_done || ii >= T * P) w_ready = j == W - 1 ? mxu.mflip_ready(now) : mxu.mlw_ready(now);
+      if (!needs_pushes_done || ii >= T * P)
+        w_ready = j == W - 1 ? mxu.mflip_ready(now) : mxu.mlw_ready(now);
     }
     if (ii < tiles * P && wi > (ii / P) * W + W - 1) i_ready = mxu.mmul_ready(now);
     const bool weight_first = w_ready >= 0 && (i_ready < 0 || w_ready <= i_ready);
@@ -89,16 +94,18 @@ FastRun run_fast(const core::CoreSpec& spec, const GemmCase& g) {
     }
     now = i_ready;
     const int64_t T = ii / P;
-    const int p = static_cast<int>(ii % P), kt = static_cast<int>(T % KT), nt = static_cast<int>(T / KT);
+    const int p = static_cast<int>(ii % P), kt = static_cast<int>(T % KT),
+              nt = static_cast<int>(T / KT);
     std::fill(v.begin(), v.end(), 0.0f);
     for (int s = 0; s < S && p * S + s < g.M; ++s)
       for (int k = 0; k < R && kt * R + k < g.K; ++k)
         v[static_cast<size_t>(s) * L + k] = g.a[static_cast<size_t>(p * S + s) * g.K + kt * R + k];
-    core::MmulMode mode = KT == 1 ? core::MmulMode::ToFifo
-                          : kt == 0 ? core::MmulMode::Store
+    core::MmulMode mode = KT == 1        ? core::MmulMode::ToFifo
+                          : kt == 0      ? core::MmulMode::Store
                           : kt == KT - 1 ? core::MmulMode::AccumulateOut
                                          : core::MmulMode::Accumulate;
-    const bool pushes_result = mode == core::MmulMode::ToFifo || mode == core::MmulMode::AccumulateOut;
+    const bool pushes_result =
+        mode == core::MmulMode::ToFifo || mode == core::MmulMode::AccumulateOut;
     if (pushes_result && mxu.fifo_occupancy() == spec.mxu_result_fifo) pop_one(now);
     mxu.mmul(v.data(), mode, p, now);
     if (pushes_result) fifo_owner.emplace_back(nt, p);
@@ -120,24 +127,28 @@ SlowRun run_slow(const core::CoreSpec& spec, const GemmCase& g) {
                         std::vector<float>(static_cast<size_t>(MP) * R, 0.0f), nt * MP, kt};
       for (int k = 0; k < R && kt * R + k < g.K; ++k)
         for (int c = 0; c < C && nt * C + c < g.N; ++c)
-          tile.weights[static_cast<size_t>(k) * C + c] = b[static_cast<size_t>(kt * R + k) * g.N + nt * C + c];
+          tile.weights[static_cast<size_t>(k) * C + c] =
+              b[static_cast<size_t>(kt * R + k) * g.N + nt * C + c];
       for (int m = 0; m < g.M; ++m)
         for (int k = 0; k < R && kt * R + k < g.K; ++k)
-          tile.inputs[static_cast<size_t>(m) * R + k] = a[static_cast<size_t>(m) * g.K + kt * R + k];
+          tile.inputs[static_cast<size_t>(m) * R + k] =
+              a[static_cast<size_t>(m) * g.K + kt * R + k];
       tiles.push_back(std::move(tile));
     }
   SystolicArray array(R, C, spec.mxu_double_buffer);
   SlowRun out{std::vector<float>(static_cast<size_t>(g.M) * g.N, 0.0f), array.run(tiles, NT * MP)};
   for (int m = 0; m < g.M; ++m)
     for (int n = 0; n < g.N; ++n)
-      out.c[static_cast<size_t>(m) * g.N + n] = out.run.acc[static_cast<size_t>((n / C) * MP + m) * C + n % C];
+      out.c[static_cast<size_t>(m) * g.N + n] =
+          out.run.acc[static_cast<size_t>((n / C) * MP + m) * C + n % C];
   return out;
 }
 
 std::vector<float> reference_gemm(const GemmCase& g) {
   const std::vector<float> a = rounded(g.a), b = rounded(g.b);
   std::vector<float> c(static_cast<size_t>(g.M) * g.N, 0.0f);
-  numerics::mxu_matmul_accumulate_reference(a.data(), g.K, b.data(), g.N, c.data(), g.N, g.M, g.K, g.N);
+  numerics::mxu_matmul_accumulate_reference(a.data(), g.K, b.data(), g.N, c.data(), g.N, g.M, g.K,
+                                            g.N);
   return c;
 }
 

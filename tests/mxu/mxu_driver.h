@@ -32,8 +32,8 @@ struct FastRun {
   core::MxuStats stats;
 };
 
-// The fast model, each op issued at the earliest cycle its unit allows (weight stream: mlw..., mflip;
-// input stream: mmul...; in-order within a stream, mflip after the previous tile's pushes).
+// The fast model, each op issued at the earliest cycle its unit allows (weight stream: mlw...,
+// mflip; input stream: mmul...; in-order within a stream, mflip after the previous tile's pushes).
 FastRun run_fast(const core::CoreSpec& spec, const GemmCase& g);
 
 struct SlowRun {

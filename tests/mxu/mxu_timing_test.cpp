@@ -1,11 +1,11 @@
 // Fidelity of the fast MXU model (core/mxu.h) against the slow cycle-by-cycle systolic model
 // (systolic_model.h) and the numerics contract (numerics/matmul.h), swept over shapes and configs.
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "mxu_driver.h"
 
@@ -39,9 +39,9 @@ int64_t formula(const Shape& s) {
 // Small arrays, every tiling class: one tile, K and N ragged, several K tiles (accumulator chain),
 // M below / equal to / above R + C, one and several sublanes, non-square arrays.
 const std::vector<Shape> kShapes = {
-    {4, 4, 4, 4, 4, 1},     {1, 4, 4, 4, 4, 1},     {8, 8, 8, 4, 4, 2},     {5, 9, 7, 4, 4, 1},
-    {12, 16, 12, 4, 4, 4},  {2, 12, 4, 4, 4, 2},    {16, 20, 9, 8, 4, 4},   {6, 7, 19, 4, 8, 2},
-    {40, 24, 24, 8, 8, 8},  {64, 32, 16, 8, 8, 2},  {3, 33, 17, 16, 16, 1}, {32, 48, 40, 16, 16, 8},
+    {4, 4, 4, 4, 4, 1},      {1, 4, 4, 4, 4, 1},    {8, 8, 8, 4, 4, 2},     {5, 9, 7, 4, 4, 1},
+    {12, 16, 12, 4, 4, 4},   {2, 12, 4, 4, 4, 2},   {16, 20, 9, 8, 4, 4},   {6, 7, 19, 4, 8, 2},
+    {40, 24, 24, 8, 8, 8},   {64, 32, 16, 8, 8, 2}, {3, 33, 17, 16, 16, 1}, {32, 48, 40, 16, 16, 8},
     {100, 16, 16, 16, 8, 4}, {9, 5, 3, 8, 16, 1},   {24, 64, 8, 16, 4, 8},  {2, 2, 2, 2, 2, 2},
 };
 
@@ -113,7 +113,8 @@ TEST(MxuTiming, DoubleBufferedArrayIsBusyAlmostEveryCycleForLargeM) {
   const FastRun fast = run_fast(spec, g);
   const SlowRun slow = run_slow(spec, g);
   EXPECT_EQ(fast.stats.span(), slow.run.span());
-  const double busy = static_cast<double>(fast.stats.busy_cycles) / static_cast<double>(fast.stats.span());
+  const double busy =
+      static_cast<double>(fast.stats.busy_cycles) / static_cast<double>(fast.stats.span());
   EXPECT_GT(busy, 0.98);
   EXPECT_EQ(fast.stats.busy_cycles, 16 * 512);
   // Only the first tile's load and the last tile's drain are not hidden.

@@ -36,7 +36,8 @@ void SystolicArray::advance_inputs(int64_t t) {
 // True when some PE multiplies with `buffer` this cycle (every row in flight is on the grid).
 bool SystolicArray::buffer_in_use(int buffer) const {
   for (const InputSlot& s : m_in)
-    if (s.row >= 0 && m_row_info[static_cast<size_t>(s.row)].tile % m_buffers == buffer) return true;
+    if (s.row >= 0 && m_row_info[static_cast<size_t>(s.row)].tile % m_buffers == buffer)
+      return true;
   return false;
 }
 
@@ -58,19 +59,22 @@ void SystolicArray::compute(int64_t t) {
       const SystolicTile& tile = (*m_tiles)[info.tile];
       const int buffer = info.tile % m_buffers;
       if (m_buffer_tile[buffer] != info.tile)
-        throw std::logic_error("systolic model: PE (" + std::to_string(k) + "," + std::to_string(c) +
-                               ") multiplies tile " + std::to_string(info.tile) + " with a weight it does not hold");
+        throw std::logic_error("systolic model: PE (" + std::to_string(k) + "," +
+                               std::to_string(c) + ") multiplies tile " +
+                               std::to_string(info.tile) + " with a weight it does not hold");
       const size_t acc_index = static_cast<size_t>(tile.acc_row0 + info.m) * C + c;
       float psum_in = 0.0f;
       if (k == 0) {
         if (tile.chain_index > 0) {
           if (m_acc_links[acc_index] != tile.chain_index)
-            throw std::logic_error("systolic model: accumulator read before the previous link was written");
+            throw std::logic_error(
+                "systolic model: accumulator read before the previous link was written");
           psum_in = m_acc[acc_index];
         }
       } else {
         const PsumSlot& above = m_psum[pe - C];
-        if (above.row != in.row) throw std::logic_error("systolic model: partial sum meets the wrong input row");
+        if (above.row != in.row)
+          throw std::logic_error("systolic model: partial sum meets the wrong input row");
         psum_in = above.value;
       }
       const float out = std::fma(in.x, m_weights[buffer][pe], psum_in);
@@ -109,7 +113,8 @@ SystolicRun SystolicArray::run(const std::vector<SystolicTile>& tiles, int acc_r
   std::vector<int32_t> first_row(num_tiles + 1, 0);
   for (int T = 0; T < num_tiles; ++T) {
     const int M = static_cast<int>(tiles[T].inputs.size() / R);
-    if (M < 1 || static_cast<int>(tiles[T].weights.size()) != R * C || tiles[T].acc_row0 + M > acc_rows)
+    if (M < 1 || static_cast<int>(tiles[T].weights.size()) != R * C ||
+        tiles[T].acc_row0 + M > acc_rows)
       throw std::invalid_argument("systolic model: malformed tile " + std::to_string(T));
     for (int m = 0; m < M; ++m) m_row_info.push_back({T, m});
     first_row[T + 1] = first_row[T] + M;
@@ -117,7 +122,8 @@ SystolicRun SystolicArray::run(const std::vector<SystolicTile>& tiles, int acc_r
 
   int t_in = 0, r_in = 0;    // tile whose rows are entering, next row
   int t_ld = 0, ld_row = 0;  // tile being loaded, next weight row
-  const int64_t limit = 64 + static_cast<int64_t>(num_tiles + 1) * (3 * R + C) + 4ll * first_row[num_tiles];
+  const int64_t limit =
+      64 + static_cast<int64_t>(num_tiles + 1) * (3 * R + C) + 4ll * first_row[num_tiles];
   for (int64_t t = 0;; ++t) {
     if (t > limit) throw std::logic_error("systolic model: no progress");
     int32_t entering = -1;

@@ -1,11 +1,11 @@
 // The same program on the timed core with bf16 and with term-serial PEs (core.mxu.pe): the
 // instructions are unchanged, the values are the term-serial tile's, the MXU time is the tiles'.
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/core.h"
 #include "core/spec.h"
@@ -21,12 +21,14 @@ namespace {
 // rows 8..9 (ReLU-like: zeros and short significands); the result goes to rows 16..17.
 std::vector<float> weights() {
   std::vector<float> w(64);
-  for (int i = 0; i < 64; ++i) w[static_cast<size_t>(i)] = static_cast<float>((i * 37) % 17 - 8) * 0.0625f;
+  for (int i = 0; i < 64; ++i)
+    w[static_cast<size_t>(i)] = static_cast<float>((i * 37) % 17 - 8) * 0.0625f;
   return w;
 }
 std::vector<float> inputs() {
   std::vector<float> a(16);
-  for (int i = 0; i < 16; ++i) a[static_cast<size_t>(i)] = i % 3 == 0 ? 0.0f : static_cast<float>(i) * 0.375f;
+  for (int i = 0; i < 16; ++i)
+    a[static_cast<size_t>(i)] = i % 3 == 0 ? 0.0f : static_cast<float>(i) * 0.375f;
   return a;
 }
 
@@ -39,7 +41,8 @@ std::string program() {
   return ".vmem 0\n.float " + floats(weights()) + "\n.vmem 8\n.float " + floats(inputs()) +
          "\n"
          "  sli s1, 0\n"
-         "  vld v0, [s1+0]\n  vld v1, [s1+2]\n  vld v2, [s1+4]\n  vld v3, [s1+6]\n  vld v4, [s1+8]\n"
+         "  vld v0, [s1+0]\n  vld v1, [s1+2]\n  vld v2, [s1+4]\n  vld v3, [s1+6]\n  vld v4, "
+         "[s1+8]\n"
          "  mlw v0\n  mlw v1\n  mlw v2\n  mlw v3\n  mflip\n"
          "  mmul v4\n  mpop v5\n  vst v5, [s1+16]\n  halt\n";
 }
@@ -55,12 +58,14 @@ Result run(const core::CoreSpec& spec) {
   core::Core c(spec, p, core::TimedOptions{});
   c.run();
   Result r{std::vector<float>(16), c.cycles(), c.machine().mxu().stats()};
-  for (int i = 0; i < 16; ++i) r.out[static_cast<size_t>(i)] = std::bit_cast<float>(c.state().vmem[16 * 8 + i]);
+  for (int i = 0; i < 16; ++i)
+    r.out[static_cast<size_t>(i)] = std::bit_cast<float>(c.state().vmem[16 * 8 + i]);
   return r;
 }
 
 TEST(TermMxuProgram, SameProgramGivesTheTermSerialValuesAndTiming) {
-  core::CoreSpec spec = core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
+  core::CoreSpec spec =
+      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
   const Result bf16 = run(spec);
   spec.mxu_pe = core::MxuPe::TermSerial;
   spec.term.tile.rows = 2;
@@ -73,10 +78,15 @@ TEST(TermMxuProgram, SameProgramGivesTheTermSerialValuesAndTiming) {
   const std::vector<float> w = weights(), a = inputs();
   numerics::mxu_matmul_accumulate(a.data(), 8, w.data(), 8, want_bf16.data(), 8, 2, 8, 8);
   numerics::TermMatmulStats st;
-  numerics::term_matmul_accumulate_reference(spec.term.tile, a.data(), 8, w.data(), 8, want_term.data(), 8, 2, 8, 8, &st);
+  numerics::term_matmul_accumulate_reference(spec.term.tile, a.data(), 8, w.data(), 8,
+                                             want_term.data(), 8, 2, 8, 8, &st);
   for (int i = 0; i < 16; ++i) {
-    EXPECT_EQ(std::bit_cast<uint32_t>(bf16.out[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want_bf16[static_cast<size_t>(i)])) << i;
-    EXPECT_EQ(std::bit_cast<uint32_t>(term.out[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want_term[static_cast<size_t>(i)])) << i;
+    EXPECT_EQ(std::bit_cast<uint32_t>(bf16.out[static_cast<size_t>(i)]),
+              std::bit_cast<uint32_t>(want_bf16[static_cast<size_t>(i)]))
+        << i;
+    EXPECT_EQ(std::bit_cast<uint32_t>(term.out[static_cast<size_t>(i)]),
+              std::bit_cast<uint32_t>(want_term[static_cast<size_t>(i)]))
+        << i;
   }
   EXPECT_EQ(term.mxu.term.terms_processed, st.terms_processed);
   EXPECT_EQ(term.mxu.busy_cycles, st.cycles + spec.term.push_cycles);  // one tile runs both blocks
@@ -88,7 +98,8 @@ TEST(TermMxuProgram, SameProgramGivesTheTermSerialValuesAndTiming) {
 
   const core::TermMxuSummary s = core::summarize_term_mxu(spec, term.mxu);
   EXPECT_EQ(s.bf16_busy_equal_pe, 2 * (8 / 4));  // 2 blocks on one tile, 2 steps each
-  EXPECT_DOUBLE_EQ(s.speedup_equal_pe, static_cast<double>(s.bf16_busy_equal_pe) / static_cast<double>(term.mxu.busy_cycles));
+  EXPECT_DOUBLE_EQ(s.speedup_equal_pe, static_cast<double>(s.bf16_busy_equal_pe) /
+                                           static_cast<double>(term.mxu.busy_cycles));
 }
 
 }  // namespace

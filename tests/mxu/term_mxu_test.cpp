@@ -1,12 +1,12 @@
 // The matrix unit with term-serial PEs (core.mxu.pe = term-serial, core/mxu.h): same programming
 // model as the bf16 MXU, values of numerics::term_matmul_accumulate, time of the tiles.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -45,23 +45,27 @@ std::vector<float> term_reference(const core::CoreSpec& spec, const GemmCase& g)
   for (float& v : b) v = numerics::round_to_bf16(v);
   for (int k0 = 0; k0 < g.K; k0 += spec.mxu_rows) {
     const int kk = std::min(spec.mxu_rows, g.K - k0);
-    numerics::term_matmul_accumulate_reference(spec.term.tile, &a[k0], g.K, &b[static_cast<size_t>(k0) * g.N], g.N,
-                                               c.data(), g.N, g.M, kk, g.N, nullptr);
+    numerics::term_matmul_accumulate_reference(spec.term.tile, &a[k0], g.K,
+                                               &b[static_cast<size_t>(k0) * g.N], g.N, c.data(),
+                                               g.N, g.M, kk, g.N, nullptr);
   }
   return c;
 }
 
 TEST(TermMxu, ValuesAreTheTermSerialTilesThroughTheAccumulatorChain) {
   uint32_t seed = 7;
-  for (auto [M, K, N, R, C, S] : std::vector<std::array<int, 6>>{{8, 8, 8, 8, 8, 2}, {6, 20, 9, 8, 4, 2}, {12, 33, 17, 16, 8, 4}}) {
-    SCOPED_TRACE(testing::Message() << M << "x" << K << "x" << N << " R=" << R << " C=" << C << " S=" << S);
+  for (auto [M, K, N, R, C, S] : std::vector<std::array<int, 6>>{
+           {8, 8, 8, 8, 8, 2}, {6, 20, 9, 8, 4, 2}, {12, 33, 17, 16, 8, 4}}) {
+    SCOPED_TRACE(testing::Message()
+                 << M << "x" << K << "x" << N << " R=" << R << " C=" << C << " S=" << S);
     const GemmCase g = activation_gemm(M, K, N, seed++);
     const core::CoreSpec spec = term_spec(R, C, S, 2);
     const FastRun fast = run_fast(spec, g);
     const std::vector<float> ref = term_reference(spec, g);
     ASSERT_EQ(fast.c.size(), ref.size());
     for (size_t i = 0; i < ref.size(); ++i)
-      ASSERT_EQ(std::bit_cast<uint32_t>(fast.c[i]), std::bit_cast<uint32_t>(ref[i])) << "element " << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(fast.c[i]), std::bit_cast<uint32_t>(ref[i]))
+          << "element " << i;
     EXPECT_EQ(fast.stats.term.macs, fast.stats.macs);
     EXPECT_GT(fast.stats.term.terms_skipped_zero, 0);
   }
@@ -81,18 +85,20 @@ TEST(TermMxu, OnePushLastsItsBusiestTileAndTheResultFollowsAfterTheLatency) {
       for (int n0 = 0; n0 < C; n0 += 4, ++b) {
         std::vector<float> acc(8, 0.0f);
         numerics::TermMatmulStats st;
-        numerics::term_matmul_accumulate(spec.term.tile, &g.a[static_cast<size_t>(m0) * R], R, &g.b[n0], C, acc.data(), 4,
-                                         2, R, 4, &st);
+        numerics::term_matmul_accumulate(spec.term.tile, &g.a[static_cast<size_t>(m0) * R], R,
+                                         &g.b[n0], C, acc.data(), 4, 2, R, 4, &st);
         tile_busy[static_cast<size_t>(b % tiles)] += st.cycles;
       }
-    const int64_t occupancy = *std::max_element(tile_busy.begin(), tile_busy.end()) + spec.term.push_cycles;
+    const int64_t occupancy =
+        *std::max_element(tile_busy.begin(), tile_busy.end()) + spec.term.push_cycles;
     EXPECT_EQ(fast.stats.busy_cycles, occupancy);
     // Weights shift in for R cycles (0..R-1), the push starts at R.
     EXPECT_EQ(fast.stats.last_result_cycle, R + occupancy - 1 + spec.term.latency_cycles);
     int64_t all_blocks = 0;
     for (int64_t t : tile_busy) all_blocks += t;
     EXPECT_EQ(fast.stats.term.cycles, all_blocks);
-    EXPECT_EQ(fast.stats.term_tile_imbalance, (occupancy - spec.term.push_cycles) * tiles - all_blocks);
+    EXPECT_EQ(fast.stats.term_tile_imbalance,
+              (occupancy - spec.term.push_cycles) * tiles - all_blocks);
   }
 }
 
@@ -118,7 +124,8 @@ TEST(TermMxu, Bf16PesKeepTheSystolicTiming) {
 }
 
 TEST(TermMxu, ConfigSelectsThePeAndDerivesTheTileCount) {
-  ConfigReader r = ConfigReader::from_string(R"({"core": {"mxu": {"pe": "term-serial", "term": {"acc_width": 12}}}})", "t.json");
+  ConfigReader r = ConfigReader::from_string(
+      R"({"core": {"mxu": {"pe": "term-serial", "term": {"acc_width": 12}}}})", "t.json");
   const core::CoreSpec s = core::read_core_spec(r);
   r.finish();
   EXPECT_EQ(s.mxu_pe, core::MxuPe::TermSerial);

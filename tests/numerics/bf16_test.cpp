@@ -1,7 +1,5 @@
 #include "numerics/bf16.h"
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -9,11 +7,17 @@
 #include <random>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace tessera::numerics {
 namespace {
 
-float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
-uint32_t to_bits(float f) { return std::bit_cast<uint32_t>(f); }
+float from_bits(uint32_t u) {
+  return std::bit_cast<float>(u);
+}
+uint32_t to_bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 // Exact RNE to 8 significant bits, computed from the value with long double arithmetic (an oracle
 // independent of the bit trick under test).
@@ -21,17 +25,21 @@ uint16_t oracle_bf16(float f) {
   if (std::isnan(f)) return static_cast<uint16_t>((to_bits(f) >> 16) | 0x40);
   if (std::isinf(f) || f == 0.0f) return static_cast<uint16_t>(to_bits(f) >> 16);
   const uint32_t lo = to_bits(f) & 0xffff0000u;  // truncation toward zero
-  const uint32_t hi = lo + 0x10000u;            // next bf16 away from zero
+  const uint32_t hi = lo + 0x10000u;             // next bf16 away from zero
   const long double d = std::fabs(static_cast<long double>(f));
   const long double dl = std::fabs(static_cast<long double>(from_bits(lo)));
   // hi may be +-inf when lo is the largest finite bf16: its "value" is then 2^128.
-  const long double dh = ((hi & 0x7fffffffu) == 0x7f800000u) ? std::ldexp(1.0L, 128)
-                                                              : std::fabs(static_cast<long double>(from_bits(hi)));
+  const long double dh = ((hi & 0x7fffffffu) == 0x7f800000u)
+                             ? std::ldexp(1.0L, 128)
+                             : std::fabs(static_cast<long double>(from_bits(hi)));
   const long double below = d - dl, above = dh - d;
   uint32_t pick;
-  if (below < above) pick = lo;
-  else if (above < below) pick = hi;
-  else pick = ((lo >> 16) & 1u) ? hi : lo;  // tie: even
+  if (below < above)
+    pick = lo;
+  else if (above < below)
+    pick = hi;
+  else
+    pick = ((lo >> 16) & 1u) ? hi : lo;  // tie: even
   return static_cast<uint16_t>(pick >> 16);
 }
 

@@ -1,11 +1,11 @@
 #include "numerics/exponent_codec.h"
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "numerics/bf16.h"
@@ -21,7 +21,8 @@ ExponentCodecConfig codec(int group, int delta, int mantissa = 7) {
   return cfg;
 }
 
-int64_t expected_bits(const std::vector<uint32_t>& v, const ExponentCodecConfig& cfg, int64_t* escapes) {
+int64_t expected_bits(const std::vector<uint32_t>& v, const ExponentCodecConfig& cfg,
+                      int64_t* escapes) {
   const int m = cfg.mantissa_bits, d = cfg.delta_bits, lim = (1 << (d - 1)) - 1;
   int64_t bits = 0;
   *escapes = 0;
@@ -63,7 +64,8 @@ TEST(ExponentCodec, RandomPatternsRoundTripLosslesslyWithTheDocumentedSize) {
       std::vector<uint32_t> v(n);
       for (auto& x : v) x = static_cast<uint32_t>(rng()) & mask;
       for (int group : {1, 2, 7, 16, 64})
-        for (int delta = 1; delta <= 8; ++delta) expect_round_trip(v, codec(group, delta, mantissa));
+        for (int delta = 1; delta <= 8; ++delta)
+          expect_round_trip(v, codec(group, delta, mantissa));
     }
   }
 }
@@ -74,14 +76,18 @@ TEST(ExponentCodec, SpecialValuesRoundTrip) {
                                  0x807f, 0x0000, 0x8000, 0x7f7f, 0x0080};
   for (int i = 0; i < 5; ++i) mixed.insert(mixed.end(), mixed.begin(), mixed.begin() + 11);
   std::vector<uint32_t> nans(33);
-  for (size_t i = 0; i < nans.size(); ++i) nans[i] = 0x7f80u | static_cast<uint32_t>(1 + i) | (i % 2 ? 0x8000u : 0u);
-  for (const std::vector<uint32_t>* v : std::vector<const std::vector<uint32_t>*>{&zeros, &neg_zeros, &mixed, &nans})
+  for (size_t i = 0; i < nans.size(); ++i)
+    nans[i] = 0x7f80u | static_cast<uint32_t>(1 + i) | (i % 2 ? 0x8000u : 0u);
+  for (const std::vector<uint32_t>* v :
+       std::vector<const std::vector<uint32_t>*>{&zeros, &neg_zeros, &mixed, &nans})
     for (int delta : {1, 3, 8}) expect_round_trip(*v, codec(16, delta));
-  const std::vector<float> f32 = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-40f, 3.4e38f, 1.0f};
+  const std::vector<float> f32 = {0.0f,   -0.0f,   INFINITY, -INFINITY, NAN,
+                                  1e-45f, -1e-40f, 3.4e38f,  1.0f};
   const EncodedTensor enc = exponent_encode_f32(f32, codec(4, 2, 23));
   const std::vector<float> back = exponent_decode_f32(enc);
   ASSERT_EQ(back.size(), f32.size());
-  for (size_t i = 0; i < f32.size(); ++i) EXPECT_EQ(std::bit_cast<uint32_t>(back[i]), std::bit_cast<uint32_t>(f32[i]));
+  for (size_t i = 0; i < f32.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(back[i]), std::bit_cast<uint32_t>(f32[i]));
 }
 
 // A group whose exponents all equal the base costs 8 + n(1 + m) + (n - 1)d bits: for bf16,
@@ -151,7 +157,8 @@ TEST(ExponentCodec, CorruptStreamsDecodeOrRaiseError) {
   int decoded = 0, rejected = 0;
   for (int trial = 0; trial < 2000; ++trial) {
     EncodedTensor enc;
-    const ExponentCodecConfig cfg = codec(1 + static_cast<int>(rng() % 20), 1 + static_cast<int>(rng() % 8), 7);
+    const ExponentCodecConfig cfg =
+        codec(1 + static_cast<int>(rng() % 20), 1 + static_cast<int>(rng() % 8), 7);
     if (trial % 2 == 0) {
       std::vector<uint32_t> v(1 + rng() % 60);
       for (auto& x : v) x = 0x3c00u + static_cast<uint32_t>(rng() % 0x800);

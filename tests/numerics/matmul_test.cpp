@@ -1,12 +1,12 @@
 #include "numerics/matmul.h"
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "numerics/bf16.h"
 #include "numerics/reduce.h"
@@ -39,15 +39,16 @@ TEST(MxuMatmul, EveryPathIsBitIdenticalToReferenceOverShapes) {
     Path run;
   };
 #if defined(__x86_64__)
-  const Named paths[] = {{"dispatch", true, mxu_matmul_accumulate},
-                         {"avx512", detail::mxu_matmul_avx512_supported(), detail::mxu_matmul_accumulate_avx512},
-                         {"avx2", detail::mxu_matmul_avx2_supported(), detail::mxu_matmul_accumulate_avx2}};
+  const Named paths[] = {
+      {"dispatch", true, mxu_matmul_accumulate},
+      {"avx512", detail::mxu_matmul_avx512_supported(), detail::mxu_matmul_accumulate_avx512},
+      {"avx2", detail::mxu_matmul_avx2_supported(), detail::mxu_matmul_accumulate_avx2}};
 #else
   const Named paths[] = {{"dispatch", true, mxu_matmul_accumulate}};
 #endif
-  const int shapes[][3] = {{8, 128, 128}, {1, 1, 1},   {3, 7, 5},    {8, 8, 8},    {2, 8, 8},   {13, 33, 47},
-                           {8, 128, 17},  {16, 256, 128}, {9, 1, 31}, {7, 64, 200}, {11, 5, 16}, {6, 9, 15},
-                           {25, 40, 65},  {4, 3, 80}};
+  const int shapes[][3] = {{8, 128, 128}, {1, 1, 1},    {3, 7, 5},      {8, 8, 8},  {2, 8, 8},
+                           {13, 33, 47},  {8, 128, 17}, {16, 256, 128}, {9, 1, 31}, {7, 64, 200},
+                           {11, 5, 16},   {6, 9, 15},   {25, 40, 65},   {4, 3, 80}};
   for (const Named& path : paths) {
     if (!path.available) continue;
     std::mt19937 rng(1);
@@ -59,7 +60,8 @@ TEST(MxuMatmul, EveryPathIsBitIdenticalToReferenceOverShapes) {
       std::vector<float> fast = init, ref = init;
       path.run(a.data(), K, w.data(), N, fast.data(), ldc, M, K, N);
       mxu_matmul_accumulate_reference(a.data(), K, w.data(), N, ref.data(), ldc, M, K, N);
-      SCOPED_TRACE(std::string(path.name) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+      SCOPED_TRACE(std::string(path.name) + " " + std::to_string(M) + "x" + std::to_string(K) +
+                   "x" + std::to_string(N));
       expect_bitwise_equal(fast, ref);
     }
   }
@@ -90,7 +92,8 @@ TEST(MxuMatmul, SmallIntegerProductsAreExact) {
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       long exact = 0;
-      for (int k = 0; k < K; ++k) exact += static_cast<long>(a[m * K + k]) * static_cast<long>(w[k * N + n]);
+      for (int k = 0; k < K; ++k)
+        exact += static_cast<long>(a[m * K + k]) * static_cast<long>(w[k * N + n]);
       ASSERT_EQ(acc[m * N + n], static_cast<float>(exact));
     }
 }

@@ -1,6 +1,6 @@
-// tree_sum / tree_max over vector-register widths (the reduce unit's 128 lanes and more): equal, bit
-// for bit, to the pairwise tree of the contract written out one pair at a time.
-#include <gtest/gtest.h>
+// tree_sum / tree_max over vector-register widths (the reduce unit's 128 lanes and more): equal,
+// bit for bit, to the pairwise tree of the contract written out one pair at a time.
+#include "numerics/reduce.h"
 
 #include <bit>
 #include <cmath>
@@ -9,12 +9,13 @@
 #include <random>
 #include <vector>
 
-#include "numerics/reduce.h"
+#include <gtest/gtest.h>
 
 namespace tessera::numerics {
 namespace {
 
-// The contract literally: pad to a power of two with the identity, then combine pairs level by level.
+// The contract literally: pad to a power of two with the identity, then combine pairs level by
+// level.
 template <typename Op>
 float pairwise_tree(std::vector<float> v, float identity, Op op) {
   size_t width = 1;
@@ -39,7 +40,9 @@ std::vector<float> values(std::mt19937& rng, int n, bool specials) {
   return v;
 }
 
-uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
+uint32_t bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
 
 TEST(TreeReduce, WideRowsEqualThePairwiseTreeBitForBit) {
   std::mt19937 rng(3);

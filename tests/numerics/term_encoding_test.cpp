@@ -1,9 +1,9 @@
 #include "numerics/term_encoding.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace tessera::numerics {
 namespace {

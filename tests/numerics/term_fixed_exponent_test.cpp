@@ -1,11 +1,11 @@
 // Fixed-exponent mode of the term-serial PE (numerics/term_pe.h, step 1): E = max(fixed exponent,
 // products' maximum, accumulator's exponent). Checked on the PE step (both models) and on the tile
 // (fast model, scalar and vector paths, against the reference).
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "numerics/bf16.h"
@@ -85,7 +85,8 @@ TEST(TermFixedExponent, TileMatchesReferenceAndALowFixedExponentIsTheDynamicMode
       dynamic.serial = serial;
       TermMatmulStats dynamic_stats;
       std::vector<float> dynamic_out(M * N, 0.0f);
-      term_matmul_accumulate(dynamic, a.data(), K, w.data(), N, dynamic_out.data(), N, M, K, N, &dynamic_stats);
+      term_matmul_accumulate(dynamic, a.data(), K, w.data(), N, dynamic_out.data(), N, M, K, N,
+                             &dynamic_stats);
       for (int e : {-300, -8, -2, 3}) {
         TermTileConfig cfg = dynamic;
         cfg.pe.fixed_exponent_mode = true;
@@ -93,9 +94,11 @@ TEST(TermFixedExponent, TileMatchesReferenceAndALowFixedExponentIsTheDynamicMode
         std::vector<float> fast(M * N, 0.0f), ref(M * N, 0.0f);
         TermMatmulStats fs, rs;
         term_matmul_accumulate(cfg, a.data(), K, w.data(), N, fast.data(), N, M, K, N, &fs);
-        term_matmul_accumulate_reference(cfg, a.data(), K, w.data(), N, ref.data(), N, M, K, N, &rs);
+        term_matmul_accumulate_reference(cfg, a.data(), K, w.data(), N, ref.data(), N, M, K, N,
+                                         &rs);
         for (int i = 0; i < M * N; ++i)
-          ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(ref[i])) << "W " << width << " E " << e;
+          ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(ref[i]))
+              << "W " << width << " E " << e;
         EXPECT_EQ(fs, rs) << "W " << width << " E " << e;
         if (e == -300) {
           for (int i = 0; i < M * N; ++i)
@@ -111,8 +114,10 @@ TEST(TermFixedExponent, TileMatchesReferenceAndALowFixedExponentIsTheDynamicMode
 }
 
 TEST(TermFixedExponent, OutOfRangeFixedExponent_bad) {
-  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(401)); }), "PeConfig.fixed_exponent: 401 is out of range [-400, 400]");
-  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(-401)); }), "PeConfig.fixed_exponent: -401 is out of range [-400, 400]");
+  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(401)); }),
+            "PeConfig.fixed_exponent: 401 is out of range [-400, 400]");
+  EXPECT_EQ(tessera::testing::error_of([] { TermPe pe(fixed(-401)); }),
+            "PeConfig.fixed_exponent: -401 is out of range [-400, 400]");
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include "numerics/term_matmul.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "numerics/bf16.h"
@@ -34,7 +34,9 @@ TermTileConfig tile(int rows, int cols, int lanes, int width, TermSerialOperand 
   return cfg;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Fast and reference tile models give the same values and the same statistics, for ragged shapes
 // (partial tiles, K not a multiple of L), both serial operands, narrow and fp32 widths; and the
@@ -61,7 +63,8 @@ TEST(TermMatmul, FastModelMatchesReferenceAndStatisticsAddUp) {
       EXPECT_EQ(fs.macs, int64_t{M} * K * N);
       EXPECT_EQ(fs.pe_steps, int64_t{M} * N * ceil_div(K, L));
       EXPECT_EQ(fs.tile_steps, ceil_div(M, cfg.rows) * ceil_div(N, cfg.cols) * ceil_div(K, L));
-      EXPECT_EQ(fs.terms_processed + fs.terms_skipped_zero + fs.terms_skipped_oob, fs.pe_steps * L * kTermSlots);
+      EXPECT_EQ(fs.terms_processed + fs.terms_skipped_zero + fs.terms_skipped_oob,
+                fs.pe_steps * L * kTermSlots);
       EXPECT_GE(fs.cycles, fs.tile_steps);  // min_step_cycles = 1
       EXPECT_LE(fs.cycles, fs.tile_steps * kMaxTerms);
     }
@@ -81,7 +84,8 @@ std::vector<float> hard_values(int n, std::mt19937& rng) {
     else if (kind <= 2)
       x = (r & 0x100) ? -0.0f : 0.0f;
     else
-      x = bf16_to_f32(Bf16{static_cast<uint16_t>(((r >> 8) & 0x8000) | ((100 + rng() % 50) << 7) | (rng() & 0x7f))});
+      x = bf16_to_f32(Bf16{
+          static_cast<uint16_t>(((r >> 8) & 0x8000) | ((100 + rng() % 50) << 7) | (rng() & 0x7f))});
   }
   return v;
 }
@@ -120,7 +124,8 @@ TEST(TermMatmul, FastModelMatchesReferenceAtTheVectorPathLimits) {
     for (int w = 22; w <= 28; ++w) {
       const TermTileConfig cfg = tile(2, 9, lanes, w, TermSerialOperand::Inputs);
       const int M = 3, K = 2 * lanes + 1, N = 10;
-      const auto a = hard_values(M * K, rng), wt = hard_values(K * N, rng), init = hard_values(M * N, rng);
+      const auto a = hard_values(M * K, rng), wt = hard_values(K * N, rng),
+                 init = hard_values(M * N, rng);
       std::vector<float> fast = init, ref = init;
       TermMatmulStats fs, rs;
       term_matmul_accumulate(cfg, a.data(), K, wt.data(), N, fast.data(), N, M, K, N, &fs);
@@ -140,8 +145,8 @@ TEST(TermMatmul, TileMovesInLockstepWithTheSlowestPe) {
   for (int k = 0; k < 8; ++k) a[k] = five_terms;
   a[8] = 1.5f;
   TermMatmulStats st;
-  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Inputs), a.data(), 8, w.data(), 2, acc.data(), 2, 2, 8, 2,
-                         &st);
+  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Inputs), a.data(), 8, w.data(), 2,
+                         acc.data(), 2, 2, 8, 2, &st);
   EXPECT_EQ(st.tile_steps, 1);
   EXPECT_EQ(st.cycles, 5);
   EXPECT_EQ(st.pe_stall_cycles, 2 * 3);
@@ -152,8 +157,8 @@ TEST(TermMatmul, TileMovesInLockstepWithTheSlowestPe) {
   // Serialising the weights (all 1.0: one term each) instead makes every step one cycle.
   TermMatmulStats ws;
   std::vector<float> acc2(4, 0.0f);
-  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Weights), a.data(), 8, w.data(), 2, acc2.data(), 2, 2, 8,
-                         2, &ws);
+  term_matmul_accumulate(tile(2, 2, 8, 23, TermSerialOperand::Weights), a.data(), 8, w.data(), 2,
+                         acc2.data(), 2, 2, 8, 2, &ws);
   EXPECT_EQ(ws.cycles, 1);
   EXPECT_EQ(ws.pe_stall_cycles, 0);
   expect_bitwise_equal(acc, acc2);
@@ -200,7 +205,8 @@ TEST(TermMatmul, KSplitAtLaneMultiplesContinuesTheSameChainAtFp32Width) {
   TermMatmulStats ws, ss;
   term_matmul_accumulate(cfg, a.data(), K, w.data(), N, whole.data(), N, M, K, N, &ws);
   for (int k0 = 0; k0 < K; k0 += 32)
-    term_matmul_accumulate(cfg, a.data() + k0, K, w.data() + k0 * N, N, split.data(), N, M, 32, N, &ss);
+    term_matmul_accumulate(cfg, a.data() + k0, K, w.data() + k0 * N, N, split.data(), N, M, 32, N,
+                           &ss);
   expect_bitwise_equal(whole, split);
   EXPECT_EQ(ws.cycles, ss.cycles);
   EXPECT_EQ(ws.terms_processed, ss.terms_processed);
@@ -242,7 +248,8 @@ TEST(TermMatmul, RepeatedWeightsGiveTheReferenceValuesWhateverChangesBetweenCall
   for (int push = 0; push < 3; ++push) check(inputs, w.data(), N, M);
   w[5 * N + 7] = round_to_bf16(w[5 * N + 7] + 1.0f);
   check(inputs, w.data(), N, M);
-  for (int k = 0; k < K; ++k) std::copy_n(&w[static_cast<size_t>(k) * N], N, &w_wide[static_cast<size_t>(k) * (N + 3)]);
+  for (int k = 0; k < K; ++k)
+    std::copy_n(&w[static_cast<size_t>(k) * N], N, &w_wide[static_cast<size_t>(k) * (N + 3)]);
   check(inputs, w_wide.data(), N + 3, M);
   check(inputs, w.data(), N, M - 3);
   for (int push = 0; push < 2; ++push) check(weights, w.data(), N, M);

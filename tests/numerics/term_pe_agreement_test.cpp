@@ -1,11 +1,11 @@
 // The fast PE model against the bit-level reference (same value bits, same per-lane term counts),
 // and both against exact accumulation when nothing can fall out of the window.
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "numerics/term_pe.h"
 #include "numerics/term_pe_reference.h"
@@ -27,7 +27,8 @@ TEST(TermPeAgreement, FastModelMatchesReferenceOnRandomCases) {
 PeAccumulator finite_acc(const PeConfig& cfg, bool negative, int exponent, unsigned __int128 low) {
   const int W = cfg.acc_fraction_bits;
   const auto one = static_cast<unsigned __int128>(1);
-  return PeAccumulator{PeAccumulator::Kind::Finite, negative, exponent, (one << W) | (low & ((one << W) - 1))};
+  return PeAccumulator{PeAccumulator::Kind::Finite, negative, exponent,
+                       (one << W) | (low & ((one << W) - 1))};
 }
 
 // Every pair of edge operands in lane 0 of a 2-lane PE (lane 1 a fixed ordinary product), against
@@ -39,16 +40,17 @@ TEST(TermPeAgreement, FastModelMatchesReferenceOnAllEdgeClasses) {
       cfg.lanes = 2;
       cfg.acc_fraction_bits = w;
       cfg.acc_max_exponent = max_exp;
-      const std::vector<PeAccumulator> accs = {PeAccumulator{PeAccumulator::Kind::Zero, false, 0, 0},
-                                               PeAccumulator{PeAccumulator::Kind::Zero, true, 0, 0},
-                                               PeAccumulator{PeAccumulator::Kind::Inf, false, 0, 0},
-                                               PeAccumulator{PeAccumulator::Kind::Inf, true, 0, 0},
-                                               PeAccumulator{PeAccumulator::Kind::NaN, false, 0, 0},
-                                               finite_acc(cfg, false, 0, 0x5a5a5a5a5a5a5a5aull),
-                                               finite_acc(cfg, true, max_exp, ~static_cast<unsigned __int128>(0)),
-                                               finite_acc(cfg, false, -300, 1),
-                                               finite_acc(cfg, true, 254, 0),
-                                               finite_acc(cfg, false, -252, 0x123456789ull)};
+      const std::vector<PeAccumulator> accs = {
+          PeAccumulator{PeAccumulator::Kind::Zero, false, 0, 0},
+          PeAccumulator{PeAccumulator::Kind::Zero, true, 0, 0},
+          PeAccumulator{PeAccumulator::Kind::Inf, false, 0, 0},
+          PeAccumulator{PeAccumulator::Kind::Inf, true, 0, 0},
+          PeAccumulator{PeAccumulator::Kind::NaN, false, 0, 0},
+          finite_acc(cfg, false, 0, 0x5a5a5a5a5a5a5a5aull),
+          finite_acc(cfg, true, max_exp, ~static_cast<unsigned __int128>(0)),
+          finite_acc(cfg, false, -300, 1),
+          finite_acc(cfg, true, 254, 0),
+          finite_acc(cfg, false, -252, 0x123456789ull)};
       for (uint16_t ea : kEdgeBf16)
         for (uint16_t eb : kEdgeBf16)
           for (uint16_t other : {uint16_t{0x0000}, uint16_t{0x3fc0}, uint16_t{0xc2f7}})
@@ -62,10 +64,11 @@ TEST(TermPeAgreement, FastModelMatchesReferenceOnAllEdgeClasses) {
 
 // Every bf16 B (all 65,536 patterns) against a fixed set of A values: once with the whole set in
 // the 8 lanes of one step (every lane multiplies the same B, so lanes differ only by A), once per
-// A of three of them alone in a 1-lane PE; the accumulator cycles through classes with B. The long tier
-// (tests/numerics_long) repeats this with fixed products in the other lanes and more widths.
+// A of three of them alone in a 1-lane PE; the accumulator cycles through classes with B. The long
+// tier (tests/numerics_long) repeats this with fixed products in the other lanes and more widths.
 TEST(TermPeAgreement, FastModelMatchesReferenceForEveryB) {
-  const std::vector<uint16_t> fixed_a = {0x3f80, 0xbfc0, 0x0001, 0x7f7f, 0x4049, 0xff80, 0x0d80, 0x5f00};
+  const std::vector<uint16_t> fixed_a = {0x3f80, 0xbfc0, 0x0001, 0x7f7f,
+                                         0x4049, 0xff80, 0x0d80, 0x5f00};
   for (int w : {23, 8}) {
     PeConfig cfg;
     cfg.acc_fraction_bits = w;
@@ -85,7 +88,8 @@ TEST(TermPeAgreement, FastModelMatchesReferenceForEveryB) {
       ASSERT_TRUE(fast_matches_reference(PeCase{cfg, a, b, acc})) << "B " << bits;
       if (w != 23) continue;
       for (const Bf16 a0 : {a[0], a[2], a[4]})
-        ASSERT_TRUE(fast_matches_reference(PeCase{one, {a0}, {b[0]}, acc})) << "A " << a0.bits << " B " << bits;
+        ASSERT_TRUE(fast_matches_reference(PeCase{one, {a0}, {b[0]}, acc}))
+            << "A " << a0.bits << " B " << bits;
     }
   }
 }
@@ -125,7 +129,8 @@ float round_exact_to_f32(__int128 x) {
 
 Bf16 random_bf16(std::mt19937_64& rng, int exp_lo, int exp_hi) {
   if (rng() % 8 == 0) return Bf16{static_cast<uint16_t>((rng() & 1) << 15)};
-  const auto e = static_cast<uint16_t>(exp_lo + static_cast<int>(rng() % (exp_hi - exp_lo + 1)) + 127);
+  const auto e =
+      static_cast<uint16_t>(exp_lo + static_cast<int>(rng() % (exp_hi - exp_lo + 1)) + 127);
   return Bf16{static_cast<uint16_t>(((rng() & 1) << 15) | (e << 7) | (rng() & 0x7f))};
 }
 
@@ -196,7 +201,8 @@ TEST(TermPeAgreement, Fp32WidthErrorPerStepIsBoundedByTheWindow) {
     }
     if (max_pe == -1000) continue;
     const double lsb = std::ldexp(1.0, max_pe - cfg.acc_fraction_bits);
-    ASSERT_LE(std::fabs(got - want), 8 * kMaxTerms * lsb + std::fabs(want) * std::ldexp(1.0, -23)) << trial;
+    ASSERT_LE(std::fabs(got - want), 8 * kMaxTerms * lsb + std::fabs(want) * std::ldexp(1.0, -23))
+        << trial;
   }
 }
 

@@ -2,9 +2,6 @@
 // agreement tests (fast model vs bit-level reference).
 #pragma once
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -12,6 +9,9 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "numerics/bf16.h"
 #include "numerics/term_pe.h"
@@ -21,9 +21,9 @@ namespace tessera::numerics::testing {
 
 // Edge operands: signed zeros, subnormal extremes, normal extremes, one, Inf, NaN (quiet and
 // signalling patterns).
-inline constexpr std::array<uint16_t, 20> kEdgeBf16 = {0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080,
-                                                       0x8080, 0x7f7f, 0xff7f, 0x3f80, 0xbf80, 0x7f80, 0xff80,
-                                                       0x7fc0, 0xffc1, 0x7f81, 0x3fff, 0x4000, 0x0040};
+inline constexpr std::array<uint16_t, 20> kEdgeBf16 = {
+    0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x7f7f, 0xff7f,
+    0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81, 0x3fff, 0x4000, 0x0040};
 
 // n bf16 values (as fp32) from N(0, scale), a zero_fraction of them +0.
 inline std::vector<float> random_bf16(int n, std::mt19937& rng, float scale, float zero_fraction) {
@@ -57,7 +57,8 @@ class PeCaseGenerator {
     c.acc = accumulator(c.cfg, center);
     if (pick(5) == 0) {  // fixed-exponent mode, around the products or anywhere
       c.cfg.fixed_exponent_mode = true;
-      c.cfg.fixed_exponent = pick(4) == 0 ? static_cast<int>(pick(801)) - 400 : 2 * center + static_cast<int>(pick(41)) - 20;
+      c.cfg.fixed_exponent = pick(4) == 0 ? static_cast<int>(pick(801)) - 400
+                                          : 2 * center + static_cast<int>(pick(41)) - 20;
     }
     return c;
   }
@@ -66,7 +67,8 @@ class PeCaseGenerator {
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(m_rng); }
 
   PeConfig random_config() {
-    static constexpr int kWidths[] = {4, 5, 7, 8, 10, 16, 23, 23, 23, 24, 31, 40, 52, 55, 56, 57, 63, 64, 80, 100};
+    static constexpr int kWidths[] = {4,  5,  7,  8,  10, 16, 23, 23, 23, 24,
+                                      31, 40, 52, 55, 56, 57, 63, 64, 80, 100};
     static constexpr int kLanes[] = {1, 2, 3, 8, 8, 8, 16, 64};
     static constexpr int kMaxExp[] = {127, 127, 127, 15, 200};
     PeConfig cfg;
@@ -108,7 +110,8 @@ class PeCaseGenerator {
     // A finite state of the configured width, exponent near the operands' products or anywhere.
     const int W = cfg.acc_fraction_bits;
     unsigned __int128 sig = (static_cast<unsigned __int128>(m_rng()) << 64) | m_rng();
-    sig = (sig & ((static_cast<unsigned __int128>(1) << W) - 1)) | (static_cast<unsigned __int128>(1) << W);
+    sig = (sig & ((static_cast<unsigned __int128>(1) << W) - 1)) |
+          (static_cast<unsigned __int128>(1) << W);
     int exponent = 2 * center + static_cast<int>(pick(21)) - 10;
     if (pick(6) == 0) exponent = static_cast<int>(pick(cfg.acc_max_exponent + 400)) - 400;
     if (exponent > cfg.acc_max_exponent) exponent = cfg.acc_max_exponent;
@@ -119,9 +122,11 @@ class PeCaseGenerator {
 };
 
 inline std::string describe(const PeCase& c) {
-  std::string s = fmt::format("W={} L={} maxexp={} fixed={}:{} acc={} a,b=", c.cfg.acc_fraction_bits, c.cfg.lanes,
-                              c.cfg.acc_max_exponent, c.cfg.fixed_exponent_mode, c.cfg.fixed_exponent, to_string(c.acc));
-  for (size_t i = 0; i < c.a.size(); ++i) s += fmt::format(" {:04x},{:04x}", c.a[i].bits, c.b[i].bits);
+  std::string s = fmt::format(
+      "W={} L={} maxexp={} fixed={}:{} acc={} a,b=", c.cfg.acc_fraction_bits, c.cfg.lanes,
+      c.cfg.acc_max_exponent, c.cfg.fixed_exponent_mode, c.cfg.fixed_exponent, to_string(c.acc));
+  for (size_t i = 0; i < c.a.size(); ++i)
+    s += fmt::format(" {:04x},{:04x}", c.a[i].bits, c.b[i].bits);
   return s;
 }
 
@@ -131,9 +136,10 @@ inline ::testing::AssertionResult fast_matches_reference(const PeCase& c) {
   const StepStats fast = TermPe(c.cfg).step(c.a, c.b, fast_acc);
   const StepStats ref = reference_step(c.cfg, c.a, c.b, ref_acc);
   if (!(fast_acc == ref_acc))
-    return ::testing::AssertionFailure() << "value: fast " << to_string(fast_acc) << " reference " << to_string(ref_acc)
-                                         << " for " << describe(c);
-  if (!(fast == ref)) return ::testing::AssertionFailure() << "term statistics differ for " << describe(c);
+    return ::testing::AssertionFailure() << "value: fast " << to_string(fast_acc) << " reference "
+                                         << to_string(ref_acc) << " for " << describe(c);
+  if (!(fast == ref))
+    return ::testing::AssertionFailure() << "term statistics differ for " << describe(c);
   return ::testing::AssertionSuccess();
 }
 

@@ -1,13 +1,13 @@
 // Properties of the term-serial PE step (numerics/term_pe.h), each checked on both models.
 #include "numerics/term_pe.h"
 
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "numerics/term_pe_reference.h"
@@ -15,7 +15,9 @@
 namespace tessera::numerics {
 namespace {
 
-Bf16 bf(float f) { return bf16_from_f32(f); }
+Bf16 bf(float f) {
+  return bf16_from_f32(f);
+}
 
 struct StepRun {
   float value;
@@ -24,7 +26,8 @@ struct StepRun {
 };
 
 // One step on both models from the fp32 accumulator value `init`; fails the test if they differ.
-StepRun step_both(const PeConfig& cfg, const std::vector<Bf16>& a, const std::vector<Bf16>& b, float init) {
+StepRun step_both(const PeConfig& cfg, const std::vector<Bf16>& a, const std::vector<Bf16>& b,
+                  float init) {
   PeAccumulator fast_acc = accumulator_from_f32(init, cfg), ref_acc = fast_acc;
   const StepStats fast = TermPe(cfg).step(a, b, fast_acc);
   const StepStats ref = reference_step(cfg, a, b, ref_acc);
@@ -112,7 +115,8 @@ TEST(TermPe, PartlyCoveredTermsAreTruncatedTowardZero) {
 TEST(TermPe, NormalisationRoundsToNearestEven) {
   const StepRun r = step_both(width(4), {bf(1.0f), bf(1.0f)}, {bf(1.9375f), bf(1.0f)}, 0.0f);
   EXPECT_EQ(r.value, 3.0f);
-  const StepRun via_acc = step_both(width(4), {bf(1.0f), bf(1.0f)}, {bf(1.9375f), bf(1.0625f)}, -0.0625f);
+  const StepRun via_acc =
+      step_both(width(4), {bf(1.0f), bf(1.0f)}, {bf(1.9375f), bf(1.0625f)}, -0.0625f);
   EXPECT_EQ(via_acc.value, 3.0f);
 }
 
@@ -127,11 +131,13 @@ TEST(TermPe, HugeExponentGapSkipsEveryTermOfTheSmallProducts) {
 }
 
 TEST(TermPe, HugeProductsDropATinyAccumulator) {
-  const StepRun r = step_both(PeConfig{}, {bf(std::ldexp(1.0f, 100))}, {bf(3.0f)}, std::ldexp(1.0f, -100));
+  const StepRun r =
+      step_both(PeConfig{}, {bf(std::ldexp(1.0f, 100))}, {bf(3.0f)}, std::ldexp(1.0f, -100));
   EXPECT_EQ(r.value, std::ldexp(3.0f, 100));
   // The accumulator's own exponent bounds the window when it is the largest.
-  const StepRun cancel = step_both(PeConfig{}, {bf(std::ldexp(1.0f, 60)), bf(-std::ldexp(1.0f, 60))},
-                                   {bf(1.0f), bf(1.0f)}, std::ldexp(1.0f, -40));
+  const StepRun cancel =
+      step_both(PeConfig{}, {bf(std::ldexp(1.0f, 60)), bf(-std::ldexp(1.0f, 60))},
+                {bf(1.0f), bf(1.0f)}, std::ldexp(1.0f, -40));
   EXPECT_EQ(cancel.value, 0.0f);  // 2^-40 is far below the window (LSB 2^37): truncated away
   EXPECT_FALSE(std::signbit(cancel.value));
 }
@@ -160,8 +166,10 @@ TEST(TermPe, ExponentOverflowGivesSignedInfinity) {
 // W = 4, window LSB 2^122: 31 + 31 + 1 = 63 units = 2^128 - 2^122 < 2^128, which needs 6
 // significant bits; rounding to 5 is a tie, to even: 2^128, past acc_max_exponent = 127.
 TEST(TermPe, OverflowIsJudgedAfterRounding) {
-  const std::vector<Bf16> a = {bf(std::ldexp(1.9375f, 63)), bf(std::ldexp(1.9375f, 63)), bf(std::ldexp(1.0f, 61))};
-  const std::vector<Bf16> b = {bf(std::ldexp(1.0f, 63)), bf(std::ldexp(1.0f, 63)), bf(std::ldexp(1.0f, 61))};
+  const std::vector<Bf16> a = {bf(std::ldexp(1.9375f, 63)), bf(std::ldexp(1.9375f, 63)),
+                               bf(std::ldexp(1.0f, 61))};
+  const std::vector<Bf16> b = {bf(std::ldexp(1.0f, 63)), bf(std::ldexp(1.0f, 63)),
+                               bf(std::ldexp(1.0f, 61))};
   EXPECT_EQ(step_both(width(4), a, b, 0.0f).value, std::numeric_limits<float>::infinity());
   EXPECT_EQ(step_both(width(5), a, b, 0.0f).value, std::ldexp(63.0f, 122));
 }
@@ -172,7 +180,7 @@ TEST(TermPe, NaNAndInfinitiesFollowIeee) {
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {nan, bf(1)}, {bf(1), bf(1)}, 0.0f).value));
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(0.0f)}, 0.0f).value));  // Inf * 0
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf), bf(-inf)}, {bf(1), bf(1)}, 0.0f).value));
-  EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(1)}, -inf).value));         // Inf - Inf
+  EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(inf)}, {bf(1)}, -inf).value));  // Inf - Inf
   EXPECT_TRUE(std::isnan(step_both(PeConfig{}, {bf(1)}, {bf(1)}, std::nanf("")).value));  // sticky
   EXPECT_EQ(step_both(PeConfig{}, {bf(-inf)}, {bf(2)}, 5.0f).value, -inf);
   EXPECT_EQ(step_both(PeConfig{}, {bf(inf)}, {bf(-inf)}, 0.0f).value, -inf);
@@ -181,7 +189,8 @@ TEST(TermPe, NaNAndInfinitiesFollowIeee) {
   const StepRun r = step_both(PeConfig{}, {bf(inf), bf(1)}, {bf(1), bf(1.9921875f)}, 0.0f);
   EXPECT_EQ(r.stats.lanes[0], (LaneTerms{0, kTermSlots, 0}));
   EXPECT_EQ(r.stats.lanes[1], (LaneTerms{2, 6, 0}));
-  EXPECT_EQ(std::bit_cast<uint32_t>(step_both(PeConfig{}, {nan}, {bf(1)}, 0.0f).value), 0x7fc00000u);
+  EXPECT_EQ(std::bit_cast<uint32_t>(step_both(PeConfig{}, {nan}, {bf(1)}, 0.0f).value),
+            0x7fc00000u);
 }
 
 TEST(TermPe, SignedZerosFollowIeee) {
@@ -242,9 +251,11 @@ TEST(TermPe, ReadOutRoundsOnceToNearestEven) {
       acc.exponent = static_cast<int>(rng() % 320) - 170;
       const uint64_t low = rng() & ((uint64_t{1} << w) - 1);
       acc.significand = (uint64_t{1} << w) | (i % 3 == 0 ? low & ~uint64_t{0xff} : low);
-      const double exact = std::ldexp(static_cast<double>(static_cast<uint64_t>(acc.significand)), acc.exponent - w);
+      const double exact =
+          std::ldexp(static_cast<double>(static_cast<uint64_t>(acc.significand)), acc.exponent - w);
       const float want = static_cast<float>(acc.negative ? -exact : exact);
-      ASSERT_EQ(std::bit_cast<uint32_t>(accumulator_to_f32(acc, cfg)), std::bit_cast<uint32_t>(want))
+      ASSERT_EQ(std::bit_cast<uint32_t>(accumulator_to_f32(acc, cfg)),
+                std::bit_cast<uint32_t>(want))
           << to_string(acc) << " W=" << w;
     }
   }
@@ -252,7 +263,7 @@ TEST(TermPe, ReadOutRoundsOnceToNearestEven) {
 
 TEST(TermPe, NarrowAccumulatorLoadsFp32RoundedToNearestEven) {
   const PeConfig cfg = width(7);
-  EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.00390625f, cfg), cfg), 1.0f);       // tie, even
+  EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.00390625f, cfg), cfg), 1.0f);  // tie, even
   EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.01171875f, cfg), cfg), 1.015625f);  // tie, up
   EXPECT_EQ(accumulator_to_f32(accumulator_from_f32(1.999f, cfg), cfg), 2.0f);            // carry
 }

@@ -46,7 +46,8 @@ RowCase make_row_case(Rng& rng, int L, int steps, SerialOp serial_op, ParallelOp
     c.ops.set_serial(0, k, detail::make_operand(c.serial[k]));
     for (int x = 0; x < c.x_count; ++x) {
       c.parallel[static_cast<size_t>(k) * c.x_count + x] = parallel_op();
-      c.ops.set_parallel(k, x, detail::make_operand(c.parallel[static_cast<size_t>(k) * c.x_count + x]));
+      c.ops.set_parallel(k, x,
+                         detail::make_operand(c.parallel[static_cast<size_t>(k) * c.x_count + x]));
     }
   }
   c.ops.pack(c.x0s);
@@ -58,7 +59,8 @@ RowCase make_row_case(Rng& rng, int L, int steps, SerialOp serial_op, ParallelOp
 inline std::vector<detail::RowGroup> row_groups(const RowCase& c, float* out, int* step_max) {
   std::vector<detail::RowGroup> groups;
   for (int g = 0; g < c.count; ++g)
-    groups.push_back(detail::RowGroup{c.x0s[g], g, c.valids[g], out + c.x0s[g], 1, step_max + static_cast<size_t>(g) * c.steps});
+    groups.push_back(detail::RowGroup{c.x0s[g], g, c.valids[g], out + c.x0s[g], 1,
+                                      step_max + static_cast<size_t>(g) * c.steps});
   return groups;
 }
 
@@ -68,10 +70,11 @@ struct GroupReference {
   std::vector<float> out;            // accumulator_to_f32 of final
   std::vector<int> slowest;          // per step: the slowest PE's cycles
   detail::GroupTotals totals;
-  bool overflowed = false;           // some accumulator became Inf or NaN
+  bool overflowed = false;  // some accumulator became Inf or NaN
 };
 
-inline GroupReference reference_group(const PeConfig& cfg, const RowCase& c, int g, const float* init) {
+inline GroupReference reference_group(const PeConfig& cfg, const RowCase& c, int g,
+                                      const float* init) {
   GroupReference e;
   e.slowest.assign(static_cast<size_t>(c.steps), 0);
   const int L = c.L;
@@ -82,7 +85,8 @@ inline GroupReference reference_group(const PeConfig& cfg, const RowCase& c, int
       std::vector<Bf16> a(L), b(c.serial.begin() + j * L, c.serial.begin() + (j + 1) * L);
       for (int i = 0; i < L; ++i) a[i] = c.parallel[static_cast<size_t>(j * L + i) * c.x_count + x];
       const StepStats s = reference_step(cfg, a, b, acc);
-      e.overflowed = e.overflowed || acc.kind == PeAccumulator::Kind::Inf || acc.kind == PeAccumulator::Kind::NaN;
+      e.overflowed = e.overflowed || acc.kind == PeAccumulator::Kind::Inf ||
+                     acc.kind == PeAccumulator::Kind::NaN;
       e.slowest[static_cast<size_t>(j)] = std::max(e.slowest[static_cast<size_t>(j)], s.cycles);
       e.totals.pe_cycles += s.cycles;
       for (int i = 0; i < L; ++i) {

@@ -2,10 +2,10 @@
 // states the fp32 interface cannot produce (all-ones significands at W = 24, wide exponents).
 #include "numerics/term_tile_avx2.h"
 
-#include <gtest/gtest.h>
-
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "numerics/term_pe_reference.h"
 
@@ -50,7 +50,8 @@ TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
     cfg.fixed_exponent = static_cast<int>(rng() % 61) - 40;
     if (!detail::tile_avx2_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
     const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 4), kp = steps * L;
-    const int valid = 1 + static_cast<int>(rng() % detail::kGroupPes), x0 = static_cast<int>(rng() % 3);
+    const int valid = 1 + static_cast<int>(rng() % detail::kGroupPes),
+              x0 = static_cast<int>(rng() % 3);
     const bool specials = trial % 2 == 0;
     detail::TileOperands ops;
     ops.resize(1, kp, x0 + valid);
@@ -60,7 +61,8 @@ TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
       ops.set_serial(0, k, detail::make_operand(serial[k]));
       for (int x = 0; x < x0 + valid; ++x) {
         parallel[static_cast<size_t>(k) * (x0 + valid) + x] = random_operand(rng, specials);
-        ops.set_parallel(k, x, detail::make_operand(parallel[static_cast<size_t>(k) * (x0 + valid) + x]));
+        ops.set_parallel(k, x,
+                         detail::make_operand(parallel[static_cast<size_t>(k) * (x0 + valid) + x]));
       }
     }
     std::vector<PeAccumulator> fast(valid), ref(valid);
@@ -70,14 +72,17 @@ TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
     detail::SerialSteps row;
     row.build(ops, 0, steps, L);
     ops.pack({x0});
-    detail::group_steps_avx2(cfg, ops, row, 0, x0, 0, valid, steps, fast.data(), cycles.data(), totals);
+    detail::group_steps_avx2(cfg, ops, row, 0, x0, 0, valid, steps, fast.data(), cycles.data(),
+                             totals);
     detail::GroupTotals want;
     for (int v = 0; v < valid; ++v) {
       for (int j = 0; j < steps; ++j) {
         std::vector<Bf16> a(L), b(serial.begin() + j * L, serial.begin() + (j + 1) * L);
-        for (int i = 0; i < L; ++i) a[i] = parallel[static_cast<size_t>(j * L + i) * (x0 + valid) + x0 + v];
+        for (int i = 0; i < L; ++i)
+          a[i] = parallel[static_cast<size_t>(j * L + i) * (x0 + valid) + x0 + v];
         const StepStats s = reference_step(cfg, a, b, ref[v]);
-        ASSERT_EQ(cycles[static_cast<size_t>(j) * detail::kGroupPes + v], s.cycles) << "trial " << trial;
+        ASSERT_EQ(cycles[static_cast<size_t>(j) * detail::kGroupPes + v], s.cycles)
+            << "trial " << trial;
         for (int i = 0; i < L; ++i) {
           want.processed += s.lanes[i].processed;
           want.skipped_zero += s.lanes[i].skipped_zero;
@@ -85,8 +90,8 @@ TEST(TermTileAvx2, GroupStepsMatchReferenceStepByStep) {
           want.lane_idle += s.cycles - s.lanes[i].processed;
         }
       }
-      ASSERT_EQ(fast[v], ref[v]) << "trial " << trial << " PE " << v << ": " << to_string(fast[v]) << " vs "
-                                 << to_string(ref[v]);
+      ASSERT_EQ(fast[v], ref[v]) << "trial " << trial << " PE " << v << ": " << to_string(fast[v])
+                                 << " vs " << to_string(ref[v]);
     }
     EXPECT_EQ(totals.processed, want.processed);
     EXPECT_EQ(totals.skipped_zero, want.skipped_zero);

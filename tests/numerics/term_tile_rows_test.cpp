@@ -4,19 +4,19 @@
 // operands (timing per PE), truncated lanes, out-of-bounds terms, windows that jump above the
 // accumulator, fixed-exponent mode, and the fallbacks (Inf/NaN operands, -0 and non-fp32-normal
 // accumulators).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "numerics/bf16.h"
 #include "numerics/term_matmul.h"
 #include "numerics/term_pe_reference.h"
-#include "numerics/term_tile_avx2.h"
 #include "numerics/term_row_case.h"
+#include "numerics/term_tile_avx2.h"
 
 namespace tessera::numerics {
 namespace {
@@ -30,7 +30,8 @@ Bf16 edge_operand(std::mt19937_64& rng, bool specials) {
   if (specials && r % 61 == 1) return Bf16{static_cast<uint16_t>(sign | 0x7f80)};
   if (specials && r % 61 == 2) return Bf16{0x7fc1};
   if (r % 31 == 3) return Bf16{static_cast<uint16_t>(sign | ((r >> 30) % 127 + 1))};  // subnormal
-  const uint16_t e = r % 11 == 4 ? static_cast<uint16_t>(1 + (r >> 20) % 254) : static_cast<uint16_t>(118 + (r >> 20) % 14);
+  const uint16_t e = r % 11 == 4 ? static_cast<uint16_t>(1 + (r >> 20) % 254)
+                                 : static_cast<uint16_t>(118 + (r >> 20) % 14);
   return Bf16{static_cast<uint16_t>(sign | (e << 7) | ((r >> 40) & 0x7f))};
 }
 
@@ -47,7 +48,8 @@ float edge_accumulator(std::mt19937_64& rng) {
     case 3:
       return r % 5 == 0 ? INFINITY : 1.0f;
     default:
-      return std::ldexp(static_cast<float>((r >> 16) % 100000) / 1000.0f - 50.0f, static_cast<int>((r >> 40) % 20) - 14);
+      return std::ldexp(static_cast<float>((r >> 16) % 100000) / 1000.0f - 50.0f,
+                        static_cast<int>((r >> 40) % 20) - 14);
   }
 }
 
@@ -55,14 +57,18 @@ TEST(TermTileRows, RowStepsMatchReferencePeByPeAndStepByStep) {
   std::mt19937_64 rng(57);
   for (int trial = 0; trial < 1500; ++trial) {
     // Widths 4..24 (a third at 23: the fp32 load/store of the accumulators), 2, 5 or 8 lanes.
-    PeConfig cfg{std::vector<int>{2, 5, 8}[rng() % 3], trial % 3 == 0 ? 23 : 4 + static_cast<int>(rng() % 21),
-                 rng() % 5 == 0 ? 20 : 127, static_cast<int>(rng() % 3), rng() % 3 == 0,
+    PeConfig cfg{std::vector<int>{2, 5, 8}[rng() % 3],
+                 trial % 3 == 0 ? 23 : 4 + static_cast<int>(rng() % 21),
+                 rng() % 5 == 0 ? 20 : 127,
+                 static_cast<int>(rng() % 3),
+                 rng() % 3 == 0,
                  static_cast<int>(rng() % 81) - 50};
     if (!detail::tile_avx2_supported(cfg)) GTEST_SKIP() << "no AVX2 on this host";
     const int L = cfg.lanes, steps = 1 + static_cast<int>(rng() % 5);
     const bool specials = trial % 4 == 0;
     const test::RowCase c = test::make_row_case(
-        rng, L, steps, [&] { return edge_operand(rng, specials); }, [&] { return edge_operand(rng, specials); });
+        rng, L, steps, [&] { return edge_operand(rng, specials); },
+        [&] { return edge_operand(rng, specials); });
     std::vector<float> out(c.x_count);
     for (float& v : out) v = edge_accumulator(rng);
     const std::vector<float> init = out;
@@ -79,7 +85,8 @@ TEST(TermTileRows, RowStepsMatchReferencePeByPeAndStepByStep) {
         ASSERT_EQ(std::bit_cast<uint32_t>(out[c.x0s[g] + v]), std::bit_cast<uint32_t>(e.out[v]))
             << "trial " << trial << " group " << g << " PE " << v;
       for (int j = 0; j < steps; ++j)
-        ASSERT_EQ(step_max[static_cast<size_t>(g) * steps + j], e.slowest[j]) << "trial " << trial << " group " << g;
+        ASSERT_EQ(step_max[static_cast<size_t>(g) * steps + j], e.slowest[j])
+            << "trial " << trial << " group " << g;
     }
     EXPECT_EQ(totals.processed, want.processed) << "trial " << trial;
     EXPECT_EQ(totals.skipped_zero, want.skipped_zero) << "trial " << trial;
@@ -99,7 +106,10 @@ std::vector<float> designed_inputs(int n, std::mt19937& rng, float scale, float 
   std::vector<float> v(n);
   for (float& x : v) {
     const float p = u(rng);
-    x = p < zero_fraction ? 0.0f : p < zero_fraction + 0.01f ? 1e-7f * normal(rng) : p < zero_fraction + 0.015f ? 300.0f : normal(rng);
+    x = p < zero_fraction            ? 0.0f
+        : p < zero_fraction + 0.01f  ? 1e-7f * normal(rng)
+        : p < zero_fraction + 0.015f ? 300.0f
+                                     : normal(rng);
     x = round_to_bf16(x);
   }
   return v;
@@ -130,11 +140,14 @@ TEST(TermTileRows, LockstepAndFallbackPathsMatchTheReferenceInAMatmul) {
         std::vector<float> fast = init, ref = init;
         TermMatmulStats fs, rs;
         term_matmul_accumulate(cfg, a.data(), K, w.data(), N, fast.data(), N, M, K, N, &fs);
-        term_matmul_accumulate_reference(cfg, a.data(), K, w.data(), N, ref.data(), N, M, K, N, &rs);
+        term_matmul_accumulate_reference(cfg, a.data(), K, w.data(), N, ref.data(), N, M, K, N,
+                                         &rs);
         for (int i = 0; i < M * N; ++i)
           ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(ref[i]))
-              << "W " << width << " serial " << static_cast<int>(serial) << " fixed " << fixed << " element " << i;
-        EXPECT_EQ(fs, rs) << "W " << width << " serial " << static_cast<int>(serial) << " fixed " << fixed;
+              << "W " << width << " serial " << static_cast<int>(serial) << " fixed " << fixed
+              << " element " << i;
+        EXPECT_EQ(fs, rs) << "W " << width << " serial " << static_cast<int>(serial) << " fixed "
+                          << fixed;
         EXPECT_GT(rs.terms_skipped_oob, 0);
         EXPECT_GT(rs.pe_stall_cycles, 0);
       }
@@ -157,7 +170,8 @@ TEST(TermTileRows, RepeatedPushesThroughOneWeightTileMatchTheReference) {
     term_matmul_accumulate(cfg, a.data(), K, w.data(), N, fast.data(), N, M, K, N, &fs);
     term_matmul_accumulate_reference(cfg, a.data(), K, w.data(), N, ref.data(), N, M, K, N, &rs);
     for (int i = 0; i < M * N; ++i)
-      ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(ref[i])) << "push " << push << " element " << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(fast[i]), std::bit_cast<uint32_t>(ref[i]))
+          << "push " << push << " element " << i;
     EXPECT_EQ(fs, rs) << "push " << push;
   }
 }

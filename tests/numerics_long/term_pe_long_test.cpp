@@ -1,9 +1,9 @@
 // Long tier: the fast term-serial PE model against the bit-level reference on 10^7 random cases,
 // and every bf16 B against fixed A sets with loaded lanes and more accumulator widths. The default
 // tier (tests/numerics/term_pe_agreement_test.cpp) runs the same checks on 10^5 cases.
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "../numerics/term_pe_cases.h"
 
@@ -16,7 +16,8 @@ using testing::PeCaseGenerator;
 
 TEST(TermPeLong, FastModelMatchesReferenceOnTenMillionRandomCases) {
   PeCaseGenerator gen(7700001);
-  for (int i = 0; i < 10'000'000; ++i) ASSERT_TRUE(fast_matches_reference(gen.next())) << "case " << i;
+  for (int i = 0; i < 10'000'000; ++i)
+    ASSERT_TRUE(fast_matches_reference(gen.next())) << "case " << i;
 }
 
 // Lane 0 takes every B against each fixed A; lanes 1..7 carry fixed ordinary products, so B's
@@ -43,7 +44,8 @@ TEST(TermPeLong, FastModelMatchesReferenceForEveryBWithLoadedLanes) {
       b.insert(b.end(), other_b.begin(), other_b.end());
       for (int bits = 0; bits < 65536; ++bits) {
         b[0] = Bf16{static_cast<uint16_t>(bits)};
-        ASSERT_TRUE(fast_matches_reference(PeCase{cfg, a, b, accs[bits % accs.size()]})) << "A " << a0 << " B " << bits;
+        ASSERT_TRUE(fast_matches_reference(PeCase{cfg, a, b, accs[bits % accs.size()]}))
+            << "A " << a0 << " B " << bits;
       }
     }
   }

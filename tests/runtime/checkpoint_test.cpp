@@ -1,17 +1,18 @@
 // Checkpoints: the file format refuses damaged files with exact messages; writes are atomic; a
 // training run interrupted and resumed ends bit-identical to an uninterrupted one.
-#include <gtest/gtest.h>
+#include "runtime/checkpoint.h"
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "chip_test_data.h"
 #include "common/error.h"
 #include "core/energy.h"
 #include "graph/rng.h"
-#include "runtime/checkpoint.h"
-#include "chip_test_data.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
 #include "support/temp_dir.h"
@@ -35,7 +36,8 @@ Checkpoint sample_checkpoint() {
   return c;
 }
 
-void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+void expect_same_bits(const std::vector<std::vector<float>>& a,
+                      const std::vector<std::vector<float>>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].size(), b[i].size()) << "tensor " << i;
@@ -64,8 +66,8 @@ TEST(CheckpointFormat, EveryTruncationIsRefused_bad) {
   EXPECT_EQ(error_of([&] { decode_checkpoint(bytes.substr(0, 10), "f.tsck"); }),
             "f.tsck: truncated checkpoint (10 bytes; the fixed fields alone are 20)");
   EXPECT_EQ(error_of([&] { decode_checkpoint(bytes.substr(0, bytes.size() - 1), "f.tsck"); }),
-            fmt::format("f.tsck: truncated checkpoint ({} bytes, its header describes {})", bytes.size() - 1,
-                        bytes.size()));
+            fmt::format("f.tsck: truncated checkpoint ({} bytes, its header describes {})",
+                        bytes.size() - 1, bytes.size()));
 }
 
 TEST(CheckpointFormat, EveryBitFlipIsRefused_bad) {
@@ -80,15 +82,17 @@ TEST(CheckpointFormat, EveryBitFlipIsRefused_bad) {
   }
   std::string d = bytes;
   d[bytes.size() - 6] = static_cast<char>(d[bytes.size() - 6] ^ 1);  // a payload bit
-  EXPECT_NE(error_of([&] { decode_checkpoint(d, "f.tsck"); }).find("f.tsck: checksum mismatch (stored "),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { decode_checkpoint(d, "f.tsck"); }).find("f.tsck: checksum mismatch (stored "),
+      std::string::npos);
 }
 
 TEST(CheckpointFormat, MagicAndVersionAreChecked_bad) {
   std::string bytes = encode_checkpoint(sample_checkpoint());
   std::string other = bytes;
   other[0] = 'X';
-  EXPECT_EQ(error_of([&] { decode_checkpoint(other, "f"); }), "f: not a tessera checkpoint (bad magic)");
+  EXPECT_EQ(error_of([&] { decode_checkpoint(other, "f"); }),
+            "f: not a tessera checkpoint (bad magic)");
   bytes[8] = 2;
   EXPECT_EQ(error_of([&] { decode_checkpoint(bytes, "f"); }),
             "f: checkpoint format version 2 is not supported (this build reads 1)");
@@ -103,14 +107,16 @@ TEST(CheckpointFormat, IdentityMismatchNamesKeyAndBothValues_bad) {
             "f: checkpoint is for model \"mlp\", this run has model \"cnn\"");
   want = c.identity;
   want["seed"] = 3;
-  EXPECT_EQ(error_of([&] { check_identity("f", c.identity, want); }), "f: checkpoint has no 'seed' (this run: 3)");
+  EXPECT_EQ(error_of([&] { check_identity("f", c.identity, want); }),
+            "f: checkpoint has no 'seed' (this run: 3)");
 }
 
 TEST(CheckpointFiles, WriteIsAtomicAndLeavesNoTempFile) {
   TempDir dir;
   write_checkpoint(dir.file(checkpoint_file_name(5)), sample_checkpoint());
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir.str())) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir.str()))
+    names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"ckpt-0000000005.tsck"});
   const Checkpoint d = read_checkpoint(dir.file("ckpt-0000000005.tsck"));
   expect_same_bits(d.params, sample_checkpoint().params);
@@ -120,7 +126,8 @@ TEST(CheckpointFiles, LeftoverTempFileIsIgnored) {
   TempDir dir;
   write_checkpoint(dir.file(checkpoint_file_name(5)), sample_checkpoint());
   // A crash during the write of step 9 leaves its temp file (half written): never chosen.
-  write_bytes(dir.file(".ckpt-0000000009.tsck.tmp"), encode_checkpoint(sample_checkpoint()).substr(0, 30));
+  write_bytes(dir.file(".ckpt-0000000009.tsck.tmp"),
+              encode_checkpoint(sample_checkpoint()).substr(0, 30));
   write_bytes(dir.file("notes.txt"), "x");
   EXPECT_EQ(newest_checkpoint(dir.str()), dir.file("ckpt-0000000005.tsck"));
   EXPECT_EQ(list_checkpoints(dir.str()).size(), 1u);
@@ -128,16 +135,19 @@ TEST(CheckpointFiles, LeftoverTempFileIsIgnored) {
 
 TEST(CheckpointFiles, PruneKeepsTheNewest) {
   TempDir dir;
-  for (int s : {12, 3, 100, 40}) write_checkpoint(dir.file(checkpoint_file_name(s)), sample_checkpoint());
+  for (int s : {12, 3, 100, 40})
+    write_checkpoint(dir.file(checkpoint_file_name(s)), sample_checkpoint());
   prune_checkpoints(dir.str(), 2);
   EXPECT_EQ(list_checkpoints(dir.str()),
-            (std::vector<std::string>{dir.file("ckpt-0000000040.tsck"), dir.file("ckpt-0000000100.tsck")}));
+            (std::vector<std::string>{dir.file("ckpt-0000000040.tsck"),
+                                      dir.file("ckpt-0000000100.tsck")}));
 }
 
 // ---- training runs ----
 
 struct Fixture {
-  Dataset train = chip_test::synthetic_dataset("synthetic", 36, 1);  // batch 8: 4 full steps + one of 4 per epoch
+  Dataset train = chip_test::synthetic_dataset("synthetic", 36,
+                                               1);  // batch 8: 4 full steps + one of 4 per epoch
   Dataset test = chip_test::synthetic_dataset("synthetic-test", 12, 2);
 };
 
@@ -166,8 +176,10 @@ struct Outcome {
 };
 
 Outcome outcome_of(const TrainingRun& r) {
-  Outcome o{r.trainer().params(), r.trainer().optimizer_state(), r.trainer().steps(), r.report()["epochs"]};
-  // host_seconds is wall time; everything else, the optimizer's per-step costs included, must match.
+  Outcome o{r.trainer().params(), r.trainer().optimizer_state(), r.trainer().steps(),
+            r.report()["epochs"]};
+  // host_seconds is wall time; everything else, the optimizer's per-step costs included, must
+  // match.
   for (auto& e : o.epochs) e.erase("host_seconds");
   return o;
 }
@@ -187,7 +199,8 @@ Outcome uninterrupted(graph::OptimizerKind kind) {
 
 // Runs with checkpoints every `every` steps, stops after global step `stop`, resumes in a new
 // TrainingRun (a new simulated chip) and finishes.
-Outcome interrupted(graph::OptimizerKind kind, int64_t every, int64_t stop, std::string* resumed_from) {
+Outcome interrupted(graph::OptimizerKind kind, int64_t every, int64_t stop,
+                    std::string* resumed_from) {
   TempDir dir;
   TrainingRunOptions o = options(kind, dir.str());
   o.checkpoint_every = every;
@@ -233,7 +246,8 @@ TEST(TrainingResume, NoCheckpointIsAnError_bad) {
   EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }),
             dir.str() + ": no checkpoint to resume from (looked for ckpt-<step>.tsck)");
   o.checkpoint_dir = "";
-  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }), "train: --resume needs --checkpoint-dir");
+  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }),
+            "train: --resume needs --checkpoint-dir");
 }
 
 TEST(TrainingResume, DamagedOrForeignCheckpointIsRefused_bad) {
@@ -258,22 +272,25 @@ TEST(TrainingResume, DamagedOrForeignCheckpointIsRefused_bad) {
             path + ": checkpoint is for model \"mlp\", this run has model \"mlp2\"");
   TrainingRunOptions other_config = o;
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(
-      read_bytes(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json"), nullptr, true, true);
+      read_bytes(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json"), nullptr, true,
+      true);
   doc["core"]["clock_hz"] = 1e9;
   write_bytes(dir.file("faster.json"), doc.dump());
   other_config.config = load_run_config(dir.file("faster.json"));
   EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, other_config); }),
-            fmt::format("{}: checkpoint is for config_hash \"{}\", this run has config_hash \"{}\"", path, o.config.hash,
-                        other_config.config.hash));
+            fmt::format("{}: checkpoint is for config_hash \"{}\", this run has config_hash \"{}\"",
+                        path, o.config.hash, other_config.config.hash));
 
   write_bytes(path, good.substr(0, good.size() / 2));
   EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }),
-            fmt::format("{}: truncated checkpoint ({} bytes, its header describes {})", path, good.size() / 2,
-                        good.size()));
+            fmt::format("{}: truncated checkpoint ({} bytes, its header describes {})", path,
+                        good.size() / 2, good.size()));
   std::string flipped = good;
   flipped[good.size() - 100] = static_cast<char>(flipped[good.size() - 100] ^ 0x10);
   write_bytes(path, flipped);
-  EXPECT_NE(error_of([&] { TrainingRun r(data().train, data().test, o); }).find(path + ": checksum mismatch"),
+  EXPECT_NE(error_of([&] {
+              TrainingRun r(data().train, data().test, o);
+            }).find(path + ": checksum mismatch"),
             std::string::npos);
   write_bytes(path, good);
   EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }), "(no error)");
@@ -282,8 +299,12 @@ TEST(TrainingResume, DamagedOrForeignCheckpointIsRefused_bad) {
 TEST(TrainingResume, FreshRunIntoADirectoryWithCheckpointsIsRefused_bad) {
   TempDir dir;
   write_checkpoint(dir.file(checkpoint_file_name(1)), sample_checkpoint());
-  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, options(graph::OptimizerKind::kSgd, dir.str())); }),
-            dir.str() + ": already holds checkpoints (continue with --resume, or use an empty directory)");
+  EXPECT_EQ(error_of([&] {
+              TrainingRun r(data().train, data().test,
+                            options(graph::OptimizerKind::kSgd, dir.str()));
+            }),
+            dir.str() +
+                ": already holds checkpoints (continue with --resume, or use an empty directory)");
 }
 
 TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
@@ -295,8 +316,9 @@ TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
   const core::Core& core = r.trainer().core();
   // The chip's energy: the core's plus the Adam unit's (which runs inside the optimizer section).
   const auto energy_of = [&] {
-    const double unit_pj =
-        core::adam_unit_energy(core.spec().adam, core.machine().adam().stats(), core.spec().energy.hbm_byte_pj).total;
+    const double unit_pj = core::adam_unit_energy(core.spec().adam, core.machine().adam().stats(),
+                                                  core.spec().energy.hbm_byte_pj)
+                               .total;
     return core.stats().to_json()["energy"]["total_uj"].get<double>() + unit_pj * 1e-6;
   };
   const int64_t cycles0 = core.cycles(), mxu0 = core.unit_busy_cycles(isa::Unit::Mxu);
@@ -318,21 +340,26 @@ TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
   EXPECT_EQ(rep["resolved_config"], o.config.resolved);
   ASSERT_EQ(rep["epochs"].size(), 1u);
   const auto& e = rep["epochs"][0];
-  for (const char* k : {"epoch", "steps", "samples", "loss", "train_accuracy", "train_accuracy_samples", "test_accuracy",
-                        "test_loss", "sim_cycles", "sim_chip_seconds", "sim_host_link_seconds", "sim_seconds",
-                        "samples_per_sim_second", "mxu_utilization", "vector_utilization", "energy_j",
-                        "average_power_w", "host_seconds"})
+  for (const char* k :
+       {"epoch", "steps", "samples", "loss", "train_accuracy", "train_accuracy_samples",
+        "test_accuracy", "test_loss", "sim_cycles", "sim_chip_seconds", "sim_host_link_seconds",
+        "sim_seconds", "samples_per_sim_second", "mxu_utilization", "vector_utilization",
+        "energy_j", "average_power_w", "host_seconds"})
     EXPECT_TRUE(e.contains(k)) << k;
   EXPECT_EQ(e["steps"], 5);
   EXPECT_EQ(e["samples"], 36);
   EXPECT_EQ(e["train_accuracy_samples"], 16);  // whole batches until >= the 12 test samples
   // No evaluation ran before the last step, so the epoch's counters are the core's totals then.
   EXPECT_EQ(e["sim_cycles"].get<int64_t>(), cycles);
-  EXPECT_DOUBLE_EQ(e["mxu_utilization"].get<double>(), static_cast<double>(mxu) / static_cast<double>(cycles));
+  EXPECT_DOUBLE_EQ(e["mxu_utilization"].get<double>(),
+                   static_cast<double>(mxu) / static_cast<double>(cycles));
   EXPECT_NEAR(e["energy_j"].get<double>(), energy_uj * 1e-6, 1e-9 * energy_uj);
-  EXPECT_DOUBLE_EQ(e["sim_chip_seconds"].get<double>(), static_cast<double>(cycles) / o.config.spec.clock_hz);
-  EXPECT_DOUBLE_EQ(e["sim_host_link_seconds"].get<double>(), 36.0 * (784 + 1) * 4 / o.trainer.host_bytes_per_second);
-  EXPECT_DOUBLE_EQ(e["samples_per_sim_second"].get<double>(), 36.0 / e["sim_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(e["sim_chip_seconds"].get<double>(),
+                   static_cast<double>(cycles) / o.config.spec.clock_hz);
+  EXPECT_DOUBLE_EQ(e["sim_host_link_seconds"].get<double>(),
+                   36.0 * (784 + 1) * 4 / o.trainer.host_bytes_per_second);
+  EXPECT_DOUBLE_EQ(e["samples_per_sim_second"].get<double>(),
+                   36.0 / e["sim_seconds"].get<double>());
   EXPECT_GT(e["loss"].get<double>(), 0.0);
   // The optimizer's figures, step by step and summed.
   const auto& opt = e["optimizer"];

@@ -3,12 +3,12 @@
 // comparison of tensor lists.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/spec.h"
 #include "graph/rng.h"
@@ -35,7 +35,8 @@ inline core::CoreSpec tpu_v2_like() {
 
 // n samples of 28 x 28 from SplitMix64(seed): each pixel k/255 for k drawn from [0, 400), values
 // k >= 255 becoming exact zeros (about 36%); then n labels in [0, 10).
-inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& images, std::vector<int32_t>& labels) {
+inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& images,
+                              std::vector<int32_t>& labels) {
   graph::SplitMix64 rng(seed);
   images.assign(static_cast<size_t>(n) * 784, 0.0f);
   for (float& p : images) {
@@ -69,12 +70,14 @@ inline SampleBatch synthetic_batch(int64_t n, uint64_t seed) {
 }
 
 // Words whose bits differ between two lists of tensors (shape mismatches fail the test).
-inline size_t differing_words(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+inline size_t differing_words(const std::vector<std::vector<float>>& a,
+                              const std::vector<std::vector<float>>& b) {
   EXPECT_EQ(a.size(), b.size());
   size_t diff = 0;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     EXPECT_EQ(a[i].size(), b[i].size());
-    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j) diff += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
+    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j)
+      diff += std::memcmp(&a[i][j], &b[i][j], 4) != 0;
   }
   return diff;
 }

@@ -1,20 +1,22 @@
 // `tessera train --chips N`: bad flags give one exact error line; a short run writes the
 // data-parallel report. Runs the built `tessera` executable (skipped when it has not been built in
 // this build tree, or without the Fashion-MNIST package).
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
 
 namespace {
 
-std::string config(const std::string& name) { return std::string(TESSERA_SOURCE_DIR) + "/configs/" + name; }
+std::string config(const std::string& name) {
+  return std::string(TESSERA_SOURCE_DIR) + "/configs/" + name;
+}
 
 // stderr of `tessera args` (stdout dropped); status in `status`.
 std::string run(const std::string& args, int& status) {
@@ -37,7 +39,9 @@ class DpCli : public ::testing::Test {
   }
 };
 
-TEST_F(DpCli, ZeroChips_bad) { expect_error("train --chips 0 --steps 1 --batch 8", "train: --chips 0: need at least 1"); }
+TEST_F(DpCli, ZeroChips_bad) {
+  expect_error("train --chips 0 --steps 1 --batch 8", "train: --chips 0: need at least 1");
+}
 
 TEST_F(DpCli, MoreProcessorsThanSamplesPerBatch_bad) {
   expect_error("train --chips 4 --batch 3 --steps 1",
@@ -47,8 +51,9 @@ TEST_F(DpCli, MoreProcessorsThanSamplesPerBatch_bad) {
 }
 
 TEST_F(DpCli, CoresPerChipOrChipsDifferingFromTheConfig_bad) {
-  expect_error("train --chips 4 --cores-per-chip 1 --steps 1 --batch 8 --config " + config("board4.json"),
-               "train: --cores-per-chip 1 does not match the config's system.cores_per_chip 2");
+  expect_error(
+      "train --chips 4 --cores-per-chip 1 --steps 1 --batch 8 --config " + config("board4.json"),
+      "train: --cores-per-chip 1 does not match the config's system.cores_per_chip 2");
   expect_error("train --chips 2 --steps 1 --batch 8 --config " + config("board4.json"),
                "train: --chips 2 does not match the config's system.chips 4");
 }
@@ -64,13 +69,16 @@ nlohmann::json comparable_report(const std::string& path) {
 
 TEST_F(DpCli, AllReduceFlag_bad) {
   expect_error("train --allreduce torus --steps 1 --batch 8", "train: --allreduce needs --chips");
-  expect_error("train --chips 2 --allreduce tree --steps 1 --batch 8", "--allreduce: 'tree': expected auto, ring or torus");
+  expect_error("train --chips 2 --allreduce tree --steps 1 --batch 8",
+               "--allreduce: 'tree': expected auto, ring or torus");
 }
 
 TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
   const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_torus_report.json";
-  const std::string args = "train --chips 2 --cores-per-chip 2 --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 "
-                           "--report " + report;
+  const std::string args =
+      "train --chips 2 --cores-per-chip 2 --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 "
+      "--report " +
+      report;
   int status = 0;
   nlohmann::json r[2];
   for (int i = 0; i < 2; ++i) {
@@ -82,7 +90,8 @@ TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
   EXPECT_EQ(r[0]["allreduce"], "ring");
   EXPECT_EQ(r[1]["allreduce"], "torus");
   // A line of 2 chips x 2 cores: grid 2 x 2, 4 supersteps per gradient chunk instead of 6.
-  EXPECT_EQ(r[1]["epochs"][0]["supersteps"].get<int64_t>() * 6, r[0]["epochs"][0]["supersteps"].get<int64_t>() * 4);
+  EXPECT_EQ(r[1]["epochs"][0]["supersteps"].get<int64_t>() * 6,
+            r[0]["epochs"][0]["supersteps"].get<int64_t>() * 4);
   std::filesystem::remove(report);
 }
 
@@ -94,8 +103,8 @@ TEST_F(DpCli, DefaultAllReduceIsTheTorusOnGridsOfTwoOrMoreDimensions) {
                                          std::pair{"--chips 3 --cores-per-chip 1", "ring"}}) {
     for (const std::string flag : {"", " --allreduce auto"}) {
       int status = 0;
-      run(std::string("train ") + shape + " --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 --report " +
-              report + flag,
+      run(std::string("train ") + shape +
+              " --batch 8 --steps 1 --epochs 1 --optimizer sgd --lr 0.05 --report " + report + flag,
           status);
       ASSERT_EQ(status, 0) << shape << flag;
       std::ifstream in(report);
@@ -116,20 +125,24 @@ TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
   ASSERT_EQ(status, 0);
   run(common + "2 --epochs 1 --checkpoint-dir " + dir + "/ckpt", status);
   ASSERT_EQ(status, 0);
-  run(common + "2 --epochs 2 --checkpoint-dir " + dir + "/ckpt --resume --report " + resumed, status);
+  run(common + "2 --epochs 2 --checkpoint-dir " + dir + "/ckpt --resume --report " + resumed,
+      status);
   ASSERT_EQ(status, 0);
   std::ifstream in(resumed);
   EXPECT_EQ(nlohmann::json::parse(in)["resumed_from"], dir + "/ckpt/ckpt-0000000002.tsck");
   EXPECT_EQ(comparable_report(resumed).dump(), comparable_report(full).dump());
   EXPECT_EQ(run(common + "3 --epochs 2 --checkpoint-dir " + dir + "/ckpt --resume", status),
-            "tessera: error: " + dir + "/ckpt/ckpt-0000000004.tsck: checkpoint is for chips 2, this run has chips 3\n");
+            "tessera: error: " + dir +
+                "/ckpt/ckpt-0000000004.tsck: checkpoint is for chips 2, this run has chips 3\n");
   std::filesystem::remove_all(dir);
 }
 
 TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {
   const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_report.json";
   int status = 0;
-  run("train --chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05 --report " + report,
+  run("train --chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05 "
+      "--report " +
+          report,
       status);
   ASSERT_EQ(status, 0);
   std::ifstream in(report);
@@ -151,8 +164,10 @@ TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {
 }
 
 TEST_F(DpCli, BucketFlagsWithoutChipsOrBuckets_bad) {
-  expect_error("train --bucket-words 100 --steps 1 --batch 8", "train: --bucket-words and --no-overlap need --chips");
-  expect_error("train --chips 2 --bucket-words -5 --steps 1 --batch 8", "train: --bucket-words -5: must be >= 0");
+  expect_error("train --bucket-words 100 --steps 1 --batch 8",
+               "train: --bucket-words and --no-overlap need --chips");
+  expect_error("train --chips 2 --bucket-words -5 --steps 1 --batch 8",
+               "train: --bucket-words -5: must be >= 0");
   expect_error("train --chips 2 --no-overlap --steps 1 --batch 8",
                "train: --no-overlap needs --bucket-words (without buckets nothing overlaps)");
 }

@@ -15,7 +15,8 @@ namespace {
 
 using chip_test::machine;
 
-DataParallelOptions options(const system::SystemSpec& sys, int batch, int64_t bucket_words, bool overlap) {
+DataParallelOptions options(const system::SystemSpec& sys, int batch, int64_t bucket_words,
+                            bool overlap) {
   DataParallelOptions o;
   o.trainer.batch = batch;
   o.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
@@ -38,7 +39,8 @@ Trained train(const graph::ModelSpec& model, const DataParallelOptions& o, int s
   DataParallelTrainer t(model, chip_test::tpu_v2_like(), o);
   Trained r;
   for (int s = 0; s < steps; ++s) {
-    const chip_test::SampleBatch d = chip_test::synthetic_batch(o.trainer.batch, 500 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d =
+        chip_test::synthetic_batch(o.trainer.batch, 500 + static_cast<uint64_t>(s));
     r.losses.push_back(t.step(d.images.data(), d.labels.data(), o.trainer.batch));
   }
   r.params = t.params(t.processors() - 1);
@@ -48,7 +50,9 @@ Trained train(const graph::ModelSpec& model, const DataParallelOptions& o, int s
   return r;
 }
 
-int64_t overlap_ps(const DataParallelTotals& t) { return t.compute_ps + t.exchange_ps - t.wall_ps; }
+int64_t overlap_ps(const DataParallelTotals& t) {
+  return t.compute_ps + t.exchange_ps - t.wall_ps;
+}
 
 // mlp gradients in the order they are final: W3 + b3 + W2 + b2 (34186 words), then W1 + b1
 // (200960): buckets of 40000 words give two, the first all-reduced during W1's backward kernels.
@@ -83,7 +87,8 @@ TEST(DataParallelOverlap, OneBucketPerParameterAlsoMatchesAndTrainsLikeThePlainS
   EXPECT_EQ(on.losses, off.losses);
   EXPECT_EQ(chip_test::differing_words(on.params, off.params), 0u);
   // Another cut of the gradient into fragments: the same sums in another order.
-  for (size_t s = 0; s < plain.losses.size(); ++s) EXPECT_NEAR(on.losses[s], plain.losses[s], 1e-6) << s;
+  for (size_t s = 0; s < plain.losses.size(); ++s)
+    EXPECT_NEAR(on.losses[s], plain.losses[s], 1e-6) << s;
 }
 
 TEST(DataParallelOverlap, OverlapShortensTheStepWhereTheEarlyBucketIsBandwidthBound) {
@@ -104,14 +109,17 @@ TEST(DataParallelOverlap, BucketsThatDoNotFitBesideTheKernels_bad) {
   core::CoreSpec small = chip_test::tpu_v2_like();
   small.vmem_bytes = 512 * 1024;  // 1024 rows of 128 lanes
   EXPECT_EQ(testing::error_of([&] { compiler::bucket_step_spec(small, 235146, 6, 40000); }),
-            "data-parallel: the gradient buckets (235146 words in 6 parameters) need 1888 vector-memory rows; at most "
+            "data-parallel: the gradient buckets (235146 words in 6 parameters) need 1888 "
+            "vector-memory rows; at most "
             "half of the 1024 rows may be reserved (the kernels keep the rest)");
   EXPECT_EQ(testing::error_of([&] { compiler::bucket_step_spec(small, 100, 1, 0); }),
             "data-parallel: bucket of 0 words: need at least 1");
   EXPECT_EQ(testing::error_of([&] {
-              DataParallelTrainer t(graph::zoo_spec("mlp"), small, options(machine(2, 1, 0), 4, kMlpBucket, true));
+              DataParallelTrainer t(graph::zoo_spec("mlp"), small,
+                                    options(machine(2, 1, 0), 4, kMlpBucket, true));
             }),
-            "data-parallel: the gradient buckets (235146 words in 6 parameters) need 1888 vector-memory rows; at most "
+            "data-parallel: the gradient buckets (235146 words in 6 parameters) need 1888 "
+            "vector-memory rows; at most "
             "half of the 1024 rows may be reserved (the kernels keep the rest)");
 }
 
@@ -125,7 +133,8 @@ TEST(DataParallelOverlap, TorusBucketsOverlappedEqualTheSameBucketsAfterBackward
   pod.topology = system::Topology::kTorus2d;
   pod.dims_x = pod.dims_y = 2;
   for (const system::SystemSpec& sys : {machine(2, 2, 0.05), pod}) {
-    DataParallelOptions on_o = options(sys, 11, kMlpBucket, true), off_o = options(sys, 11, kMlpBucket, false);
+    DataParallelOptions on_o = options(sys, 11, kMlpBucket, true),
+                        off_o = options(sys, 11, kMlpBucket, false);
     on_o.allreduce = off_o.allreduce = compiler::CollectiveAlgorithm::kTorus;
     const Trained on = train(mlp, on_o, 2);
     const Trained off = train(mlp, off_o, 2);
@@ -136,12 +145,14 @@ TEST(DataParallelOverlap, TorusBucketsOverlappedEqualTheSameBucketsAfterBackward
     EXPECT_EQ(on.buckets, 2) << what;
     EXPECT_GT(on.overlapped, 0) << what;
     EXPECT_LT(on.totals.supersteps, ring.totals.supersteps) << what;
-    for (size_t s = 0; s < on.losses.size(); ++s) EXPECT_NEAR(on.losses[s], ring.losses[s], 1e-5) << what << " step " << s;
+    for (size_t s = 0; s < on.losses.size(); ++s)
+      EXPECT_NEAR(on.losses[s], ring.losses[s], 1e-5) << what << " step " << s;
   }
   const system::SystemSpec line = machine(3, 1, 0);
   DataParallelOptions torus_o = options(line, 6, kMlpBucket, true);
   torus_o.allreduce = compiler::CollectiveAlgorithm::kTorus;
-  const Trained by_torus = train(mlp, torus_o, 2), by_ring = train(mlp, options(line, 6, kMlpBucket, true), 2);
+  const Trained by_torus = train(mlp, torus_o, 2),
+                by_ring = train(mlp, options(line, 6, kMlpBucket, true), 2);
   EXPECT_EQ(by_torus.losses, by_ring.losses);
   EXPECT_EQ(chip_test::differing_words(by_torus.params, by_ring.params), 0u);
 }
@@ -150,14 +161,16 @@ TEST(DataParallelOverlap, AStepWithoutKernelBarriers_bad) {
   compiler::CompileOptions co;
   co.batch = 4;
   co.persistent_grads = true;
-  const compiler::CompiledProgram step = compiler::compile(graph::zoo_spec("mlp"), chip_test::tpu_v2_like(), co);
+  const compiler::CompiledProgram step =
+      compiler::compile(graph::zoo_spec("mlp"), chip_test::tpu_v2_like(), co);
   compiler::AllReduceOptions o;
   o.processors = 2;
   o.shard = 4;
   o.global_batch = 8;
   o.bucket_words = kMlpBucket;
-  EXPECT_EQ(testing::error_of([&] { compiler::data_parallel_step(step, chip_test::tpu_v2_like(), o); }),
-            "data-parallel: bucketed all-reduce: the step was not compiled with kernel_barriers");
+  EXPECT_EQ(
+      testing::error_of([&] { compiler::data_parallel_step(step, chip_test::tpu_v2_like(), o); }),
+      "data-parallel: bucketed all-reduce: the step was not compiled with kernel_barriers");
 }
 
 }  // namespace

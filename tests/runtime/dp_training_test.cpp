@@ -1,10 +1,10 @@
 // Data-parallel training on the timed system (runtime/data_parallel.h): one processor equals the
 // single-chip trainer bit for bit; every replica holds the same weights after every step; the loss
 // curve follows single-chip training at the same global batch; link loss changes only time.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "chip_test_data.h"
 #include "runtime/data_parallel.h"
@@ -37,7 +37,8 @@ DataParallelOptions options(graph::OptimizerKind kind, int batch, const system::
 std::vector<double> train(DataParallelTrainer& t, int steps, int batch) {
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
-    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d =
+        chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
     losses.push_back(t.step(d.images.data(), d.labels.data(), batch));
     EXPECT_TRUE(t.diverged_replicas().empty()) << "step " << s;
   }
@@ -69,7 +70,8 @@ TEST(DataParallel, OneProcessorAdamOnTheUnitIsBitIdenticalToTheSingleChipTrainer
 TEST(DataParallel, ReplicasStayBitIdenticalOnTwoThreeAndFourProcessors) {
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
   for (const auto& [chips, cores] : std::vector<std::pair<int, int>>{{2, 1}, {3, 1}, {2, 2}}) {
-    DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kAdam, 12, ring(chips, cores)));
+    DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(),
+                           options(graph::OptimizerKind::kAdam, 12, ring(chips, cores)));
     train(dp, 2, 12);
     EXPECT_GT(dp.totals().exchange_bytes, 0u);
     EXPECT_GT(dp.totals().supersteps, 0);
@@ -79,8 +81,10 @@ TEST(DataParallel, ReplicasStayBitIdenticalOnTwoThreeAndFourProcessors) {
 TEST(DataParallel, RaggedShardsKeepReplicasIdenticalAndWeighTheMean) {
   // 8 samples over 3 processors: shards 3, 3, 2 (two images); the mean over the 8 samples.
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
-  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 8, ring(3, 1)));
-  ChipTrainer chip(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 8, ring(3, 1)).trainer);
+  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(),
+                         options(graph::OptimizerKind::kSgd, 8, ring(3, 1)));
+  ChipTrainer chip(mlp, chip_test::tpu_v2_like(),
+                   options(graph::OptimizerKind::kSgd, 8, ring(3, 1)).trainer);
   const std::vector<double> l = train(dp, 3, 8);
   for (int s = 0; s < 3; ++s) {
     const chip_test::SampleBatch d = chip_test::synthetic_batch(8, 200 + static_cast<uint64_t>(s));
@@ -113,18 +117,22 @@ TEST(DataParallel, LossCurveMatchesSingleChipTrainingAtTheSameGlobalBatch) {
   // per step; 1e-4 over 10 steps leaves room for the drift of the weights.
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
   const int batch = 8;
-  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, batch, ring(4, 1)));
-  ChipTrainer chip(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, batch, ring(4, 1)).trainer);
+  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(),
+                         options(graph::OptimizerKind::kSgd, batch, ring(4, 1)));
+  ChipTrainer chip(mlp, chip_test::tpu_v2_like(),
+                   options(graph::OptimizerKind::kSgd, batch, ring(4, 1)).trainer);
   const std::vector<double> l = train(dp, 10, batch);
   for (int s = 0; s < 10; ++s) {
-    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d =
+        chip_test::synthetic_batch(batch, 200 + static_cast<uint64_t>(s));
     const double lc = chip.step(d.images.data(), d.labels.data(), batch);
     EXPECT_NEAR(l[static_cast<size_t>(s)], lc, 1e-4 * std::abs(lc)) << "step " << s;
   }
   const auto a = dp.params(0), b = chip.params();
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i)
-    for (size_t j = 0; j < a[i].size(); ++j) worst = std::max(worst, static_cast<double>(std::abs(a[i][j] - b[i][j])));
+    for (size_t j = 0; j < a[i].size(); ++j)
+      worst = std::max(worst, static_cast<double>(std::abs(a[i][j] - b[i][j])));
   EXPECT_LT(worst, 1e-5);
 }
 
@@ -132,8 +140,10 @@ TEST(DataParallel, FivePercentLinkLossGivesBitIdenticalWeightsOnlyTimeDiffers) {
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
   system::SystemSpec lossy = ring(4, 1);
   lossy.loss_rate = 0.05;
-  DataParallelTrainer clean(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kAdam, 8, ring(4, 1)));
-  DataParallelTrainer lost(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kAdam, 8, lossy));
+  DataParallelTrainer clean(mlp, chip_test::tpu_v2_like(),
+                            options(graph::OptimizerKind::kAdam, 8, ring(4, 1)));
+  DataParallelTrainer lost(mlp, chip_test::tpu_v2_like(),
+                           options(graph::OptimizerKind::kAdam, 8, lossy));
   const std::vector<double> a = train(clean, 2, 8), b = train(lost, 2, 8);
   EXPECT_EQ(a, b);
   EXPECT_EQ(chip_test::differing_words(clean.params(0), lost.params(0)), 0u);
@@ -154,7 +164,8 @@ TEST(DataParallel, TorusAllReduceKeepsReplicasIdenticalInFewerSuperstepsAndFollo
   o.allreduce = compiler::CollectiveAlgorithm::kTorus;
   DataParallelTrainer by_torus(mlp, chip_test::tpu_v2_like(), o);
   const std::vector<double> a = train(by_ring, 2, 12), b = train(by_torus, 2, 12);
-  for (size_t s = 0; s < a.size(); ++s) EXPECT_NEAR(b[s], a[s], 1e-5 * std::abs(a[s])) << "step " << s;
+  for (size_t s = 0; s < a.size(); ++s)
+    EXPECT_NEAR(b[s], a[s], 1e-5 * std::abs(a[s])) << "step " << s;
   // Per gradient chunk: 2 (1 + 1 + 1) supersteps instead of 2 (8 - 1).
   EXPECT_EQ(by_torus.totals().supersteps * 14, by_ring.totals().supersteps * 6);
   EXPECT_LT(by_torus.totals().exchange_ps, by_ring.totals().exchange_ps);
@@ -174,10 +185,12 @@ TEST(DataParallel, TorusAllReduceOnAOneCoreRingOfChipsIsTheRingBitForBit) {
 TEST(DataParallel, MoreProcessorsThanSamples_bad) {
   const graph::ModelSpec mlp = graph::zoo_spec("mlp");
   EXPECT_EQ(testing::error_of([&] {
-              DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 3, ring(4, 1)));
+              DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(),
+                                     options(graph::OptimizerKind::kSgd, 3, ring(4, 1)));
             }),
             "train: batch 3 has fewer samples than the 4 processors (4 chips x 1 cores)");
-  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(), options(graph::OptimizerKind::kSgd, 4, ring(2, 1)));
+  DataParallelTrainer dp(mlp, chip_test::tpu_v2_like(),
+                         options(graph::OptimizerKind::kSgd, 4, ring(2, 1)));
   const chip_test::SampleBatch d = chip_test::synthetic_batch(1, 1);
   EXPECT_EQ(testing::error_of([&] { dp.step(d.images.data(), d.labels.data(), 1); }),
             "train: a batch of 1 samples cannot be split over 2 processors");

@@ -1,13 +1,14 @@
 // The per-layer accumulator-width search (runtime/pe_profile.h), the width list format
 // (core/term_layer_width.h) and widths applied per layer in training.
-#include <gtest/gtest.h>
+#include "runtime/pe_profile.h"
 
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "core/term_layer_width.h"
 #include "graph/rng.h"
 #include "runtime/chip_test_data.h"
-#include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
 #include "runtime/train_chip.h"
 #include "support/error_of.h"
@@ -32,10 +33,14 @@ TEST(LayerAccWidth, Malformed_bad) {
   std::vector<LayerAccWidth> w;
   EXPECT_EQ(core::parse_layer_acc_widths("dense1", w), "'dense1' is not LAYER=WIDTH");
   EXPECT_EQ(core::parse_layer_acc_widths("dense1=x", w), "'dense1=x': the width is not an integer");
-  EXPECT_EQ(core::parse_layer_acc_widths("dense1=3", w), "'dense1=3': the width must be in [4, 100]");
+  EXPECT_EQ(core::parse_layer_acc_widths("dense1=3", w),
+            "'dense1=3': the width must be in [4, 100]");
   EXPECT_EQ(core::parse_layer_acc_widths("a=5,a=6", w), "layer 'a' is given twice");
-  EXPECT_EQ(testing::error_of([] { load_run_config("", {{"core.mxu.term.layer_acc_width", "dense1=2"}}); }),
-            "<built-in defaults> + overrides: key 'core.mxu.term.layer_acc_width': 'dense1=2': the width must be in [4, 100]");
+  EXPECT_EQ(testing::error_of([] {
+              load_run_config("", {{"core.mxu.term.layer_acc_width", "dense1=2"}});
+            }),
+            "<built-in defaults> + overrides: key 'core.mxu.term.layer_acc_width': 'dense1=2': the "
+            "width must be in [4, 100]");
 }
 
 // A hand-checkable accuracy: layer a needs >= 9 bits, b >= 13, and together a + b >= 24.
@@ -71,10 +76,11 @@ TEST(AccWidthProfile, BinarySearchPerLayerThenJointWidening) {
 
 TEST(AccWidthProfile, RepeatedWidthsAreRunOnce) {
   int runs = 0;
-  const AccWidthProfile p = profile_acc_width({"a"}, 6, 4, 0.0, [&](const std::vector<LayerAccWidth>&) {
-    ++runs;
-    return 0.5;
-  });
+  const AccWidthProfile p =
+      profile_acc_width({"a"}, 6, 4, 0.0, [&](const std::vector<LayerAccWidth>&) {
+        ++runs;
+        return 0.5;
+      });
   // Every width is ok (equal accuracy): baseline 6, then 5, 4; joint 4 is a repeat.
   EXPECT_EQ(p.chosen, (std::vector<LayerAccWidth>{{"a", 4}}));
   EXPECT_EQ(runs, 3);
@@ -84,12 +90,18 @@ TEST(AccWidthProfile, RepeatedWidthsAreRunOnce) {
 TEST(AccWidthProfile, BadArguments_bad) {
   EXPECT_EQ(testing::error_of([] { profile_acc_width({}, 23, 4, 0.005, toy_accuracy); }),
             "acc-width profile: the model has no layer on the MXU");
-  EXPECT_EQ(testing::error_of([] { profile_acc_width({"a", "b"}, 23, 24, 0.005, toy_accuracy); }),
+  EXPECT_EQ(testing::error_of([] {
+              profile_acc_width({"a", "b"}, 23, 24, 0.005, toy_accuracy);
+            }),
             "acc-width profile: the minimum width 24 must be in [1, 23]");
 }
 
 graph::ModelSpec tiny() {
-  return {"tiny", {16}, 4, {{graph::LayerKind::kDense, 8}, {graph::LayerKind::kRelu}, {graph::LayerKind::kDense, 4}}};
+  return {
+      "tiny",
+      {16},
+      4,
+      {{graph::LayerKind::kDense, 8}, {graph::LayerKind::kRelu}, {graph::LayerKind::kDense, 4}}};
 }
 
 // Two SGD steps of the tiny model; the parameters after them.
@@ -137,7 +149,8 @@ Dataset tiny_dataset(uint64_t seed) {
   graph::SplitMix64 rng(seed);
   for (int64_t i = 0; i < d.count; ++i) {
     const int32_t c = static_cast<int32_t>(i % 4);
-    for (int p = 0; p < 16; ++p) d.images.push_back((p == c ? 1.0f : 0.0f) + static_cast<float>(rng.unit()) * 0.25f);
+    for (int p = 0; p < 16; ++p)
+      d.images.push_back((p == c ? 1.0f : 0.0f) + static_cast<float>(rng.unit()) * 0.25f);
     d.labels.push_back(c);
   }
   return d;
@@ -148,14 +161,16 @@ TEST(AccWidthProfile, SearchOnATinyTrainingRunWritesALoadableConfig) {
   TrainingRunOptions o;
   o.model_name = "tiny";
   o.model = tiny();
-  o.config = load_run_config(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json", {{"core.mxu.pe", "term-serial"}});
+  o.config = load_run_config(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json",
+                             {{"core.mxu.pe", "term-serial"}});
   o.trainer.batch = 8;
   o.trainer.optimizer.kind = graph::OptimizerKind::kSgd;
   o.trainer.optimizer.lr = 0.1;
   o.epochs = 1;
   const std::vector<std::string> layers = mxu_layers(o);
   ASSERT_EQ(layers, (std::vector<std::string>{"dense1", "dense2"}));
-  const AccWidthProfile p = profile_acc_width(layers, 23, 16, 0.005, training_accuracy(train, test, o));
+  const AccWidthProfile p =
+      profile_acc_width(layers, 23, 16, 0.005, training_accuracy(train, test, o));
   ASSERT_EQ(p.chosen.size(), 2u);
   for (const LayerAccWidth& w : p.chosen) {
     EXPECT_GE(w.bits, 16);

@@ -1,10 +1,10 @@
 // Training with the MXU's work attributed per layer and phase (runtime/pe_attribution.h,
 // compiler/mxu_regions.h), and `tessera train --pe/--set`.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "runtime/chip_test_data.h"
@@ -20,7 +20,11 @@ using compiler::MxuPhase;
 
 // 16 features -> dense1 (8) -> relu -> dense2 (4 classes); batch 8 = one sublane block.
 graph::ModelSpec tiny() {
-  return {"tiny", {16}, 4, {{graph::LayerKind::kDense, 8}, {graph::LayerKind::kRelu}, {graph::LayerKind::kDense, 4}}};
+  return {
+      "tiny",
+      {16},
+      4,
+      {{graph::LayerKind::kDense, 8}, {graph::LayerKind::kRelu}, {graph::LayerKind::kDense, 4}}};
 }
 
 struct TinyRun {
@@ -115,7 +119,8 @@ TEST(PeTrain, TermSerialTermsAddUpPerLayerAndZeroInputsProcessNoTerms) {
     // One PE per output of a push (8 x 128), ceil(128 / lanes) steps each, 8 term slots per lane.
     EXPECT_EQ(w.term.pe_steps, w.pushes * 8 * 128 * ((128 + lanes - 1) / lanes)) << i;
     EXPECT_EQ(w.term.terms_processed + w.term.terms_skipped_zero + w.term.terms_skipped_oob,
-              8 * lanes * w.term.pe_steps) << i;
+              8 * lanes * w.term.pe_steps)
+        << i;
   }
   // dense1's serial operand is the all-zero images (forward) or their transpose (weight
   // gradient): every slot is a zero skip.
@@ -149,7 +154,8 @@ TEST(PeTrain, ReportSumsPhasesAndLayers) {
   const auto& t = j["total"];
   EXPECT_DOUBLE_EQ(t["speedup_equal_pe"].get<double>(),
                    t["bf16_busy_equal_pe"].get<double>() / t["busy_cycles"].get<double>());
-  EXPECT_DOUBLE_EQ(t["speedup_equal_area"].get<double>(), t["speedup_equal_pe"].get<double>() / spec.term.area_ratio);
+  EXPECT_DOUBLE_EQ(t["speedup_equal_area"].get<double>(),
+                   t["speedup_equal_pe"].get<double>() / spec.term.area_ratio);
 }
 
 TEST(PeTrain, TallyRoundTripsThroughItsCheckpointForm) {
@@ -170,15 +176,19 @@ TEST(PeTrain, TallyRoundTripsThroughItsCheckpointForm) {
 TEST(PeTrain, CorruptTally_bad) {
   nlohmann::ordered_json j = PeTally{}.to_json();
   j["other"] = nlohmann::ordered_json::array({1, 2});
-  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }), "ck: corrupt checkpoint progress (pe counters)");
+  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }),
+            "ck: corrupt checkpoint progress (pe counters)");
   j = PeTally{}.to_json();
-  j["keys"].push_back({{"layer", "dense1"}, {"phase", "sideways"}, {"work", PeTally{}.to_json()["other"]}});
-  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }), "ck: corrupt checkpoint progress (pe)");
+  j["keys"].push_back(
+      {{"layer", "dense1"}, {"phase", "sideways"}, {"work", PeTally{}.to_json()["other"]}});
+  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }),
+            "ck: corrupt checkpoint progress (pe)");
 }
 
 TEST(PeTrain, ConfigOverridesAreResolvedAndHashedLikeFileValues) {
   const RunConfig base = load_run_config("");
-  const RunConfig o = load_run_config("", {{"core.mxu.pe", "term-serial"}, {"core.mxu.term.acc_width", 12}});
+  const RunConfig o =
+      load_run_config("", {{"core.mxu.pe", "term-serial"}, {"core.mxu.term.acc_width", 12}});
   EXPECT_EQ(o.spec.mxu_pe, core::MxuPe::TermSerial);
   EXPECT_EQ(o.spec.term.tile.pe.acc_fraction_bits, 12);
   EXPECT_EQ(o.resolved["core.mxu.pe"], "term-serial");
@@ -193,30 +203,46 @@ TEST(PeTrain, ConfigOverridesAreResolvedAndHashedLikeFileValues) {
 }
 
 TEST(PeTrain, BadConfigOverride_bad) {
-  EXPECT_EQ(testing::error_of([] { load_run_config("", {{"core.mxu.pe", "quantum"}}); }),
-            "<built-in defaults> + overrides: key 'core.mxu.pe': 'quantum' is not one of: bf16, term-serial");
-  EXPECT_EQ(testing::error_of([] { load_run_config("", {{"core.mxu.term.acc_wdth", 12}}); }),
-            "<built-in defaults> + overrides: key 'core.mxu.term.acc_wdth': unknown key (did you mean "
-            "'core.mxu.term.acc_width'?)");
-  EXPECT_EQ(testing::error_of([] { load_run_config("", {{"core.mxu.pe.x", 1}}); }),
+  EXPECT_EQ(testing::error_of([] {
+              load_run_config("", {{"core.mxu.pe", "quantum"}});
+            }),
+            "<built-in defaults> + overrides: key 'core.mxu.pe': 'quantum' is not one of: bf16, "
+            "term-serial");
+  EXPECT_EQ(
+      testing::error_of([] {
+        load_run_config("", {{"core.mxu.term.acc_wdth", 12}});
+      }),
+      "<built-in defaults> + overrides: key 'core.mxu.term.acc_wdth': unknown key (did you mean "
+      "'core.mxu.term.acc_width'?)");
+  EXPECT_EQ(testing::error_of([] {
+              load_run_config("", {{"core.mxu.pe.x", 1}});
+            }),
             "<built-in defaults> + overrides: key 'core.mxu.pe': expected a string, got {\"x\":1}");
   const std::string file = std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json";
-  EXPECT_EQ(testing::error_of([&] { load_run_config(file, {{"core.mxu.pe.x", 1}}); }),
+  EXPECT_EQ(testing::error_of([&] {
+              load_run_config(file, {{"core.mxu.pe.x", 1}});
+            }),
             file + ": cannot set 'core.mxu.pe.x': a part of it is not an object");
 }
 
 // `tessera train --pe ... --set ...` (skipped without the binary or the dataset).
-std::string tessera() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
-bool have_fashion_mnist() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"); }
+std::string tessera() {
+  return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera";
+}
+bool have_fashion_mnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
 
 TEST(PeTrainCli, TermSerialRunReportsPerPhaseAndLayer) {
-  if (!std::filesystem::exists(tessera()) || !have_fashion_mnist()) GTEST_SKIP() << "tessera or dataset missing";
+  if (!std::filesystem::exists(tessera()) || !have_fashion_mnist())
+    GTEST_SKIP() << "tessera or dataset missing";
   const std::string dir = std::string(TESSERA_BINARY_DIR) + "/test-scratch/pe-train";
   std::filesystem::create_directories(dir);
   const std::string report = dir + "/r.json";
   std::filesystem::remove(report);
-  const std::string cmd = tessera() + " train --steps 1 --batch 8 --epochs 1 --optimizer sgd --pe term-serial " +
-                          "--set core.mxu.term.acc_width=16 --report " + report + " >/dev/null 2>&1";
+  const std::string cmd =
+      tessera() + " train --steps 1 --batch 8 --epochs 1 --optimizer sgd --pe term-serial " +
+      "--set core.mxu.term.acc_width=16 --report " + report + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const nlohmann::json r = nlohmann::json::parse(std::ifstream(report));
   EXPECT_EQ(r["resolved_config"]["core.mxu.pe"], "term-serial");

@@ -1,14 +1,14 @@
 // Adam on the Adam optimizer unit in training (compiler AdamOn::kUnit, the default) against the
 // vector-unit lowering: bit-identical losses, weights and optimizer state; the optimizer's measured
 // off-chip bytes per step (unit: theta, g in, theta out; vector unit: also m and v both ways).
-#include <gtest/gtest.h>
-
 #include <cstring>
 
+#include <gtest/gtest.h>
+
+#include "chip_test_data.h"
 #include "core/spec.h"
 #include "graph/rng.h"
 #include "runtime/train_chip.h"
-#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
@@ -16,7 +16,9 @@ namespace {
 constexpr int kBatch = 8;
 constexpr int64_t kMlpParams = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10;
 
-core::CoreSpec config() { return chip_test::tpu_v2_like(); }
+core::CoreSpec config() {
+  return chip_test::tpu_v2_like();
+}
 
 ChipTrainer trainer(compiler::AdamOn on) {
   ChipTrainerOptions o;
@@ -41,7 +43,8 @@ TEST(AdamUnitTraining, UnitAndVectorUnitGiveBitIdenticalWeightsOver20MlpSteps) {
   std::vector<int32_t> y;
   for (int s = 0; s < 20; ++s) {
     batch(500 + static_cast<uint64_t>(s), x, y);
-    const float lu = unit.step(x.data(), y.data(), kBatch), lv = vec.step(x.data(), y.data(), kBatch);
+    const float lu = unit.step(x.data(), y.data(), kBatch),
+                lv = vec.step(x.data(), y.data(), kBatch);
     ASSERT_EQ(std::memcmp(&lu, &lv, 4), 0) << "loss of step " << s;
   }
   EXPECT_EQ(differing_words(unit.params(), vec.params()), 0u);
@@ -65,7 +68,8 @@ TEST(AdamUnitTraining, OptimizerBytesPerStepAreThetaAndGInThetaOutOnTheUnit) {
   EXPECT_GE(u.hbm_read_bytes, 8 * kMlpParams);
   EXPECT_LT(u.hbm_read_bytes, 8 * kMlpParams + 512);  // + the unit's instructions
   const core::CoreSpec spec = config();
-  const int64_t scalars = 6 * 2 * 4 * spec.sublanes * spec.lanes;  // step, sqrt_bc2 per tensor, one vreg each
+  const int64_t scalars =
+      6 * 2 * 4 * spec.sublanes * spec.lanes;  // step, sqrt_bc2 per tensor, one vreg each
   EXPECT_EQ(v.hbm_read_bytes, 16 * kMlpParams + scalars);
   EXPECT_EQ(v.hbm_write_bytes, 12 * kMlpParams);
   EXPECT_GT(u.cycles, 0);

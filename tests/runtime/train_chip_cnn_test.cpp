@@ -1,15 +1,15 @@
 // cnn_small trained on the timed core (conv2d, max-pool, reshape and their gradients lowered by
 // the compiler) is bit-identical to the host reference in chip numerics.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include <gtest/gtest.h>
+
+#include "chip_test_data.h"
 #include "core/spec.h"
 #include "graph/host_trainer.h"
 #include "graph/rng.h"
 #include "runtime/train_chip.h"
-#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
@@ -17,7 +17,9 @@ namespace {
 // The default config. configs/small.json cannot run cnn_small: its 8 lanes cannot hold the 10
 // classes of a softmax row, its 2 sublanes differ from the host reference's 8-sublane column sums
 // (bias gradients), and its 4,096-bundle instruction memory holds no convolutional step.
-core::CoreSpec default_config() { return chip_test::tpu_v2_like(); }
+core::CoreSpec default_config() {
+  return chip_test::tpu_v2_like();
+}
 
 using chip_test::differing_words;
 using chip_test::synthetic_samples;
@@ -38,7 +40,8 @@ void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
     synthetic_samples(batch, 300 + static_cast<uint64_t>(s), images, labels);
     const float lc = chip.step(images.data(), labels.data(), batch);
     const float lh = host.step(images.data(), labels.data(), batch);
-    ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0) << "loss of step " << s << ": chip " << lc << " host " << lh;
+    ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0)
+        << "loss of step " << s << ": chip " << lc << " host " << lh;
   }
   EXPECT_EQ(differing_words(chip.params(), host.params()), 0u);
   EXPECT_EQ(differing_words(chip.optimizer_state(), host.optimizer().state()), 0u);

@@ -1,19 +1,23 @@
-#include <gtest/gtest.h>
+#include "runtime/train_chip.h"
 
 #include <cstring>
 
+#include <gtest/gtest.h>
+
+#include "chip_test_data.h"
 #include "core/spec.h"
 #include "graph/host_trainer.h"
 #include "graph/rng.h"
-#include "runtime/train_chip.h"
-#include "chip_test_data.h"
 
 namespace tessera::runtime {
 namespace {
 
-core::CoreSpec default_config() { return chip_test::tpu_v2_like(); }
+core::CoreSpec default_config() {
+  return chip_test::tpu_v2_like();
+}
 
-void expect_bit_identical(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+void expect_bit_identical(const std::vector<std::vector<float>>& a,
+                          const std::vector<std::vector<float>>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].size(), b[i].size());
@@ -36,10 +40,12 @@ void check_exact(graph::OptimizerKind kind, double lr, int steps, int batch) {
   graph::HostTrainer host(mlp, batch, graph::Numerics::kChip, opt, 0);
   expect_bit_identical(chip.params(), host.params());
   for (int s = 0; s < steps; ++s) {
-    const chip_test::SampleBatch d = chip_test::synthetic_batch(batch, 100 + static_cast<uint64_t>(s));
+    const chip_test::SampleBatch d =
+        chip_test::synthetic_batch(batch, 100 + static_cast<uint64_t>(s));
     const float lc = chip.step(d.images.data(), d.labels.data(), batch);
     const float lh = host.step(d.images.data(), d.labels.data(), batch);
-    ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0) << "loss of step " << s << ": chip " << lc << " host " << lh;
+    ASSERT_EQ(std::memcmp(&lc, &lh, 4), 0)
+        << "loss of step " << s << ": chip " << lc << " host " << lh;
   }
   expect_bit_identical(chip.params(), host.params());
   expect_bit_identical(chip.optimizer_state(), host.optimizer().state());

@@ -1,14 +1,14 @@
 // `tessera train` / `tessera compile` on bad input: one line on stderr, non-zero exit. Runs the
 // built `tessera` executable (skipped when it has not been built in this build tree).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
 
@@ -77,41 +77,50 @@ std::string scratch(const std::string& name) {
 
 TEST_F(TrainCli, CorruptIdx_bad) {
   const std::string d = scratch("corrupt-idx");
-  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                        "t10k-labels-idx1-ubyte"})
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
     std::ofstream(d + "/" + f, std::ios::binary) << "\x08\x08\x08\x03 not an idx file";
   const Result r = run("train --steps 1 --data-dir " + d);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err, "tessera: error: " + d +
-                       "/train-images-idx3-ubyte: bad magic: first two bytes must be 0, got 8 8 (not an IDX file)\n");
+                       "/train-images-idx3-ubyte: bad magic: first two bytes must be 0, got 8 8 "
+                       "(not an IDX file)\n");
 }
 
-bool have_fashion_mnist() { return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"); }
+bool have_fashion_mnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
+}
 
 TEST_F(TrainCli, ModelTooBigForTheConfig_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  const Result r = run("train --steps 1 --batch 8 --config " + std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
+  const Result r = run("train --steps 1 --batch 8 --config " + std::string(TESSERA_SOURCE_DIR) +
+                       "/configs/small.json");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err,
-            "tessera: error: compiler: parameters and optimizer state need 3788560 bytes of HBM, the core has 1048576\n");
+            "tessera: error: compiler: parameters and optimizer state need 3788560 bytes of HBM, "
+            "the core has 1048576\n");
 }
 
 TEST_F(TrainCli, ProgramLongerThanTheInstructionMemory_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const Result r = run("train --steps 1 --batch 128 --set core.scalar.imem_bundles=1024");
   EXPECT_EQ(r.status >> 8, 1);
-  EXPECT_EQ(r.err, "tessera: error: compiler: the program needs 3141 bundles; instruction memory holds 1024\n");
+  EXPECT_EQ(
+      r.err,
+      "tessera: error: compiler: the program needs 3141 bundles; instruction memory holds 1024\n");
 }
 
 TEST_F(TrainCli, CheckpointFlags_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  EXPECT_EQ(run("train --steps 1 --resume").err, "tessera: error: train: --resume needs --checkpoint-dir\n");
+  EXPECT_EQ(run("train --steps 1 --resume").err,
+            "tessera: error: train: --resume needs --checkpoint-dir\n");
   EXPECT_EQ(run("train --steps 1 --checkpoint-every 5").err,
             "tessera: error: train: --checkpoint-every needs --checkpoint-dir\n");
   const std::string d = scratch("empty-ckpt");
   const Result r = run("train --steps 1 --resume --checkpoint-dir " + d);
   EXPECT_NE(r.status, 0);
-  EXPECT_EQ(r.err, "tessera: error: " + d + ": no checkpoint to resume from (looked for ckpt-<step>.tsck)\n");
+  EXPECT_EQ(r.err, "tessera: error: " + d +
+                       ": no checkpoint to resume from (looked for ckpt-<step>.tsck)\n");
 }
 
 nlohmann::json epochs_without_wall_time(const std::string& report) {
@@ -130,8 +139,9 @@ TEST_F(TrainCli, EveryVectorIsaTrainsTheSame) {
     nlohmann::json first;
     for (const std::string isa : {"auto", "avx2", "portable"}) {
       const std::string report = d + "/" + pe + "-" + isa + ".json";
-      const Result r = run("--vector-isa " + isa + " train --epochs 1 --steps 2 --batch 8 --optimizer adam --seed 5 --pe " + pe +
-                           " --report " + report);
+      const Result r = run("--vector-isa " + isa +
+                           " train --epochs 1 --steps 2 --batch 8 --optimizer adam --seed 5 --pe " +
+                           pe + " --report " + report);
       ASSERT_EQ(r.status, 0) << r.err;
       const nlohmann::json epochs = epochs_without_wall_time(report);
       ASSERT_EQ(epochs.size(), 1u);
@@ -147,9 +157,11 @@ TEST_F(TrainCli, ResumedRunReportsWhatAnUninterruptedRunReports) {
   const std::string common = "train --steps 2 --batch 8 --optimizer adam --seed 3 ";
   ASSERT_EQ(run(common + "--epochs 2 --report " + d + "/full.json").status, 0);
   ASSERT_EQ(run(common + "--epochs 1 --checkpoint-dir " + d + "/ck").status, 0);
-  const Result r = run(common + "--epochs 2 --resume --checkpoint-dir " + d + "/ck --report " + d + "/resumed.json");
+  const Result r = run(common + "--epochs 2 --resume --checkpoint-dir " + d + "/ck --report " + d +
+                       "/resumed.json");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("resumed from " + d + "/ck/ckpt-0000000002.tsck"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resumed from " + d + "/ck/ckpt-0000000002.tsck"), std::string::npos)
+      << r.err;
   const nlohmann::json full = epochs_without_wall_time(d + "/full.json");
   ASSERT_EQ(full.size(), 2u);
   EXPECT_EQ(epochs_without_wall_time(d + "/resumed.json"), full);

@@ -8,8 +8,12 @@
 
 namespace tessera::testing {
 
-inline std::string cli_binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
-inline bool cli_binary_exists() { return std::filesystem::exists(cli_binary()); }
+inline std::string cli_binary() {
+  return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera";
+}
+inline bool cli_binary_exists() {
+  return std::filesystem::exists(cli_binary());
+}
 
 struct CliResult {
   int status = 0;  // as returned by pclose: exit code << 8
@@ -18,7 +22,8 @@ struct CliResult {
 
 // `tessera ARGS`: stdout only (keep_stderr false) or stderr only (true).
 inline CliResult run_cli(const std::string& args, bool keep_stderr = false) {
-  const std::string cmd = cli_binary() + " " + args + (keep_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  const std::string cmd =
+      cli_binary() + " " + args + (keep_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
   CliResult r;
   FILE* f = popen(cmd.c_str(), "r");
   char buf[4096];

@@ -2,12 +2,12 @@
 // whole-file byte reads and writes for tests that damage files on purpose.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace tessera::testing {
 

@@ -23,7 +23,8 @@ inline std::vector<std::vector<uint32_t>> inputs(int n, uint32_t words, uint64_t
     for (uint32_t i = 0; i < words; ++i) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       const double m = static_cast<double>(x >> 40) / static_cast<double>(1 << 24) - 0.5;
-      v.push_back(std::bit_cast<uint32_t>(static_cast<float>(std::ldexp(m, static_cast<int>((x >> 20) % 24) - 12))));
+      v.push_back(std::bit_cast<uint32_t>(
+          static_cast<float>(std::ldexp(m, static_cast<int>((x >> 20) % 24) - 12))));
     }
   return in;
 }
@@ -35,15 +36,18 @@ inline isa::Program superstep_program(const compiler::CollectiveSpec& spec, int 
   std::string text;
   for (int k = 0; k < compiler::collective_steps(spec); ++k) {
     text += compiler::collective_step_asm(spec, k, processor) + "  xsync\n";
-    for (int r = 1; r < 28; ++r) text += "  sli s" + std::to_string(r) + ", " + std::to_string(1000 + r) + "\n";
+    for (int r = 1; r < 28; ++r)
+      text += "  sli s" + std::to_string(r) + ", " + std::to_string(1000 + r) + "\n";
     text += "  xwait\n";
   }
   return isa::assemble(text + "  halt\n", "<supersteps>");
 }
 
-// Runs the collective on a functional or timed system (one rank) and returns every processor's vector.
+// Runs the collective on a functional or timed system (one rank) and returns every processor's
+// vector.
 template <typename System>
-inline std::vector<std::vector<uint32_t>> run(System& sys, const compiler::CollectiveSpec& spec, const std::vector<std::vector<uint32_t>>& in) {
+inline std::vector<std::vector<uint32_t>> run(System& sys, const compiler::CollectiveSpec& spec,
+                                              const std::vector<std::vector<uint32_t>>& in) {
   for (int p = 0; p < spec.processors; ++p) {
     auto& core = sys.core(p);
     if constexpr (requires { core.host_state(); })
@@ -60,8 +64,8 @@ inline std::vector<std::vector<uint32_t>> run(System& sys, const compiler::Colle
   return out;
 }
 
-inline void expect_all_equal(const std::vector<std::vector<uint32_t>>& got, const std::vector<uint32_t>& want,
-                      const std::string& what) {
+inline void expect_all_equal(const std::vector<std::vector<uint32_t>>& got,
+                             const std::vector<uint32_t>& want, const std::string& what) {
   for (size_t p = 0; p < got.size(); ++p) ASSERT_EQ(got[p], want) << what << " processor " << p;
 }
 

@@ -9,18 +9,18 @@
 
 #include "compiler/collectives.h"
 #include "isa/assembler.h"
-#include "system/functional_system.h"
 #include "system/collective_test_data.h"
+#include "system/functional_system.h"
 #include "system/small_spec.h"
 
 namespace tessera::system {
 namespace {
 
-using compiler::CollectiveKind;
-using compiler::CollectiveSpec;
 using collective_test::expect_all_equal;
 using collective_test::inputs;
 using collective_test::run;
+using compiler::CollectiveKind;
+using compiler::CollectiveSpec;
 
 TEST(Collectives, AllReduceEqualsTheHostReferenceForEveryProcessorCountUpTo17) {
   for (int n = 1; n <= 17; ++n)
@@ -66,9 +66,11 @@ TEST(Collectives, AllReduceWithRingsDirectionsAndMaxEqualsTheReference) {
           spec.directions = dirs;
           spec.combine = op;
           const auto in = inputs(n, spec.words, 7);
-          FunctionalSystem sys(small_spec(), BspLayout{n, 2 - n % 2, 0}, compiler::collective_program(spec));
+          FunctionalSystem sys(small_spec(), BspLayout{n, 2 - n % 2, 0},
+                               compiler::collective_program(spec));
           expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
-                           fmt::format("n {} rings {} dirs {} max {}", n, rings, dirs, op == core::XCombine::Max));
+                           fmt::format("n {} rings {} dirs {} max {}", n, rings, dirs,
+                                       op == core::XCombine::Max));
         }
 }
 
@@ -78,8 +80,9 @@ TEST(Collectives, ReductionOrderIsTheDocumentedRingOrder) {
   CollectiveSpec spec;
   spec.processors = 3;
   spec.words = 3;
-  const std::vector<std::vector<uint32_t>> in = {
-      {std::bit_cast<uint32_t>(1e8f), 0, 0}, {std::bit_cast<uint32_t>(1.0f), 0, 0}, {std::bit_cast<uint32_t>(-1e8f), 0, 0}};
+  const std::vector<std::vector<uint32_t>> in = {{std::bit_cast<uint32_t>(1e8f), 0, 0},
+                                                 {std::bit_cast<uint32_t>(1.0f), 0, 0},
+                                                 {std::bit_cast<uint32_t>(-1e8f), 0, 0}};
   const std::vector<uint32_t> want = compiler::collective_reference(spec, in);
   EXPECT_EQ(std::bit_cast<float>(want[0]), (1e8f + 1.0f) + -1e8f);
   FunctionalSystem sys(small_spec(), BspLayout{3, 1, 0}, compiler::collective_program(spec));
@@ -132,7 +135,8 @@ TEST(Collectives, SelfContainedSuperstepsEqualTheHostReferenceForEveryProcessorC
       std::vector<isa::Program> each;
       for (int p = 0; p < n; ++p) each.push_back(collective_test::superstep_program(spec, p));
       for (bool one : {true, false}) {
-        FunctionalSystem sys = one ? FunctionalSystem(small_spec(), BspLayout{n, 1, 0}, collective_test::superstep_program(spec, -1))
+        FunctionalSystem sys = one ? FunctionalSystem(small_spec(), BspLayout{n, 1, 0},
+                                                      collective_test::superstep_program(spec, -1))
                                    : FunctionalSystem(small_spec(), BspLayout{n, 1, 0}, each);
         expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
                          fmt::format("n {} directions {} one image {}", n, directions, one));

@@ -18,11 +18,11 @@
 namespace tessera::system {
 namespace {
 
-using compiler::CollectiveAlgorithm;
-using compiler::CollectiveSpec;
 using collective_test::expect_all_equal;
 using collective_test::inputs;
 using collective_test::run;
+using compiler::CollectiveAlgorithm;
+using compiler::CollectiveSpec;
 
 // small_spec() with 4 KiB of vector memory and HBM: hundreds of systems stay cheap to build.
 core::CoreSpec tiny() {
@@ -73,20 +73,23 @@ int expected_supersteps(const std::vector<int>& g) {
 TEST(TorusAllReduce, EqualsTheHostReferenceForEveryGridOf1To17Processors) {
   for (int n = 1; n <= 17; ++n)
     for (const std::vector<int>& g : grids_of(n))
-      for (const auto& [words, dirs] : {std::pair{7u, 1}, std::pair{2u * static_cast<uint32_t>(n) + 3u, 2}}) {
-          CollectiveSpec spec = torus(g, words);
-          spec.directions = dirs;
-          const auto in = inputs(n, words, static_cast<uint64_t>(n * 100 + words));
-          FunctionalSystem sys(tiny(), BspLayout{n, 1, 0}, compiler::collective_program(spec));
-          const std::string what = fmt::format("grid {} words {} directions {}", grid_name(g), words, dirs);
-          expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in), what);
-          EXPECT_EQ(sys.supersteps(), expected_supersteps(g)) << what;
-          EXPECT_EQ(compiler::collective_supersteps(spec), expected_supersteps(g)) << what;
-        }
+      for (const auto& [words, dirs] :
+           {std::pair{7u, 1}, std::pair{2u * static_cast<uint32_t>(n) + 3u, 2}}) {
+        CollectiveSpec spec = torus(g, words);
+        spec.directions = dirs;
+        const auto in = inputs(n, words, static_cast<uint64_t>(n * 100 + words));
+        FunctionalSystem sys(tiny(), BspLayout{n, 1, 0}, compiler::collective_program(spec));
+        const std::string what =
+            fmt::format("grid {} words {} directions {}", grid_name(g), words, dirs);
+        expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in), what);
+        EXPECT_EQ(sys.supersteps(), expected_supersteps(g)) << what;
+        EXPECT_EQ(compiler::collective_supersteps(spec), expected_supersteps(g)) << what;
+      }
 }
 
 TEST(TorusAllReduce, WithRingsMaxAndSplitPhaseEqualsTheReference) {
-  for (const std::vector<int>& g : std::vector<std::vector<int>>{{2, 3}, {3, 1, 4}, {2, 2, 2}, {5, 3}})
+  for (const std::vector<int>& g :
+       std::vector<std::vector<int>>{{2, 3}, {3, 1, 4}, {2, 2, 2}, {5, 3}})
     for (int rings : {1, 3})
       for (core::XCombine op : {core::XCombine::Add, core::XCombine::Max})
         for (bool split : {false, true}) {
@@ -96,7 +99,8 @@ TEST(TorusAllReduce, WithRingsMaxAndSplitPhaseEqualsTheReference) {
           spec.combine = op;
           spec.split_phase = split;
           const auto in = inputs(spec.processors, spec.words, 5);
-          FunctionalSystem sys(tiny(), BspLayout{spec.processors, 1, 0}, compiler::collective_program(spec));
+          FunctionalSystem sys(tiny(), BspLayout{spec.processors, 1, 0},
+                               compiler::collective_program(spec));
           expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
                            fmt::format("grid {} rings {} max {} split {}", grid_name(g), rings,
                                        op == core::XCombine::Max, split));
@@ -111,21 +115,24 @@ TEST(TorusAllReduce, WithRingsMaxAndSplitPhaseEqualsTheReference) {
 TEST(TorusAllReduce, SelfContainedSuperstepsEqualTheHostReference) {
   for (int n : {1, 2, 4, 5, 6, 8, 12})
     for (const std::vector<int>& g : grids_of(n))
-      for (const auto& [rings, dirs, op] : {std::tuple{1, 1, core::XCombine::Add}, std::tuple{2, 2, core::XCombine::Add},
-                                            std::tuple{3, 2, core::XCombine::Max}}) {
+      for (const auto& [rings, dirs, op] :
+           {std::tuple{1, 1, core::XCombine::Add}, std::tuple{2, 2, core::XCombine::Add},
+            std::tuple{3, 2, core::XCombine::Max}}) {
         CollectiveSpec spec = torus(g, 3u * static_cast<uint32_t>(n) + 5u);
         spec.rings = rings;
         spec.directions = dirs;
         spec.combine = op;
-        const std::string what =
-            fmt::format("grid {} rings {} directions {} max {}", grid_name(g), rings, dirs, op == core::XCombine::Max);
+        const std::string what = fmt::format("grid {} rings {} directions {} max {}", grid_name(g),
+                                             rings, dirs, op == core::XCombine::Max);
         ASSERT_EQ(compiler::collective_steps(spec), expected_supersteps(g)) << what;
         std::vector<isa::Program> each;
         for (int p = 0; p < n; ++p) each.push_back(collective_test::superstep_program(spec, p));
         const auto in = inputs(n, spec.words, static_cast<uint64_t>(n * 7 + rings));
         for (bool one : {true, false}) {
-          FunctionalSystem sys = one ? FunctionalSystem(tiny(), BspLayout{n, 1, 0}, collective_test::superstep_program(spec, -1))
-                                     : FunctionalSystem(tiny(), BspLayout{n, 1, 0}, each);
+          FunctionalSystem sys =
+              one ? FunctionalSystem(tiny(), BspLayout{n, 1, 0},
+                                     collective_test::superstep_program(spec, -1))
+                  : FunctionalSystem(tiny(), BspLayout{n, 1, 0}, each);
           expect_all_equal(run(sys, spec, in), compiler::collective_reference(spec, in),
                            what + fmt::format(" one image {}", one));
           EXPECT_EQ(sys.supersteps(), expected_supersteps(g)) << what;
@@ -145,7 +152,8 @@ TEST(TorusAllReduce, AOneDimensionalGridIsTheRingBitForBit) {
       CollectiveSpec tor = ring;
       tor.algorithm = CollectiveAlgorithm::kTorus;  // empty grid: {n}
       const auto in = inputs(n, ring.words, 9);
-      EXPECT_EQ(compiler::collective_reference(tor, in), compiler::collective_reference(ring, in)) << n;
+      EXPECT_EQ(compiler::collective_reference(tor, in), compiler::collective_reference(ring, in))
+          << n;
       FunctionalSystem a(small_spec(), BspLayout{n, 1, 0}, compiler::collective_program(ring));
       FunctionalSystem b(small_spec(), BspLayout{n, 1, 0}, compiler::collective_program(tor));
       EXPECT_EQ(run(b, tor, in), run(a, ring, in)) << n;
@@ -158,7 +166,8 @@ TEST(TorusAllReduce, ReductionOrderIsTheDocumentedNestedRingOrder) {
   CollectiveSpec spec = torus({2, 2}, 4);
   const uint32_t big = std::bit_cast<uint32_t>(1e8f), one = std::bit_cast<uint32_t>(1.0f),
                  minus = std::bit_cast<uint32_t>(-1e8f);
-  const std::vector<std::vector<uint32_t>> in = {{big, 0, 0, 0}, {one, 0, 0, 0}, {minus, 0, 0, 0}, {one, 0, 0, 0}};
+  const std::vector<std::vector<uint32_t>> in = {
+      {big, 0, 0, 0}, {one, 0, 0, 0}, {minus, 0, 0, 0}, {one, 0, 0, 0}};
   const std::vector<uint32_t> want = compiler::collective_reference(spec, in);
   EXPECT_EQ(std::bit_cast<float>(want[0]), (1e8f + 1.0f) + (-1e8f + 1.0f));
   EXPECT_EQ(std::bit_cast<float>(want[0]), 0.0f);

@@ -2,11 +2,11 @@
 // (DataParallelOptions::comm; ranks as threads, mpi_thread_communicator.h): losses, every
 // processor's weights, the step totals and the system statistics equal the one-rank run; a
 // checkpoint written on 3 ranks resumes on 2 ranks and on 1 to the uninterrupted run's end.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "runtime/chip_test_data.h"
 #include "runtime/data_parallel.h"
@@ -56,19 +56,21 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
   return r;
 }
 
-void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0, std::vector<int> rank_counts = {2, 3}) {
+void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0,
+                           std::vector<int> rank_counts = {2, 3}) {
   const std::vector<Run> one =
       on_thread_ranks<Run>(1, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
   EXPECT_TRUE(one[0].diverged.empty());
   for (int ranks : rank_counts) {
-    const std::vector<Run> got =
-        on_thread_ranks<Run>(ranks, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
+    const std::vector<Run> got = on_thread_ranks<Run>(
+        ranks, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
     for (int r = 0; r < ranks; ++r) {
       const Run& g = got[static_cast<size_t>(r)];
       EXPECT_EQ(g.losses, one[0].losses) << ranks << " ranks, rank " << r;
       EXPECT_EQ(g.params.size(), one[0].params.size());
       for (size_t p = 0; p < g.params.size() && p < one[0].params.size(); ++p)
-        EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], one[0].params[p]), 0u) << "processor " << p;
+        EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], one[0].params[p]), 0u)
+            << "processor " << p;
       EXPECT_TRUE(g.diverged.empty());
       EXPECT_EQ(g.wall_ps, one[0].wall_ps);
       EXPECT_EQ(g.compute_ps, one[0].compute_ps);
@@ -79,7 +81,9 @@ void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0, 
   }
 }
 
-TEST(DataParallelRanks, SgdStepsAreBitIdenticalForOneTwoAndThreeRanks) { expect_same_for_ranks(graph::OptimizerKind::kSgd); }
+TEST(DataParallelRanks, SgdStepsAreBitIdenticalForOneTwoAndThreeRanks) {
+  expect_same_for_ranks(graph::OptimizerKind::kSgd);
+}
 
 // The overlapped gradient buckets (runtime/data_parallel.h bucket_words; two buckets, the first
 // all-reduced during the backward pass) under 5% loss with ragged shards.
@@ -93,11 +97,12 @@ TEST(DataParallelRanks, AdamOnTheUnitStepsAreBitIdenticalForOneTwoAndThreeRanks)
 
 struct Finished {
   std::vector<std::vector<std::vector<float>>> params;  // per processor
-  std::string report;  // without host_seconds and resumed_from
+  std::string report;                                   // without host_seconds and resumed_from
 };
 
 const runtime::Dataset& ranks_train() {
-  static const runtime::Dataset d = runtime::chip_test::synthetic_dataset("synthetic", 20, 1);  // batch 7: 3 steps
+  static const runtime::Dataset d =
+      runtime::chip_test::synthetic_dataset("synthetic", 20, 1);  // batch 7: 3 steps
   return d;
 }
 
@@ -141,22 +146,24 @@ Finished run_on_ranks(Communicator& comm, const std::string& dir, int64_t stop, 
 }
 
 TEST(DataParallelRanks, CheckpointOnThreeRanksResumesBitIdenticallyOnTwoRanksAndOne) {
-  const Finished full =
-      on_thread_ranks<Finished>(1, [](Communicator& c) { return run_on_ranks(c, "", 0, false); }).front();
+  const Finished full = on_thread_ranks<Finished>(1, [](Communicator& c) {
+                          return run_on_ranks(c, "", 0, false);
+                        }).front();
   testing::TempDir dir;
   const std::string first = dir.file("three-ranks");
   on_thread_ranks<Finished>(3, [&](Communicator& c) { return run_on_ranks(c, first, 4, false); });
   for (int ranks : {2, 1}) {
     const std::string copy = dir.file(std::to_string(ranks) + "-ranks");
     std::filesystem::copy(first, copy);  // each resume writes its own later checkpoints
-    const std::vector<Finished> got =
-        on_thread_ranks<Finished>(ranks, [&](Communicator& c) { return run_on_ranks(c, copy, 0, true); });
+    const std::vector<Finished> got = on_thread_ranks<Finished>(
+        ranks, [&](Communicator& c) { return run_on_ranks(c, copy, 0, true); });
     for (int r = 0; r < ranks; ++r) {
       const Finished& g = got[static_cast<size_t>(r)];
       EXPECT_EQ(g.report, full.report) << ranks << " ranks, rank " << r;
       ASSERT_EQ(g.params.size(), full.params.size());
       for (size_t p = 0; p < g.params.size(); ++p)
-        EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], full.params[p]), 0u) << "processor " << p;
+        EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], full.params[p]), 0u)
+            << "processor " << p;
     }
   }
 }

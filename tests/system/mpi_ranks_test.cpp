@@ -1,8 +1,9 @@
 // The distributed System (system.h "Distribution") with R ranks in one process: each rank is a
-// thread with its own System over a ThreadCommunicator (the same collectives as the MPI one, through
-// shared memory). Whatever R (dividing the processors or not, more ranks than processors), values,
-// cycle counts, end time and statistics equal the one-rank run, under packet loss too; errors are
-// thrown identically by every rank. tests/system/mpi_test.cpp does the same through mpirun and the CLI.
+// thread with its own System over a ThreadCommunicator (the same collectives as the MPI one,
+// through shared memory). Whatever R (dividing the processors or not, more ranks than processors),
+// values, cycle counts, end time and statistics equal the one-rank run, under packet loss too;
+// errors are thrown identically by every rank. tests/system/mpi_test.cpp does the same through
+// mpirun and the CLI.
 #include <algorithm>
 #include <bit>
 #include <exception>
@@ -44,7 +45,9 @@ compiler::CollectiveSpec allreduce(int n) {
   return c;
 }
 
-uint32_t input_word(int p, uint32_t i) { return std::bit_cast<uint32_t>(static_cast<float>(p * 1000 + i) * 0.37f); }
+uint32_t input_word(int p, uint32_t i) {
+  return std::bit_cast<uint32_t>(static_cast<float>(p * 1000 + i) * 0.37f);
+}
 
 // Everything a run shows, gathered on every rank (so each rank's copy can be compared).
 struct Outcome {
@@ -55,7 +58,8 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-Outcome run_rank(Communicator& comm, const SystemSpec& spec, const isa::Program& image, const compiler::CollectiveSpec& c) {
+Outcome run_rank(Communicator& comm, const SystemSpec& spec, const isa::Program& image,
+                 const compiler::CollectiveSpec& c) {
   Outcome o;
   SystemOptions opt;
   opt.comm = &comm;
@@ -88,7 +92,8 @@ Outcome run_rank(Communicator& comm, const SystemSpec& spec, const isa::Program&
 
 std::vector<Outcome> run_ranks(int ranks, const SystemSpec& spec, const isa::Program& image,
                                const compiler::CollectiveSpec& c) {
-  return on_thread_ranks<Outcome>(ranks, [&](Communicator& comm) { return run_rank(comm, spec, image, c); });
+  return on_thread_ranks<Outcome>(
+      ranks, [&](Communicator& comm) { return run_rank(comm, spec, image, c); });
 }
 
 // Every processor's vector in `o` equals the host reference of `c` on the input_word inputs.
@@ -101,7 +106,8 @@ void expect_reference(const Outcome& o, const compiler::CollectiveSpec& c) {
   }
   const std::vector<uint32_t> want = compiler::collective_reference(c, inputs);
   for (int p = 0; p < c.processors; ++p)
-    EXPECT_TRUE(std::equal(want.begin(), want.end(), o.vectors[static_cast<size_t>(p)].begin())) << p;
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), o.vectors[static_cast<size_t>(p)].begin()))
+        << p;
 }
 
 TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
@@ -113,7 +119,8 @@ TEST(SystemRanks, AllReduceIsBitIdenticalForAnyNumberOfRanks) {
   expect_reference(one[0], c);
   for (int ranks : {2, 3, 4, 8, 11}) {
     const std::vector<Outcome> got = run_ranks(ranks, spec, image, c);
-    for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
+    for (int r = 0; r < ranks; ++r)
+      EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
   }
 }
 
@@ -131,7 +138,8 @@ TEST(SystemRanks, TorusAllReduceIsBitIdenticalForOneTwoAndFourRanks) {
   expect_reference(one[0], c);
   for (int ranks : {2, 4}) {
     const std::vector<Outcome> got = run_ranks(ranks, spec, image, c);
-    for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
+    for (int r = 0; r < ranks; ++r)
+      EXPECT_EQ(got[static_cast<size_t>(r)], one[0]) << ranks << " ranks, rank " << r;
   }
 }
 
@@ -148,10 +156,12 @@ TEST(SystemRanks, bad_a_fault_on_another_ranks_processor_is_thrown_by_every_rank
   const compiler::CollectiveSpec c = allreduce(8);
   const std::vector<Outcome> one = run_ranks(1, ring(4, 2, 0), image, c);
   EXPECT_EQ(one[0].error,
-            "processor 5 (chip 2, core 1): simulated fault at pc 3 cycle 3 [xsend s4, s4, s4, s3]: xsend: processor 9 "
+            "processor 5 (chip 2, core 1): simulated fault at pc 3 cycle 3 [xsend s4, s4, s4, s3]: "
+            "xsend: processor 9 "
             "does not exist (processors 0..7)");
   for (int ranks : {2, 3})
-    for (const Outcome& o : run_ranks(ranks, ring(4, 2, 0), image, c)) EXPECT_EQ(o.error, one[0].error) << ranks;
+    for (const Outcome& o : run_ranks(ranks, ring(4, 2, 0), image, c))
+      EXPECT_EQ(o.error, one[0].error) << ranks;
 }
 
 }  // namespace

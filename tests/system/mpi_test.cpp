@@ -10,21 +10,22 @@
 // ASAN_OPTIONS+=detect_leaks=0 (OpenMPI's own allocations at MPI_Init are never freed, so
 // LeakSanitizer would fail every sanitizer run; address and UB checks stay on), and `timeout`
 // so a hang fails the test instead of blocking the suite.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "support/temp_dir.h"
 
 namespace {
 
-std::string binary() { return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera"; }
+std::string binary() {
+  return std::string(TESSERA_BINARY_DIR) + "/src/cli/tessera";
+}
 
 struct Result {
   int status = 0;
@@ -32,8 +33,8 @@ struct Result {
 };
 
 Result mpirun(int ranks, const std::string& args) {
-  const std::string err_file = std::string(TESSERA_BINARY_DIR) + "/mpi_test_stderr_" + std::to_string(ranks) + "_" +
-                               std::to_string(::getpid()) + ".txt";
+  const std::string err_file = std::string(TESSERA_BINARY_DIR) + "/mpi_test_stderr_" +
+                               std::to_string(ranks) + "_" + std::to_string(::getpid()) + ".txt";
   const std::string cmd =
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
       "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout -k 5 120 mpirun -n " +
@@ -57,7 +58,9 @@ nlohmann::json simulated_part(const Result& r, int ranks) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("mpi_ranks").get<int>(), ranks);
   nlohmann::json k = j;
-  for (const char* key : {"host_seconds", "host_wall_seconds", "packets_per_host_second", "mpi_ranks"}) k.erase(key);
+  for (const char* key :
+       {"host_seconds", "host_wall_seconds", "packets_per_host_second", "mpi_ranks"})
+    k.erase(key);
   return k;
 }
 
@@ -83,12 +86,14 @@ TEST_F(MpiCli, AllReduceUnderLossIsBitIdenticalForOneTwoThreeFourRanks) {
   // 8 processors (4 chips x 2 cores), 5% loss: values equal the host reference on every rank
   // (--check), and cycles, times, retransmissions and packets equal the one-rank run.
   expect_same_for_ranks(
-      "bench allreduce --chips 4 --cores-per-chip 2 --bytes 4004 --topology ring --loss 0.05 --seed 3 --check --json",
+      "bench allreduce --chips 4 --cores-per-chip 2 --bytes 4004 --topology ring --loss 0.05 "
+      "--seed 3 --check --json",
       {2, 3, 4});
 }
 
 TEST_F(MpiCli, MoreRanksThanProcessorsLeavesSomeRanksIdleAndChangesNothing) {
-  expect_same_for_ranks("bench allreduce --chips 3 --bytes 404 --topology line --check --json", {4});
+  expect_same_for_ranks("bench allreduce --chips 3 --bytes 404 --topology line --check --json",
+                        {4});
 }
 
 // `json` without any "host_seconds" member, at any depth (host CPU time differs between runs).
@@ -104,8 +109,8 @@ nlohmann::json without_host_seconds(nlohmann::json j) {
 
 // `tessera train <args> --report F` under `mpirun -n ranks`: the report without host_seconds.
 nlohmann::json train_report(int ranks, const std::string& args) {
-  const std::string report = std::string(TESSERA_BINARY_DIR) + "/mpi_test_train_" + std::to_string(ranks) + "_" +
-                             std::to_string(::getpid()) + ".json";
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/mpi_test_train_" +
+                             std::to_string(ranks) + "_" + std::to_string(::getpid()) + ".json";
   const Result r = mpirun(ranks, "train " + args + " --report " + report);
   EXPECT_EQ(r.status, 0) << r.err;
   std::ifstream in(report);
@@ -117,9 +122,10 @@ nlohmann::json train_report(int ranks, const std::string& args) {
 }
 
 TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForOneAndThreeRanks) {
-  // 4 processors (2 chips x 2 cores) over 3 ranks: losses, accuracies, simulated times, exchange and
-  // link figures and the resolved config equal the one-rank report.
-  const std::string args = "--chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05";
+  // 4 processors (2 chips x 2 cores) over 3 ranks: losses, accuracies, simulated times, exchange
+  // and link figures and the resolved config equal the one-rank report.
+  const std::string args =
+      "--chips 2 --cores-per-chip 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05";
   const nlohmann::json want = train_report(1, args);
   ASSERT_FALSE(want.is_null());
   EXPECT_EQ(want.at("processors"), 4);
@@ -130,13 +136,15 @@ TEST_F(MpiCli, CheckpointWrittenOnTwoRanksResumesOnThreeToTheUninterruptedReport
   // Epoch 1 on 2 ranks writes ck/ckpt-0000000002.tsck (rank 0 writes); 3 ranks resume it for
   // epoch 2. Every report figure but host_seconds (losses, accuracies, simulated times, optimizer,
   // system and link statistics) equals the one-rank run of both epochs; only resumed_from differs.
-  const std::string args = "--batch 8 --steps 2 --optimizer adam --lr 1e-3 --chips 2 --cores-per-chip 2";
+  const std::string args =
+      "--batch 8 --steps 2 --optimizer adam --lr 1e-3 --chips 2 --cores-per-chip 2";
   tessera::testing::TempDir dir;
   const std::string ck = dir.file("ck");
   const Result first = mpirun(2, "train " + args + " --epochs 1 --checkpoint-dir " + ck);
   ASSERT_EQ(first.status, 0) << first.err;
   ASSERT_TRUE(std::filesystem::exists(ck + "/ckpt-0000000002.tsck"));
-  nlohmann::json resumed = train_report(3, args + " --epochs 2 --checkpoint-dir " + ck + " --resume");
+  nlohmann::json resumed =
+      train_report(3, args + " --epochs 2 --checkpoint-dir " + ck + " --resume");
   nlohmann::json full = train_report(1, args + " --epochs 2");
   ASSERT_FALSE(resumed.is_null());
   ASSERT_FALSE(full.is_null());
@@ -153,8 +161,12 @@ TEST_F(MpiCli, AnErrorOnEveryRankEndsTheRunWithItsMessage) {
   EXPECT_NE(r.status, 0);
   // Both ranks fail; mpirun ends the job when the first one exits, so which rank's line reaches
   // stderr first is a race: either rank's message, with its rank named, is the contract.
-  const bool rank0 = r.err.find("tessera: error (rank 0 of 2): --bytes: 6: a positive multiple of 4") != std::string::npos;
-  const bool rank1 = r.err.find("tessera: error (rank 1 of 2): --bytes: 6: a positive multiple of 4") != std::string::npos;
+  const bool rank0 =
+      r.err.find("tessera: error (rank 0 of 2): --bytes: 6: a positive multiple of 4") !=
+      std::string::npos;
+  const bool rank1 =
+      r.err.find("tessera: error (rank 1 of 2): --bytes: 6: a positive multiple of 4") !=
+      std::string::npos;
   EXPECT_TRUE(rank0 || rank1) << r.err;
 }
 

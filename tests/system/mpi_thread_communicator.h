@@ -13,7 +13,8 @@ namespace tessera::system {
 
 // What the ranks share: one slot per rank and a barrier between writing and reading them.
 struct ThreadRanksShared {
-  explicit ThreadRanksShared(int n) : ranks(n), sync(n), slots(static_cast<size_t>(n)), matrix(static_cast<size_t>(n)) {}
+  explicit ThreadRanksShared(int n)
+      : ranks(n), sync(n), slots(static_cast<size_t>(n)), matrix(static_cast<size_t>(n)) {}
   int ranks;
   std::barrier<> sync;
   std::vector<Bytes> slots;
@@ -36,7 +37,8 @@ class ThreadCommunicator final : public Communicator {
     m_s.matrix[static_cast<size_t>(m_rank)] = to;
     m_s.sync.arrive_and_wait();
     std::vector<Bytes> from;
-    for (int r = 0; r < m_s.ranks; ++r) from.push_back(m_s.matrix[static_cast<size_t>(r)][static_cast<size_t>(m_rank)]);
+    for (int r = 0; r < m_s.ranks; ++r)
+      from.push_back(m_s.matrix[static_cast<size_t>(r)][static_cast<size_t>(m_rank)]);
     m_s.sync.arrive_and_wait();
     return from;
   }

@@ -52,9 +52,13 @@ std::string exchange_program(bool split, int compute) {
   return s + "halt\n";
 }
 
-uint32_t input_word(int p, uint32_t i) { return std::bit_cast<uint32_t>(static_cast<float>(p * 100 + i) + 0.25f); }
+uint32_t input_word(int p, uint32_t i) {
+  return std::bit_cast<uint32_t>(static_cast<float>(p * 100 + i) + 0.25f);
+}
 
-std::vector<uint32_t> words_of(const core::ZeroedWords& w) { return {w.data(), w.data() + w.size()}; }
+std::vector<uint32_t> words_of(const core::ZeroedWords& w) {
+  return {w.data(), w.data() + w.size()};
+}
 
 struct Outcome {
   int64_t cycles = 0;          // processor 0's
@@ -99,7 +103,8 @@ TEST(SplitPhase, WithNothingToOverlapXsyncCostsOnlyTheXwaitBundle) {
 
 TEST(SplitPhase, ComputeShorterThanTheExchangeIsHiddenCompletely) {
   const int compute = 200;  // < 352
-  const Outcome b = run_timed(exchange_program(false, compute)), s = run_timed(exchange_program(true, compute));
+  const Outcome b = run_timed(exchange_program(false, compute)),
+                s = run_timed(exchange_program(true, compute));
   EXPECT_EQ(b.cycles, kBlockingCycles + compute);
   EXPECT_EQ(s.cycles, kBlockingCycles + 1);
   EXPECT_EQ(s.exchange_stall, kBarrierStall + kExchangeWait - compute);
@@ -108,7 +113,8 @@ TEST(SplitPhase, ComputeShorterThanTheExchangeIsHiddenCompletely) {
 
 TEST(SplitPhase, ComputeLongerThanTheExchangeHidesAllOfIt) {
   const int compute = 500;  // > 352: xwait does not stall
-  const Outcome b = run_timed(exchange_program(false, compute)), s = run_timed(exchange_program(true, compute));
+  const Outcome b = run_timed(exchange_program(false, compute)),
+                s = run_timed(exchange_program(true, compute));
   EXPECT_EQ(b.cycles, kBlockingCycles + compute);
   EXPECT_EQ(s.cycles, kBlockingCycles - kExchangeWait + compute + 1);
   EXPECT_EQ(s.exchange_stall, kBarrierStall);
@@ -123,7 +129,8 @@ TEST(SplitPhase, ArrivalsLandAtTheExpectedWordsAndEqualTheFunctionalSystem) {
     for (uint32_t i = 0; i < kWords; ++i) f.core(p).state().vmem[i] = input_word(p, i);
   f.run();
   for (int p = 0; p < 2; ++p) {
-    for (uint32_t i = 0; i < kWords; ++i) EXPECT_EQ(t.vmem[p][kWords + i], input_word(1 - p, i)) << p << " " << i;
+    for (uint32_t i = 0; i < kWords; ++i)
+      EXPECT_EQ(t.vmem[p][kWords + i], input_word(1 - p, i)) << p << " " << i;
     EXPECT_EQ(words_of(f.core(p).state().vmem), t.vmem[p]) << p;
   }
 }
@@ -148,12 +155,14 @@ TEST(SplitPhase, ReceivedWordsAppearAtTheXwait) {
   System t(small_spec(), pair_spec(), isa::assemble(program));
   FunctionalSystem f(small_spec(), BspLayout{2, 1, 0}, isa::assemble(program));
   for (int p = 0; p < 2; ++p)
-    for (uint32_t i = 0; i < kWords; ++i) t.core(p).host_state().vmem[i] = f.core(p).state().vmem[i] = input_word(p, i);
+    for (uint32_t i = 0; i < kWords; ++i)
+      t.core(p).host_state().vmem[i] = f.core(p).state().vmem[i] = input_word(p, i);
   t.run();
   f.run();
   for (int p = 0; p < 2; ++p) {
     EXPECT_EQ(core::diff_architectural_state(t.core(p).state(), f.core(p).state()), "") << p;
-    EXPECT_EQ(t.core(p).state().vreg(2)[16], input_word(1 - p, 0)) << p;  // word 16 = row 0, lane 16
+    EXPECT_EQ(t.core(p).state().vreg(2)[16], input_word(1 - p, 0))
+        << p;  // word 16 = row 0, lane 16
   }
 }
 
@@ -161,17 +170,21 @@ TEST(SplitPhase, ReceivedWordsAppearAtTheXwait) {
 // still receiving faults, for loads, stores, DMAs and sends alike.
 TEST(SplitPhase, bad_touching_words_still_being_received_is_a_fault) {
   // The core leaves the barrier at cycle 706 (hand check above); the touching op issues there.
-  const std::string tail = " overlap words [16, 32) that the pending xsync exchange is still receiving (touch them "
-                           "after xwait)";
+  const std::string tail =
+      " overlap words [16, 32) that the pending xsync exchange is still receiving (touch them "
+      "after xwait)";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"vld v1, [s5+0]\n", "pc 6 cycle 706 [vld v1, [s5]]: vld: vector memory words [0, 128)"},
       {"vst v1, [s5+0]\n", "pc 6 cycle 706 [vst v1, [s5]]: vst: vector memory words [0, 128)"},
-      {"sli s8, 20\ndma.hv s8, s5, s2, 3\n", "pc 7 cycle 707 [dma.hv s8, s5, s2, 3]: dma.hv: vector memory words [20, 21)"},
-      {"xsend s5, s4, s2, s3\n", "pc 6 cycle 706 [xsend s5, s4, s2, s3]: xsend: vector memory words [16, 17)"},
+      {"sli s8, 20\ndma.hv s8, s5, s2, 3\n",
+       "pc 7 cycle 707 [dma.hv s8, s5, s2, 3]: dma.hv: vector memory words [20, 21)"},
+      {"xsend s5, s4, s2, s3\n",
+       "pc 6 cycle 706 [xsend s5, s4, s2, s3]: xsend: vector memory words [16, 17)"},
   };
   for (const auto& [code, want] : cases) {
     System sys(small_spec(), pair_spec(), isa::assemble(load_program(code)));
-    EXPECT_EQ(testing::error_of([&] { sys.run(); }), "processor 0 (chip 0, core 0): simulated fault at " + want + tail);
+    EXPECT_EQ(testing::error_of([&] { sys.run(); }),
+              "processor 0 (chip 0, core 0): simulated fault at " + want + tail);
   }
 }
 
@@ -197,10 +210,12 @@ TEST(SplitPhase, HaltWaitsForThePendingExchange) {
 
 TEST(SplitPhase, EveryBarrierPlacementKeepsTheValues) {
   for (BarrierPlacement placement :
-       {BarrierPlacement::kComputeToExchange, BarrierPlacement::kExchangeToCompute, BarrierPlacement::kBoth}) {
+       {BarrierPlacement::kComputeToExchange, BarrierPlacement::kExchangeToCompute,
+        BarrierPlacement::kBoth}) {
     SystemSpec spec = pair_spec();
     spec.barrier_placement = placement;
-    const Outcome b = run_timed(exchange_program(false, 100), spec), s = run_timed(exchange_program(true, 100), spec);
+    const Outcome b = run_timed(exchange_program(false, 100), spec),
+                  s = run_timed(exchange_program(true, 100), spec);
     EXPECT_EQ(s.vmem, b.vmem) << barrier_placement_name(placement);
     EXPECT_LT(s.cycles, b.cycles) << barrier_placement_name(placement);
   }
@@ -223,15 +238,18 @@ TEST(SplitPhase, OutsideASystemXsyncDeliversOwnSendsAtTheXwait) {
 TEST(SplitPhase, bad_xwait_without_a_pending_exchange_is_a_fault_not_a_hang) {
   System sys(small_spec(), pair_spec(), isa::assemble("nop\nxwait\nhalt\n"));
   EXPECT_EQ(testing::error_of([&] { sys.run(); }),
-            "processor 0 (chip 0, core 0): simulated fault at pc 1 cycle 1 [xwait]: xwait: no xsync exchange is pending "
+            "processor 0 (chip 0, core 0): simulated fault at pc 1 cycle 1 [xwait]: xwait: no "
+            "xsync exchange is pending "
             "(none since the last wait), so nothing can complete it");
 }
 
 TEST(SplitPhase, bad_a_second_xwait_after_the_exchange_completed_is_a_fault) {
   const std::string program = exchange_program(true, 0);
-  System sys(small_spec(), pair_spec(), isa::assemble(program.substr(0, program.find("halt")) + "xwait\nhalt\n"));
+  System sys(small_spec(), pair_spec(),
+             isa::assemble(program.substr(0, program.find("halt")) + "xwait\nhalt\n"));
   EXPECT_EQ(testing::error_of([&] { sys.run(); }),
-            "processor 0 (chip 0, core 0): simulated fault at pc 7 cycle 1059 [xwait]: xwait: no xsync exchange is "
+            "processor 0 (chip 0, core 0): simulated fault at pc 7 cycle 1059 [xwait]: xwait: no "
+            "xsync exchange is "
             "pending (none since the last wait), so nothing can complete it");
 }
 
@@ -253,7 +271,8 @@ TEST(SplitPhase, GeneratedAllReduceKeepsItsValuesAndSavesTime) {
     c.split_phase = split == 1;
     System sys(small_spec(), spec, compiler::collective_program(c));
     for (int p = 0; p < 4; ++p)
-      for (uint32_t i = 0; i < c.words; ++i) sys.core(p).host_state().vmem[c.base + i] = input_word(p, i);
+      for (uint32_t i = 0; i < c.words; ++i)
+        sys.core(p).host_state().vmem[c.base + i] = input_word(p, i);
     sys.run();
     for (int p = 0; p < 4; ++p) {
       const uint32_t* v = sys.core(p).state().vmem.data() + c.base;

@@ -1,11 +1,12 @@
-// system.* config: defaults (one chip, one core), the shipped board and pod configs, and bad configs
-// with their exact messages.
-#include <gtest/gtest.h>
+// system.* config: defaults (one chip, one core), the shipped board and pod configs, and bad
+// configs with their exact messages.
+#include "system/system_spec.h"
 
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "support/error_of.h"
-#include "system/system_spec.h"
 
 namespace tessera::system {
 namespace {
@@ -39,7 +40,8 @@ TEST(SystemSpec, ShippedBoardIsARingOfFourChipsWithTwoCores) {
 }
 
 TEST(SystemSpec, ShippedPodIsAFourByFourTorus) {
-  const SystemSpec s = load_system_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/pod-torus.json");
+  const SystemSpec s =
+      load_system_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/pod-torus.json");
   EXPECT_EQ(s.chips, 16);
   EXPECT_EQ(s.boards, 4);
   EXPECT_EQ(s.topology, Topology::kTorus2d);
@@ -50,7 +52,8 @@ TEST(SystemSpec, ShippedPodIsAFourByFourTorus) {
 }
 
 TEST(SystemSpec, FailedLinksAreParsed) {
-  const SystemSpec s = read(R"({"system": {"chips": 4, "chips_per_board": 4, "topology": "ring", "failed_links": "1-0,2-3"}})");
+  const SystemSpec s = read(
+      R"({"system": {"chips": 4, "chips_per_board": 4, "topology": "ring", "failed_links": "1-0,2-3"}})");
   EXPECT_FALSE(s.linked(0, 1));
   EXPECT_FALSE(s.linked(3, 2));
   EXPECT_TRUE(s.linked(1, 2));
@@ -63,9 +66,11 @@ TEST(SystemSpec, TimeConversionsRoundToPicoseconds) {
 }
 
 TEST(SystemSpec, TorusDimsMustMultiplyToChips_bad) {
-  EXPECT_EQ(error_reading(R"({"system": {"chips": 16, "chips_per_board": 4, "boards": 4, "topology": "torus2d",
+  EXPECT_EQ(
+      error_reading(
+          R"({"system": {"chips": 16, "chips_per_board": 4, "boards": 4, "topology": "torus2d",
                                          "torus": {"dims_x": 4, "dims_y": 3}}})"),
-            "t.json: key 'system.torus.dims_x': torus2d dims 4 x 3 = 12 but the system has 16 chips");
+      "t.json: key 'system.torus.dims_x': torus2d dims 4 x 3 = 12 but the system has 16 chips");
 }
 
 TEST(SystemSpec, ChipsMustEqualBoardsTimesChipsPerBoard_bad) {
@@ -75,30 +80,36 @@ TEST(SystemSpec, ChipsMustEqualBoardsTimesChipsPerBoard_bad) {
 
 TEST(SystemSpec, AckTimeoutMustExceedTheRoundTrip_bad) {
   EXPECT_EQ(error_reading(R"({"system": {"link": {"latency_ns": 800, "ack_timeout_ns": 1500}}})"),
-            "t.json: key 'system.link.ack_timeout_ns': the ack timeout (1500 ns) must exceed the round trip 2 x "
+            "t.json: key 'system.link.ack_timeout_ns': the ack timeout (1500 ns) must exceed the "
+            "round trip 2 x "
             "link latency (1600 ns)");
 }
 
 TEST(SystemSpec, PayloadMustBeWholeWords_bad) {
-  EXPECT_EQ(error_reading(R"({"system": {"packet": {"payload_bytes": 1022}}})"),
-            "t.json: key 'system.packet.payload_bytes': 1022 is not a whole number of 32-bit words");
+  EXPECT_EQ(
+      error_reading(R"({"system": {"packet": {"payload_bytes": 1022}}})"),
+      "t.json: key 'system.packet.payload_bytes': 1022 is not a whole number of 32-bit words");
 }
 
 TEST(SystemSpec, RingOfTwoIsALine_bad) {
-  EXPECT_EQ(error_reading(R"({"system": {"chips_per_board": 2, "topology": "ring"}})"),
-            "t.json: key 'system.topology': a ring of 2 chips is a line (one link); use topology line");
+  EXPECT_EQ(
+      error_reading(R"({"system": {"chips_per_board": 2, "topology": "ring"}})"),
+      "t.json: key 'system.topology': a ring of 2 chips is a line (one link); use topology line");
 }
 
 TEST(SystemSpec, FailedLinkMustExist_bad) {
-  EXPECT_EQ(error_reading(R"({"system": {"chips_per_board": 4, "topology": "line", "failed_links": "0-2"}})"),
+  EXPECT_EQ(error_reading(
+                R"({"system": {"chips_per_board": 4, "topology": "line", "failed_links": "0-2"}})"),
             "t.json: key 'system.failed_links': 0-2 is not a link of this line topology");
   EXPECT_EQ(error_reading(R"({"system": {"chips_per_board": 4, "failed_links": "0:1"}})"),
             "t.json: key 'system.failed_links': '0:1' is not a link 'a-b'");
 }
 
 TEST(SystemSpec, UnknownTopologyAndKeys_bad) {
-  EXPECT_NE(error_reading(R"({"system": {"topology": "mesh"}})").find("key 'system.topology'"), std::string::npos);
-  EXPECT_NE(error_reading(R"({"system": {"link": {"bandwith_gbps": 5}}})").find("system.link.bandwith_gbps"),
+  EXPECT_NE(error_reading(R"({"system": {"topology": "mesh"}})").find("key 'system.topology'"),
+            std::string::npos);
+  EXPECT_NE(error_reading(R"({"system": {"link": {"bandwith_gbps": 5}}})")
+                .find("system.link.bandwith_gbps"),
             std::string::npos);
 }
 

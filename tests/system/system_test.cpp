@@ -1,6 +1,8 @@
 // The timed system: BSP supersteps on timed cores with the packet fabric. Values equal the
 // functional system's (and survive packet loss bit for bit); barrier placements and their timing;
 // determinism; faults naming the processor.
+#include "system/system.h"
+
 #include <bit>
 #include <vector>
 
@@ -9,9 +11,8 @@
 #include "compiler/collectives.h"
 #include "isa/assembler.h"
 #include "support/error_of.h"
-#include "system/small_spec.h"
 #include "system/functional_system.h"
-#include "system/system.h"
+#include "system/small_spec.h"
 
 namespace tessera::system {
 namespace {
@@ -35,14 +36,19 @@ compiler::CollectiveSpec allreduce(int n, uint32_t words) {
   return c;
 }
 
-core::ArchState& state_of(System& sys, int p) { return sys.core(p).host_state(); }
-core::ArchState& state_of(FunctionalSystem& sys, int p) { return sys.core(p).state(); }
+core::ArchState& state_of(System& sys, int p) {
+  return sys.core(p).host_state();
+}
+core::ArchState& state_of(FunctionalSystem& sys, int p) {
+  return sys.core(p).state();
+}
 
 template <typename Sys>
 void load_inputs(Sys& sys, int n, uint32_t base, uint32_t words) {
   for (int p = 0; p < n; ++p)
     for (uint32_t i = 0; i < words; ++i)
-      state_of(sys, p).vmem[base + i] = std::bit_cast<uint32_t>(static_cast<float>(p * 1000 + i) * 0.37f + 1e-3f * static_cast<float>(i % 7));
+      state_of(sys, p).vmem[base + i] = std::bit_cast<uint32_t>(
+          static_cast<float>(p * 1000 + i) * 0.37f + 1e-3f * static_cast<float>(i % 7));
 }
 
 template <typename Sys>
@@ -58,7 +64,8 @@ struct Outcome {
   std::string stats;
 };
 
-Outcome run_timed(const SystemSpec& spec, const compiler::CollectiveSpec& c, SystemOptions opt = {}) {
+Outcome run_timed(const SystemSpec& spec, const compiler::CollectiveSpec& c,
+                  SystemOptions opt = {}) {
   System sys(small_spec(), spec, compiler::collective_program(c), opt);
   load_inputs(sys, c.processors, c.base, c.words);
   sys.run();
@@ -83,7 +90,8 @@ TEST(System, TimedAllReduceEqualsTheFunctionalSystemAndTheReference) {
   functional.run();
   const std::vector<uint32_t> want = compiler::collective_reference(c, in);
   for (int p = 0; p < 6; ++p) {
-    EXPECT_EQ(core::diff_architectural_state(timed.core(p).state(), functional.core(p).state()), "") << p;
+    EXPECT_EQ(core::diff_architectural_state(timed.core(p).state(), functional.core(p).state()), "")
+        << p;
     EXPECT_EQ(vector_of(timed, p, c.base, c.words), want) << p;
   }
   EXPECT_EQ(timed.groups()[0].supersteps, 10);
@@ -94,7 +102,8 @@ TEST(System, FivePercentLossChangesOnlyTime) {
   const compiler::CollectiveSpec c = allreduce(4, 999);
   SystemSpec lossy = ring(4, 1);
   lossy.loss_rate = 0.05;
-  const Outcome clean = run_timed(ring(4, 1), c), lost = run_timed(lossy, c, SystemOptions{.seed = 7});
+  const Outcome clean = run_timed(ring(4, 1), c),
+                lost = run_timed(lossy, c, SystemOptions{.seed = 7});
   EXPECT_EQ(lost.vectors, clean.vectors);
   EXPECT_GT(lost.retransmissions, 0u);
   EXPECT_EQ(clean.retransmissions, 0u);
@@ -105,7 +114,8 @@ TEST(System, RunsAreDeterministic) {
   SystemSpec lossy = ring(5, 1);
   lossy.loss_rate = 0.05;
   const compiler::CollectiveSpec c = allreduce(5, 257);
-  const Outcome a = run_timed(lossy, c, SystemOptions{.seed = 3}), b = run_timed(lossy, c, SystemOptions{.seed = 3});
+  const Outcome a = run_timed(lossy, c, SystemOptions{.seed = 3}),
+                b = run_timed(lossy, c, SystemOptions{.seed = 3});
   EXPECT_EQ(a.vectors, b.vectors);
   EXPECT_EQ(a.end, b.end);
   EXPECT_EQ(a.stats, b.stats);
@@ -122,8 +132,8 @@ TEST(System, TimingOnlyModeKeepsEveryTime) {
 TEST(System, BarrierPlacementsGiveTheSameValuesAndBothIsSlowest) {
   const compiler::CollectiveSpec c = allreduce(4, 100);
   std::vector<Outcome> runs;
-  for (BarrierPlacement b :
-       {BarrierPlacement::kComputeToExchange, BarrierPlacement::kExchangeToCompute, BarrierPlacement::kBoth}) {
+  for (BarrierPlacement b : {BarrierPlacement::kComputeToExchange,
+                             BarrierPlacement::kExchangeToCompute, BarrierPlacement::kBoth}) {
     SystemSpec s = ring(4, 1);
     s.barrier_placement = b;
     runs.push_back(run_timed(s, c));
@@ -149,15 +159,18 @@ TEST(System, AnEmptySuperstepCostsTheBarrierLatency) {
 }
 
 TEST(System, bad_send_to_a_processor_that_does_not_exist_names_processor_and_bundle) {
-  System sys(small_spec(), ring(2, 2), isa::assemble("sli s1, 4 ;; sli s2, 1\nxsend s2, s2, s2, s1\nsync\nhalt\n"));
+  System sys(small_spec(), ring(2, 2),
+             isa::assemble("sli s1, 4 ;; sli s2, 1\nxsend s2, s2, s2, s1\nsync\nhalt\n"));
   EXPECT_EQ(testing::error_of([&] { sys.run(); }),
-            "processor 0 (chip 0, core 0): simulated fault at pc 1 cycle 1 [xsend s2, s2, s2, s1]: xsend: processor 4 "
+            "processor 0 (chip 0, core 0): simulated fault at pc 1 cycle 1 [xsend s2, s2, s2, s1]: "
+            "xsend: processor 4 "
             "does not exist (processors 0..3)");
 }
 
 TEST(System, bad_per_processor_program_count) {
   std::vector<isa::Program> one = {isa::assemble("halt\n")};
-  EXPECT_EQ(testing::error_of([&] { System(small_spec(), ring(2, 1), one); }), "system: 1 programs for 2 processors");
+  EXPECT_EQ(testing::error_of([&] { System(small_spec(), ring(2, 1), one); }),
+            "system: 1 programs for 2 processors");
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // default config: test accuracy >= 86.5% (issue 3, section 4; a common fp32 framework reaches
 // about 87.0% with this recipe). The step is one compiled program whose GEMM, im2col and pooling
 // kernels run as counted loops (it did not fit the instruction memory as straight-line code).
-#include <gtest/gtest.h>
-
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "compiler/compiler.h"
 #include "runtime/dataset.h"

@@ -2,9 +2,9 @@
 // simulated chip with bit-parallel and with term-serial PEs (default accumulator width): test
 // accuracies within 0.5% absolute (issue 5, section 5). The cnn pair is the long one: its
 // term-serial epoch takes hours of host time (README, issue 5).
-#include <gtest/gtest.h>
-
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "runtime/dataset.h"
 #include "runtime/run_config.h"
@@ -18,7 +18,8 @@ nlohmann::ordered_json epoch_of(const std::string& model, const Dataset& train, 
   TrainingRunOptions o;
   o.model_name = model;
   o.model = graph::zoo_spec(model);
-  o.config = load_run_config(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json", {{"core.mxu.pe", pe}});
+  o.config = load_run_config(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json",
+                             {{"core.mxu.pe", pe}});
   o.trainer.batch = 128;
   o.trainer.seed = 0;
   o.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
