@@ -1,7 +1,7 @@
 // mlp and cnn, one epoch of Adam (lr 1e-3, batch 128, seed 0; configs/tpu-v2-like.json) on the
 // simulated chip with bit-parallel and with term-serial PEs (default accumulator width): test
-// accuracies within 0.5% absolute (issue 5, section 5). The cnn pair is the long one: its
-// term-serial epoch takes hours of host time (README, issue 5).
+// accuracies within 0.5% absolute. The cnn pair is the long one: both epochs take about 45 minutes
+// of host time (docs/performance.md, "The term-serial PE").
 #include <filesystem>
 
 #include <gtest/gtest.h>
