@@ -10,6 +10,7 @@
 #include "core/adam_unit_programs.h"
 #include "isa/assembler.h"
 #include "numerics/optimizer.h"
+#include "runtime/data_parallel_machine.h"
 #include "runtime/replica_state.h"
 #include "system/collective_grid.h"
 
@@ -44,12 +45,7 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
     : m_model(model), m_spec(spec), m_options(options) {
   system::validate_system_spec(options.system);
   const int procs = options.system.processors();
-  if (options.trainer.batch < procs)
-    throw Error(
-        "train",
-        fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
-                    options.trainer.batch, procs, options.system.chips,
-                    options.system.cores_per_chip));
+  check_data_parallel_batch(options.system, options.trainer.batch);
   if (options.directions < 0 || options.directions > 2)
     throw Error("train", "directions must be 0 (auto), 1 or 2");
   m_directions = options.directions != 0                                       ? options.directions

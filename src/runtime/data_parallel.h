@@ -1,4 +1,4 @@
-// DataParallelTrainer: data-parallel training on the timed multi-processor system (issue 4 §4).
+// DataParallelTrainer: data-parallel training on the timed multi-processor system.
 //
 // P = chips x cores_per_chip processors (system::System: timed cores, packet fabric, BSP
 // supersteps) each keep a full replica of the parameters and optimizer state in their own HBM.
