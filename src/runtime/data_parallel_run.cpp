@@ -10,27 +10,6 @@ namespace tessera::runtime {
 
 namespace {
 
-// The epoch's figures: totals now minus totals at its start.
-DataParallelTotals difference(const DataParallelTotals& a, const DataParallelTotals& b) {
-  DataParallelTotals d;
-  d.steps = a.steps - b.steps;
-  d.samples = a.samples - b.samples;
-  d.supersteps = a.supersteps - b.supersteps;
-  d.wall_ps = a.wall_ps - b.wall_ps;
-  d.compute_ps = a.compute_ps - b.compute_ps;
-  d.exchange_ps = a.exchange_ps - b.exchange_ps;
-  d.link_busy_ps = a.link_busy_ps;
-  for (size_t l = 0; l < b.link_busy_ps.size() && l < d.link_busy_ps.size(); ++l)
-    d.link_busy_ps[l] -= b.link_busy_ps[l];
-  d.exchange_bytes = a.exchange_bytes - b.exchange_bytes;
-  d.wire_bytes = a.wire_bytes - b.wire_bytes;
-  d.packets = a.packets - b.packets;
-  d.retransmissions = a.retransmissions - b.retransmissions;
-  d.host_bytes = a.host_bytes - b.host_bytes;
-  d.host_link_seconds = a.host_link_seconds - b.host_link_seconds;
-  return d;
-}
-
 // The data-parallel Trainer: a DataParallelTrainer, the scaling baseline and the epoch's figures
 // (data_parallel_run.h).
 class DataParallelRunTrainer final : public Trainer {
@@ -143,7 +122,7 @@ void DataParallelRunTrainer::restore(const Checkpoint& c, int64_t /*step*/,
 nlohmann::ordered_json DataParallelRunTrainer::epoch_report(const EpochResult& e) {
   const int batch = m_options.trainer.batch;
   const int procs = m_dp.processors();
-  const DataParallelTotals d = difference(m_dp.totals(), m_epoch_start);
+  const DataParallelTotals d = totals_since(m_dp.totals(), m_epoch_start);
   const double chip_s = static_cast<double>(d.wall_ps) * 1e-12;
   const double compute_s = static_cast<double>(d.compute_ps) * 1e-12;
   const double exchange_s = static_cast<double>(d.exchange_ps) * 1e-12;
