@@ -72,6 +72,7 @@ class DataParallelRun : public RunLoop {
   // `train` and `test` must outlive the run (RunLoop).
   DataParallelRun(const Dataset& train, const Dataset& test, const DataParallelRunOptions& options);
 
+  // The DataParallelTrainer being trained (RunLoop::trainer() is the Trainer wrapping it).
   const DataParallelTrainer& trainer() const;
 };
 

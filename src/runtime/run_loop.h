@@ -12,12 +12,11 @@
 // newest checkpoint_keep are kept. A checkpoint's identity: training_identity's keys with the
 // trainer's (Trainer::identity), among them "run", the kind of run (none for single-chip runs): a
 // checkpoint of another kind is refused naming its kind, else a resume names the first key that
-// differs. Its progress (JSON):
-// "epoch" (index of the epoch in progress), "step" (batches of it consumed), "loss_sum_bits" (the
-// epoch's sum of loss x batch size, IEEE-754 bits), "samples", then the trainer's fields
-// (Trainer::save), then "epochs" (the reports of the finished epochs). resume = true loads the
-// newest checkpoint and continues so that the weights, optimizer state and every per-epoch figure
-// except host_seconds come out bit-identical to an uninterrupted run.
+// differs. Its progress (JSON): "epoch" (index of the epoch in progress), "step" (batches of it
+// consumed), "loss_sum_bits" (the epoch's sum of loss x batch size, IEEE-754 bits), "samples",
+// then the trainer's fields (Trainer::save), then "epochs" (the reports of the finished epochs).
+// resume = true loads the newest checkpoint and continues so that the weights, optimizer state
+// and every per-epoch figure except host_seconds come out bit-identical to an uninterrupted run.
 //
 // The run report: model, dataset, optimizer, batch, lr, seed, config, config_hash, clock_hz, the
 // trainer's machine description, resumed_from, the trainer's machine statistics,

@@ -30,6 +30,7 @@ class TrainingRun : public RunLoop {
   // `train` and `test` must outlive the run (RunLoop).
   TrainingRun(const Dataset& train, const Dataset& test, const TrainingRunOptions& options);
 
+  // The ChipTrainer being trained (RunLoop::trainer() is the Trainer wrapping it).
   const ChipTrainer& trainer() const;
 };
 
