@@ -1,14 +1,13 @@
 // `tessera train --model mlp --dataset fashion-mnist [--epochs N] [--batch B] [--optimizer
-// adam|sgd]
-//  [--lr X] [--seed S] [--config C] [--report r.json] [--data-dir D] [--steps N] [--host-gbps G]`:
-// trains on the simulated chip (runtime::ChipTrainer: the compiled step on the timed core) and
-// evaluates on the test set with the compiled inference program. Per epoch: loss, train and test
-// accuracy, simulated cycles and seconds (chip + host link), samples per simulated second, MXU and
-// vector-unit utilisation, energy, host wall time. --steps limits the steps per epoch (and the
-// test samples to steps * batch), for quick runs. --report writes all of it as JSON, per epoch,
-// plus the resolved config. --checkpoint-dir D [--checkpoint-every N] [--checkpoint-keep K] and
-// --resume: runtime/training_run.h (the loop, checkpoints, resume) and runtime/checkpoint.h (the
-// file format).
+// adam|sgd] [--lr X] [--seed S] [--config C] [--report r.json] [--data-dir D] [--steps N]
+// [--host-gbps G]`: trains on the simulated chip (runtime::ChipTrainer: the compiled step on the
+// timed core) and evaluates on the test set with the compiled inference program. Per epoch: loss,
+// train and test accuracy, simulated cycles and seconds (chip + host link), samples per simulated
+// second, MXU and vector-unit utilisation, energy, host wall time. --steps limits the steps per
+// epoch (and the test samples to steps * batch), for quick runs. --report writes all of it as
+// JSON, per epoch, plus the resolved config. --checkpoint-dir D [--checkpoint-every N]
+// [--checkpoint-keep K] and --resume: runtime/run_loop.h (the loop, checkpoints, resume) and
+// runtime/checkpoint.h (the file format).
 // --adam-on unit|vector-unit: Adam on the Adam optimizer unit (default) or on the vector unit; the
 // epoch report's "optimizer" object: its cycles, HBM bytes and energy (runtime/optimizer_cost.h).
 // --pe bit-parallel|term-serial overrides core.mxu.pe ("bf16" is the same as "bit-parallel");
@@ -21,24 +20,33 @@
 // accumulator-width search of runtime/pe_profile.h (term-serial PEs; each trial a run with these
 // options); C receives the config with the chosen core.mxu.term.layer_acc_width, --report the
 // search ("acc_width_profile": every trial).
+// --chips N [--cores-per-chip C] [--config board4.json|pod-torus.json]: data-parallel training on
+// the timed multi-processor system (runtime/data_parallel_run.h) with the same options (--batch is
+// the global batch); the machine is runtime::data_parallel_machine's. Prints the epoch line plus a
+// data-parallel line per epoch; --report and checkpoints as for one chip (the checkpoint holds the
+// system and fabric state too). --allreduce auto|ring|torus: the gradient all-reduce
+// (runtime::allreduce_for; default auto). --bucket-words W [--no-overlap]: the bucketed gradient
+// all-reduce (compiler/data_parallel.h). Under mpirun rank 0 prints progress and writes the report.
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_output.h"
-#include "cli/cmd_train_dp.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "graph/model.h"
 #include "numerics/term_pe.h"
+#include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/hbm_report.h"
 #include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
 #include "runtime/training_run.h"
+#include "system/communicator.h"
 
 namespace tessera::cli {
 
@@ -78,6 +86,17 @@ nlohmann::json config_overrides(const TrainArgs& a) {
   }
   if (!a.pe.empty()) o["core.mxu.pe"] = a.pe == "term-serial" ? "term-serial" : "bf16";
   return o;
+}
+
+// Error for --bucket-words / --no-overlap without --chips, a negative bucket, --no-overlap without
+// buckets.
+void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap) {
+  if (!chips && (bucket_words != 0 || no_overlap))
+    throw Error("train", "--bucket-words and --no-overlap need --chips");
+  if (bucket_words < 0)
+    throw Error("train", fmt::format("--bucket-words {}: must be >= 0", bucket_words));
+  if (no_overlap && bucket_words == 0)
+    throw Error("train", "--no-overlap needs --bucket-words (without buckets nothing overlaps)");
 }
 
 void print_pe(const nlohmann::ordered_json& pe) {
@@ -130,6 +149,53 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
   }
 }
 
+void print_chip_epoch(const nlohmann::ordered_json& j) {
+  std::printf(
+      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host "
+      "link %.4f s)  "
+      "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
+      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+      100 * j["test_accuracy"].get<double>(),
+      static_cast<long long>(j["sim_cycles"].get<int64_t>()), j["sim_chip_seconds"].get<double>(),
+      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
+      100 * j["mxu_utilization"].get<double>(), 100 * j["vector_utilization"].get<double>(),
+      j["energy_j"].get<double>(), j["host_seconds"].get<double>());
+  if (j.contains("optimizer")) {
+    const nlohmann::ordered_json& o = j["optimizer"];
+    std::printf(
+        "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
+        o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
+        o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+  }
+  if (j.contains("pe")) print_pe(j["pe"]);
+  if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
+    std::printf("  %s\n", hbm.c_str());
+  std::fflush(stdout);
+}
+
+void print_data_parallel_epoch(const nlohmann::ordered_json& j) {
+  std::printf(
+      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %.4f s (+ host link %.4f s)  "
+      "%.0f samples/sim-s  "
+      "host %.1f s\n",
+      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+      100 * j["test_accuracy"].get<double>(), j["sim_chip_seconds"].get<double>(),
+      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
+      j["host_seconds"].get<double>());
+  std::printf(
+      "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip time) "
+      " "
+      "overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling efficiency "
+      "%.3f\n",
+      j["processors"].get<int>(), j["compute_seconds"].get<double>(),
+      j["exchange_seconds"].get<double>(), 100 * j["exchange_share"].get<double>(),
+      j["overlap_seconds"].get<double>(), 100 * j["link_utilization"].get<double>(),
+      100 * j["max_link_utilization"].get<double>(),
+      static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
+      j["scaling_efficiency"].get<double>());
+  std::fflush(stdout);
+}
+
 void run_train(const TrainArgs& a) {
   if (a.dataset != "fashion-mnist")
     throw Error("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
@@ -141,8 +207,8 @@ void run_train(const TrainArgs& a) {
   if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
   const system::SystemSpec machine =
       a.chips == -1 ? system::SystemSpec{}
-                    : data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
-  const compiler::CollectiveAlgorithm allreduce = allreduce_for(a.allreduce, machine);
+                    : runtime::data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
+  const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);
@@ -165,42 +231,33 @@ void run_train(const TrainArgs& a) {
   const runtime::Dataset train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
   if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
-  if (a.chips != -1) {
-    run_train_data_parallel(train, test, o, machine, a.report, allreduce,
-                            DataParallelFlags{a.bucket_words, !a.no_overlap});
-    return;
+  const bool data_parallel = a.chips != -1;
+  if (!data_parallel && a.profile) return run_profile(a, o, train, test);
+  std::unique_ptr<runtime::RunLoop> run;
+  if (data_parallel) {
+    runtime::DataParallelRunOptions d;
+    static_cast<runtime::RunOptions&>(d) = o;
+    d.dp.trainer = o.trainer;
+    d.dp.system = machine;
+    d.dp.allreduce = allreduce;
+    d.dp.fabric_seed = o.trainer.seed;
+    d.dp.bucket_words = a.bucket_words;
+    d.dp.overlap = !a.no_overlap;
+    d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
+    run = std::make_unique<runtime::DataParallelRun>(train, test, d);
+  } else {
+    run = std::make_unique<runtime::TrainingRun>(train, test, o);
   }
-  if (a.profile) return run_profile(a, o, train, test);
-  runtime::TrainingRun run(train, test, o);
-  if (!run.resumed_from().empty())
-    std::fprintf(stderr, "resumed from %s\n", run.resumed_from().c_str());
+  const bool writer = run->trainer().writes_files();
+  if (!run->resumed_from().empty() && writer)
+    std::fprintf(stderr, "resumed from %s\n", run->resumed_from().c_str());
   runtime::TrainingCallbacks cb;
-  cb.progress = print_training_progress;
-  cb.epoch_done = [](const nlohmann::ordered_json& j) {
-    std::printf(
-        "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host "
-        "link %.4f s)  "
-        "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
-        j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-        100 * j["test_accuracy"].get<double>(),
-        static_cast<long long>(j["sim_cycles"].get<int64_t>()), j["sim_chip_seconds"].get<double>(),
-        j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
-        100 * j["mxu_utilization"].get<double>(), 100 * j["vector_utilization"].get<double>(),
-        j["energy_j"].get<double>(), j["host_seconds"].get<double>());
-    if (j.contains("optimizer")) {
-      const nlohmann::ordered_json& o = j["optimizer"];
-      std::printf(
-          "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
-          o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
-          o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
-    }
-    if (j.contains("pe")) print_pe(j["pe"]);
-    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
-      std::printf("  %s\n", hbm.c_str());
-    std::fflush(stdout);
+  cb.progress = [writer](int epoch, int64_t steps, int64_t total, double loss) {
+    if (writer) print_training_progress(epoch, steps, total, loss);
   };
-  run.run(cb);
-  if (!a.report.empty()) write_json(a.report, run.report());
+  cb.epoch_done = data_parallel ? print_data_parallel_epoch : print_chip_epoch;
+  run->run(cb);
+  if (!a.report.empty() && writer) write_json(a.report, run->report());
 }
 
 }  // namespace
@@ -231,7 +288,7 @@ void register_train_command(CLI::App& app) {
   cmd->add_flag("--resume", args->resume,
                 "continue from the newest checkpoint in --checkpoint-dir");
   cmd->add_option("--chips", args->chips,
-                  "train data-parallel on this many chips (cli/cmd_train_dp.h)");
+                  "train data-parallel on this many chips (runtime/data_parallel_run.h)");
   cmd->add_option("--allreduce", args->allreduce,
                   "with --chips: the gradient all-reduce, auto (default: torus where the machine's "
                   "grid has two or "

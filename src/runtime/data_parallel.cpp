@@ -7,9 +7,8 @@
 
 #include "common/error.h"
 #include "compiler/collectives.h"
-#include "core/adam_unit_programs.h"
-#include "isa/assembler.h"
 #include "numerics/optimizer.h"
+#include "runtime/data_parallel_machine.h"
 #include "runtime/replica_state.h"
 #include "system/collective_grid.h"
 
@@ -44,12 +43,7 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
     : m_model(model), m_spec(spec), m_options(options) {
   system::validate_system_spec(options.system);
   const int procs = options.system.processors();
-  if (options.trainer.batch < procs)
-    throw Error(
-        "train",
-        fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
-                    options.trainer.batch, procs, options.system.chips,
-                    options.system.cores_per_chip));
+  check_data_parallel_batch(options.system, options.trainer.batch);
   if (options.directions < 0 || options.directions > 2)
     throw Error("train", "directions must be 0 (auto), 1 or 2");
   m_directions = options.directions != 0                                       ? options.directions
@@ -66,19 +60,8 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   const graph::Model m = graph::build_model(model, shard0);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
-  for (int q = 0; q < procs; ++q) {
-    if (!m_system->is_local(q)) continue;
-    core::Core& c = m_system->core(q);
-    for (size_t i = 0; i < init.size(); ++i) {
-      TESSERA_CHECK(static_cast<int64_t>(init[i].size()) == p.params[i].words, "parameter size");
-      write_words(c, p.params[i].hbm, init[i].data(), p.params[i].words);
-    }
-    if (p.adam_unit.used) {  // HYPERPARAMETER_IO and ASSIGN on every processor's unit
-      c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
-                           "<adam unit init>"));
-      c.run();
-    }
-  }
+  for (int q = 0; q < procs; ++q)
+    if (m_system->is_local(q)) start_replica(m_system->core(q), p, init);
   ChipTrainerOptions eo = options.trainer;
   eo.batch = shard0;
   m_eval = std::make_unique<ChipTrainer>(model, spec, eo);

@@ -1,4 +1,4 @@
-// DataParallelTrainer: data-parallel training on the timed multi-processor system (issue 4 §4).
+// DataParallelTrainer: data-parallel training on the timed multi-processor system.
 //
 // P = chips x cores_per_chip processors (system::System: timed cores, packet fabric, BSP
 // supersteps) each keep a full replica of the parameters and optimizer state in their own HBM.
@@ -79,6 +79,9 @@ struct DataParallelTotals {
 // `where`).
 nlohmann::ordered_json totals_to_json(const DataParallelTotals& t);
 DataParallelTotals totals_from_json(const nlohmann::ordered_json& j, const std::string& where);
+// The figures since `start` (an earlier state of the same totals): `now` minus `start`, field by
+// field (link directions `start` does not have yet count from 0).
+DataParallelTotals totals_since(const DataParallelTotals& now, const DataParallelTotals& start);
 
 class DataParallelTrainer {
  public:

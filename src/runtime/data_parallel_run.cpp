@@ -2,94 +2,86 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <tuple>
 
-#include <fmt/format.h>
-
 #include "common/error.h"
-#include "runtime/checkpoint.h"
 
 namespace tessera::runtime {
 
 namespace {
 
-double ratio(double a, double b) {
-  return b > 0 ? a / b : 0.0;
-}
+// The data-parallel Trainer: a DataParallelTrainer, the scaling baseline and the epoch's figures
+// (data_parallel_run.h).
+class DataParallelRunTrainer final : public Trainer {
+ public:
+  explicit DataParallelRunTrainer(const DataParallelRunOptions& options)
+      : m_options(options.dp),
+        m_dp(options.model, options.config.spec, options.dp),
+        m_epoch_start(m_dp.totals()) {}
 
-// The epoch's figures: totals now minus totals at its start.
-DataParallelTotals difference(const DataParallelTotals& a, const DataParallelTotals& b) {
-  DataParallelTotals d;
-  d.steps = a.steps - b.steps;
-  d.samples = a.samples - b.samples;
-  d.supersteps = a.supersteps - b.supersteps;
-  d.wall_ps = a.wall_ps - b.wall_ps;
-  d.compute_ps = a.compute_ps - b.compute_ps;
-  d.exchange_ps = a.exchange_ps - b.exchange_ps;
-  d.link_busy_ps = a.link_busy_ps;
-  for (size_t l = 0; l < b.link_busy_ps.size() && l < d.link_busy_ps.size(); ++l)
-    d.link_busy_ps[l] -= b.link_busy_ps[l];
-  d.exchange_bytes = a.exchange_bytes - b.exchange_bytes;
-  d.wire_bytes = a.wire_bytes - b.wire_bytes;
-  d.packets = a.packets - b.packets;
-  d.retransmissions = a.retransmissions - b.retransmissions;
-  d.host_bytes = a.host_bytes - b.host_bytes;
-  d.host_link_seconds = a.host_link_seconds - b.host_link_seconds;
-  return d;
-}
+  const DataParallelTrainer& dp() const { return m_dp; }
 
-}  // namespace
+  const ChipTrainerOptions& options() const override { return m_options.trainer; }
+  int64_t steps() const override { return m_dp.steps(); }
 
-system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips,
-                                        int cores_per_chip) {
-  if (chips < 1) throw Error("train", fmt::format("--chips {}: need at least 1", chips));
-  if (cores_per_chip < 0)
-    throw Error("train", fmt::format("--cores-per-chip {}: need at least 1", cores_per_chip));
-  system::SystemSpec s = file;
-  if (file.chips > 1) {
-    if (chips != file.chips)
-      throw Error("train", fmt::format("--chips {} does not match the config's system.chips {}",
-                                       chips, file.chips));
-    if (cores_per_chip != 0 && cores_per_chip != file.cores_per_chip)
-      throw Error(
-          "train",
-          fmt::format("--cores-per-chip {} does not match the config's system.cores_per_chip {}",
-                      cores_per_chip, file.cores_per_chip));
-    return s;
+  std::optional<double> step(const Batch& b) override {
+    const int procs = m_dp.processors();
+    if (b.size < procs) {
+      m_skipped += b.size;
+      return std::nullopt;
+    }
+    if (m_single_core_s == 0) {
+      const int shard = (m_options.trainer.batch + procs - 1) / procs;
+      m_single_core_s = m_dp.single_core_step_seconds(shard, b.images.data(), b.labels.data());
+    }
+    return m_dp.step(b.images.data(), b.labels.data(), b.size);
   }
-  s.chips = chips;
-  s.chips_per_board = chips;
-  s.boards = 1;
-  s.topology = chips > 2 ? system::Topology::kRing : system::Topology::kLine;
-  if (cores_per_chip != 0) s.cores_per_chip = cores_per_chip;
-  system::validate_system_spec(s);
-  return s;
-}
 
-DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
-                                 DataParallelRunOptions options)
-    : m_train(train), m_test(test), m_options(std::move(options)) {
-  if (m_options.epochs < 1) throw Error("train", "--epochs must be >= 1");
-  if (m_options.checkpoint_every < 0) throw Error("train", "--checkpoint-every must be >= 0");
-  if (m_options.checkpoint_keep < 1) throw Error("train", "checkpoints to keep must be >= 1");
-  if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
-    throw Error("train", "--checkpoint-every needs --checkpoint-dir");
-  if (m_options.resume && m_options.checkpoint_dir.empty())
-    throw Error("train", "--resume needs --checkpoint-dir");
-  if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
-  m_trainer =
-      std::make_unique<DataParallelTrainer>(m_options.model, m_options.config.spec, m_options.dp);
-  if (m_options.resume)
-    resume();
-  else
-    refuse_existing_checkpoints(m_options.checkpoint_dir);
-}
+  void evaluate(const Batch& b, graph::EvalResult& acc) override {
+    m_dp.evaluate(b.images.data(), b.labels.data(), b.size, acc);
+  }
 
-DataParallelRun::~DataParallelRun() = default;
+  Tensors parameters() const override { return m_dp.params(0); }
 
-nlohmann::ordered_json DataParallelRun::identity() const {
-  const DataParallelOptions& o = m_options.dp;
+  void start_epoch() override {
+    m_epoch_start = m_dp.totals();
+    m_skipped = 0;
+  }
+
+  nlohmann::ordered_json epoch_report(const EpochResult& e) override;
+  nlohmann::ordered_json identity(const nlohmann::ordered_json& common) const override;
+
+  nlohmann::ordered_json identity_defaults() const override {
+    return {{"allreduce", compiler::algorithm_name(compiler::CollectiveAlgorithm::kRing)}};
+  }
+
+  void save(Checkpoint& c) const override {
+    std::tie(c.params, c.state) = m_dp.replica_state();  // collective
+    c.progress["skipped"] = m_skipped;
+    c.progress["single_core_bits"] = std::bit_cast<uint64_t>(m_single_core_s);
+    c.progress["epoch_start"] = totals_to_json(m_epoch_start);
+    c.progress["trainer"] = m_dp.save_state();  // collective
+  }
+
+  void restore(const Checkpoint& c, int64_t step, const std::string& path) override;
+  bool writes_files() const override { return m_dp.system().communicator().rank() == 0; }
+  void report_machine(nlohmann::ordered_json& r) const override;
+  void report_statistics(nlohmann::ordered_json& r) const override {
+    r["system"] = m_dp.system_json();
+  }
+
+ private:
+  DataParallelOptions m_options;
+  DataParallelTrainer m_dp;
+  double m_single_core_s = 0;
+  // The epoch in progress.
+  DataParallelTotals m_epoch_start;
+  int64_t m_skipped = 0;
+};
+
+nlohmann::ordered_json DataParallelRunTrainer::identity(
+    const nlohmann::ordered_json& common) const {
+  const DataParallelOptions& o = m_options;
   const system::SystemSpec& s = o.system;
   nlohmann::ordered_json id;
   id["run"] = "data-parallel";
@@ -100,137 +92,37 @@ nlohmann::ordered_json DataParallelRun::identity() const {
   id["chips_per_board"] = s.chips_per_board;
   id["processors"] = s.processors();
   id["rings"] = o.rings;
-  id["directions"] = m_trainer->directions();
+  id["directions"] = m_dp.directions();
   id["allreduce"] = compiler::algorithm_name(o.allreduce);
   id["fabric_seed"] = o.fabric_seed;
   if (o.bucket_words > 0) {  // another bucketing reduces in another order
     id["bucket_words"] = o.bucket_words;
     id["overlap"] = o.overlap;
   }
-  TrainingRunOptions single;
-  single.model_name = m_options.model_name;
-  single.config = m_options.config;
-  single.trainer = o.trainer;
-  single.steps_limit = m_options.steps_limit;
-  const nlohmann::ordered_json rest = training_identity(m_train, m_test, single);
-  for (const auto& [key, value] : rest.items()) id[key] = value;
+  for (const auto& [key, value] : common.items()) id[key] = value;
   id["adam_on"] = o.trainer.adam_on == compiler::AdamOn::kUnit ? "unit" : "vector-unit";
   return id;
 }
 
-void DataParallelRun::resume() {
-  std::string path;
-  const Checkpoint c = read_newest_checkpoint(m_options.checkpoint_dir, &path);
-  if (!c.identity.is_object() || !c.identity.contains("run"))
-    throw Error(path, "was written by a single-chip run (no --chips); resume it without --chips");
-  // Checkpoints written before the torus all-reduce existed have no "allreduce": they all used the
-  // ring.
-  nlohmann::ordered_json stored = c.identity;
-  if (!stored.contains("allreduce"))
-    stored["allreduce"] = compiler::algorithm_name(compiler::CollectiveAlgorithm::kRing);
-  check_identity(path, stored, identity());
+void DataParallelRunTrainer::restore(const Checkpoint& c, int64_t /*step*/,
+                                     const std::string& path) {
   const nlohmann::ordered_json& p = c.progress;
   try {
-    m_epoch = p.at("epoch").get<int>();
-    m_step = p.at("step").get<int64_t>();
-    m_loss_sum = std::bit_cast<double>(p.at("loss_sum_bits").get<uint64_t>());
-    m_samples = p.at("samples").get<int64_t>();
     m_skipped = p.at("skipped").get<int64_t>();
     m_single_core_s = std::bit_cast<double>(p.at("single_core_bits").get<uint64_t>());
-    m_epochs = p.at("epochs");
   } catch (const nlohmann::json::exception&) {
     throw Error(path, "corrupt checkpoint progress (position)");
   }
-  if (m_epoch < 0 || m_step < 0 || !m_epochs.is_array() ||
-      static_cast<int64_t>(m_epochs.size()) != m_epoch || !p.contains("epoch_start") ||
-      !p.contains("trainer"))
+  if (!p.contains("epoch_start") || !p.contains("trainer"))
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_epoch_start = totals_from_json(p["epoch_start"], path);
-  m_trainer->restore(c.params, c.state, p["trainer"], path);
-  m_resumed_from = path;
+  m_dp.restore(c.params, c.state, p["trainer"], path);
 }
 
-void DataParallelRun::save(int epoch) {
-  Checkpoint c;
-  c.identity = identity();
-  std::tie(c.params, c.state) = m_trainer->replica_state();  // collective
-  c.progress["epoch"] = epoch;
-  c.progress["step"] = m_step;
-  c.progress["loss_sum_bits"] = std::bit_cast<uint64_t>(m_loss_sum);
-  c.progress["samples"] = m_samples;
-  c.progress["skipped"] = m_skipped;
-  c.progress["single_core_bits"] = std::bit_cast<uint64_t>(m_single_core_s);
-  c.progress["epoch_start"] = totals_to_json(m_epoch_start);
-  c.progress["trainer"] = m_trainer->save_state();  // collective
-  c.progress["epochs"] = m_epochs;
-  if (m_trainer->system().communicator().rank() == 0)
-    save_checkpoint(m_options.checkpoint_dir, m_trainer->steps(), c, m_options.checkpoint_keep);
-}
-
-bool DataParallelRun::run(const TrainingCallbacks& cb) {
-  const int batch = m_options.dp.trainer.batch;
-  const int procs = m_trainer->processors();
-  const bool checkpoints = !m_options.checkpoint_dir.empty();
-  Batcher batches(m_train, batch, m_options.dp.trainer.seed, true);
-  Batch b;
-  for (; m_epoch < m_options.epochs; ++m_epoch) {
-    const auto wall0 = std::chrono::steady_clock::now();
-    if (m_step == 0) m_epoch_start = m_trainer->totals();
-    batches.start_epoch(m_epoch);
-    const int64_t total = m_options.steps_limit > 0
-                              ? std::min(m_options.steps_limit, batches.batches_per_epoch())
-                              : batches.batches_per_epoch();
-    for (int64_t i = 0; i < m_step; ++i) batches.next(b);
-    while (m_step < total && batches.next(b)) {
-      ++m_step;
-      if (b.size < procs) {
-        m_skipped += b.size;
-        continue;
-      }
-      if (m_single_core_s == 0) {
-        const int shard = (batch + procs - 1) / procs;
-        m_single_core_s =
-            m_trainer->single_core_step_seconds(shard, b.images.data(), b.labels.data());
-      }
-      m_loss_sum += m_trainer->step(b.images.data(), b.labels.data(), b.size) * b.size;
-      m_samples += b.size;
-      if (cb.progress)
-        cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
-      if (checkpoints && m_options.checkpoint_every > 0 &&
-          m_trainer->steps() % m_options.checkpoint_every == 0)
-        save(m_epoch);
-      if (cb.keep_going && !cb.keep_going(m_trainer->steps())) return false;
-    }
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    m_epochs.push_back(finish_epoch(wall));
-    if (cb.epoch_done) cb.epoch_done(m_epochs.back());
-    m_step = 0;
-    m_loss_sum = 0;
-    m_samples = 0;
-    m_skipped = 0;
-    if (checkpoints) {
-      m_epoch_start = m_trainer->totals();
-      save(m_epoch + 1);
-    }
-  }
-  return true;
-}
-
-nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
-  const int batch = m_options.dp.trainer.batch;
-  const int procs = m_trainer->processors();
-  graph::EvalResult tr, te;
-  Batch b;
-  Batcher ev(m_train, batch, m_options.dp.trainer.seed, false);
-  ev.start_epoch(0);
-  while (tr.samples < m_test.count && ev.next(b))
-    m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, tr);
-  Batcher test(m_test, batch, m_options.dp.trainer.seed, false);
-  test.start_epoch(0);
-  while (test.next(b)) m_trainer->evaluate(b.images.data(), b.labels.data(), b.size, te);
-
-  const DataParallelTotals d = difference(m_trainer->totals(), m_epoch_start);
+nlohmann::ordered_json DataParallelRunTrainer::epoch_report(const EpochResult& e) {
+  const int batch = m_options.trainer.batch;
+  const int procs = m_dp.processors();
+  const DataParallelTotals d = totals_since(m_dp.totals(), m_epoch_start);
   const double chip_s = static_cast<double>(d.wall_ps) * 1e-12;
   const double compute_s = static_cast<double>(d.compute_ps) * 1e-12;
   const double exchange_s = static_cast<double>(d.exchange_ps) * 1e-12;
@@ -243,15 +135,11 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
   const double samples = static_cast<double>(d.samples);
   const int shard = (batch + procs - 1) / procs;
   nlohmann::ordered_json j;
-  j["epoch"] = m_epoch + 1;
+  j["epoch"] = e.epoch + 1;
   j["steps"] = d.steps;
   j["samples"] = d.samples;
   j["skipped_samples"] = m_skipped;
-  j["loss"] = ratio(m_loss_sum, samples);
-  j["train_accuracy"] = ratio(static_cast<double>(tr.correct), static_cast<double>(tr.samples));
-  j["train_accuracy_samples"] = tr.samples;
-  j["test_accuracy"] = ratio(static_cast<double>(te.correct), static_cast<double>(te.samples));
-  j["test_loss"] = ratio(te.loss_sum, static_cast<double>(te.samples));
+  put_quality(j, e);
   j["processors"] = procs;
   j["supersteps"] = d.supersteps;
   j["sim_chip_seconds"] = chip_s;
@@ -272,44 +160,46 @@ nlohmann::ordered_json DataParallelRun::finish_epoch(double wall_seconds) {
   j["scaling_efficiency"] =
       ratio(ratio(samples, chip_s),
             static_cast<double>(procs) * ratio(static_cast<double>(shard), m_single_core_s));
-  j["host_seconds"] = wall_seconds;
+  j["host_seconds"] = e.wall_seconds;
   return j;
 }
 
-nlohmann::ordered_json DataParallelRun::report() const {
-  const DataParallelOptions& o = m_options.dp;
+void DataParallelRunTrainer::report_machine(nlohmann::ordered_json& r) const {
+  const DataParallelOptions& o = m_options;
   const system::SystemSpec& s = o.system;
-  nlohmann::ordered_json r;
-  r["model"] = m_options.model_name;
-  r["dataset"] = m_train.name;
-  r["optimizer"] = o.trainer.optimizer.kind == graph::OptimizerKind::kAdam ? "adam" : "sgd";
-  r["batch"] = o.trainer.batch;
-  r["lr"] = o.trainer.optimizer.lr;
-  r["seed"] = o.trainer.seed;
-  r["config"] = m_options.config.spec.name;
-  r["config_hash"] = m_options.config.hash;
-  r["clock_hz"] = m_options.config.spec.clock_hz;
   r["processors"] = s.processors();
   r["chips"] = s.chips;
   r["cores_per_chip"] = s.cores_per_chip;
   r["rings"] = o.rings;
-  r["directions"] = m_trainer->directions();
+  r["directions"] = m_dp.directions();
   r["allreduce"] = compiler::algorithm_name(o.allreduce);
   r["bucket_words"] = o.bucket_words;
   r["overlap"] = o.bucket_words > 0 && o.overlap;
-  r["buckets"] = m_trainer->first_image().buckets;
-  r["overlapped_supersteps_per_step"] = m_trainer->first_image().overlapped_supersteps;
-  r["resumed_from"] = m_resumed_from;
-  r["system"] = m_trainer->system_json();
-  nlohmann::ordered_json resolved = m_options.config.resolved;
-  resolved["system.chips"] = s.chips;
-  resolved["system.chips_per_board"] = s.chips_per_board;
-  resolved["system.boards"] = s.boards;
-  resolved["system.cores_per_chip"] = s.cores_per_chip;
-  resolved["system.topology"] = system::topology_name(s.topology);
-  r["resolved_config"] = resolved;
-  r["epochs"] = m_epochs;
-  return r;
+  r["buckets"] = m_dp.first_image().buckets;
+  r["overlapped_supersteps_per_step"] = m_dp.first_image().overlapped_supersteps;
+}
+
+// The loop's options, with the report's resolved config showing the system as run.
+RunOptions with_system_as_run(const DataParallelRunOptions& options) {
+  RunOptions o = options;
+  const system::SystemSpec& s = options.dp.system;
+  o.config.resolved["system.chips"] = s.chips;
+  o.config.resolved["system.chips_per_board"] = s.chips_per_board;
+  o.config.resolved["system.boards"] = s.boards;
+  o.config.resolved["system.cores_per_chip"] = s.cores_per_chip;
+  o.config.resolved["system.topology"] = system::topology_name(s.topology);
+  return o;
+}
+
+}  // namespace
+
+DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
+                                 const DataParallelRunOptions& options)
+    : RunLoop(train, test, with_system_as_run(options),
+              [&options] { return std::make_unique<DataParallelRunTrainer>(options); }) {}
+
+const DataParallelTrainer& DataParallelRun::trainer() const {
+  return static_cast<const DataParallelRunTrainer&>(RunLoop::trainer()).dp();
 }
 
 }  // namespace tessera::runtime

@@ -13,7 +13,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Calls f(name, field) for every integer field of DataParallelTotals (one list for save and load).
+// Calls f(name, field) for every integer field of DataParallelTotals (one list for save, load and
+// difference).
 template <class T, class F>
 void each_total(T& t, F&& f) {
   f("steps", t.steps);
@@ -71,6 +72,20 @@ DataParallelTotals totals_from_json(const Json& j, const std::string& where) {
   }
   t.host_link_seconds = std::bit_cast<double>(field<uint64_t>(j, "host_link_seconds_bits", where));
   return t;
+}
+
+DataParallelTotals totals_since(const DataParallelTotals& now, const DataParallelTotals& start) {
+  DataParallelTotals d = now;
+  std::vector<uint64_t> before;  // start's integer fields (two's complement for the signed ones)
+  each_total(start, [&](const char*, auto v) { before.push_back(static_cast<uint64_t>(v)); });
+  size_t i = 0;
+  each_total(d, [&](const char*, auto& v) {
+    v -= static_cast<std::remove_reference_t<decltype(v)>>(before[i++]);
+  });
+  for (size_t l = 0; l < start.link_busy_ps.size() && l < d.link_busy_ps.size(); ++l)
+    d.link_busy_ps[l] -= start.link_busy_ps[l];
+  d.host_link_seconds -= start.host_link_seconds;
+  return d;
 }
 
 const compiler::CompiledProgram& DataParallelTrainer::layout() const {

@@ -1,4 +1,4 @@
-// Accumulator width per layer (spec fpraker.md; issue 5 section 4): per layer, the narrowest
+// Accumulator width per layer (term-serial PEs): per layer, the narrowest
 // accumulator width of the term-serial PEs for which training still reaches the full-width run's
 // final test accuracy within `tolerance` (absolute: 0.005 = 0.5%).
 //

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "core/adam_unit_programs.h"
+#include "isa/assembler.h"
 
 namespace tessera::runtime {
 
@@ -85,6 +87,14 @@ void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
       unit.set_moments(c.host_state().hbm, base + j, values[i][static_cast<size_t>(j)],
                        values[np + i][static_cast<size_t>(j)]);
   }
+}
+
+void start_replica(core::Core& c, const compiler::CompiledProgram& p, const Tensors& params) {
+  write_params(c, p, params);
+  if (!p.adam_unit.used) return;
+  c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
+                       "<adam unit init>"));
+  c.run();
 }
 
 }  // namespace tessera::runtime

@@ -27,4 +27,8 @@ void write_params(core::Core& c, const compiler::CompiledProgram& p, const Tenso
 void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
                            const Tensors& values);
 
+// A replica's start on a core about to run `p`: the initial parameters into HBM and, when the step
+// runs Adam on the unit, HYPERPARAMETER_IO and ASSIGN (m = v = 0, t = 0) through the tensor core.
+void start_replica(core::Core& c, const compiler::CompiledProgram& p, const Tensors& params);
+
 }  // namespace tessera::runtime

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
-#include "isa/assembler.h"
 #include "numerics/optimizer.h"
 #include "runtime/replica_state.h"
 
@@ -22,21 +20,7 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
   m_core = std::make_unique<core::Core>(m_spec, p.program);
   const graph::Model m = graph::build_model(model, options.batch);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;
-  const std::vector<std::vector<float>> init = graph::init_params(m, options.seed);
-  for (size_t i = 0; i < init.size(); ++i) {
-    TESSERA_CHECK(static_cast<int64_t>(init[i].size()) == p.params[i].words, "parameter size");
-    std::vector<uint32_t> w(init[i].size());
-    std::memcpy(w.data(), init[i].data(), 4 * w.size());
-    m_core->host_state().hbm.write_block(p.params[i].hbm, w.data(), static_cast<int64_t>(w.size()));
-  }
-  if (p.adam_unit.used) init_adam_unit(p);
-}
-
-// HYPERPARAMETER_IO and ASSIGN (m = v = 0, t = 0) on the unit, through the tensor core.
-void ChipTrainer::init_adam_unit(const compiler::CompiledProgram& p) {
-  m_core->load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
-                             "<adam unit init>"));
-  m_core->run();
+  start_replica(*m_core, p, graph::init_params(m, options.seed));
 }
 
 const StepParts& ChipTrainer::parts(int n) {

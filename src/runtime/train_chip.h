@@ -66,7 +66,6 @@ class ChipTrainer {
   // Core::load with the program decoded once (programs and step parts live as long as the trainer).
   void load(const isa::Program& program);
   const StepParts& parts(int n);
-  void init_adam_unit(const compiler::CompiledProgram& p);
   std::vector<float> read(int64_t addr, int64_t n) const;
 
   graph::ModelSpec m_model;
