@@ -33,7 +33,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "graph/model.h"
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 #include "runtime/dataset.h"
 #include "runtime/hbm_report.h"
 #include "runtime/pe_profile.h"
