@@ -39,7 +39,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "graph/model.h"
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/hbm_report.h"

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 
 namespace tessera::core {
 

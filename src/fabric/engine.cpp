@@ -16,19 +16,19 @@ bool later(const auto& x, const auto& y) {
 }
 
 uint64_t mix_seed(uint64_t seed, uint64_t channel) {
-  graph::SplitMix64 g(seed ^ (0x9e3779b97f4a7c15ull * (channel + 1)));
+  SplitMix64 g(seed ^ (0x9e3779b97f4a7c15ull * (channel + 1)));
   return g.next();
 }
 
 }  // namespace
 
-Engine::Engine(const system::SystemSpec& spec, uint64_t seed)
+Engine::Engine(const FabricSpec& spec, uint64_t seed)
     : m_spec(spec), m_routing(spec), m_seed(seed) {
   TESSERA_CHECK(spec.link_gbytes_per_s > 0 && spec.onchip_gbytes_per_s > 0,
                 "bandwidths must be positive");
-  m_latency_ps = system::ns_to_ps(spec.link_latency_ns);
-  m_timeout_ps = system::ns_to_ps(spec.ack_timeout_ns);
-  m_watchdog_ps = system::ns_to_ps(spec.watchdog_us * 1000.0);
+  m_latency_ps = ns_to_ps(spec.link_latency_ns);
+  m_timeout_ps = ns_to_ps(spec.ack_timeout_ns);
+  m_watchdog_ps = ns_to_ps(spec.watchdog_us * 1000.0);
   m_words_per_packet = static_cast<uint32_t>(std::max(1, spec.packet_payload_bytes / 4));
   const auto& chans = m_routing.channels();
   m_channel.resize(chans.size());
@@ -36,7 +36,7 @@ Engine::Engine(const system::SystemSpec& spec, uint64_t seed)
   m_stats.links.resize(chans.size());
   for (size_t c = 0; c < chans.size(); ++c) {
     m_channel[c].ring.resize(std::max(1, spec.queue_packets));
-    m_channel[c].rng = graph::SplitMix64(mix_seed(seed, c));
+    m_channel[c].rng = SplitMix64(mix_seed(seed, c));
     m_stats.links[c].from_chip = chans[c].from;
     m_stats.links[c].to_chip = chans[c].to;
     WireState& w = m_wire[chans[c].wire];
@@ -100,9 +100,9 @@ std::vector<Arrival> Engine::drain() {
     ++cs.transfers_sent;
     cs.bytes_sent += 4 * s.t.size_words();
     if (s.t.src.chip == s.t.dst.chip) {
-      const Picos dt = system::ns_to_ps(m_spec.onchip_latency_ns) +
-                       system::transfer_ps(static_cast<int64_t>(4 * s.t.size_words()),
-                                           m_spec.onchip_gbytes_per_s);
+      const Picos dt =
+          ns_to_ps(m_spec.onchip_latency_ns) +
+          transfer_ps(static_cast<int64_t>(4 * s.t.size_words()), m_spec.onchip_gbytes_per_s);
       schedule(s.ready + dt, Ev::kOnchipDone, i);
     } else {
       schedule(s.ready, Ev::kReady, i);
@@ -320,7 +320,7 @@ void Engine::start_wire(int wire) {
   --cs.count;
   Packet& pk = m_packets[p];
   const int64_t wire_bytes = pk.bytes + m_spec.packet_header_bytes;
-  const Picos ser = system::transfer_ps(wire_bytes, m_spec.link_gbytes_per_s);
+  const Picos ser = transfer_ps(wire_bytes, m_spec.link_gbytes_per_s);
   LinkStats& l = m_stats.links[ch];
   l.wire_bytes += static_cast<uint64_t>(wire_bytes);
   ++l.packets;
@@ -332,8 +332,7 @@ void Engine::start_wire(int wire) {
   w.busy = true;
   w.free_at = m_now + ser;
   schedule(m_now + ser, Ev::kWireFree, static_cast<uint32_t>(wire));
-  const bool lost = m_spec.loss_rate > 0 &&
-                    static_cast<double>(cs.rng.next() >> 11) * 0x1.0p-53 < m_spec.loss_rate;
+  const bool lost = m_spec.loss_rate > 0 && cs.rng.unit53() < m_spec.loss_rate;
   if (lost) {
     ++l.dropped;
     schedule(pk.sent_end + m_timeout_ps, Ev::kTimeout, p);

@@ -16,20 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/splitmix64.h"
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
-#include "graph/rng.h"
 
 namespace tessera::fabric {
 
 class Engine {
  public:
-  Engine(const system::SystemSpec& spec, uint64_t seed);
+  Engine(const FabricSpec& spec, uint64_t seed);
 
   void post(Picos ready, Transfer t);
   std::vector<Arrival> drain();
 
-  const system::SystemSpec& spec() const { return m_spec; }
+  const FabricSpec& spec() const { return m_spec; }
   const Routing& routing() const { return m_routing; }
   const FabricStats& stats() const { return m_stats; }
   Picos now() const { return m_now; }
@@ -72,7 +72,7 @@ class Engine {
     bool xb_waiting = false;  // the source chip's XB sent XOFF because of this channel
     double occ_integral = 0;  // sum occupancy * dt (ps)
     Picos occ_since = 0;
-    graph::SplitMix64 rng{0};
+    SplitMix64 rng{0};
   };
   struct WireState {
     int channels[2] = {-1, -1};
@@ -105,7 +105,7 @@ class Engine {
   [[noreturn]] void stuck(const std::string& why) const;
   int inject_limit() const;
 
-  system::SystemSpec m_spec;
+  FabricSpec m_spec;
   Routing m_routing;
   uint64_t m_seed;
   Picos m_now = 0;

@@ -139,7 +139,7 @@ void Engine::restore_state(const Json& j, const std::string& where) {
     if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() ||
         !e[1].is_number_unsigned() || !e[2].is_number_integer())
       r.fail(fmt::format("channel {} is not [rng state, occupancy integral bits, since]", c));
-    m_channel[c].rng = graph::SplitMix64(e[0].get<uint64_t>());
+    m_channel[c].rng = SplitMix64(e[0].get<uint64_t>());
     m_channel[c].occ_integral = std::bit_cast<double>(e[1].get<uint64_t>());
     m_channel[c].occ_since = e[2].get<Picos>();
   }

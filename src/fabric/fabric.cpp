@@ -4,7 +4,7 @@
 
 namespace tessera::fabric {
 
-Fabric::Fabric(const system::SystemSpec& spec, uint64_t seed)
+Fabric::Fabric(const FabricSpec& spec, uint64_t seed)
     : m_engine(std::make_unique<Engine>(spec, seed)) {}
 Fabric::~Fabric() = default;
 Fabric::Fabric(Fabric&&) noexcept = default;
@@ -25,7 +25,7 @@ Picos Fabric::now() const {
 const Routing& Fabric::routing() const {
   return m_engine->routing();
 }
-const system::SystemSpec& Fabric::spec() const {
+const FabricSpec& Fabric::spec() const {
   return m_engine->spec();
 }
 nlohmann::ordered_json Fabric::save_state() const {

@@ -1,12 +1,13 @@
-// The inter-chip packet fabric: exchange blocks, routers, links (contract with system/ and the BSP
-// machine, issue 4).
+// The inter-chip packet fabric: exchange blocks, routers, links. Its users (the BSP machine, the
+// fabric benchmarks) post a superstep's transfers and drain them; the machine is described by a
+// FabricSpec (fabric/fabric_spec.h).
 //
 // A Transfer is one core -> core message. Between chips it is split into packets of
-// spec.packet_payload_bytes (header: fabric/packet.h), streamed by the source chip's exchange
-// block (XB) under the XREQ / XON / XOFF protocol of spec/exchange.md, routed hop by hop with the
-// static tables of fabric/routing.h, carried by links with bandwidth, latency, half/full duplex,
-// bounded queues and seeded loss, acknowledged and retransmitted, and reassembled at the
-// destination in any arrival order. Between the cores of ONE chip a transfer takes the
+// spec.packet_payload_bytes (plus spec.packet_header_bytes on the wire), streamed by the source
+// chip's exchange block (XB) under the XREQ / XON / XOFF protocol of spec/exchange.md, routed hop
+// by hop with the static tables of fabric/routing.h, carried by links with bandwidth, latency,
+// half/full duplex, bounded queues and seeded loss, acknowledged and retransmitted, and reassembled
+// at the destination in any arrival order. Between the cores of ONE chip a transfer takes the
 // time-deterministic on-chip path (no header): onchip_latency + bytes / onchip bandwidth.
 //
 // Protocol and timing model (all times integer picoseconds, so runs are bit-reproducible):
@@ -45,13 +46,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fabric/fabric_spec.h"
 #include "fabric/routing.h"
 #include "fabric/stats.h"
-#include "system/system_spec.h"
 
 namespace tessera::fabric {
-
-using Picos = int64_t;  // simulated time, picoseconds (integers: deterministic)
 
 struct Endpoint {
   int chip = 0;
@@ -82,7 +81,7 @@ class Engine;
 class Fabric {
  public:
   // Builds the routing tables (throws tessera::Error for an invalid spec or an unreachable chip).
-  Fabric(const system::SystemSpec& spec, uint64_t seed);
+  Fabric(const FabricSpec& spec, uint64_t seed);
   ~Fabric();
   Fabric(Fabric&&) noexcept;
   Fabric& operator=(Fabric&&) noexcept;
@@ -100,7 +99,7 @@ class Fabric {
   // Time of the last arrival of the last drain() (0 before the first).
   Picos now() const;
   const Routing& routing() const;
-  const system::SystemSpec& spec() const;
+  const FabricSpec& spec() const;
 
   // Checkpoints, between drains only (Error otherwise: nothing may be posted or in flight). The
   // state is everything a later drain depends on plus the statistics: now(), the event insertion

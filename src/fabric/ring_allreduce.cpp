@@ -8,9 +8,9 @@
 
 namespace tessera::fabric {
 
-std::vector<int> ring_order(const system::SystemSpec& s) {
+std::vector<int> ring_order(const FabricSpec& s) {
   std::vector<int> order;
-  if (s.topology != system::Topology::kTorus2d) {
+  if (s.topology != Topology::kTorus2d) {
     for (int c = 0; c < s.chips; ++c) order.push_back(c);
     return order;
   }
@@ -25,7 +25,7 @@ std::vector<int> ring_order(const system::SystemSpec& s) {
 }
 
 RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int directions) {
-  const system::SystemSpec& s = fabric.spec();
+  const FabricSpec& s = fabric.spec();
   if (bytes % 4 != 0 || bytes == 0)
     throw Error("ring all-reduce",
                 fmt::format("{} bytes is not a positive number of words", bytes));
@@ -68,7 +68,7 @@ RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int direc
   r.sim_ps = end;
   const double bound_s =
       2.0 * (n - 1) / n * static_cast<double>(bytes) / (s.link_gbytes_per_s * 1e9 * directions);
-  r.bound_ps = static_cast<Picos>(bound_s * 1e12) + r.steps * system::ns_to_ps(s.link_latency_ns);
+  r.bound_ps = static_cast<Picos>(bound_s * 1e12) + r.steps * ns_to_ps(s.link_latency_ns);
   r.efficiency =
       r.sim_ps > 0 ? static_cast<double>(r.bound_ps) / static_cast<double>(r.sim_ps) : 1.0;
   return r;

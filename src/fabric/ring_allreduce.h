@@ -26,7 +26,7 @@ struct RingAllreduceResult {
 };
 
 // The ring order used for `spec`'s topology.
-std::vector<int> ring_order(const system::SystemSpec& spec);
+std::vector<int> ring_order(const FabricSpec& spec);
 // Runs the pattern on `fabric` (timing-only transfers: phantom words) from time 0.
 RingAllreduceResult run_ring_allreduce(Fabric& fabric, uint64_t bytes, int directions);
 

@@ -11,10 +11,10 @@ namespace tessera::fabric {
 
 namespace {
 
-std::vector<int> candidate_neighbours(const system::SystemSpec& s, int a) {
+std::vector<int> candidate_neighbours(const FabricSpec& s, int a) {
   std::vector<int> c;
   const int n = s.chips;
-  if (s.topology == system::Topology::kTorus2d) {
+  if (s.topology == Topology::kTorus2d) {
     const int x = a % s.dims_x, y = a / s.dims_x;
     c = {y * s.dims_x + (x + 1) % s.dims_x, y * s.dims_x + (x + s.dims_x - 1) % s.dims_x,
          ((y + 1) % s.dims_y) * s.dims_x + x, ((y + s.dims_y - 1) % s.dims_y) * s.dims_x + x};
@@ -37,19 +37,19 @@ int ring_step(int u, int v, int n) {
 
 }  // namespace
 
-Routing::Routing(const system::SystemSpec& spec) : m_chips(spec.chips) {
-  system::validate_system_spec(spec);
+Routing::Routing(const FabricSpec& spec) : m_chips(spec.chips) {
+  validate_fabric_spec(spec);
   m_out.resize(m_chips);
   std::map<std::pair<int, int>, int> wire_of;
   for (int a = 0; a < m_chips; ++a) {
     for (int b : candidate_neighbours(spec, a)) {
       const std::pair<int, int> key{std::min(a, b), std::max(a, b)};
       int wire = static_cast<int>(m_channels.size());
-      if (spec.duplex == system::Duplex::kHalf) {
+      if (spec.duplex == Duplex::kHalf) {
         auto it = wire_of.find(key);
         wire = it == wire_of.end() ? (wire_of[key] = m_wires) : it->second;
       }
-      if (spec.duplex == system::Duplex::kFull || wire == m_wires) ++m_wires;
+      if (spec.duplex == Duplex::kFull || wire == m_wires) ++m_wires;
       m_out[a].push_back(static_cast<int>(m_channels.size()));
       m_channels.push_back({a, b, wire});
     }
@@ -82,13 +82,13 @@ Routing::Routing(const system::SystemSpec& spec) : m_chips(spec.chips) {
   }
 }
 
-int Routing::preferred_next_chip(const system::SystemSpec& s, int c, int d) const {
+int Routing::preferred_next_chip(const FabricSpec& s, int c, int d) const {
   switch (s.topology) {
-    case system::Topology::kLine:
+    case Topology::kLine:
       return d > c ? c + 1 : c - 1;
-    case system::Topology::kRing:
+    case Topology::kRing:
       return ring_step(c, d, m_chips);
-    case system::Topology::kTorus2d: {
+    case Topology::kTorus2d: {
       const int cx = c % s.dims_x, cy = c / s.dims_x, dx = d % s.dims_x, dy = d / s.dims_x;
       if (cx != dx) return cy * s.dims_x + ring_step(cx, dx, s.dims_x);
       return ring_step(cy, dy, s.dims_y) * s.dims_x + cx;

@@ -1,6 +1,6 @@
 // Static routing tables computed from the topology and loaded into each chip's router.
 //
-// Links: every pair of neighbouring chips (system_spec.h) joined by one physical link with two
+// Links: every pair of neighbouring chips (fabric_spec.h) joined by one physical link with two
 // directed channels. Channel order (= LinkStats order): for each chip in index order, its channels
 // to neighbours in ascending neighbour index.
 // Tables: next_channel(chip, dst) = the channel a packet at `chip` bound for `dst` leaves by.
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "system/system_spec.h"
+#include "fabric/fabric_spec.h"
 
 namespace tessera::fabric {
 
@@ -28,7 +28,7 @@ struct Channel {
 
 class Routing {
  public:
-  explicit Routing(const system::SystemSpec& spec);
+  explicit Routing(const FabricSpec& spec);
 
   int chips() const { return m_chips; }
   const std::vector<Channel>& channels() const { return m_channels; }
@@ -44,7 +44,7 @@ class Routing {
   int hops(int src, int dst) const { return static_cast<int>(path(src, dst).size()) - 1; }
 
  private:
-  int preferred_next_chip(const system::SystemSpec& spec, int chip, int dst) const;
+  int preferred_next_chip(const FabricSpec& spec, int chip, int dst) const;
   void fill_with_bfs(int dst, std::vector<int>& dist) const;
 
   int m_chips = 1;

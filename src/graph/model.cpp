@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "common/error.h"
-#include "graph/rng.h"
+#include "common/splitmix64.h"
 
 namespace tessera::graph {
 

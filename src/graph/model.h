@@ -62,8 +62,8 @@ std::vector<std::string> zoo_names();
 
 // Kaiming-uniform initialisation as common frameworks do it (kaiming_uniform with a = sqrt(5)
 // for weights, and the same bound for biases): every element ~ U(-1/sqrt(fan_in),
-// 1/sqrt(fan_in)). Generator: one SplitMix64(seed) (rng.h); parameters in graph order, elements
-// in row-major order, each x = f32((2*unit() - 1) * bound) computed in double.
+// 1/sqrt(fan_in)). Generator: one SplitMix64(seed) (common/splitmix64.h); parameters in graph
+// order, elements in row-major order, each x = f32((2*unit() - 1) * bound) computed in double.
 std::vector<std::vector<float>> init_params(const Model& m, uint64_t seed);
 
 }  // namespace tessera::graph

@@ -35,7 +35,7 @@ bool conflicts(const Instr& in, const std::vector<RegRef>& written) {
 }  // namespace
 
 RandomBundleGenerator::RandomBundleGenerator(uint64_t seed, RandomBundleOptions options)
-    : m_opt(options), m_state(seed) {
+    : m_opt(options), m_stream(seed) {
   TESSERA_CHECK(options.scalar_regs >= 1 && options.scalar_regs <= 64 && options.vector_regs >= 1 &&
                     options.vector_regs <= 64 && options.mask_regs >= 1 && options.mask_regs <= 64,
                 "register counts must be 1..64");
@@ -43,10 +43,7 @@ RandomBundleGenerator::RandomBundleGenerator(uint64_t seed, RandomBundleOptions 
 }
 
 uint64_t RandomBundleGenerator::next_u64() {
-  uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return m_stream.next();
 }
 
 uint64_t RandomBundleGenerator::below(uint64_t n) {

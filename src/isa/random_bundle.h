@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "common/splitmix64.h"
 #include "isa/image.h"
 #include "isa/instruction.h"
 #include "isa/operands.h"
@@ -29,13 +30,13 @@ class RandomBundleGenerator {
   explicit RandomBundleGenerator(uint64_t seed, RandomBundleOptions options = {});
   Bundle next();
   Instr instr_for(Slot slot);  // one valid instruction for `slot` (may be nop)
-  uint64_t next_u64();         // the underlying stream (splitmix64)
+  uint64_t next_u64();         // the underlying stream (common/splitmix64.h)
   uint64_t below(uint64_t n);  // uniform-ish in [0, n), n > 0
 
  private:
   uint8_t reg(OperandKind kind);
   RandomBundleOptions m_opt;
-  uint64_t m_state;
+  SplitMix64 m_stream;
 };
 
 // A program of `bundles` random bundles (targets within the program) and a few data segments.

@@ -1,28 +1,27 @@
-// Rng: a small deterministic generator (splitmix64) whose doubles and integers are computed by
-// this code, not by the standard library's distributions, so results are bit-identical on every
-// platform and standard library.
+// Rng: the mapper's values drawn from the common SplitMix64 stream (common/splitmix64.h), computed
+// by this code, not by the standard library's distributions, so results are bit-identical on every
+// platform and standard library. The seed is spread (seed * 0x9e3779b97f4a7c15 +
+// 0x632be59bd9b4e019) before it becomes the stream's state.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "common/splitmix64.h"
+
 namespace tessera::mapper {
 
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : m_state(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
+  explicit Rng(uint64_t seed) : m_stream(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
 
-  uint64_t next() {
-    uint64_t z = (m_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return m_stream.next(); }
   // Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double uniform() { return m_stream.unit53(); }
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  // Uniform integer in [0, n); n > 0.
+  // Integer in [0, n) as next() % n (slightly biased for large n; kept for reproducible results);
+  // n > 0.
   int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
   // Standard normal (Box-Muller, one value per call).
   double normal() {
@@ -36,7 +35,7 @@ class Rng {
   }
 
  private:
-  uint64_t m_state;
+  SplitMix64 m_stream;
 };
 
 }  // namespace tessera::mapper

@@ -12,9 +12,9 @@
 
 #include "common/error.h"
 #include "numerics/bf16.h"
-#include "numerics/term_pe_fast.h"
-#include "numerics/term_pe_reference.h"
-#include "numerics/term_tile_avx2.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/scalar_step.h"
+#include "numerics/term_pe/tile.h"
 
 namespace tessera::numerics {
 
@@ -161,7 +161,7 @@ struct DecodedWeights {
   }
 };
 
-// The AVX2 path: groups of up to 8 PEs sharing their serial operand (term_tile_avx2.h). With the
+// The vector tile: groups of up to 8 PEs sharing their serial operand (term_pe/tile.h). With the
 // inputs serial a group is part of a tile row (PEs (r, c0..c0+7)), with the weights serial part of
 // a tile column (PEs (r0..r0+7, c)).
 void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float* w, int ldw,
@@ -220,7 +220,7 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
     rows.resize(static_cast<size_t>(serial_count));
     for (int s = 0; s < serial_count; ++s) rows[static_cast<size_t>(s)].build(ops, s, steps, L);
   }
-  // Serial row by serial row, all its groups step by step (row_steps_avx2). The tile's lockstep
+  // Serial row by serial row, all its groups step by step (row_steps). The tile's lockstep
   // timing: step j of block b lasts step_max[b * steps + j] (its slowest PE), and PEs wait
   // step_max * PEs - (sum of their own cycles) in all.
   const int blocks_m = (M + cfg.rows - 1) / cfg.rows, blocks_n = (N + cfg.cols - 1) / cfg.cols;
@@ -243,8 +243,8 @@ void simd_blocks(const TermTileConfig& cfg, const float* a, int lda, const float
                              out + static_cast<ptrdiff_t>(b0 + v0) * stride, stride,
                              &step_max[static_cast<size_t>(block) * steps]});
     }
-    detail::row_steps_avx2(pe, ops, rows[static_cast<size_t>(s)], s, steps, groups.data(),
-                           static_cast<int>(groups.size()), totals);
+    detail::row_steps(pe, ops, rows[static_cast<size_t>(s)], s, steps, groups.data(),
+                      static_cast<int>(groups.size()), totals);
   }
   for (int bm = 0; bm < blocks_m; ++bm) {
     for (int bn = 0; bn < blocks_n; ++bn) {

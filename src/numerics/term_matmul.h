@@ -3,7 +3,7 @@
 // Same interface and data contract as numerics::mxu_matmul_accumulate (numerics/matmul.h):
 //   acc[m*ldc + n] += sum_k a[m*lda + k] * w[k*ldw + n], a: M x K, w: K x N, row-major fp32
 //   holding bf16 values (inputs that are not bf16 values are rounded to bf16 first).
-// Arithmetic (numerics/term_pe.h): output (m, n) is one PE's accumulator. It is loaded from
+// Arithmetic (numerics/term_pe/term_pe.h): output (m, n) is one PE's accumulator. It is loaded from
 // acc[m][n] (accumulator_from_f32), then the PE takes steps over k = 0..L-1, L..2L-1, ... (k
 // ascending in groups of L lanes; a last partial group is padded with +0 * +0), and the result is
 // rounded once to fp32 (accumulator_to_f32). The serial (term-encoded) operand B is the input
@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 
 namespace tessera::numerics {
 

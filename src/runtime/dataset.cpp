@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "common/error.h"
-#include "graph/rng.h"
+#include "common/splitmix64.h"
 #include "runtime/idx.h"
 
 namespace tessera::runtime {
@@ -73,7 +73,7 @@ Dataset take(const Dataset& d, int64_t n) {
 std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
-  graph::SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
+  SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
   for (int64_t i = n - 1; i >= 1; --i)
     std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
   return order;

@@ -6,8 +6,8 @@
 //   * labels are int32 in [0, classes);
 //   * epoch_order(n, seed, epoch) is a Fisher-Yates shuffle (i from n-1 down to 1, j =
 //     below(i + 1), swap) driven by SplitMix64(seed ^ (0x9e3779b97f4a7c15 * (epoch + 1)))
-//     (graph/rng.h), so an epoch's order depends only on (n, seed, epoch): a resumed run needs
-//     no generator state beyond the epoch number;
+//     (common/splitmix64.h), so an epoch's order depends only on (n, seed, epoch): a resumed run
+//     needs no generator state beyond the epoch number;
 //   * batches cover the epoch order in consecutive slices of `batch` samples; the last partial
 //     batch is kept (n % batch samples).
 #pragma once

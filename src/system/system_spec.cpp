@@ -1,7 +1,6 @@
 #include "system/system_spec.h"
 
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,22 +10,6 @@
 #include "system/machine_spec.h"
 
 namespace tessera::system {
-
-const char* topology_name(Topology t) {
-  switch (t) {
-    case Topology::kLine:
-      return "line";
-    case Topology::kRing:
-      return "ring";
-    case Topology::kTorus2d:
-      return "torus2d";
-  }
-  return "?";
-}
-
-const char* duplex_name(Duplex d) {
-  return d == Duplex::kHalf ? "half" : "full";
-}
 
 const char* barrier_placement_name(BarrierPlacement b) {
   switch (b) {
@@ -41,24 +24,6 @@ const char* barrier_placement_name(BarrierPlacement b) {
 }
 
 namespace {
-
-bool neighbours(const SystemSpec& s, int a, int b) {
-  if (a == b || a < 0 || b < 0 || a >= s.chips || b >= s.chips) return false;
-  switch (s.topology) {
-    case Topology::kLine:
-      return std::abs(a - b) == 1;
-    case Topology::kRing:
-      return std::abs(a - b) == 1 || std::abs(a - b) == s.chips - 1;
-    case Topology::kTorus2d: {
-      const int ax = a % s.dims_x, ay = a / s.dims_x, bx = b % s.dims_x, by = b / s.dims_x;
-      const auto adjacent = [](int u, int v, int n) {
-        return (u + 1) % n == v || (v + 1) % n == u;
-      };
-      return (ay == by && adjacent(ax, bx, s.dims_x)) || (ax == bx && adjacent(ay, by, s.dims_y));
-    }
-  }
-  return false;
-}
 
 // "a-b,c-d" -> pairs (min, max); an empty string -> none.
 std::vector<std::pair<int, int>> parse_links(ConfigReader& r, const std::string& text) {
@@ -76,36 +41,18 @@ std::vector<std::pair<int, int>> parse_links(ConfigReader& r, const std::string&
   return out;
 }
 
+// The system's rule, then the fabric's (fabric::check_fabric_spec, keys under "system.").
 template <typename Require>
 void check(const SystemSpec& s, Require&& require) {
   require(s.chips == s.chips_per_board * s.boards, "system.chips",
           fmt::format("{} chips but {} boards x {} chips per board = {}", s.chips, s.boards,
                       s.chips_per_board, s.boards * s.chips_per_board));
-  if (s.topology == Topology::kTorus2d)
-    require(s.dims_x * s.dims_y == s.chips, "system.torus.dims_x",
-            fmt::format("torus2d dims {} x {} = {} but the system has {} chips", s.dims_x, s.dims_y,
-                        s.dims_x * s.dims_y, s.chips));
-  if (s.topology == Topology::kRing)
-    require(s.chips != 2, "system.topology",
-            "a ring of 2 chips is a line (one link); use topology line");
-  require(s.packet_payload_bytes % 4 == 0, "system.packet.payload_bytes",
-          fmt::format("{} is not a whole number of 32-bit words", s.packet_payload_bytes));
-  require(s.ack_timeout_ns > 2 * s.link_latency_ns, "system.link.ack_timeout_ns",
-          fmt::format("the ack timeout ({} ns) must exceed the round trip 2 x link latency ({} ns)",
-                      s.ack_timeout_ns, 2 * s.link_latency_ns));
-  for (const auto& [a, b] : s.failed_links)
-    require(
-        neighbours(s, a, b), "system.failed_links",
-        fmt::format("{}-{} is not a link of this {} topology", a, b, topology_name(s.topology)));
+  fabric::check_fabric_spec(s, [&](bool ok, std::string_view key, const std::string& why) {
+    require(ok, fmt::format("system.{}", key), why);
+  });
 }
 
 }  // namespace
-
-bool SystemSpec::linked(int a, int b) const {
-  if (!neighbours(*this, a, b)) return false;
-  const std::pair<int, int> key{std::min(a, b), std::max(a, b)};
-  return std::find(failed_links.begin(), failed_links.end(), key) == failed_links.end();
-}
 
 SystemSpec read_system_spec(ConfigReader& r) {
   SystemSpec s;
@@ -169,26 +116,19 @@ SystemSpec read_system_spec(ConfigReader& r) {
   s.host_latency_ns =
       r.get_float("system.host.latency_ns", 1000, {0, 1e12}, "ns", "host link per chip");
   if (!r.is_schema())
-    check(s, [&r](bool ok, const char* key, const std::string& why) { r.require(ok, key, why); });
+    check(s,
+          [&r](bool ok, std::string_view key, const std::string& why) { r.require(ok, key, why); });
   return s;
 }
 
 void validate_system_spec(const SystemSpec& s) {
-  check(s, [](bool ok, const char* key, const std::string& why) {
+  check(s, [](bool ok, std::string_view key, const std::string& why) {
     if (!ok) throw Error(fmt::format("system: key '{}'", key), why);
   });
 }
 
 SystemSpec load_system_spec(const std::string& path) {
   return load_machine_spec(path).system;
-}
-
-int64_t ns_to_ps(double ns) {
-  return std::llround(ns * 1000.0);
-}
-
-int64_t transfer_ps(int64_t bytes, double gbytes_per_s) {
-  return std::llround(static_cast<double>(bytes) * 1000.0 / gbytes_per_s);
 }
 
 }  // namespace tessera::system

@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "common/splitmix64.h"
 #include "compiler/compiler.h"
 #include "compiler/kernels_conv.h"
 #include "core/core.h"
 #include "core/spec.h"
 #include "graph/kernels.h"
 #include "graph/model.h"
-#include "graph/rng.h"
 
 namespace tessera::compiler {
 namespace {
@@ -31,7 +31,7 @@ core::CoreSpec config(const std::string& name) {
 }
 
 std::vector<float> random_values(size_t n, uint64_t seed, bool coarse) {
-  graph::SplitMix64 rng(seed);
+  SplitMix64 rng(seed);
   std::vector<float> v(n);
   for (float& x : v) {
     if (coarse) {  // few distinct values: ties (incl. -0 vs +0) inside pooling windows

@@ -15,9 +15,9 @@ namespace tessera::fabric {
 namespace {
 
 // 100 GB/s = 10 ps per byte: serialisation times are exact integers.
-system::SystemSpec spec(system::Topology t, int chips) {
-  system::SystemSpec s;
-  s.chips = s.chips_per_board = chips;
+FabricSpec spec(Topology t, int chips) {
+  FabricSpec s;
+  s.chips = chips;
   s.topology = t;
   s.link_gbytes_per_s = 100;
   s.link_latency_ns = 500;
@@ -44,7 +44,7 @@ constexpr Picos kLat = 500'000;
 constexpr Picos kFull = (1024 + 32) * 10;  // a full packet on the wire
 
 TEST(Fabric, SingleTransferTakesLatencyPlusSizeOverBandwidthWithHeaders) {
-  Fabric f(spec(system::Topology::kLine, 2), 1);
+  Fabric f(spec(Topology::kLine, 2), 1);
   f.post(1000, transfer(0, 1, 10000, 7));  // 40000 B = 39 full packets + 64 B
   const auto a = f.drain();
   ASSERT_EQ(a.size(), 1u);
@@ -55,7 +55,7 @@ TEST(Fabric, SingleTransferTakesLatencyPlusSizeOverBandwidthWithHeaders) {
 }
 
 TEST(Fabric, MultiHopIsStoreAndForwardPipelined) {
-  Fabric f(spec(system::Topology::kLine, 4), 1);
+  Fabric f(spec(Topology::kLine, 4), 1);
   f.post(0, transfer(0, 3, 256 * 20, 1));  // 20 full packets over 3 hops
   const auto a = f.drain();
   EXPECT_EQ(a[0].time, 20 * kFull + kLat + 2 * (kFull + kLat));
@@ -65,7 +65,7 @@ TEST(Fabric, MultiHopIsStoreAndForwardPipelined) {
 }
 
 TEST(Fabric, OnChipTransferIsTimeDeterministicWithoutHeaders) {
-  system::SystemSpec s = spec(system::Topology::kLine, 2);
+  FabricSpec s = spec(Topology::kLine, 2);
   s.cores_per_chip = 2;
   s.onchip_gbytes_per_s = 200;  // 5 ps per byte
   s.onchip_latency_ns = 50;
@@ -77,7 +77,7 @@ TEST(Fabric, OnChipTransferIsTimeDeterministicWithoutHeaders) {
 }
 
 TEST(Fabric, ExchangeBlockLetsOneCoreStreamAtATime) {
-  system::SystemSpec s = spec(system::Topology::kLine, 2);
+  FabricSpec s = spec(Topology::kLine, 2);
   s.cores_per_chip = 2;
   Fabric f(s, 1);
   f.post(0, transfer(0, 1, 256 * 10, 1, 1, 0));
@@ -91,14 +91,14 @@ TEST(Fabric, ExchangeBlockLetsOneCoreStreamAtATime) {
 }
 
 TEST(Fabric, HalfDuplexSharesTheWireFullDuplexDoesNot) {
-  for (const auto duplex : {system::Duplex::kFull, system::Duplex::kHalf}) {
-    system::SystemSpec s = spec(system::Topology::kLine, 2);
+  for (const auto duplex : {Duplex::kFull, Duplex::kHalf}) {
+    FabricSpec s = spec(Topology::kLine, 2);
     s.duplex = duplex;
     Fabric f(s, 1);
     f.post(0, transfer(0, 1, 256 * 10, 1));
     f.post(0, transfer(1, 0, 256 * 10, 2));
     const auto a = f.drain();
-    if (duplex == system::Duplex::kFull) {
+    if (duplex == Duplex::kFull) {
       EXPECT_EQ(a[0].time, 10 * kFull + kLat);
       EXPECT_EQ(a[1].time, 10 * kFull + kLat);
     } else {  // packets alternate on the one wire
@@ -109,7 +109,7 @@ TEST(Fabric, HalfDuplexSharesTheWireFullDuplexDoesNot) {
 }
 
 TEST(Fabric, XoffEngagesBeforeTheQueueOverflowsAndTimeFollowsTheWindow) {
-  system::SystemSpec s = spec(system::Topology::kLine, 2);
+  FabricSpec s = spec(Topology::kLine, 2);
   s.queue_packets = 8;  // XB may fill 6; a slot is held for ser + round trip
   Fabric f(s, 1);
   f.post(0, transfer(0, 1, 256 * 100, 1));
@@ -130,7 +130,7 @@ struct LossRun {
 };
 
 LossRun all_to_all(double loss, uint64_t seed) {
-  system::SystemSpec s = spec(system::Topology::kRing, 4);
+  FabricSpec s = spec(Topology::kRing, 4);
   s.loss_rate = loss;
   s.queue_packets = 16;
   Fabric f(s, seed);
@@ -191,7 +191,7 @@ TEST(Fabric, ArrivalsAreSortedByTimeDestinationSourceId) {
 }
 
 TEST(Fabric, RingAllreduceIsWithinAFewPercentOfTheBandwidthBound) {
-  system::SystemSpec s = spec(system::Topology::kRing, 8);
+  FabricSpec s = spec(Topology::kRing, 8);
   s.queue_packets = 256;
   Fabric one(s, 1);
   const RingAllreduceResult r1 = run_ring_allreduce(one, 8 << 20, 1);
@@ -205,7 +205,7 @@ TEST(Fabric, RingAllreduceIsWithinAFewPercentOfTheBandwidthBound) {
 }
 
 TEST(Fabric, TorusRingOrderIsAHamiltonianCycleOfNeighbours) {
-  system::SystemSpec s = spec(system::Topology::kTorus2d, 16);
+  FabricSpec s = spec(Topology::kTorus2d, 16);
   s.dims_x = s.dims_y = 4;
   const std::vector<int> order = ring_order(s);
   std::vector<int> sorted = order;
@@ -215,7 +215,7 @@ TEST(Fabric, TorusRingOrderIsAHamiltonianCycleOfNeighbours) {
 }
 
 TEST(Fabric, TotalLossTripsTheWatchdogNamingTheWaitingParties_bad) {
-  system::SystemSpec s = spec(system::Topology::kLine, 2);
+  FabricSpec s = spec(Topology::kLine, 2);
   s.loss_rate = 1;
   s.watchdog_us = 10;
   Fabric f(s, 1);
@@ -228,7 +228,7 @@ TEST(Fabric, TotalLossTripsTheWatchdogNamingTheWaitingParties_bad) {
 }
 
 TEST(Fabric, ZeroCapacityQueueIsReportedNotHung_bad) {
-  system::SystemSpec s = spec(system::Topology::kLine, 2);
+  FabricSpec s = spec(Topology::kLine, 2);
   s.queue_packets = 0;
   Fabric f(s, 1);
   f.post(0, transfer(1, 0, 10, 9));
@@ -239,7 +239,7 @@ TEST(Fabric, ZeroCapacityQueueIsReportedNotHung_bad) {
 }
 
 TEST(Fabric, EndpointOutsideTheSystem_bad) {
-  Fabric f(spec(system::Topology::kRing, 4), 1);
+  Fabric f(spec(Topology::kRing, 4), 1);
   EXPECT_EQ(testing::error_of([&] { f.post(0, transfer(0, 17, 4, 2)); }),
             "fabric: transfer 2 from chip 0 core 0: destination chip 17 core 0 does not exist (the "
             "system has 4 "

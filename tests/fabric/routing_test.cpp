@@ -8,10 +8,9 @@
 namespace tessera::fabric {
 namespace {
 
-system::SystemSpec make(system::Topology t, int chips, int dx = 1, int dy = 1) {
-  system::SystemSpec s;
+FabricSpec make(Topology t, int chips, int dx = 1, int dy = 1) {
+  FabricSpec s;
   s.chips = chips;
-  s.chips_per_board = chips;
   s.topology = t;
   s.dims_x = dx;
   s.dims_y = dy;
@@ -19,7 +18,7 @@ system::SystemSpec make(system::Topology t, int chips, int dx = 1, int dy = 1) {
 }
 
 TEST(Routing, LineGoesStraightWithForwardAndBackwardLinks) {
-  const Routing r(make(system::Topology::kLine, 5));
+  const Routing r(make(Topology::kLine, 5));
   EXPECT_EQ(r.channels().size(), 8u);
   EXPECT_EQ(r.path(0, 4), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(r.path(4, 1), (std::vector<int>{4, 3, 2, 1}));
@@ -28,7 +27,7 @@ TEST(Routing, LineGoesStraightWithForwardAndBackwardLinks) {
 }
 
 TEST(Routing, RingTakesTheShorterWayTiesForward) {
-  const Routing r(make(system::Topology::kRing, 8));
+  const Routing r(make(Topology::kRing, 8));
   EXPECT_EQ(r.channels().size(), 16u);
   EXPECT_EQ(r.path(0, 4), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(r.path(0, 5), (std::vector<int>{0, 7, 6, 5}));
@@ -38,7 +37,7 @@ TEST(Routing, RingTakesTheShorterWayTiesForward) {
 }
 
 TEST(Routing, TorusUsesDimensionOrderXThenY) {
-  const Routing r(make(system::Topology::kTorus2d, 16, 4, 4));
+  const Routing r(make(Topology::kTorus2d, 16, 4, 4));
   EXPECT_EQ(r.channels().size(), 64u);
   // (0,0) -> (2,1): x first (+1, +1), then y
   EXPECT_EQ(r.path(0, 6), (std::vector<int>{0, 1, 2, 6}));
@@ -62,14 +61,14 @@ TEST(Routing, TorusUsesDimensionOrderXThenY) {
 }
 
 TEST(Routing, NonSquareTorusAndDimensionOfTwo) {
-  const Routing r(make(system::Topology::kTorus2d, 8, 4, 2));
+  const Routing r(make(Topology::kTorus2d, 8, 4, 2));
   EXPECT_EQ(r.channels().size(), 8u * 3u);  // x: two neighbours, y: one (dimension of size 2)
   EXPECT_EQ(r.hops(0, 7), 2);
 }
 
 TEST(Routing, HalfDuplexSharesOneWirePerLink) {
-  system::SystemSpec s = make(system::Topology::kRing, 4);
-  s.duplex = system::Duplex::kHalf;
+  FabricSpec s = make(Topology::kRing, 4);
+  s.duplex = Duplex::kHalf;
   const Routing r(s);
   EXPECT_EQ(r.channels().size(), 8u);
   EXPECT_EQ(r.wires(), 4);
@@ -78,7 +77,7 @@ TEST(Routing, HalfDuplexSharesOneWirePerLink) {
 }
 
 TEST(Routing, FailedLinkIsRoutedAround) {
-  system::SystemSpec s = make(system::Topology::kRing, 6);
+  FabricSpec s = make(Topology::kRing, 6);
   s.failed_links = {{0, 1}};
   const Routing r(s);
   EXPECT_EQ(r.path(0, 1), (std::vector<int>{0, 5, 4, 3, 2, 1}));
@@ -86,7 +85,7 @@ TEST(Routing, FailedLinkIsRoutedAround) {
 }
 
 TEST(Routing, UnreachableChipIsAConfigurationError_bad) {
-  system::SystemSpec s = make(system::Topology::kLine, 4);
+  FabricSpec s = make(Topology::kLine, 4);
   s.failed_links = {{1, 2}};
   EXPECT_EQ(testing::error_of([&] { Routing r(s); }),
             "system: key 'system.failed_links': chip 2 cannot reach chip 0: no path avoids the "

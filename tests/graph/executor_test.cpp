@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "common/splitmix64.h"
 #include "graph/autodiff.h"
 #include "graph/model.h"
-#include "graph/rng.h"
 #include "numerics/bf16.h"
 #include "numerics/column_sum.h"
 #include "numerics/eup.h"

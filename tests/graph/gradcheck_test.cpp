@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/splitmix64.h"
 #include "graph/autodiff.h"
 #include "graph/executor.h"
 #include "graph/model.h"
-#include "graph/rng.h"
 
 namespace tessera::graph {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "graph/rng.h"
+#include "common/splitmix64.h"
 
 namespace tessera::graph {
 namespace {

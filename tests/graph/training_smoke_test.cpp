@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/splitmix64.h"
 #include "graph/host_trainer.h"
-#include "graph/rng.h"
 
 namespace tessera::graph {
 namespace {

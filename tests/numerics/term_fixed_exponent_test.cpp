@@ -1,6 +1,6 @@
-// Fixed-exponent mode of the term-serial PE (numerics/term_pe.h, step 1): E = max(fixed exponent,
-// products' maximum, accumulator's exponent). Checked on the PE step (both models) and on the tile
-// (fast model, scalar and vector paths, against the reference).
+// Fixed-exponent mode of the term-serial PE (numerics/term_pe/term_pe.h, step 1): E = max(fixed
+// exponent, products' maximum, accumulator's exponent). Checked on the PE step (both models) and on
+// the tile (fast model, scalar and vector paths, against the reference).
 #include <bit>
 #include <random>
 #include <vector>
@@ -10,8 +10,8 @@
 #include "common/error.h"
 #include "numerics/bf16.h"
 #include "numerics/term_matmul.h"
-#include "numerics/term_pe.h"
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/term_pe.h"
 #include "support/error_of.h"
 #include "term_pe_cases.h"
 

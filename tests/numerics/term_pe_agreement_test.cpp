@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "numerics/term_pe.h"
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/term_pe.h"
 #include "term_pe_cases.h"
 
 namespace tessera::numerics {

@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "numerics/bf16.h"
-#include "numerics/term_pe.h"
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/term_pe.h"
 
 namespace tessera::numerics::testing {
 

@@ -1,5 +1,5 @@
-// Properties of the term-serial PE step (numerics/term_pe.h), each checked on both models.
-#include "numerics/term_pe.h"
+// Properties of the term-serial PE step (numerics/term_pe/term_pe.h), each checked on both models.
+#include "numerics/term_pe/term_pe.h"
 
 #include <bit>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
 
 namespace tessera::numerics {
 namespace {

@@ -1,6 +1,6 @@
-// One serial row of the vector tile with groups of PEs (numerics/term_tile_avx2.h), built from
+// One serial row of the vector tile with groups of PEs (numerics/term_pe/tile.h), built from
 // operand generators, and the bit-level reference run of one of its groups: shared by the tests of
-// row_steps_avx2 and group_runs_avx2.
+// row_steps and group_runs_avx2.
 #pragma once
 
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "numerics/bf16.h"
-#include "numerics/term_pe.h"
-#include "numerics/term_pe_reference.h"
-#include "numerics/term_tile_avx2.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/term_pe.h"
+#include "numerics/term_pe/tile.h"
 
 namespace tessera::numerics::test {
 

@@ -11,8 +11,8 @@
 
 #include "chip_test_data.h"
 #include "common/error.h"
+#include "common/splitmix64.h"
 #include "core/energy.h"
-#include "graph/rng.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
 #include "support/temp_dir.h"

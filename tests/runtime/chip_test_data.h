@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/splitmix64.h"
 #include "core/spec.h"
-#include "graph/rng.h"
 #include "runtime/dataset.h"
 #include "system/system_spec.h"
 
@@ -37,7 +37,7 @@ inline core::CoreSpec tpu_v2_like() {
 // k >= 255 becoming exact zeros (about 36%); then n labels in [0, 10).
 inline void synthetic_samples(int64_t n, uint64_t seed, std::vector<float>& images,
                               std::vector<int32_t>& labels) {
-  graph::SplitMix64 rng(seed);
+  SplitMix64 rng(seed);
   images.assign(static_cast<size_t>(n) * 784, 0.0f);
   for (float& p : images) {
     const uint64_t r = rng.next() % 400;

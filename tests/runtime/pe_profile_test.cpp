@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/splitmix64.h"
 #include "core/term_layer_width.h"
-#include "graph/rng.h"
 #include "runtime/chip_test_data.h"
 #include "runtime/run_config.h"
 #include "runtime/train_chip.h"
@@ -146,7 +146,7 @@ Dataset tiny_dataset(uint64_t seed) {
   d.count = 32;
   d.rows = d.cols = 4;
   d.classes = 4;
-  graph::SplitMix64 rng(seed);
+  SplitMix64 rng(seed);
   for (int64_t i = 0; i < d.count; ++i) {
     const int32_t c = static_cast<int32_t>(i % 4);
     for (int p = 0; p < 16; ++p)

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "chip_test_data.h"
+#include "common/splitmix64.h"
 #include "core/spec.h"
-#include "graph/rng.h"
 #include "runtime/train_chip.h"
 
 namespace tessera::runtime {
@@ -28,7 +28,7 @@ ChipTrainer trainer(compiler::AdamOn on) {
 }
 
 void batch(uint64_t seed, std::vector<float>& x, std::vector<int32_t>& y) {
-  graph::SplitMix64 rng(seed);
+  SplitMix64 rng(seed);
   x.resize(static_cast<size_t>(kBatch) * 784);
   for (float& p : x) p = static_cast<float>(rng.next() % 256) / 255.0f;
   y.clear();

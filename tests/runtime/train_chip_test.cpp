@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "chip_test_data.h"
+#include "common/splitmix64.h"
 #include "core/spec.h"
 #include "graph/host_trainer.h"
-#include "graph/rng.h"
 
 namespace tessera::runtime {
 namespace {

@@ -1,4 +1,49 @@
-// The term-serial bf16 processing element (PE) of spec fpraker.md: one step, defined bit-exactly.
+// The term-serial bf16 processing element (PE) of spec fpraker.md: one step, defined bit-exactly,
+// and the map of its implementations.
+//
+// Files (numerics/term_pe/), from the contract down to the vector instructions:
+//   term_pe.h, term_pe.cpp   the step's contract (below), PeConfig, PeAccumulator, fp32 load and
+//                            read-out; TermPe, the scalar model: one PE, one step at a time
+//   reference.h, .cpp        reference_step: the bit-level oracle (arbitrary-precision integers)
+//   scalar_step.h            fast_step: the scalar step on decoded operands (64/128-bit integers,
+//                            any L and W)
+//   tile.h, tile.cpp         the vector tile: groups of 8 PEs sharing their serial operand, its
+//                            operand layouts, counters and tables, and the dispatch between its two
+//                            paths and two vector widths
+//   tile_decode.cpp          fp32 operands decoded into the tile's layouts, a serial row's lanes
+//   group_steps_avx2.cpp     the tile's step-by-step path (AVX2; any operands)
+//   simd_ops.h               the vector operations at two widths: Avx2Ops (8 PEs), Avx512Ops (16)
+//   simd_lane_ops.h          per-vector algorithms over them (a lane's processed terms, rounding)
+//   group_runs_kernel.h      the tile's lean lockstep kernel, a template over the operations
+//   group_runs_avx2.cpp      that kernel instantiated for AVX2 (Avx2Ops)
+//   group_runs_avx512.cpp    that kernel instantiated for AVX-512 F and BW (Avx512Ops)
+//
+// Call graph (who calls what; the file that holds each level in parentheses):
+//   term_matmul_accumulate (numerics/term_matmul.cpp), the term-serial MXU's arithmetic:
+//     if tile_avx2_supported(cfg):                                         (tile.cpp)
+//       TileOperands::set_serial_row, set_parallel_row; SerialSteps::build  (tile_decode.cpp)
+//       row_steps, per serial row:                                         (tile.cpp)
+//         group_runs: the widest width allowed of                          (tile.cpp)
+//           group_runs_avx512 | group_runs_avx2          (group_runs_avx512.cpp | _avx2.cpp)
+//             group_runs_simd<Avx512Ops | Avx2Ops>                         (group_runs_kernel.h)
+//         the groups they refuse: row_group_steps_avx2                     (group_steps_avx2.cpp)
+//           per step: the lockstep step | the general vector step | fast_step PE by PE (Inf/NaN)
+//     else: fast_step per PE and step                                      (scalar_step.h)
+//   term_matmul_accumulate_reference: reference_step per PE and step       (reference.cpp)
+//   TermPe::step: fast_step                                                (term_pe.cpp)
+// Every path gives the same values and statistics; the tests hold each to reference_step.
+//
+// Per-target instantiation. A function's target attribute (__attribute__((target("avx2"))))
+// cannot depend on a template parameter, so code written once over the vector operations is
+// compiled once per instruction set by inclusion: an instantiating .cpp (group_runs_avx2.cpp,
+// group_runs_avx512.cpp, group_steps_avx2.cpp) defines TESSERA_SIMD_TARGET as its target
+// attribute and then includes the per-target headers (group_runs_kernel.h, simd_lane_ops.h), whose
+// templates carry that attribute and have internal linkage: each .cpp compiles its own copy for
+// its own target. Those headers refuse to compile without the macro. simd_ops.h is an ordinary
+// header: each of its functions names its own target. (Compiling whole files with -mavx2 instead
+// would let AVX2 instructions into inline functions the rest of the program shares.)
+//
+// The step.
 //
 // A PE has L lanes. One step takes L pairs (A_i, B_i) of bf16 values and adds sum_i A_i * B_i to
 // its accumulator. B_i's significand is CSD-encoded (numerics/term_encoding.h); each non-zero term

@@ -9,7 +9,7 @@
 
 #include "numerics/bf16.h"
 #include "numerics/host_cpu.h"
-#include "numerics/term_tile_avx2.h"
+#include "numerics/term_pe/tile.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

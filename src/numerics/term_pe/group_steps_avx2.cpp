@@ -1,5 +1,6 @@
-#include "numerics/term_tile_avx2.h"
-
+// The vector tile's step-by-step path, AVX2 only (tile.h): group_steps_avx2 and
+// row_group_steps_avx2, with the lockstep (exact-product) step, the general vector step, and the
+// scalar fast_step for steps with Inf/NaN.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -7,97 +8,17 @@
 #include <new>
 
 #include "common/error.h"
-#include "numerics/host_cpu.h"
-#include "numerics/term_tile_avx2_common.h"
-#include "numerics/term_tile_group.h"
+#include "numerics/term_pe/simd_ops.h"
+#include "numerics/term_pe/tile.h"
 
 #if defined(__x86_64__)
-#define TESSERA_GROUP_TARGET __attribute__((target("avx2")))
-#include "numerics/term_tile_lane_ops.h"
+#define TESSERA_SIMD_TARGET __attribute__((target("avx2")))
+#include "numerics/term_pe/simd_lane_ops.h"
 #endif
 
 namespace tessera::numerics::detail {
 
-void TileOperands::resize(int serial_rows, int kp_, int x_count) {
-  kp = kp_;
-  xp = (x_count + 2 * kGroupPes - 2) / kGroupPes *
-       kGroupPes;  // >= x_count + 7: any x0 < x_count reads 8
-  const TermOperand zero = make_operand(Bf16{0});
-  s_ops.assign(static_cast<size_t>(serial_rows) * kp, zero);
-  s_code.assign(s_ops.size(), kZeroCode);
-  p_ops.assign(static_cast<size_t>(kp) * xp, zero);
-  p_code.assign(p_ops.size(), kZeroCode);
-  p_word.assign(p_ops.size(), 0);
-  p_signed.assign(p_ops.size(), 0);
-  p_specials = 0;
-}
-
-namespace {
-int32_t code_of(TermOperand op) {
-  switch (op.cls()) {
-    case Bf16Class::Finite:
-      return op.exponent;
-    case Bf16Class::Zero:
-      return kZeroCode;
-    default:
-      return kSpecialCode;
-  }
-}
-}  // namespace
-
-void TileOperands::set_serial(int s, int k, TermOperand op) {
-  const size_t i = static_cast<size_t>(s) * kp + k;
-  s_ops[i] = op;
-  s_code[i] = code_of(op);
-}
-
-void TileOperands::set_parallel(int k, int x, TermOperand op) {
-  const size_t i = static_cast<size_t>(k) * xp + x;
-  p_specials += (code_of(op) == kSpecialCode ? 1 : 0) - (p_code[i] == kSpecialCode ? 1 : 0);
-  p_signed[i] = (op.negative() ? -op.significand : op.significand) & 0xffff;
-  p_ops[i] = op;
-  p_code[i] = code_of(op);
-  p_word[i] = static_cast<int32_t>((op.negative() ? 0x80000000u : 0u) |
-                                   (static_cast<uint32_t>(op.significand) << 18));
-}
-
-void TileOperands::pack(const std::vector<int>& x0s) {
-  packed.resize(x0s.size() * kp * kGroupPes);
-  int32_t* out = packed.data();
-  for (const int x0 : x0s)
-    for (int k = 0; k < kp; ++k)
-      for (int v = 0; v < kGroupPes; ++v) {
-        const size_t i = static_cast<size_t>(k) * xp + x0 + v;
-        const int32_t code =
-            p_code[i] == kZeroCode || p_code[i] == kSpecialCode ? kPackedZero : p_code[i];
-        *out++ = static_cast<int32_t>(static_cast<uint32_t>(code) << 16) | p_signed[i];
-      }
-}
-
-// terms_from()[m][c]: the number of CSD terms of significand m with power >= c (c = 0..15; 0 for
-// c > 8), as a pshufb table.
-const std::array<std::array<uint8_t, 16>, 256>& terms_from() {
-  static const std::array<std::array<uint8_t, 16>, 256> table = [] {
-    std::array<std::array<uint8_t, 16>, 256> t{};
-    for (int m = 0; m < 256; ++m) {
-      const TermList& tl = csd_table()[m];
-      for (int c = 0; c < 16; ++c)
-        for (int i = 0; i < tl.count; ++i)
-          t[m][c] = static_cast<uint8_t>(t[m][c] + (tl.terms[i].power >= c ? 1 : 0));
-    }
-    return t;
-  }();
-  return table;
-}
-
 #if defined(__x86_64__)
-
-bool tile_avx2_supported(const PeConfig& cfg) {
-  const int lane_bits = std::bit_width(static_cast<unsigned>(cfg.lanes));  // ceil(log2(L + 1))
-  // W <= 24 keeps every term shift (ma << 18) >> (18 - p - g) non-negative (p + g <= W - 6).
-  return host_has_avx2() && cfg.acc_fraction_bits <= 24 &&
-         cfg.acc_fraction_bits + 3 + lane_bits <= 31;
-}
 
 namespace {
 
@@ -670,22 +591,13 @@ __attribute__((target("avx2"))) void group_steps_avx2(const PeConfig& cfg, const
   finish_group(g, acc_io, totals);
 }
 
-__attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const TileOperands& ops,
-                                                    const SerialSteps& row, int s, int steps,
-                                                    const RowGroup* groups, int count,
-                                                    GroupTotals& totals) {
+__attribute__((target("avx2"))) void row_group_steps_avx2(const PeConfig& cfg,
+                                                          const TileOperands& ops,
+                                                          const SerialSteps& row, int s, int steps,
+                                                          const RowGroup* groups, int count,
+                                                          GroupTotals& totals) {
   check_row(cfg, row, steps);
   const bool exact_products = !row.special && ops.p_specials == 0;
-  // The lean lockstep runs first (term_tile_group.h); the groups they refuse go below.
-  thread_local std::vector<RowGroup> rest;
-  thread_local std::vector<uint8_t> taken;
-  taken.resize(static_cast<size_t>(count));
-  group_runs(cfg, ops, row, steps, groups, count, totals, taken.data());
-  rest.clear();
-  for (int i = 0; i < count; ++i)
-    if (taken[static_cast<size_t>(i)] == 0) rest.push_back(groups[i]);
-  groups = rest.data();
-  count = static_cast<int>(rest.size());
   // Up to kRowChunk groups at a time, their states on the stack (placement new: GroupState holds
   // references; it is trivially destructible).
   constexpr int kRowChunk = 16;
@@ -726,18 +638,14 @@ __attribute__((target("avx2"))) void row_steps_avx2(const PeConfig& cfg, const T
 
 #else
 
-bool tile_avx2_supported(const PeConfig&) {
-  return false;
-}
-
 void group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int, int, int,
                       int, PeAccumulator*, int*, GroupTotals&, int*) {
   TESSERA_CHECK(false, "group_steps_avx2: no AVX2 on this host");
 }
 
-void row_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int,
-                    const RowGroup*, int, GroupTotals&) {
-  TESSERA_CHECK(false, "row_steps_avx2: no AVX2 on this host");
+void row_group_steps_avx2(const PeConfig&, const TileOperands&, const SerialSteps&, int, int,
+                          const RowGroup*, int, GroupTotals&) {
+  TESSERA_CHECK(false, "row_group_steps_avx2: no AVX2 on this host");
 }
 
 #endif

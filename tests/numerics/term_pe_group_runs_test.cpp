@@ -1,4 +1,4 @@
-// The lean lockstep runs of the vector tile (numerics/term_tile_group.h), at both vector
+// The lean lockstep runs of the vector tile (numerics/term_pe/tile.h), at both vector
 // widths (group_runs_avx2: 8 PEs per vector; group_runs_avx512: 16, two groups side by side; a
 // width the host lacks is skipped), against reference_step PE by PE and step by step: which groups
 // they take (every group whose start accumulators are +0 or fp32 normal, that never overflows and
@@ -8,8 +8,6 @@
 // operands (timing per PE), zeros of both signs, subnormals, huge exponent gaps, fixed-exponent
 // mode, ragged groups, accumulator widths from the minimum to 23 (start values rounded to the
 // width).
-#include "numerics/term_tile_group.h"
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -23,6 +21,7 @@
 
 #include "numerics/bf16.h"
 #include "numerics/term_encoding.h"
+#include "numerics/term_pe/tile.h"
 #include "numerics/term_row_case.h"
 
 namespace tessera::numerics {

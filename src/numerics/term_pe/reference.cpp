@@ -1,4 +1,4 @@
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
 
 #include <algorithm>
 #include <cstdint>

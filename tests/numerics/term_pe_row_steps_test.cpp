@@ -1,4 +1,4 @@
-// The row-by-row vector tile (numerics/term_tile_avx2.h, row_steps_avx2) and its lockstep steps
+// The row-by-row vector tile (numerics/term_pe/tile.h, row_steps) and its lockstep steps
 // against reference_step PE by PE and step by step, and inside term_matmul_accumulate on operands
 // built to reach every path: uniform lockstep steps (timing from the serial row), zero parallel
 // operands (timing per PE), truncated lanes, out-of-bounds terms, windows that jump above the
@@ -14,9 +14,9 @@
 
 #include "numerics/bf16.h"
 #include "numerics/term_matmul.h"
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/tile.h"
 #include "numerics/term_row_case.h"
-#include "numerics/term_tile_avx2.h"
 
 namespace tessera::numerics {
 namespace {
@@ -75,7 +75,7 @@ TEST(TermTileRows, RowStepsMatchReferencePeByPeAndStepByStep) {
     std::vector<int> step_max(static_cast<size_t>(c.count) * steps, 0);
     const std::vector<detail::RowGroup> groups = test::row_groups(c, out.data(), step_max.data());
     detail::GroupTotals totals;
-    detail::row_steps_avx2(cfg, c.ops, c.row, 0, steps, groups.data(), c.count, totals);
+    detail::row_steps(cfg, c.ops, c.row, 0, steps, groups.data(), c.count, totals);
 
     detail::GroupTotals want;
     for (int g = 0; g < c.count; ++g) {

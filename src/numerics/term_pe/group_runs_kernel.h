@@ -1,9 +1,12 @@
-// The lean lockstep kernel (term_tile_group.h, docs/term-serial.md "Lean lockstep runs"),
-// written once over the vector operations of term_tile_simd.h and compiled once per width:
-// term_tile_group_avx2.cpp (Avx2Ops, 8 PEs per vector) and term_tile_group_avx512.cpp (Avx512Ops,
-// 16 PEs per vector: two RowGroups side by side). Include it only from those files, after
-// defining TESSERA_GROUP_TARGET as the attribute of their target: everything here has internal
-// linkage, so each file gets its own copy, compiled for its own target.
+// The lean lockstep kernel (tile.h, "The lean lockstep runs"; docs/term-serial.md), written once
+// over the vector operations of simd_ops.h and compiled once per width: group_runs_avx2.cpp
+// (Avx2Ops, 8 PEs per vector) and group_runs_avx512.cpp (Avx512Ops, 16 PEs per vector: two
+// RowGroups side by side).
+//
+// A per-target header (numerics/term_pe/term_pe.h, "Per-target instantiation"): include it only
+// from those files, after defining TESSERA_SIMD_TARGET as the attribute of their target.
+// Everything here has internal linkage, so each file gets its own copy, compiled for its own
+// target.
 //
 // Per vector of PEs ("run"): E from the live lanes' product exponents and the accumulator's;
 // every live lane adds its exact product << g (g = pe - (E - (W - 14)), 0 for g < 0); one signed
@@ -14,8 +17,8 @@
 // counted per PE and lane.
 #pragma once
 
-#ifndef TESSERA_GROUP_TARGET
-#error "define TESSERA_GROUP_TARGET before including term_tile_group_kernel.h"
+#ifndef TESSERA_SIMD_TARGET
+#error "group_runs_kernel.h is a per-target header: define TESSERA_SIMD_TARGET first (term_pe.h)"
 #endif
 
 #include <algorithm>
@@ -25,10 +28,9 @@
 #include <vector>
 
 #include "common/error.h"
-#include "numerics/term_tile_group.h"
-#include "numerics/term_tile_group_tables.h"
-#include "numerics/term_tile_lane_ops.h"
-#include "numerics/term_tile_simd.h"
+#include "numerics/term_pe/simd_lane_ops.h"
+#include "numerics/term_pe/simd_ops.h"
+#include "numerics/term_pe/tile.h"
 
 namespace tessera::numerics::detail {
 
@@ -53,7 +55,7 @@ static_assert(kExponentBias - 300 > kWindowFloor,
 // their difference. It is exact in 16 bits: the lane's value lies within the term count of
 // ma * mb / 2^h <= 255 * 255 / 2, so in [-32517, 32517].
 template <class S>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline typename S::V truncated_terms(
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline typename S::V truncated_terms(
     const typename S::V* mult, typename S::V word, typename S::V shift) {
   using V = typename S::V;
   const V high = S::slli(word, 16);  // signed ma in the high half
@@ -97,7 +99,7 @@ struct StepLanes {
 };
 
 template <class S, int N>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void prepare(
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline void prepare(
     StepLanes<S>& s, const SerialSteps& row, const PeConfig& cfg, const PairTerms* pairs, int j) {
   s.b = &row.live[static_cast<size_t>(j) * row.lanes];
   for (int t = 0; t < N; ++t) {
@@ -124,7 +126,7 @@ inline void row_timed(Run<S>& r, const StepLanes<S>& s, int* slowest) {
 // lane with a non-zero A can have an out-of-bounds term (the smallest such product exponent plus
 // the row's lowest power clears limit = E - (W - 7)), a lane's terms are its B's count.
 template <class S, int N, bool kMaybeOob>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline void lane_counts(
     Run<S>& r, const SerialSteps::LiveB* b, const typename S::V* pe, typename S::V gbase,
     int* slowest) {
   using V = typename S::V;
@@ -144,7 +146,7 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_counts(
 }
 
 template <class S, int N>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_timed(
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline void lane_timed(
     Run<S>& r, const StepLanes<S>& s, const typename S::V* pe, typename S::V gbase,
     typename S::V limit, int* slowest) {
   using V = typename S::V;
@@ -160,8 +162,8 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void lane_timed(
 // Step j with N live lanes (exponents biased by kExponentBias; a zero A is coded kPackedZero, so
 // its product exponent is negative).
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, int j,
-                                                                     const StepLanes<S>& s) {
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, int j,
+                                                                    const StepLanes<S>& s) {
   using V = typename S::V;
   const int W = kFull ? kFullWidth : r.cfg->acc_fraction_bits;
   const SerialSteps::LiveB* b = s.b;
@@ -230,7 +232,7 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step(Run<S>& r, 
 
 // Step j of runs[0..n) (n >= 1), with N live serial lanes prepared once for all of them.
 template <class S, int N, bool kFull>
-TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step_of_runs(
+TESSERA_SIMD_TARGET __attribute__((always_inline)) inline void step_of_runs(
     Run<S>* runs, int n, int j, const SerialSteps& row, const PairTerms* pairs) {
   StepLanes<S> s;
   prepare<S, N>(s, row, *runs[0].cfg, pairs, j);
@@ -241,7 +243,7 @@ TESSERA_GROUP_TARGET __attribute__((always_inline)) inline void step_of_runs(
 // same serial lanes, so the dispatch on the live lane count and the lanes' broadcasts are done
 // once per step).
 template <class S, bool kFull>
-TESSERA_GROUP_TARGET void run_steps(Run<S>* runs, int n, int steps, const SerialSteps& row) {
+TESSERA_SIMD_TARGET void run_steps(Run<S>* runs, int n, int steps, const SerialSteps& row) {
   if (n == 0) return;
   const PairTerms* pairs = pair_terms().data();
   for (int j = 0; j < steps; ++j) {
@@ -270,7 +272,7 @@ TESSERA_GROUP_TARGET void run_steps(Run<S>* runs, int n, int steps, const Serial
 // Returns the halves refused: those with a start value that is not +0 or an fp32 normal number
 // whose rounded exponent is <= acc_max_exponent.
 template <class S>
-TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
+TESSERA_SIMD_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
   using V = typename S::V;
   alignas(64) int32_t b[S::kPes] = {};
   for (int h = 0; h < S::kHalves; ++h)
@@ -307,7 +309,7 @@ TESSERA_GROUP_TARGET uint32_t load(Run<S>& r, const RowGroup* const* groups) {
 // with an accumulator that overflowed in some step or ends outside fp32's normal range (nothing
 // of theirs is written).
 template <class S>
-TESSERA_GROUP_TARGET uint32_t store(const Run<S>& r, const RowGroup* const* groups) {
+TESSERA_SIMD_TARGET uint32_t store(const Run<S>& r, const RowGroup* const* groups) {
   using V = typename S::V;
   using M = typename S::M;
   const M overflow = S::gt(r.exponent_max, S::set1(r.cfg->acc_max_exponent + kExponentBias));
@@ -332,8 +334,8 @@ TESSERA_GROUP_TARGET uint32_t store(const Run<S>& r, const RowGroup* const* grou
 
 // Adds a finished half's counters to totals and raises its block's step maxima.
 template <class S>
-TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int steps,
-                                 GroupTotals& totals) {
+TESSERA_SIMD_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int steps,
+                                GroupTotals& totals) {
   for (int j = 0; j < steps; ++j)
     rg.step_max[j] =
         std::max(rg.step_max[j], r.slowest[static_cast<ptrdiff_t>(j) * S::kHalves + h]);
@@ -346,13 +348,13 @@ TESSERA_GROUP_TARGET void finish(const Run<S>& r, int h, const RowGroup& rg, int
                    nonzero[h] + r.uniform_processed * rg.valid, steps, rg.valid, r.cfg->lanes);
 }
 
-// group_runs_avx2's contract (term_tile_group.h), S::kHalves groups per vector; takes nothing
+// group_runs_avx2's contract (tile.h), S::kHalves groups per vector; takes nothing
 // unless `width_supported` (the width's group_run_*_supported for cfg).
 template <class S>
-TESSERA_GROUP_TARGET void group_runs_simd(bool width_supported, const PeConfig& cfg,
-                                          const TileOperands& ops, const SerialSteps& row,
-                                          int steps, const RowGroup* groups, int count,
-                                          GroupTotals& totals, uint8_t* done) {
+TESSERA_SIMD_TARGET void group_runs_simd(bool width_supported, const PeConfig& cfg,
+                                         const TileOperands& ops, const SerialSteps& row, int steps,
+                                         const RowGroup* groups, int count, GroupTotals& totals,
+                                         uint8_t* done) {
   std::fill(done, done + count, uint8_t{0});
   if (!width_supported || row.special || ops.p_specials != 0) return;
   TESSERA_CHECK(row.lanes == cfg.lanes && row.live_count.size() >= static_cast<size_t>(steps),

@@ -1,18 +1,22 @@
-// Per-vector algorithms over the operations of term_tile_simd.h, shared by the lean lockstep kernel
-// (term_tile_group_kernel.h) and the step-by-step path (term_tile_avx2.cpp): a lane's processed
-// terms, and step 5's rounding to the accumulator's width. Include it after defining
-// TESSERA_GROUP_TARGET as the including file's target attribute; the templates have internal
-// linkage, so each file compiles its own copy for its own target.
+// Per-vector algorithms over the operations of simd_ops.h, shared by the lean lockstep kernel
+// (group_runs_kernel.h) and the step-by-step path (group_steps_avx2.cpp): a lane's processed
+// terms, and step 5's rounding to the accumulator's width.
+//
+// A per-target header (numerics/term_pe/term_pe.h, "Per-target instantiation"): include it only
+// after defining TESSERA_SIMD_TARGET as the including file's target attribute. Its templates carry
+// that attribute and have internal linkage, so each including file compiles its own copy for its
+// own target.
 #pragma once
 
-#ifndef TESSERA_GROUP_TARGET
-#error "define TESSERA_GROUP_TARGET before including term_tile_lane_ops.h"
+#ifndef TESSERA_SIMD_TARGET
+#error "simd_lane_ops.h is a per-target header: define TESSERA_SIMD_TARGET first (term_pe.h)"
 #endif
 
 #include <array>
 #include <cstdint>
 
-#include "numerics/term_tile_simd.h"
+#include "numerics/term_pe/simd_ops.h"
+#include "numerics/term_pe/tile.h"
 
 #if defined(__x86_64__)
 
@@ -23,7 +27,7 @@ namespace {
 // (h = gbase - pe, gbase = E - (W - 14), exponents biased by kExponentBias), where A is non-zero
 // (pe > 0); 0 elsewhere. `table` is terms_from(); a byte shuffle looks the count up.
 template <class S>
-TESSERA_GROUP_TARGET inline typename S::V processed_terms(
+TESSERA_SIMD_TARGET inline typename S::V processed_terms(
     const std::array<std::array<uint8_t, 16>, 256>& table, const SerialSteps::LiveB& b,
     typename S::V pe, typename S::V gbase) {
   using V = typename S::V;
@@ -37,8 +41,8 @@ TESSERA_GROUP_TARGET inline typename S::V processed_terms(
 // Contract step 5's rounding: mag (0 < mag < 2^31, a window sum's magnitude) rounded to W + 1
 // significant bits, nearest even, as q * 2^s with 2^W <= q < 2^(W+1) (garbage where mag = 0).
 template <class S>
-TESSERA_GROUP_TARGET inline void round_to_width(typename S::V mag, int W, typename S::V& q,
-                                                typename S::V& s) {
+TESSERA_SIMD_TARGET inline void round_to_width(typename S::V mag, int W, typename S::V& q,
+                                               typename S::V& s) {
   using V = typename S::V;
   using M = typename S::M;
   const V one = S::set1(1);

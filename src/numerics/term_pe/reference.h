@@ -1,4 +1,4 @@
-// The bit-level reference of the term-serial PE step (contract: numerics/term_pe.h).
+// The bit-level reference of the term-serial PE step (contract: term_pe.h).
 //
 // Follows the hardware step by step, in the plainest code: decode every lane, add exponents, find
 // the maximum and compare it with the accumulator's exponent, encode B's significand with the
@@ -11,7 +11,7 @@
 
 #include <span>
 
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 
 namespace tessera::numerics {
 

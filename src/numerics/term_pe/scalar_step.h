@@ -1,12 +1,13 @@
-// The fast term-serial PE step (contract: numerics/term_pe.h), on pre-decoded operands.
+// The scalar fast step of the term-serial PE (contract: term_pe.h), on pre-decoded operands.
 //
-// Shared by TermPe::step and term_matmul_accumulate. Arithmetic is in units of the window's least
-// significant bit 2^(E - W) in a signed integer Int: int64_t when
-// W + 3 + ceil(log2(L + 1)) <= 62 (fp32-like widths), else __int128. Bound: a lane's terms sum in
-// magnitude to less than 2^(W + 3) and the aligned accumulator is below 2^(W + 1).
-// Lane value: with g = W - 14 - (E - pe), term (p, s) is shifted by p + g (left if >= 0, else a
-// truncating right shift) and is in bounds iff p + g >= -7. If g >= 0 every term is in bounds and
-// exact, so the lane's contribution is ma * mb << g (one multiply instead of a term loop).
+// Shared by TermPe::step, term_matmul_accumulate's scalar path and the vector tile's steps with
+// Inf/NaN. Arithmetic is in units of the window's least significant bit 2^(E - W) in a signed
+// integer Int: int64_t when W + 3 + ceil(log2(L + 1)) <= 62 (fp32-like widths), else __int128.
+// Bound: a lane's terms sum in magnitude to less than 2^(W + 3) and the aligned accumulator is
+// below 2^(W + 1). Lane value: with g = W - 14 - (E - pe), term (p, s) is shifted by p + g (left if
+// >= 0, else a truncating right shift) and is in bounds iff p + g >= -7. If g >= 0 every term is in
+// bounds and exact, so the lane's contribution is ma * mb << g (one multiply instead of a term
+// loop).
 #pragma once
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 #include <type_traits>
 
 #include "numerics/term_encoding.h"
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 
 namespace tessera::numerics::detail {
 

@@ -1,21 +1,40 @@
-// The vector operations the lean lockstep kernel (term_tile_group_kernel.h) is written in, at two
-// widths:
+// The vector operations the tile's kernels are written in (numerics/term_pe/term_pe.h has the
+// files and the call graph), at two widths:
 // - Avx2Ops: 8 PEs in a 256-bit vector, one RowGroup per vector; lane masks are vectors (all ones
 //   where true).
 // - Avx512Ops: 16 PEs in a 512-bit vector (AVX-512 F and BW), two RowGroups side by side (PEs 0-7
 //   and 8-15, the vector's "halves"); lane masks are mask registers.
-// Every function carries its own target, so both structs live in one header; code built from
-// them must be compiled for the same target (the kernel's TESSERA_GROUP_TARGET).
+// And three AVX2 helpers of the step-by-step path (ld, hsum, hmax). Every function names its own
+// target, so both widths live in one ordinary header; code built from the operations must be
+// compiled for the same target (term_pe.h, "Per-target instantiation").
 #pragma once
 
 #include <cstdint>
-
-#include "numerics/term_tile_avx2_common.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 namespace tessera::numerics::detail {
+
+__attribute__((target("avx2"))) inline __m256i ld(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// Horizontal sum of 8 lanes.
+__attribute__((target("avx2"))) inline int hsum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// Horizontal maximum of 8 lanes.
+__attribute__((target("avx2"))) inline int hmax(__m256i v) {
+  __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+  m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1));
+  return _mm_cvtsi128_si32(m);
+}
 
 #define TESSERA_AVX2_OP __attribute__((target("avx2"), always_inline)) static inline
 

@@ -1,13 +1,12 @@
-// The vector tile (numerics/term_tile_avx2.h) step by step against reference_step, on accumulator
+// The vector tile (numerics/term_pe/tile.h) step by step against reference_step, on accumulator
 // states the fp32 interface cannot produce (all-ones significands at W = 24, wide exponents).
-#include "numerics/term_tile_avx2.h"
-
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "numerics/term_pe_reference.h"
+#include "numerics/term_pe/reference.h"
+#include "numerics/term_pe/tile.h"
 
 namespace tessera::numerics {
 namespace {

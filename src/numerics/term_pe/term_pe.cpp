@@ -1,4 +1,4 @@
-#include "numerics/term_pe.h"
+#include "numerics/term_pe/term_pe.h"
 
 #include <bit>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "numerics/term_pe_fast.h"
+#include "numerics/term_pe/scalar_step.h"
 
 namespace tessera::numerics {
 
