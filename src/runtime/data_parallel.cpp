@@ -6,9 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "compiler/adam_programs.h"
 #include "compiler/collectives.h"
-#include "core/adam_unit_programs.h"
-#include "isa/assembler.h"
 #include "numerics/optimizer.h"
 #include "runtime/replica_state.h"
 #include "system/collective_grid.h"
@@ -74,8 +73,7 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
       write_words(c, p.params[i].hbm, init[i].data(), p.params[i].words);
     }
     if (p.adam_unit.used) {  // HYPERPARAMETER_IO and ASSIGN on every processor's unit
-      c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
-                           "<adam unit init>"));
+      c.load(compiler::adam_start_program(p.adam_unit.init_program, p.adam_unit.flag));
       c.run();
     }
   }

@@ -5,8 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
-#include "isa/assembler.h"
+#include "compiler/adam_programs.h"
 #include "numerics/optimizer.h"
 #include "runtime/replica_state.h"
 
@@ -34,8 +33,7 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
 
 // HYPERPARAMETER_IO and ASSIGN (m = v = 0, t = 0) on the unit, through the tensor core.
 void ChipTrainer::init_adam_unit(const compiler::CompiledProgram& p) {
-  m_core->load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
-                             "<adam unit init>"));
+  m_core->load(compiler::adam_start_program(p.adam_unit.init_program, p.adam_unit.flag));
   m_core->run();
 }
 
