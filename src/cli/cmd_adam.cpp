@@ -8,8 +8,8 @@
 // `tessera adam vectors --out FILE`: writes the test vectors (data/adam/) from numerics/adam.h.
 // `tessera bench adam [--params N ...] [--steps S] [--config C] [--json]`: one Adam step (t = 2,
 //   after one warm-up step) on the unit (tensor core: adam.start + wait) and on the vector unit
-//   (adam_vector_step_asm) for each N, checks both against numerics/adam.h bit for bit, and prints
-//   bytes and cycles per step and bytes_ratio / cycles_ratio (unit / vector unit).
+//   (compiler::adam_vector_step_program) for each N, checks both against numerics/adam.h bit for
+//   bit, and prints bytes and cycles per step and bytes_ratio / cycles_ratio (unit / vector unit).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -27,12 +27,12 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "core/adam_unit_bench.h"
-#include "core/adam_unit_programs.h"
 #include "core/core.h"
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
+#include "runtime/adam_unit_bench.h"
+#include "runtime/adam_unit_session.h"
 #include "system/machine_spec.h"
 
 namespace tessera::cli {
@@ -156,7 +156,7 @@ core::AdamHyper hyper_from(const AdamArgs& a) {
 void run_adam(const AdamArgs& a) {
   const core::CoreSpec spec = spec_from(a.config);
   const Problem p = make_problem(a);
-  core::AdamUnitSession s(spec, a.dim, hyper_from(a));
+  runtime::AdamUnitSession s(spec, a.dim, hyper_from(a));
   s.set_theta(p.x0);
   const double f0 = p.objective(p.x0);
   const int64_t it = s.solve([&](const std::vector<float>& x, int64_t) { return p.gradient(x); });
@@ -190,7 +190,7 @@ void run_adam(const AdamArgs& a) {
 }
 
 void write_vectors(const AdamArgs& a) {
-  core::write_adam_vectors(a.out);
+  runtime::write_adam_vectors(a.out);
 }
 
 }  // namespace
@@ -238,12 +238,12 @@ void bench_adam(const std::vector<int64_t>& params, const std::string& config, b
   const core::CoreSpec spec = spec_from(config);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const int64_t n : params) {
-    const core::AdamBenchRow r = core::adam_bench_step(spec, n);
+    const runtime::AdamBenchRow r = runtime::adam_bench_step(spec, n);
     if (!r.unit_bit_identical || !r.vector_bit_identical)
       throw Error("bench adam",
                   fmt::format("n = {}: {} differs from numerics::adam_update", n,
                               r.unit_bit_identical ? "the vector unit" : "the Adam unit"));
-    const auto cost = [](const core::AdamStepCost& c) {
+    const auto cost = [](const runtime::AdamStepCost& c) {
       return nlohmann::ordered_json{{"cycles_per_step", c.cycles},
                                     {"bytes_per_step", c.bytes},
                                     {"energy_uj_per_step", c.energy_uj}};

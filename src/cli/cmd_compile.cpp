@@ -1,7 +1,10 @@
 // `tessera compile --model mlp [--batch B] [--optimizer adam|sgd] [--lr X] [--inference]
-//  [--config C] [--emit asm|stats] [--dump-after PASS|all] [-o FILE]`: compiles the model's
-// training step (or inference pass) to one tensor-core program and writes its assembly or the
-// compile statistics (JSON: bundles, kernels, GEMMs, HBM and vector-memory peaks).
+//  [--config C] [--emit asm|stats] [--dump-after PASS|all] [-o FILE]
+//  [--processors N [--allreduce ring|torus] [--bucket-words W]]`: compiles the model's training
+// step (or inference pass) to one tensor-core program and writes its assembly or the compile
+// statistics (JSON: bundles, kernels, GEMMs, HBM and vector-memory peaks). With --processors the
+// step is data-parallel (batch B per processor): the program is the image with the gradient
+// all-reduce (pass allreduce, or buckets with --bucket-words).
 #include <fstream>
 #include <iostream>
 
@@ -25,6 +28,9 @@ struct CompileArgs {
   int batch = 128;
   double lr = 1e-3;
   bool inference = false;
+  int processors = 0;
+  std::string allreduce = "ring";
+  int64_t bucket_words = 0;
 };
 
 void run_compile(const CompileArgs& a) {
@@ -38,6 +44,15 @@ void run_compile(const CompileArgs& a) {
   o.optimizer.lr = a.lr;
   o.dump_after = a.dump_after;
   o.dump = &std::cerr;
+  if (a.processors > 0) {
+    compiler::AllReduceOptions ar;
+    ar.processors = a.processors;
+    ar.shard = a.batch;
+    ar.global_batch = a.batch * a.processors;
+    ar.algorithm = compiler::algorithm_from_name(a.allreduce, "--allreduce");
+    ar.bucket_words = a.bucket_words;
+    o.allreduce = ar;
+  }
   const compiler::CompiledProgram p = compiler::compile(graph::zoo_spec(a.model), spec, o);
   const std::string text =
       a.emit == "asm" ? isa::disassemble(p.program) : compiler::stats_json(p.stats) + "\n";
@@ -65,7 +80,14 @@ void register_compile_command(CLI::App& app) {
   cmd->add_option("--config", args->config, "core config file");
   cmd->add_option("--emit", args->emit, "asm or stats");
   cmd->add_option("--dump-after", args->dump_after,
-                  "print the IR after a pass (autodiff, plan-hbm, lower, all) to stderr");
+                  "print the IR after a pass (autodiff, plan-hbm, lower, allreduce, buckets, all) "
+                  "to stderr");
+  cmd->add_option("--processors", args->processors,
+                  "data-parallel over N processors: the image with the gradient all-reduce");
+  cmd->add_option("--allreduce", args->allreduce, "with --processors: ring or torus");
+  cmd->add_option(
+      "--bucket-words", args->bucket_words,
+      "with --processors: buckets of at most W words overlapped with the backward pass");
   cmd->add_option("-o,--output", args->output, "output file (default stdout)");
   cmd->callback([args] { run_compile(*args); });
 }

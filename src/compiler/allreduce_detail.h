@@ -1,34 +1,57 @@
 // Internal to compiler/: the pieces the data-parallel image builders share (pass_allreduce.cpp,
-// pass_bucket_allreduce.cpp).
+// pass_bucket_allreduce.cpp). The image is built in one Codegen of hand-laid code: the step's
+// bundles are appended where they stand (their branch targets move with them) and the all-reduce
+// code is emitted between them.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
+#include "compiler/codegen.h"
 #include "compiler/compiler.h"
 #include "compiler/data_parallel.h"
 #include "isa/image.h"
 
+namespace tessera::compiler {
+struct Pipeline;
+}
+
 namespace tessera::compiler::detail {
+
+// The allreduce and buckets passes: the step in p.out becomes the data-parallel image
+// (data_parallel_step picks the schedule).
+void run_allreduce_pass(Pipeline& p);
 
 bool is_branch(isa::Opcode op);
 
-// Appends code[first, last) to `out`, moving every branch target by `shift`.
-void append_relocated(std::vector<isa::Bundle>& out, const std::vector<isa::Bundle>& code,
-                      int64_t first, int64_t last, int64_t shift);
+// Appends the step's bundles [first, last) to `cg`.
+void append_step_code(Codegen& cg, const std::vector<isa::Bundle>& code, int64_t first,
+                      int64_t last);
 
-// Ends an image whose code is complete: Error when it does not fit the instruction memory; the
+// The image's code from `cg` (img.reduce_first and update_first given as bundles of `cg`'s
+// emitter become indices in the code): Error when it does not fit the instruction memory; the
 // step's data segments; processor o.processor's index word when specialised.
-void finish_image(DataParallelImage& img, const CompiledProgram& step, const core::CoreSpec& spec,
-                  const AllReduceOptions& o);
+void finish_image(DataParallelImage& img, Codegen& cg, const CompiledProgram& step,
+                  const core::CoreSpec& spec, const AllReduceOptions& o);
 
 // The checks of data_parallel_step common to both schedules (Error, "data-parallel").
 void check_step(const CompiledProgram& step, const core::CoreSpec& spec, const AllReduceOptions& o);
 
+// The three operand registers of the DMAs between HBM and the vector memory a collective
+// reduces. Taken above the registers a collective holds (CollectiveRegs), so they may stay live
+// across one.
+struct DmaRegs {
+  explicit DmaRegs(HeldRegs& pool);
+  ~DmaRegs();
+  DmaRegs(const DmaRegs&) = delete;
+  DmaRegs& operator=(const DmaRegs&) = delete;
+  HeldRegs& pool;
+  int r[3];
+};
+
 // Multiplies vmem rows [row, row + rows) by the fp32 `weight` (rows a whole number of vector
-// registers; uses s22, s23, s27, v0, v1; `label` unique in its text).
-std::string scale_asm(int64_t row, int64_t rows, float weight, const core::CoreSpec& spec,
-                      const std::string& label);
+// registers; a counted loop over them; three registers from the top of `regs`, and the constant
+// registers v0, v1).
+void emit_scale(Codegen& cg, HeldRegs& regs, int64_t row, int64_t rows, float weight);
 
 }  // namespace tessera::compiler::detail

@@ -25,8 +25,38 @@ int32_t imm32(int64_t v, const char* what) {
 }
 }  // namespace
 
-Codegen::Codegen(const core::CoreSpec& spec)
+HeldRegs::HeldRegs(int first, int last)
+    : m_first(first), m_held(static_cast<size_t>(last - first + 1), false) {}
+
+int HeldRegs::take() {
+  for (size_t i = 0; i < m_held.size(); ++i)
+    if (!m_held[i]) {
+      m_held[i] = true;
+      return m_first + static_cast<int>(i);
+    }
+  throw Error("compiler", "out of scalar registers (s" + std::to_string(m_first) + "..s" +
+                              std::to_string(m_first + static_cast<int>(m_held.size()) - 1) +
+                              " all held)");
+}
+
+int HeldRegs::take_top() {
+  for (size_t i = m_held.size(); i-- > 0;)
+    if (!m_held[i]) {
+      m_held[i] = true;
+      return m_first + static_cast<int>(i);
+    }
+  return take();  // throws: none free
+}
+
+void HeldRegs::give(int reg) {
+  const auto i = static_cast<size_t>(reg - m_first);
+  TESSERA_CHECK(reg >= m_first && i < m_held.size() && m_held[i], "a register given back twice");
+  m_held[i] = false;
+}
+
+Codegen::Codegen(const core::CoreSpec& spec, bool zero_s0)
     : m_spec(spec), m_em(spec), m_smem_next(kDescriptorWords) {
+  if (!zero_s0) return;
   if (spec.scalar_regs < 32 || spec.vector_regs < 24 || spec.mask_regs < 2)
     throw Error("compiler", "the core needs at least 32 scalar, 24 vector and 2 mask registers");
   sli(kRegZero, 0);
@@ -136,6 +166,23 @@ void Codegen::vst_strided(int v, int64_t row, int stride_reg, int stride) {
 
 void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) {
   m_em.emit(make(o, d, a, b, c, imm));
+}
+
+void Codegen::put(Opcode o, int d, int a, int b, int c, int32_t imm) {
+  if (m_packed)
+    m_em.emit(make(o, d, a, b, c, imm));
+  else
+    m_em.place(make(o, d, a, b, c, imm));
+}
+
+void Codegen::join(Opcode o, int d, int a, int b, int c, int32_t imm) {
+  TESSERA_CHECK(!m_packed, "join() in packed code");
+  m_em.place(make(o, d, a, b, c, imm), true);
+}
+
+void Codegen::put_branch(Opcode o, int a, int b, int label) {
+  TESSERA_CHECK(!m_packed, "a branch in packed code");
+  m_em.place_branch(make(o, 0, a, b, 0, 0), label);
 }
 
 void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {

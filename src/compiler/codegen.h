@@ -6,6 +6,10 @@
 // stride of strided loads; v0..v7 per-kernel constants; v8.. the rotating pool. All DMAs use flag
 // 0; wait_dmas() waits for every DMA issued since the last wait. GEMM kernels (kernels/gemm) are
 // appended whole; they use vector memory from row 0 and flags 0..2 and leave every flag at 0.
+//
+// Hand-laid code (collectives, the pipelined Adam program, the gradient all-reduce): put() lays
+// each instruction in a bundle of its own (join() into the last one), branches go to labels, and
+// registers that live across the code come from a HeldRegs pool instead of a fixed convention.
 #pragma once
 
 #include <algorithm>
@@ -30,9 +34,27 @@ inline constexpr int kRegLoopInner = 30;
 // kernels' data follow (next_smem()).
 inline constexpr int64_t kDescriptorWords = 256;
 
+// Scalar registers held across hand-laid code (indices and counters that live between
+// supersteps): take() hands out the lowest free register of [first, last], take_top() the highest
+// (short-lived helpers take from the top, so they stay clear of long-lived registers); give()
+// returns one. Error when none is free or a register is returned twice.
+class HeldRegs {
+ public:
+  HeldRegs(int first, int last);
+  int take();
+  int take_top();
+  void give(int reg);
+
+ private:
+  int m_first;
+  std::vector<bool> m_held;
+};
+
 class Codegen {
  public:
-  explicit Codegen(const core::CoreSpec& spec);
+  // With `zero_s0` (compiled kernels): checks the register files and starts with `sli s0, 0`.
+  // Without: an empty program for hand-laid code.
+  explicit Codegen(const core::CoreSpec& spec, bool zero_s0 = true);
 
   const core::CoreSpec& spec() const { return m_spec; }
   Emitter& em() { return m_em; }
@@ -68,6 +90,29 @@ class Codegen {
   void vst_strided(int v, int64_t row, int stride_reg, int stride);
   void op(isa::Opcode op, int d, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
 
+  // Hand-laid code (see above); operands go to the fields d, a, b, c, imm as the operand
+  // signatures in isa/opcodes.def place them.
+  void put(isa::Opcode op, int d = 0, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
+  void put(const isa::Instr& in) { put(in.op, in.d, in.a, in.b, in.c, in.imm); }
+  void join(isa::Opcode op, int d = 0, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
+  int label() { return m_em.new_label(); }
+  void bind(int label) { m_em.bind(label); }
+  // beq/bne/bge sA, sB, label; loop sA, label; jmp label.
+  void put_branch(isa::Opcode op, int a, int b, int label);
+  // While a Packed lives, put() goes through the list scheduler instead (straight-line code that
+  // starts where hand-laid code ended: its instructions packed into as few bundles as their
+  // dependences allow).
+  class Packed {
+   public:
+    explicit Packed(Codegen& cg) : m_cg(cg) { m_cg.m_packed = true; }
+    ~Packed() { m_cg.m_packed = false; }
+    Packed(const Packed&) = delete;
+    Packed& operator=(const Packed&) = delete;
+
+   private:
+    Codegen& m_cg;
+  };
+
   // GEMM or other pre-scheduled code; its scalar-memory data go to the program. `vmem_rows`: the
   // vector-memory rows [0, vmem_rows) it touches (-1: its vld/vst [s0+imm] operands tell).
   void append(const isa::Program& kernel, int64_t vmem_rows = -1);
@@ -80,6 +125,7 @@ class Codegen {
  private:
   const core::CoreSpec& m_spec;
   Emitter m_em;
+  bool m_packed = false;
   int m_next_v = kConstRegs, m_next_s = 1;
   int64_t m_pending = 0;
   struct LoopFrame {

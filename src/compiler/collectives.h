@@ -27,11 +27,11 @@
 //     branches on its index), then an all-gather.
 // n = 1: the program only halts.
 //
-// algorithm = kTorus (all-reduce only; collectives_torus.cpp): the processors seen as a grid
-// d_0 x d_1 x ... x d_{k-1} (`grid`; dimension 0 varies fastest in the processor index:
-// p = a_0 + d_0 * (a_1 + d_1 * (a_2 + ...)); e.g. cores-per-chip x X x Y for a 2-D torus of
-// chips). Reduce-scatter along the dimension-0 rings, then along dimension 1 on the shrinking
-// segment, ..., then all-gather in reverse order: 2 * sum(d_i - 1) supersteps instead of
+// algorithm = kTorus (all-reduce only; collectives_torus.cpp; the ring: collectives_ring.cpp): the
+// processors seen as a grid d_0 x d_1 x ... x d_{k-1} (`grid`; dimension 0 varies fastest in the
+// processor index: p = a_0 + d_0 * (a_1 + d_1 * (a_2 + ...)); e.g. cores-per-chip x X x Y for a 2-D
+// torus of chips). Reduce-scatter along the dimension-0 rings, then along dimension 1 on the
+// shrinking segment, ..., then all-gather in reverse order: 2 * sum(d_i - 1) supersteps instead of
 // 2(n - 1). Layout: each chunk (as above) is cut into n base fragments (as above); processor p's
 // segment before phase i is M_i = d_i * ... * d_{k-1} consecutive base fragments, cut into d_i
 // sub-segments of M_{i+1}; in the dimension-i ring (its d_i processors differing only in a_i,
@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen.h"
 #include "core/exchange.h"
 #include "isa/image.h"
 
@@ -75,11 +76,6 @@ struct CollectiveSpec {
   int rings = 1;                                 // virtual rings per direction (1..6)
   int directions = 1;                            // 1 or 2
   int root = 0;                                  // broadcast
-  // Embedding the code in a larger program (compiler/data_parallel.h): every label is prefixed
-  // with `label_prefix`, and with halt = false the code falls through at its end instead of
-  // halting.
-  std::string label_prefix;
-  bool halt = true;
   // Ring steps end in `xsync` ... `xwait` instead of `sync` (core/exchange.h): the next step's
   // fragment indices are computed while the exchange travels. Same sends, same values.
   bool split_phase = false;
@@ -98,23 +94,30 @@ int collective_supersteps(const CollectiveSpec& spec);
 // every dimension >= 1, their product = processors, and at most kMaxTorusProcessors.
 void validate(const CollectiveSpec& spec);
 
-// Assembly text of the one image (index-driven) and of processor p's specialised program.
+// The one image (index-driven) and processor p's specialised program (index word = p); the
+// code is hand-laid through the Codegen (compiler/collective_algorithm.h).
+isa::Program collective_program(const CollectiveSpec& spec);
+isa::Program collective_program_for(const CollectiveSpec& spec, int processor);
+// Their assembly text (the disassembly), for reading and for tests.
 std::string collective_asm(const CollectiveSpec& spec);
 std::string collective_asm_for(const CollectiveSpec& spec, int processor);
-isa::Program collective_program(const CollectiveSpec& spec);
-isa::Program collective_program_for(const CollectiveSpec& spec,
-                                    int processor);  // index word = processor
+
+// The collective inside a larger program: emitted into `cg` where it stands, falling through at
+// its end (processor < 0: the index from %pid). The registers it keeps come from `regs` and go
+// back to it afterwards.
+void emit_collective(Codegen& cg, HeldRegs& regs, const CollectiveSpec& spec, int processor = -1);
 
 // The all-reduce one superstep at a time, for code that puts other work between its supersteps
 // (compiler/data_parallel.h, bucketed overlap): collective_steps() = collective_supersteps()
 // (ring: 2(n-1), n-1 reduce-scatter and n-1 all-gather; torus: 2 * sum(d_i - 1); Error for other
-// kinds); collective_step_asm(spec, k) = superstep k's sends (the same sends as superstep k of
-// collective_asm, so the same values), without the sync that must follow. Self-contained and
-// straight-line: %pid, the neighbours, the torus segment starts and the fragment indices are
-// recomputed from the index and k (processor >= 0: the index as a constant); uses s1..s9 and
-// s10.. (one per chunk), the torus also s22..s23, and keeps nothing in registers between
-// supersteps.
+// kinds); emit_collective_step(cg, regs, spec, k) = superstep k's sends (the same sends as
+// superstep k of collective_program, so the same values), without the sync that must follow.
+// Self-contained and straight-line: %pid, the neighbours, the torus segment starts and the
+// fragment indices are recomputed from the index and k (processor >= 0: the index as a constant);
+// nothing stays in registers between supersteps. collective_step_asm: its assembly text.
 int collective_steps(const CollectiveSpec& spec);
+void emit_collective_step(Codegen& cg, HeldRegs& regs, const CollectiveSpec& spec, int step,
+                          int processor = -1);
 std::string collective_step_asm(const CollectiveSpec& spec, int step, int processor = -1);
 
 // Host reference: the vector every processor holds afterwards, given each processor's vector

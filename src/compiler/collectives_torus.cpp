@@ -1,26 +1,17 @@
-#include "compiler/collectives_torus.h"
-
+// The torus (torus-dimension, hierarchical) all-reduce of the collective library: algorithm,
+// layout and reduction order in collectives.h (CollectiveAlgorithm::kTorus).
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "compiler/collective_algorithm.h"
 
 namespace tessera::compiler {
 
 namespace {
 
-// Scalar registers of the generated code.
-constexpr const char* kPid = "s1";
-constexpr const char* kCoord =
-    "s2";  // the processor's coordinate a_i; a temporary in the ring steps
-constexpr const char* kNext = "s3";
-constexpr const char* kPrev = "s4";
-constexpr const char* kTmp = "s5";
-constexpr const char* kSteps = "s6";
-constexpr int kFirstFragmentReg = 10;  // s10..s21: each chunk's sub-segment index
-constexpr const char* kSegment[2] = {"s22",
-                                     "s23"};  // first base fragment of the segment, per direction
+using isa::Opcode;
 
 // floor(x / divisor) for 0 <= x < 2^bits as (x * m) >> k in 32-bit registers (Granlund-Montgomery):
 // with k = bits + ceil(log2 divisor) and m = ceil(2^k / divisor), e = m * divisor - 2^k < divisor,
@@ -41,31 +32,34 @@ Magic magic(int divisor, int bits) {
   return {static_cast<uint32_t>(m), k};
 }
 
-class TorusGen {
+// The code of one emission: the spec, the Codegen and the registers held meanwhile.
+class TorusCode {
  public:
-  explicit TorusGen(const CollectiveSpec& spec)
-      : m_spec(spec), m_dims(torus_dims(spec)), m_chunks(spec.rings * spec.directions) {
+  TorusCode(const CollectiveSpec& spec, Codegen& cg, HeldRegs& pool)
+      : m_spec(spec),
+        m_cg(cg),
+        m_r(pool),
+        m_dims(torus_dims(spec)),
+        m_chunks(spec.rings * spec.directions) {
     while ((1 << m_bits) < spec.processors) ++m_bits;
   }
 
-  std::string program(const std::string& pid_line) {
-    line(pid_line);
-    for (int d = 0; d < m_spec.directions; ++d) line(fmt::format("sli {}, 0", kSegment[d]));
+  void program(int processor) {
+    emit_load_pid(m_cg, m_r.pid, processor);
+    for (int d = 0; d < m_spec.directions; ++d) li(seg(d), 0);
     const int k = static_cast<int>(m_dims.size());
     for (int i = 0; i < k; ++i)
-      if (m_dims[static_cast<size_t>(i)] > 1) reduce_scatter(i);
+      if (dim(i) > 1) reduce_scatter(i);
     for (int i = k - 1; i >= 0; --i)
-      if (m_dims[static_cast<size_t>(i)] > 1) all_gather(i);
-    if (m_spec.halt) line("halt");
-    return m_out;
+      if (dim(i) > 1) all_gather(i);
   }
 
-  // Superstep `superstep` of program() alone, self-contained (collective_step_asm): straight-line
-  // code that recomputes from the index everything program() carries between supersteps (the
-  // phase's coordinate and neighbours, each direction's segment start, each chunk's sub-segment)
-  // and sends what that superstep sends, without the sync. Phases: the reduce-scatters of the
-  // dimensions larger than 1 in order, then their all-gathers in reverse, d_i - 1 supersteps each.
-  std::string step(const std::string& pid_line, int superstep) {
+  // Superstep `superstep` of program() alone, self-contained: straight-line code that recomputes
+  // from the index everything program() carries between supersteps (the phase's coordinate and
+  // neighbours, each direction's segment start, each chunk's sub-segment) and sends what that
+  // superstep sends, without the sync. Phases: the reduce-scatters of the dimensions larger than 1
+  // in order, then their all-gathers in reverse, d_i - 1 supersteps each.
+  void step(int processor, int superstep) {
     std::vector<std::pair<int, bool>> phases;  // (dimension, all-gather)
     for (int i = 0; i < static_cast<int>(m_dims.size()); ++i)
       if (dim(i) > 1) phases.emplace_back(i, false);
@@ -76,18 +70,18 @@ class TorusGen {
     while (t >= dim(phases[at].first) - 1) t -= dim(phases[at++].first) - 1;
     const auto [i, gather] = phases[at];
     const int d = dim(i);
-    line(pid_line);
+    emit_load_pid(m_cg, m_r.pid, processor);
     // Segment start before phase i (in its reduce-scatter and its all-gather alike): the kept
     // sub-segment of every earlier dimension, a_j + 1 forward and a_j - 1 backward (mod d_j),
     // times its base fragments.
-    for (int dir = 0; dir < m_spec.directions; ++dir) line(fmt::format("sli {}, 0", kSegment[dir]));
+    for (int dir = 0; dir < m_spec.directions; ++dir) li(seg(dir), 0);
     for (int j = 0; j < i; ++j) {
       if (dim(j) == 1) continue;
       coordinate(j);
       for (int dir = 0; dir < m_spec.directions; ++dir) {
-        plus_mod(kTmp, kCoord, dir == 0 ? 1 : dim(j) - 1, dim(j));
-        line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, sub(j)));
-        line(fmt::format("sadd {}, {}, {}", kSegment[dir], kSegment[dir], kTmp));
+        plus_mod(m_r.tmp, coord(), dir == 0 ? 1 : dim(j) - 1, dim(j));
+        ri(Opcode::SMULI, m_r.tmp, m_r.tmp, sub(j));
+        rr(Opcode::SADD, seg(dir), seg(dir), m_r.tmp);
       }
     }
     coordinate_and_neighbours(i);
@@ -96,19 +90,24 @@ class TorusGen {
     for (int c = 0; c < m_chunks; ++c) {
       const bool forward = c % m_spec.directions == 0;
       const int start = gather ? (forward ? 1 : -1) : 0;
-      plus_mod(frag(c), kCoord, (((start + (forward ? -t : t)) % d) + d) % d, d);
+      plus_mod(frag(c), coord(), (((start + (forward ? -t : t)) % d) + d) % d, d);
     }
-    const std::string op = gather                                  ? "xsend"
-                           : m_spec.combine == core::XCombine::Max ? "xsend.max"
-                                                                   : "xsend.add";
-    for (int c = 0; c < m_chunks; ++c) send(c, i, c % m_spec.directions == 0 ? kNext : kPrev, op);
-    return m_out;
+    const Opcode op = gather ? Opcode::XSEND : reduce_send_op(m_spec);
+    for (int c = 0; c < m_chunks; ++c)
+      send(c, i, c % m_spec.directions == 0 ? m_r.next : m_r.prev, op);
   }
 
  private:
-  static std::string frag(int c) { return fmt::format("s{}", kFirstFragmentReg + c); }
-  void line(const std::string& s) { m_out += "  " + s + "\n"; }
-  void label(const std::string& s) { m_out += m_spec.label_prefix + s + ":\n"; }
+  // a_i; a temporary in the sends.
+  int coord() const { return m_r.n_or_coord; }
+  int frag(int c) const { return m_r.frag[static_cast<size_t>(c)]; }
+  // The first base fragment of the segment, per direction.
+  int seg(int d) const { return m_r.segment[static_cast<size_t>(d)]; }
+  void li(int d, int64_t imm) { m_cg.put(Opcode::SLI, d, 0, 0, 0, static_cast<int32_t>(imm)); }
+  void ri(Opcode op, int d, int a, int64_t imm) {
+    m_cg.put(op, d, a, 0, 0, static_cast<int32_t>(imm));
+  }
+  void rr(Opcode op, int d, int a, int b) { m_cg.put(op, d, a, b); }
   int dim(int i) const { return m_dims[static_cast<size_t>(i)]; }
   int stride(int i) const {
     int s = 1;
@@ -123,66 +122,66 @@ class TorusGen {
   }
 
   // r = r == d ? 0 : r   (r in 0..d)
-  void wrap_down(const std::string& r, int d) {
-    line(fmt::format("sli {}, {}", kTmp, d));
-    line(fmt::format("sseq {}, {}, {}", kTmp, r, kTmp));
-    line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d));
-    line(fmt::format("ssub {}, {}, {}", r, r, kTmp));
+  void wrap_down(int r, int d) {
+    li(m_r.tmp, d);
+    rr(Opcode::SSEQ, m_r.tmp, r, m_r.tmp);
+    ri(Opcode::SMULI, m_r.tmp, m_r.tmp, d);
+    rr(Opcode::SSUB, r, r, m_r.tmp);
   }
   // r = r < 0 ? r + d : r   (r in -1..d-1)
-  void wrap_up(const std::string& r, int d) {
-    line(fmt::format("sslti {}, {}, 0", kTmp, r));
-    line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d));
-    line(fmt::format("sadd {}, {}, {}", r, r, kTmp));
+  void wrap_up(int r, int d) {
+    ri(Opcode::SSLTI, m_r.tmp, r, 0);
+    ri(Opcode::SMULI, m_r.tmp, m_r.tmp, d);
+    rr(Opcode::SADD, r, r, m_r.tmp);
   }
 
   // dst = floor(src / divisor) (src < 2^m_bits).
-  void divide(const std::string& dst, const std::string& src, int divisor) {
+  void divide(int dst, int src, int divisor) {
     const Magic mg = magic(divisor, m_bits);
-    line(fmt::format("smuli {}, {}, {}", dst, src, mg.m));
-    line(fmt::format("sshri {}, {}, {}", dst, dst, mg.k));
+    ri(Opcode::SMULI, dst, src, mg.m);
+    ri(Opcode::SSHRI, dst, dst, mg.k);
   }
 
-  // dst = (src + offset) mod d, for 0 <= src < d and 0 <= offset < d (dst may be src; uses kTmp
-  // unless dst is kTmp, then s9).
-  void plus_mod(const std::string& dst, const std::string& src, int offset, int d) {
-    const char* tmp = dst == kTmp ? "s9" : kTmp;
-    line(fmt::format("saddi {}, {}, {}", dst, src, offset));  // < 2d
-    line(fmt::format("sslti {}, {}, {}", tmp, dst, d));       // 1 if already below d
-    line(fmt::format("saddi {}, {}, -1", tmp, tmp));          // 0 or -1
-    line(fmt::format("smuli {}, {}, {}", tmp, tmp, d));
-    line(fmt::format("sadd {}, {}, {}", dst, dst, tmp));
+  // dst = (src + offset) mod d, for 0 <= src < d and 0 <= offset < d (dst may be src; uses the
+  // temporary unless dst is the temporary, then the sends' third).
+  void plus_mod(int dst, int src, int offset, int d) {
+    const int tmp = dst == m_r.tmp ? m_r.t[2] : m_r.tmp;
+    ri(Opcode::SADDI, dst, src, offset);  // < 2d
+    ri(Opcode::SSLTI, tmp, dst, d);       // 1 if already below d
+    ri(Opcode::SADDI, tmp, tmp, -1);      // 0 or -1
+    ri(Opcode::SMULI, tmp, tmp, d);
+    rr(Opcode::SADD, dst, dst, tmp);
   }
 
-  // kCoord = a_i = (p / stride_i) mod d_i.
+  // coord = a_i = (p / stride_i) mod d_i.
   void coordinate(int i) {
     const int d = dim(i), s = stride(i);
     if (s == 1)
-      line(fmt::format("smov {}, {}", kCoord, kPid));
+      m_cg.put(Opcode::SMOV, coord(), m_r.pid);
     else
-      divide(kCoord, kPid, s);
+      divide(coord(), m_r.pid, s);
     if (sub(i) > 1) {  // higher coordinates present: take the remainder
-      divide(kTmp, kCoord, d);
-      line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d));
-      line(fmt::format("ssub {}, {}, {}", kCoord, kCoord, kTmp));
+      divide(m_r.tmp, coord(), d);
+      ri(Opcode::SMULI, m_r.tmp, m_r.tmp, d);
+      rr(Opcode::SSUB, coord(), coord(), m_r.tmp);
     }
   }
 
-  // kCoord = a_i; kNext / kPrev = the processors at a_i + 1 / a_i - 1 (mod d_i) with the other
+  // coord = a_i; next / prev = the processors at a_i + 1 / a_i - 1 (mod d_i) with the other
   // coordinates equal.
   void coordinate_and_neighbours(int i) {
     const int d = dim(i), s = stride(i);
     coordinate(i);
-    line(fmt::format("saddi {}, {}, {}", kNext, kPid, s));  // a == d-1: back by (d-1) strides
-    line(fmt::format("sli {}, {}", kTmp, d - 1));
-    line(fmt::format("sseq {}, {}, {}", kTmp, kCoord, kTmp));
-    line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d * s));
-    line(fmt::format("ssub {}, {}, {}", kNext, kNext, kTmp));
-    line(fmt::format("saddi {}, {}, {}", kPrev, kPid, -s));  // a == 0: on by (d-1) strides
-    line(fmt::format("sli {}, 0", kTmp));
-    line(fmt::format("sseq {}, {}, {}", kTmp, kCoord, kTmp));
-    line(fmt::format("smuli {}, {}, {}", kTmp, kTmp, d * s));
-    line(fmt::format("sadd {}, {}, {}", kPrev, kPrev, kTmp));
+    ri(Opcode::SADDI, m_r.next, m_r.pid, s);  // a == d-1: back by (d-1) strides
+    li(m_r.tmp, d - 1);
+    rr(Opcode::SSEQ, m_r.tmp, coord(), m_r.tmp);
+    ri(Opcode::SMULI, m_r.tmp, m_r.tmp, d * s);
+    rr(Opcode::SSUB, m_r.next, m_r.next, m_r.tmp);
+    ri(Opcode::SADDI, m_r.prev, m_r.pid, -s);  // a == 0: on by (d-1) strides
+    li(m_r.tmp, 0);
+    rr(Opcode::SSEQ, m_r.tmp, coord(), m_r.tmp);
+    ri(Opcode::SMULI, m_r.tmp, m_r.tmp, d * s);
+    rr(Opcode::SADD, m_r.prev, m_r.prev, m_r.tmp);
   }
 
   // Phase i's reduce-scatter: sub-segment a_i first, then round the dimension-i ring; afterwards
@@ -191,11 +190,11 @@ class TorusGen {
   // backward).
   void reduce_scatter(int i) {
     coordinate_and_neighbours(i);
-    for (int c = 0; c < m_chunks; ++c) line(fmt::format("smov {}, {}", frag(c), kCoord));
-    ring(i, "rs", m_spec.combine == core::XCombine::Max ? "xsend.max" : "xsend.add");
+    for (int c = 0; c < m_chunks; ++c) m_cg.put(Opcode::SMOV, frag(c), coord());
+    ring(i, reduce_send_op(m_spec));
     for (int d = 0; d < m_spec.directions; ++d) {
-      line(fmt::format("smuli {}, {}, {}", kTmp, frag(d), sub(i)));
-      line(fmt::format("sadd {}, {}, {}", kSegment[d], kSegment[d], kTmp));
+      ri(Opcode::SMULI, m_r.tmp, frag(d), sub(i));
+      rr(Opcode::SADD, seg(d), seg(d), m_r.tmp);
     }
   }
 
@@ -203,42 +202,30 @@ class TorusGen {
   // processor starts with the sub-segment it kept (a_i + 1 forward, a_i - 1 backward).
   void all_gather(int i) {
     coordinate_and_neighbours(i);
-    const char* kept[2] = {"s7", "s8"};
+    const int kept[2] = {m_r.t[0], m_r.t[1]};
     for (int d = 0; d < m_spec.directions; ++d) {
-      line(fmt::format("saddi {}, {}, {}", kept[d], kCoord, d == 0 ? 1 : -1));
+      ri(Opcode::SADDI, kept[d], coord(), d == 0 ? 1 : -1);
       if (d == 0)
         wrap_down(kept[d], dim(i));
       else
         wrap_up(kept[d], dim(i));
-      line(fmt::format("smuli {}, {}, {}", kTmp, kept[d], sub(i)));
-      line(fmt::format("ssub {}, {}, {}", kSegment[d], kSegment[d], kTmp));
+      ri(Opcode::SMULI, m_r.tmp, kept[d], sub(i));
+      rr(Opcode::SSUB, seg(d), seg(d), m_r.tmp);
     }
-    for (int c = 0; c < m_chunks; ++c)
-      line(fmt::format("smov {}, {}", frag(c), kept[c % m_spec.directions]));
-    ring(i, "ag", "xsend");
+    for (int c = 0; c < m_chunks; ++c) m_cg.put(Opcode::SMOV, frag(c), kept[c % m_spec.directions]);
+    ring(i, Opcode::XSEND);
   }
 
-  // d_i - 1 supersteps round the dimension-i ring (as the ring all-reduce's ring_phase).
-  void ring(int i, const std::string& name, const std::string& op) {
-    const std::string at = fmt::format("{}{}", name, i);
-    line(fmt::format("sli {}, {}", kSteps, dim(i) - 1));
-    label(at);
-    for (int c = 0; c < m_chunks; ++c) {
-      send(c, i, c % m_spec.directions == 0 ? kNext : kPrev, op);
-      if (!m_spec.split_phase) next_fragment(c, dim(i));
-    }
-    if (m_spec.split_phase) {
-      line("xsync");
-      for (int c = 0; c < m_chunks; ++c) next_fragment(c, dim(i));
-      line("xwait");
-    } else {
-      line("sync");
-    }
-    line(fmt::format("loop {}, {}{}", kSteps, m_spec.label_prefix, at));
+  // d_i - 1 supersteps round the dimension-i ring (as the ring all-reduce's phases).
+  void ring(int i, Opcode op) {
+    emit_ring_phase(
+        m_cg, m_spec, m_r.steps, dim(i) - 1,
+        [&](int c) { send(c, i, c % m_spec.directions == 0 ? m_r.next : m_r.prev, op); },
+        [&](int c) { next_fragment(c, dim(i)); });
   }
 
   void next_fragment(int c, int d) {
-    line(fmt::format("saddi {}, {}, {}", frag(c), frag(c), c % m_spec.directions == 0 ? -1 : 1));
+    ri(Opcode::SADDI, frag(c), frag(c), c % m_spec.directions == 0 ? -1 : 1);
     if (c % m_spec.directions == 0)
       wrap_up(frag(c), d);
     else
@@ -248,75 +235,37 @@ class TorusGen {
   // Sends sub-segment frag(c) of chunk c's segment to `to` with `op`: base fragments
   // [k0, k0 + M) with k0 = segment + f * M, M = sub(i); base fragment k starts at word
   // k*q + min(k, r) of the chunk (q, r: the chunk's length over n).
-  void send(int c, int i, const std::string& to, const std::string& op) {
+  void send(int c, int i, int to, Opcode op) {
     const auto [cb, ce] = split_range(m_spec.words, m_chunks, c);
     const uint32_t n = static_cast<uint32_t>(m_spec.processors);
     const uint32_t q = (ce - cb) / n, r = (ce - cb) % n;
     const int m = sub(i);
-    line(fmt::format("smuli s7, {}, {}", frag(c), m));
-    line(fmt::format("sadd s7, s7, {}", kSegment[c % m_spec.directions]));  // k0
-    line(fmt::format("sli s9, {}", r));
-    line("smin s8, s7, s9");  // min(k0, r)
-    line(fmt::format("saddi {}, s7, {}", kCoord, m));
-    line(fmt::format("smin {}, {}, s9", kCoord, kCoord));  // min(k0 + M, r)
-    line(fmt::format("ssub {}, {}, s8", kCoord, kCoord));
-    line(fmt::format("saddi {}, {}, {}", kCoord, kCoord, static_cast<uint32_t>(m) * q));  // length
-    line(fmt::format("smuli s7, s7, {}", q));
-    line("sadd s7, s7, s8");
-    line(fmt::format("saddi s7, s7, {}", m_spec.base + cb));  // address
-    line(fmt::format("{} s7, s7, {}, {}", op, kCoord, to));
+    const int k0 = m_r.t[0], low = m_r.t[1], rr_ = m_r.t[2], len = coord();
+    ri(Opcode::SMULI, k0, frag(c), m);
+    rr(Opcode::SADD, k0, k0, seg(c % m_spec.directions));
+    li(rr_, r);
+    rr(Opcode::SMIN, low, k0, rr_);  // min(k0, r)
+    ri(Opcode::SADDI, len, k0, m);
+    rr(Opcode::SMIN, len, len, rr_);  // min(k0 + M, r)
+    rr(Opcode::SSUB, len, len, low);
+    ri(Opcode::SADDI, len, len, static_cast<uint32_t>(m) * q);  // length
+    ri(Opcode::SMULI, k0, k0, q);
+    rr(Opcode::SADD, k0, k0, low);
+    ri(Opcode::SADDI, k0, k0, m_spec.base + cb);  // address
+    m_cg.put(op, k0, k0, len, to);
   }
 
   const CollectiveSpec& m_spec;
+  Codegen& m_cg;
+  CollectiveRegs m_r;
   std::vector<int> m_dims;
   int m_chunks;
   int m_bits = 0;  // every processor index < 2^m_bits
-  std::string m_out;
 };
 
-}  // namespace
-
-std::vector<int> torus_dims(const CollectiveSpec& spec) {
-  return spec.grid.empty() ? std::vector<int>{spec.processors} : spec.grid;
-}
-
-void validate_torus(const CollectiveSpec& spec) {
-  if (spec.kind != CollectiveKind::kAllReduce)
-    throw Error("collective.algorithm",
-                "torus is an all-reduce algorithm; all-gather and broadcast use ring");
-  int64_t product = 1;
-  std::string shape;
-  const std::vector<int> dims = torus_dims(spec);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 1)
-      throw Error("collective.grid",
-                  fmt::format("dimension {} is {}: must be at least 1", i, dims[i]));
-    product *= dims[i];
-    if (product > kMaxTorusProcessors) break;
-    shape += (i > 0 ? " x " : "") + std::to_string(dims[i]);
-  }
-  if (product != spec.processors)
-    throw Error("collective.grid", product > kMaxTorusProcessors
-                                       ? fmt::format("more than {} processors, the spec has {}",
-                                                     kMaxTorusProcessors, spec.processors)
-                                       : fmt::format("{} = {} processors, the spec has {}", shape,
-                                                     product, spec.processors));
-  if (spec.processors > kMaxTorusProcessors)
-    throw Error("collective.processors", fmt::format("{}: the torus all-reduce indexes at most {}",
-                                                     spec.processors, kMaxTorusProcessors));
-}
-
-std::string torus_allreduce_asm(const CollectiveSpec& spec, const std::string& pid_line) {
-  return TorusGen(spec).program(pid_line);
-}
-
-std::string torus_allreduce_step_asm(const CollectiveSpec& spec, const std::string& pid_line,
-                                     int step) {
-  return TorusGen(spec).step(pid_line, step);
-}
-
-std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,
-                                                const std::vector<std::vector<uint32_t>>& inputs) {
+// Host reference in the defined order (collectives.h).
+std::vector<uint32_t> torus_reference(const CollectiveSpec& spec,
+                                      const std::vector<std::vector<uint32_t>>& inputs) {
   const std::vector<int> dims = torus_dims(spec);
   const int k = static_cast<int>(dims.size()), n = spec.processors;
   std::vector<int> stride(static_cast<size_t>(k), 1), sub(static_cast<size_t>(k), 1);
@@ -356,6 +305,65 @@ std::vector<uint32_t> torus_allreduce_reference(const CollectiveSpec& spec,
     }
   }
   return out;
+}
+
+class Torus final : public CollectiveAlgorithmCode {
+ public:
+  explicit Torus(const CollectiveSpec& spec) : m_spec(spec) {}
+
+  int supersteps() const override {
+    int steps = 0;
+    for (int d : torus_dims(m_spec)) steps += 2 * (d - 1);
+    return steps;
+  }
+  void emit(Codegen& cg, HeldRegs& regs, int processor) const override {
+    TorusCode(m_spec, cg, regs).program(processor);
+  }
+  void emit_superstep(Codegen& cg, HeldRegs& regs, int step, int processor) const override {
+    TorusCode(m_spec, cg, regs).step(processor, step);
+  }
+  std::vector<uint32_t> reference(const std::vector<std::vector<uint32_t>>& inputs) const override {
+    return torus_reference(m_spec, inputs);
+  }
+
+ private:
+  CollectiveSpec m_spec;
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveAlgorithmCode> make_torus_collective(const CollectiveSpec& spec) {
+  return std::make_unique<Torus>(spec);
+}
+
+std::vector<int> torus_dims(const CollectiveSpec& spec) {
+  return spec.grid.empty() ? std::vector<int>{spec.processors} : spec.grid;
+}
+
+void validate_torus(const CollectiveSpec& spec) {
+  if (spec.kind != CollectiveKind::kAllReduce)
+    throw Error("collective.algorithm",
+                "torus is an all-reduce algorithm; all-gather and broadcast use ring");
+  int64_t product = 1;
+  std::string shape;
+  const std::vector<int> dims = torus_dims(spec);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 1)
+      throw Error("collective.grid",
+                  fmt::format("dimension {} is {}: must be at least 1", i, dims[i]));
+    product *= dims[i];
+    if (product > kMaxTorusProcessors) break;
+    shape += (i > 0 ? " x " : "") + std::to_string(dims[i]);
+  }
+  if (product != spec.processors)
+    throw Error("collective.grid", product > kMaxTorusProcessors
+                                       ? fmt::format("more than {} processors, the spec has {}",
+                                                     kMaxTorusProcessors, spec.processors)
+                                       : fmt::format("{} = {} processors, the spec has {}", shape,
+                                                     product, spec.processors));
+  if (spec.processors > kMaxTorusProcessors)
+    throw Error("collective.processors", fmt::format("{}: the torus all-reduce indexes at most {}",
+                                                     spec.processors, kMaxTorusProcessors));
 }
 
 }  // namespace tessera::compiler

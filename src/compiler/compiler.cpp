@@ -4,13 +4,17 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "compiler/data_parallel.h"
 #include "compiler/pipeline.h"
 #include "isa/disassembler.h"
 
 namespace tessera::compiler {
 
-std::vector<std::string> pass_names() {
-  return {"autodiff", "plan-hbm", "lower"};
+std::vector<std::string> pass_names(const CompileOptions& options) {
+  std::vector<std::string> names = {"autodiff", "plan-hbm", "lower"};
+  if (options.allreduce)
+    names.push_back(options.allreduce->bucket_words > 0 ? "buckets" : "allreduce");
+  return names;
 }
 
 namespace {
@@ -22,24 +26,44 @@ void dump(const Pipeline& p, const std::string& pass) {
   os << "// ---- after " << pass << "\n";
   if (pass == "autodiff") os << p.graph.dump();
   if (pass == "plan-hbm") os << dump_plan(p);
-  if (pass == "lower") os << isa::disassemble(p.out.program);
+  if (pass == "lower" || pass == "allreduce" || pass == "buckets")
+    os << isa::disassemble(p.out.program);
+}
+
+// The core the step is lowered for: with bucketed data-parallel training, `spec` without the
+// bucket region (data_parallel.h bucket_step_spec).
+core::CoreSpec lowering_spec(const core::CoreSpec& spec, const CompileOptions& o,
+                             const graph::Model& model) {
+  if (!o.allreduce || o.allreduce->bucket_words <= 0) return spec;
+  int64_t gradient_words = 0;
+  for (int id : model.params) gradient_words += graph::num_elements(model.graph.value(id).shape);
+  return bucket_step_spec(spec, gradient_words, static_cast<int>(model.params.size()),
+                          o.allreduce->bucket_words);
 }
 
 }  // namespace
 
 CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
                         const CompileOptions& options) {
-  if (!options.dump_after.empty() && options.dump_after != "all") {
-    const auto names = pass_names();
-    if (std::find(names.begin(), names.end(), options.dump_after) == names.end())
-      throw Error("compile", "unknown pass '" + options.dump_after +
-                                 "' for --dump-after (passes: autodiff, plan-hbm, lower)");
+  const std::vector<std::string> names = pass_names(options);
+  if (!options.dump_after.empty() && options.dump_after != "all" &&
+      std::find(names.begin(), names.end(), options.dump_after) == names.end()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error("compile", "unknown pass '" + options.dump_after +
+                               "' for --dump-after (passes: " + list + ")");
   }
   if (options.batch < 1) throw Error("compile", "batch must be >= 1");
   Pipeline p;
-  p.spec = &spec;
   p.options = options;
   p.model = graph::build_model(model, options.batch);
+  const core::CoreSpec lowered = lowering_spec(spec, options, p.model);
+  p.spec = &lowered;
+  p.machine = &spec;
+  if (options.allreduce) {
+    p.options.persistent_grads = true;
+    p.options.kernel_barriers = p.options.kernel_barriers || options.allreduce->bucket_words > 0;
+  }
   pass_autodiff(p);
   dump(p, "autodiff");
   pass_plan_hbm(p);
@@ -47,6 +71,15 @@ CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spe
   pass_lower(p);
   verify_plan(p);
   dump(p, "lower");
+  if (options.allreduce) {
+    if (options.allreduce->bucket_words > 0) {
+      pass_bucket_allreduce(p);
+      dump(p, "buckets");
+    } else {
+      pass_allreduce(p);
+      dump(p, "allreduce");
+    }
+  }
   return std::move(p.out);
 }
 

@@ -9,6 +9,10 @@
 //   lower         one kernel per graph node (GEMMs from kernels/gemm, vector kernels from
 //                 kernels*.cpp), then the optimizer update per parameter          pass_lower.cpp
 //   schedule      the emitter's list scheduling into bundles, DMA descriptors, halt  (codegen.cpp)
+//   allreduce     data-parallel (CompileOptions::allreduce): the gradient all-reduce between the
+//                 backward pass and the update                                pass_allreduce.cpp
+//   buckets       instead of allreduce when bucket_words > 0: the bucketed all-reduce overlapped
+//                 with the backward pass                               pass_bucket_allreduce.cpp
 //
 // The program's contract with the host (runtime/train*): before each run the host writes the
 // batch (x: batch x sample fp32, labels: batch int32) and, for Adam, the step's scalars
@@ -19,9 +23,11 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/allreduce_options.h"
 #include "compiler/mxu_regions.h"
 #include "core/spec.h"
 #include "graph/model.h"
@@ -47,6 +53,11 @@ struct CompileOptions {
   // CompiledProgram::kernel_first marks clean cuts (no bundle holds instructions of two kernels;
   // the kernels hand no register but s0 to later code).
   bool kernel_barriers = false;
+  // Data-parallel training: the all-reduce pass (or the buckets pass) makes the program the
+  // data-parallel image of compiler/data_parallel.h; implies persistent_grads, and with
+  // bucket_words also kernel_barriers and lowering for bucket_step_spec. The other bundle ranges of
+  // CompiledProgram then describe the step before the pass.
+  std::optional<AllReduceOptions> allreduce;
   std::string dump_after;        // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -111,8 +122,8 @@ struct CompiledProgram {
   AdamUnitPlan adam_unit;
 };
 
-// The pass names, in order (for --dump-after).
-std::vector<std::string> pass_names();
+// The names of the passes a compilation with `options` runs, in order (for --dump-after).
+std::vector<std::string> pass_names(const CompileOptions& options = {});
 
 CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
                         const CompileOptions& options);

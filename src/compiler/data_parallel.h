@@ -1,5 +1,9 @@
-// Data-parallel training step (issue 4 section 4): a compiled training step with the gradient
-// all-reduce inserted between the backward pass and the optimizer update (pass_allreduce.cpp).
+// Data-parallel training step: a compiled training step with the gradient all-reduce inserted
+// between the backward pass and the optimizer update (pass_allreduce.cpp; bucketed:
+// pass_bucket_allreduce.cpp). compile() runs them as its passes `allreduce` and `buckets`
+// (CompileOptions::allreduce). The image is built in one Codegen: the step's bundles are appended
+// where they stand (Emitter::append moves their branch targets with them) and the all-reduce code
+// is emitted between them (the collectives through compiler/collective_algorithm.h).
 //
 // Input: a step compiled with CompileOptions::persistent_grads (or Adam on the unit), so every
 // gradient is in one contiguous HBM region whose address does not depend on the batch size, and
@@ -16,14 +20,13 @@
 //   update   the step's optimizer section (branch targets relocated), ending in halt.
 // The main part ends with every gradient in HBM and no DMA in flight, and the update reloads
 // everything it uses from HBM, so the reduce code may use any scalar and vector registers and all
-// of vector memory (it uses s1..s28, v0, v1 and flag kAllReduceFlag; the step uses flags 0..2 and
-// the Adam unit's).
-// The image is the same for every processor with the same shard size: processor p's copy differs
-// only in its index word (isa::Program::with_index). With global batch B over P processors,
-// processor p gets samples [p*q + min(p, r), ...) of the batch, q = B / P, r = B % P, the first r
-// one more (compiler::split_range): when P does not divide B the processors p < r run the image
-// built from the step compiled for q + 1 samples, the others the one for q samples; the reduce and
-// update parts of both are the same code.
+// of vector memory (it takes registers from s1..s27, uses v0, v1 and flag kAllReduceFlag; the step
+// uses flags 0..2 and the Adam unit's). The image is the same for every processor with the same
+// shard size: processor p's copy differs only in its index word (isa::Program::with_index). With
+// global batch B over P processors, processor p gets samples [p*q + min(p, r), ...) of the batch, q
+// = B / P, r = B % P, the first r one more (compiler::split_range): when P does not divide B the
+// processors p < r run the image built from the step compiled for q + 1 samples, the others the one
+// for q samples; the reduce and update parts of both are the same code.
 //
 // Bucketed all-reduce overlapped with the backward pass (AllReduceOptions::bucket_words = W > 0):
 //   buckets  the gradients in the order they become final (CompiledProgram::grad_kernel; ties in
@@ -37,7 +40,7 @@
 //            boundaries are clean cuts after which no register but s0 is live.
 //   a bucket = start (DMA each piece HBM -> its place in the region, flag kAllReduceFlag, waited;
 //            multiply by the weight as above), the 2(n-1) supersteps of the ring all-reduce over
-//            its words (collectives.h collective_step_asm: self-contained, every register
+//            its words (collectives.h emit_collective_step: self-contained, every register
 //            recomputed from %pid and the superstep number; a superstep's sends of all buckets
 //            packed into VLIW bundles by the emitter's list scheduler), finish (DMA region -> HBM,
 //            waited).
@@ -57,13 +60,14 @@
 //   values bit for bit; only time differs. (bucket_words = 0, the plain schedule, cuts the gradient
 //   into other fragments: another summation order, last-bit differences.)
 // Either algorithm (AllReduceOptions::algorithm): a bucket's supersteps are those of its ring or
-// torus all-reduce (collective_step_asm), in the same buckets either way.
+// torus all-reduce (emit_collective_step), in the same buckets either way.
 // Both shard images of a ragged batch have the same graph nodes and gradient sizes, hence the same
 // buckets and the same sequence of syncs, which every processor must execute.
 #pragma once
 
 #include <cstdint>
 
+#include "compiler/allreduce_options.h"
 #include "compiler/collectives.h"
 #include "compiler/compiler.h"
 #include "isa/image.h"
@@ -72,25 +76,6 @@ namespace tessera::compiler {
 
 inline constexpr int kAllReduceFlag =
     16;  // not used by the compiler's DMAs (0..2) or the Adam unit (8)
-
-struct AllReduceOptions {
-  int processors = 1;
-  int shard = 1;         // samples this image's processors train on
-  int global_batch = 1;  // samples of the whole step
-  int rings = 1;         // collective rings per direction (collectives.h)
-  int directions = 1;    // 1 or 2
-  // The all-reduce algorithm and, for kTorus, its grid (compiler/collectives.h; empty: 1-D).
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
-  std::vector<int> grid;
-  // -1: the one image (index-driven all-reduce, index word 0). p >= 0: processor p's specialised
-  // image (the collective with p as a constant, compiler/collectives.h collective_asm_for; index
-  // word p), the per-processor compilation `tessera bench compile` compares against.
-  int processor = -1;
-  // > 0: the bucketed all-reduce of at most this many words per bucket (above); the step must be
-  // compiled for bucket_step_spec(spec, bucket_words) with kernel_barriers.
-  int64_t bucket_words = 0;
-  bool overlap = true;  // with bucket_words: supersteps between backward kernels
-};
 
 // Bundle ranges of the parts in a data-parallel image.
 struct DataParallelImage {
@@ -117,10 +102,5 @@ DataParallelImage data_parallel_step(const CompiledProgram& step, const core::Co
 DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step,
                                               const core::CoreSpec& spec,
                                               const AllReduceOptions& o);
-
-// Assembly text of the reduce part alone (ending without halt; labels prefixed "ar"), for
-// `grad_hbm`/`grad_words`; the weight is the fp32 value `weight`.
-std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float weight,
-                                   const core::CoreSpec& spec, const AllReduceOptions& o);
 
 }  // namespace tessera::compiler

@@ -86,16 +86,18 @@ bool Emitter::slot_free(int64_t at, isa::SlotClass cls) const {
   return false;
 }
 
-void Emitter::put(int64_t at, const isa::Instr& in) {
+int Emitter::put(int64_t at, const isa::Instr& in) {
   if (at >= size()) m_bundles.resize(static_cast<size_t>(at + 1));
   isa::Bundle& b = m_bundles[static_cast<size_t>(at)];
   const isa::SlotClass cls = isa::op_info(in.op).slot;
   for (int s = 0; s < isa::kNumSlots; ++s)
     if (slot_in_class(s, cls) && b.slot[static_cast<size_t>(s)].op == isa::Opcode::NOP) {
       b.slot[static_cast<size_t>(s)] = in;
-      return;
+      return s;
     }
-  TESSERA_CHECK(false, "emitter: no free slot");
+  throw Error("emitter", "bundle " + std::to_string(at) + " has no free " +
+                             std::string(isa::to_string(cls)) + " slot for " +
+                             std::string(isa::op_info(in.op).mnemonic));
 }
 
 int64_t Emitter::emit(const isa::Instr& in, int64_t row_lo, int64_t row_hi) {
@@ -151,6 +153,8 @@ void Emitter::close_loop(int64_t top, int counter) {
 
 void Emitter::roll_since(int64_t first) {
   barrier();
+  for (const LabelRef& r : m_label_refs)
+    TESSERA_CHECK(r.bundle < first, "emitter: loop rolling over a labelled branch");
   std::vector<isa::Bundle> code(m_bundles.begin() + first, m_bundles.end());
   for (isa::Bundle& b : code)
     for (isa::Instr& in : b.slot)
@@ -166,25 +170,73 @@ void Emitter::append(const std::vector<isa::Bundle>& code) {
   for (int64_t i = base; i < size(); ++i)
     for (isa::Instr& in : m_bundles[static_cast<size_t>(i)].slot)
       if (has_label(in.op)) in.imm = static_cast<int32_t>(in.imm + base);
-  m_floor = size();
   // The appended code may use any register: later readers and writers go after it.
+  forget_registers();
+}
+
+void Emitter::forget_registers() {
+  m_floor = size();
   for (int f = 0; f < 3; ++f) {
     std::fill(m_ready[f].begin(), m_ready[f].end(), m_floor);
     std::fill(m_read[f].begin(), m_read[f].end(), m_floor - 1);
   }
   m_unit_last.fill(m_floor);
+  m_vmem.clear();
+}
+
+int64_t Emitter::place(const isa::Instr& in, bool join) {
+  TESSERA_CHECK(!join || size() > 0, "emitter: nothing to join");
+  const int64_t at = join ? size() - 1 : std::max(m_floor, size());
+  put(at, in);
+  forget_registers();
+  return at;
+}
+
+int Emitter::new_label() {
+  m_labels.push_back(-1);
+  return static_cast<int>(m_labels.size()) - 1;
+}
+
+void Emitter::bind(int label) {
+  barrier();
+  int64_t& at = m_labels.at(static_cast<size_t>(label));
+  TESSERA_CHECK(at < 0, "emitter: label bound twice");
+  at = m_floor;
+}
+
+int64_t Emitter::place_branch(const isa::Instr& in, int label, bool join) {
+  TESSERA_CHECK(has_label(in.op), "emitter: a branch needs a label operand");
+  TESSERA_CHECK(label >= 0 && label < static_cast<int>(m_labels.size()), "emitter: no such label");
+  const int64_t at = join ? size() - 1 : std::max(m_floor, size());
+  const int slot = put(at, in);
+  forget_registers();
+  m_label_refs.push_back(LabelRef{at, slot, label});
+  return at;
+}
+
+int64_t Emitter::final_index(int64_t at) const {
+  int64_t kept = 0;
+  for (int64_t i = 0; i < at && i < size(); ++i)
+    if (m_bundles[static_cast<size_t>(i)] != isa::Bundle{}) ++kept;
+  return kept;
 }
 
 std::vector<isa::Bundle> Emitter::finish() const {
-  std::vector<isa::Bundle> out;
-  out.reserve(m_bundles.size() + 1);
-  std::vector<int32_t> new_index(m_bundles.size() +
-                                 1);  // an empty bundle maps to the next kept one
-  for (size_t i = 0; i < m_bundles.size(); ++i) {
-    new_index[i] = static_cast<int32_t>(out.size());
-    if (m_bundles[i] != isa::Bundle{}) out.push_back(m_bundles[i]);
+  std::vector<isa::Bundle> code = m_bundles;
+  for (const LabelRef& r : m_label_refs) {
+    const int64_t at = m_labels[static_cast<size_t>(r.label)];
+    if (at < 0) throw Error("emitter", "a branch to a label that was never bound");
+    code[static_cast<size_t>(r.bundle)].slot[static_cast<size_t>(r.slot)].imm =
+        static_cast<int32_t>(at);
   }
-  new_index[m_bundles.size()] = static_cast<int32_t>(out.size());
+  std::vector<isa::Bundle> out;
+  out.reserve(code.size() + 1);
+  std::vector<int32_t> new_index(code.size() + 1);  // an empty bundle maps to the next kept one
+  for (size_t i = 0; i < code.size(); ++i) {
+    new_index[i] = static_cast<int32_t>(out.size());
+    if (code[i] != isa::Bundle{}) out.push_back(code[i]);
+  }
+  new_index[code.size()] = static_cast<int32_t>(out.size());
   for (isa::Bundle& b : out)
     for (isa::Instr& in : b.slot)
       if (has_label(in.op)) in.imm = new_index.at(static_cast<size_t>(in.imm));

@@ -12,6 +12,11 @@
 //     after every earlier load or store of an overlapping range).
 // barrier() moves the floor past everything placed so far (used around DMAs and waits, which
 // order memory the scheduler does not track: HBM and vmem written by DMA).
+//
+// Hand-laid code (place()): each instruction in a bundle of its own, or joined to the last one,
+// in emission order; code after it starts with no register state, as after append().
+// Labels: new_label() names a code address, bind() puts it at the next bundle, and a branch placed
+// with place_branch() targets it; finish() resolves every reference (an unbound label is an error).
 #pragma once
 
 #include <array>
@@ -39,7 +44,17 @@ class Emitter {
   void roll_since(int64_t first);
   // Appends already scheduled code (e.g. a GEMM kernel) after everything placed so far.
   void append(const std::vector<isa::Bundle>& code);
+  // `in` alone in a new bundle after everything placed so far, or (join) in the last bundle's next
+  // free slot of its class (as the assembler places ops joined by `;;`). Returns the bundle.
+  int64_t place(const isa::Instr& in, bool join = false);
+  int new_label();
+  void bind(int label);
+  // A hand-laid branch (`in` with a label operand) to `label`.
+  int64_t place_branch(const isa::Instr& in, int label, bool join = false);
   int64_t size() const { return static_cast<int64_t>(m_bundles.size()); }
+  // The index in finish()'s code of what is placed at bundle `at` or later (empty bundles before
+  // it are dropped).
+  int64_t final_index(int64_t at) const;
   const std::vector<isa::Bundle>& bundles() const { return m_bundles; }
   // The bundles with empty ones dropped and a final halt; branch targets (bundle indices, also in
   // appended code, relative to its first bundle) are renumbered accordingly.
@@ -53,7 +68,12 @@ class Emitter {
   int64_t& ready(char file, int index);
   int64_t& last_read(char file, int index);
   bool slot_free(int64_t at, isa::SlotClass cls) const;
-  void put(int64_t at, const isa::Instr& in);
+  int put(int64_t at, const isa::Instr& in);  // returns the slot
+  void forget_registers();                    // later code goes after everything placed so far
+  struct LabelRef {
+    int64_t bundle;
+    int slot, label;
+  };
 
   const core::CoreSpec& m_spec;
   std::vector<isa::Bundle> m_bundles;
@@ -61,6 +81,8 @@ class Emitter {
   std::vector<int64_t> m_ready[3], m_read[3];  // scalar, vector, mask: earliest use / last read
   std::array<int64_t, isa::kNumUnits> m_unit_last{};
   std::vector<Access> m_vmem;
+  std::vector<int64_t> m_labels;  // bundle of each label; -1 while unbound
+  std::vector<LabelRef> m_label_refs;
 };
 
 // Register operands of an instruction, from its operand signature.

@@ -51,10 +51,37 @@ void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t o
 void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels,
                        int64_t loss, int64_t grad, int64_t batch, int64_t classes);
 
+// Where straight-line vector code goes: fresh() names the register of each new value, op() takes
+// each instruction in program order (fields as in Codegen::op). scheduled(cg): the Codegen's
+// rotating register pool and its list scheduler.
+struct VectorCode {
+  std::function<int()> fresh;
+  std::function<void(isa::Opcode, int d, int a, int b, int c)> op;
+};
+VectorCode scheduled(Codegen& cg);
+
 // IEEE fp32 a / b (correctly rounded) on the vector unit and the EUP, by Markstein's theorem: with
 // y = eup_rcp(b) (correctly rounded), q0 = a * y, r = fma(-q0, b, a) (exact), q = fma(r, y, q0)
 // is RN(a / b) for normal results. `rcp_b` is a register already holding y, or -1. Returns q.
-int emit_divide(Codegen& cg, int a, int b, int rcp_b);
+// New values in the order y (when rcp_b < 0), q0, -q0, r, q.
+int emit_divide(const VectorCode& out, int a, int b, int rcp_b);
+
+// The Adam update of one vector register of elements, bit for bit numerics/adam.h: from theta, m,
+// v and the gradient g, m' = b1 m + (1-b1) g, v' = b2 v + ((1-b2) g) g, denom = sqrt(v') /
+// sqrt_bc2 + eps, theta' = theta + (-step) (m' / denom) (sqrt on the EUP, both divisions by
+// emit_divide). `k` names the registers of the broadcast constants. New values in the order
+// b1 m, (1-b1) g, m', b2 v, (1-b2) g, ((1-b2) g) g, v', sqrt(v'), denom, (-step) ratio, theta',
+// then those of the two divisions. `moments(m', v')` is called as soon as both are computed (the
+// pipelined program stores them there). The compiler's stream kernel (emit_adam) and the pipelined
+// vector-unit program (adam_programs.h) both emit their update here.
+struct AdamConstRegs {
+  int b1, b2, omb1, omb2, eps, neg_step, rcp_sqrt_bc2, sqrt_bc2;
+};
+struct AdamUpdate {
+  int theta, m, v;
+};
+AdamUpdate emit_adam_update(const VectorCode& out, const AdamConstRegs& k, int theta, int m, int v,
+                            int g, const std::function<void(int, int)>& moments = {});
 
 // Optimizer updates in place (numerics/optimizer.h); Adam's per-step scalars {step_f,
 // sqrt_bc2_f} are two fp32 words at `scalars` (written by the host before each step).

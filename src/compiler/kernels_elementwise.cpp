@@ -118,19 +118,47 @@ void emit_sgd(Codegen& cg, const std::string& name, int64_t theta, int64_t vel, 
       });
 }
 
-int emit_divide(Codegen& cg, int a, int b, int rcp_b) {
+VectorCode scheduled(Codegen& cg) {
+  return VectorCode{[&cg] { return cg.vreg(); },
+                    [&cg](Opcode op, int d, int a, int b, int c) { cg.op(op, d, a, b, c); }};
+}
+
+int emit_divide(const VectorCode& out, int a, int b, int rcp_b) {
   int y = rcp_b;
   if (y < 0) {
-    y = cg.vreg();
-    cg.op(Opcode::ERCP, 0, b);
-    cg.op(Opcode::EPOP, y);
+    y = out.fresh();
+    out.op(Opcode::ERCP, 0, b, 0, 0);
+    out.op(Opcode::EPOP, y, 0, 0, 0);
   }
-  const int q0 = cg.vreg(), nq = cg.vreg(), r = cg.vreg(), q = cg.vreg();
-  cg.op(Opcode::VMULF, q0, a, y);
-  cg.op(Opcode::VNEGF, nq, q0);
-  cg.op(Opcode::VFMAF, r, nq, b, a);  // a - q0 * b, exact
-  cg.op(Opcode::VFMAF, q, r, y, q0);  // q0 + r * y
+  const int q0 = out.fresh(), nq = out.fresh(), r = out.fresh(), q = out.fresh();
+  out.op(Opcode::VMULF, q0, a, y, 0);
+  out.op(Opcode::VNEGF, nq, q0, 0, 0);
+  out.op(Opcode::VFMAF, r, nq, b, a);  // a - q0 * b, exact
+  out.op(Opcode::VFMAF, q, r, y, q0);  // q0 + r * y
   return q;
+}
+
+AdamUpdate emit_adam_update(const VectorCode& out, const AdamConstRegs& k, int theta, int m, int v,
+                            int g, const std::function<void(int, int)>& moments) {
+  const int p = out.fresh(), q = out.fresh(), mn = out.fresh();
+  out.op(Opcode::VMULF, p, k.b1, m, 0);
+  out.op(Opcode::VMULF, q, k.omb1, g, 0);
+  out.op(Opcode::VADDF, mn, p, q, 0);
+  const int p2 = out.fresh(), t = out.fresh(), q2 = out.fresh(), vn = out.fresh();
+  out.op(Opcode::VMULF, p2, k.b2, v, 0);
+  out.op(Opcode::VMULF, t, k.omb2, g, 0);
+  out.op(Opcode::VMULF, q2, t, g, 0);
+  out.op(Opcode::VADDF, vn, p2, q2, 0);
+  if (moments) moments(mn, vn);
+  const int sq = out.fresh(), den = out.fresh(), u = out.fresh(), th = out.fresh();
+  out.op(Opcode::ESQRT, 0, vn, 0, 0);
+  out.op(Opcode::EPOP, sq, 0, 0, 0);
+  const int qq = emit_divide(out, sq, k.sqrt_bc2, k.rcp_sqrt_bc2);  // sqrt(v) / sqrt_bc2
+  out.op(Opcode::VADDF, den, qq, k.eps, 0);                         // + eps
+  const int r = emit_divide(out, mn, den, -1);                      // m / denom
+  out.op(Opcode::VMULF, u, k.neg_step, r, 0);                       // (-step) * ...
+  out.op(Opcode::VADDF, th, theta, u, 0);
+  return AdamUpdate{th, mn, vn};
 }
 
 void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, int64_t v,
@@ -146,25 +174,9 @@ void emit_adam(Codegen& cg, const std::string& name, int64_t theta, int64_t m, i
   emit_stream(
       cg, name, n, 1, {{theta, false}, {m, false}, {v, false}, {grad, false}}, {theta, m, v},
       [](Codegen& c, const std::vector<int>& in) {
-        const int g = in[3];
-        const int p = c.vreg(), q = c.vreg(), mn = c.vreg();
-        c.op(Opcode::VMULF, p, 0, in[1]);  // b1 * m
-        c.op(Opcode::VMULF, q, 2, g);      // omb1 * g
-        c.op(Opcode::VADDF, mn, p, q);
-        const int p2 = c.vreg(), t = c.vreg(), q2 = c.vreg(), vn = c.vreg();
-        c.op(Opcode::VMULF, p2, 1, in[2]);  // b2 * v
-        c.op(Opcode::VMULF, t, 3, g);       // omb2 * g
-        c.op(Opcode::VMULF, q2, t, g);      // (omb2 * g) * g
-        c.op(Opcode::VADDF, vn, p2, q2);
-        const int sq = c.vreg(), den = c.vreg(), u = c.vreg(), th = c.vreg();
-        c.op(Opcode::ESQRT, 0, vn);
-        c.op(Opcode::EPOP, sq);
-        const int qq = emit_divide(c, sq, 7, 6);    // sqrt(v) / sqrt_bc2
-        c.op(Opcode::VADDF, den, qq, 4);            // + eps
-        const int r = emit_divide(c, mn, den, -1);  // m / denom
-        c.op(Opcode::VMULF, u, 5, r);               // (-step) * ...
-        c.op(Opcode::VADDF, th, in[0], u);
-        return std::vector<int>{th, mn, vn};
+        const AdamUpdate u = emit_adam_update(scheduled(c), AdamConstRegs{0, 1, 2, 3, 4, 5, 6, 7},
+                                              in[0], in[1], in[2], in[3]);
+        return std::vector<int>{u.theta, u.m, u.v};
       },
       [=](Codegen& c) {
         c.op(Opcode::VBCASTI, 0, 0, 0, 0, bits(b1));

@@ -1,23 +1,22 @@
 // Adam on the optimizer unit (compiler.h AdamUnitPlan): the step's optimizer section is
 //   sli sX, step_program ;; adam.start sX, #flag ;; wait #flag, 1
 // and the program carries, as HBM data segments, the unit's step program (DATA_IO of theta and g
-// block by block, TRANSFER, MOMENT_UPDATE, PARAM_UPDATE, DATABACK_IO: core/adam_unit_programs.h),
+// block by block, TRANSFER, MOMENT_UPDATE, PARAM_UPDATE, DATABACK_IO: compiler/adam_programs.h),
 // its init program (HYPERPARAMETER_IO, ASSIGN) and the hyperparameter block. The unit computes the
 // per-step scalars itself (MOMENT_ESTIMATE: t += 1, step and sqrt(bc2) in fp64, rounded to fp32,
 // numerics::adam_step_scalars), so the host's per-step scalars are not read.
 #include "compiler/lower_adam_unit.h"
 
 #include "common/error.h"
+#include "compiler/adam_programs.h"
 #include "core/adam_unit.h"
-#include "core/adam_unit_programs.h"
-#include "isa/adam_isa.h"
 
 namespace tessera::compiler {
 
 namespace {
 
-core::AdamLayout unit_layout(const AdamUnitPlan& u) {
-  core::AdamLayout l;
+AdamLayout unit_layout(const AdamUnitPlan& u) {
+  AdamLayout l;
   l.n = u.n;
   l.theta = u.theta;
   l.g = u.g;
@@ -26,11 +25,10 @@ core::AdamLayout unit_layout(const AdamUnitPlan& u) {
   return l;
 }
 
-isa::DataSegment program_segment(const std::string& text, int64_t at) {
-  const std::vector<uint64_t> words = isa::adam_assemble(text, "<adam unit program>");
+isa::DataSegment program_segment(const std::vector<uint64_t>& words, int64_t at) {
   TESSERA_CHECK(static_cast<int64_t>(2 * words.size()) <= kAdamUnitProgramWords,
                 "adam unit program too long");
-  return core::adam_program_segment(words, at);
+  return adam_program_segment(words, at);
 }
 
 }  // namespace
@@ -47,7 +45,7 @@ void emit_adam_unit_start(Codegen& cg, const AdamUnitPlan& u) {
 
 std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u,
                                                  const graph::OptimizerConfig& o) {
-  const core::AdamLayout l = unit_layout(u);
+  const AdamLayout l = unit_layout(u);
   core::AdamHyper h;
   h.lr = o.lr;
   h.b1 = o.beta1;
@@ -55,8 +53,8 @@ std::vector<isa::DataSegment> adam_unit_segments(const AdamUnitPlan& u,
   h.eps = o.eps;
   core::validate_adam_hyper(h);
   const auto hw = core::adam_hyper_words(h);
-  return {program_segment(core::adam_unit_step_asm(l), u.step_program),
-          program_segment(core::adam_unit_init_asm(l), u.init_program),
+  return {program_segment(adam_unit_step_program(l), u.step_program),
+          program_segment(adam_unit_init_program(l), u.init_program),
           isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(u.hyper),
                            std::vector<uint32_t>(hw.begin(), hw.end())}};
 }

@@ -6,27 +6,29 @@
 
 #include "common/error.h"
 #include "compiler/allreduce_detail.h"
+#include "compiler/collective_algorithm.h"
 #include "compiler/collectives.h"
 #include "compiler/data_parallel.h"
-#include "isa/assembler.h"
+#include "compiler/pipeline.h"
 #include "isa/opcodes.h"
 
 namespace tessera::compiler {
 
+using isa::Opcode;
+
 namespace detail {
 
-bool is_branch(isa::Opcode op) {
-  return op != isa::Opcode::HALT && isa::op_info(op).latency == isa::LatencyClass::Branch;
+bool is_branch(Opcode op) {
+  return op != Opcode::HALT && isa::op_info(op).latency == isa::LatencyClass::Branch;
 }
 
-void append_relocated(std::vector<isa::Bundle>& out, const std::vector<isa::Bundle>& code,
-                      int64_t first, int64_t last, int64_t shift) {
-  for (int64_t i = first; i < last; ++i) {
-    isa::Bundle b = code[static_cast<size_t>(i)];
+void append_step_code(Codegen& cg, const std::vector<isa::Bundle>& code, int64_t first,
+                      int64_t last) {
+  std::vector<isa::Bundle> part(code.begin() + first, code.begin() + last);
+  for (isa::Bundle& b : part)
     for (isa::Instr& in : b.slot)
-      if (is_branch(in.op)) in.imm = static_cast<int32_t>(in.imm + shift);
-    out.push_back(b);
-  }
+      if (is_branch(in.op)) in.imm = static_cast<int32_t>(in.imm - first);
+  cg.em().append(part);
 }
 
 void check_step(const CompiledProgram& step, const core::CoreSpec& spec,
@@ -57,25 +59,37 @@ void check_step(const CompiledProgram& step, const core::CoreSpec& spec,
                 fmt::format("the gradient all-reduce needs sync flag {}", kAllReduceFlag));
 }
 
-std::string scale_asm(int64_t row, int64_t rows, float weight, const core::CoreSpec& spec,
-                      const std::string& label) {
-  std::string out;
-  auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
-  line(fmt::format("sli s23, 0x{:08x}", std::bit_cast<uint32_t>(weight)));
-  line("vbcast v1, s23");
-  line(fmt::format("sli s27, {}", row));
-  line(fmt::format("sli s22, {}", rows / spec.sublanes));
-  out += label + ":\n";
-  line("vld v0, [s27+0]");
-  line("vmul.f32 v0, v0, v1");
-  line("vst v0, [s27+0]");
-  line(fmt::format("saddi s27, s27, {}", spec.sublanes));
-  line(fmt::format("loop s22, {}", label));
-  return out;
+DmaRegs::DmaRegs(HeldRegs& p) : pool(p) {
+  const CollectiveRegs below(p);
+  for (int& x : r) x = p.take();
 }
 
-void finish_image(DataParallelImage& img, const CompiledProgram& step, const core::CoreSpec& spec,
-                  const AllReduceOptions& o) {
+DmaRegs::~DmaRegs() {
+  for (int x : r) pool.give(x);
+}
+
+void emit_scale(Codegen& cg, HeldRegs& regs, int64_t row, int64_t rows, float weight) {
+  const int at = regs.take_top(), w = regs.take_top(), count = regs.take_top();
+  const core::CoreSpec& spec = cg.spec();
+  cg.put(Opcode::SLI, w, 0, 0, 0, std::bit_cast<int32_t>(weight));
+  cg.put(Opcode::VBCAST, 1, w);
+  cg.put(Opcode::SLI, at, 0, 0, 0, static_cast<int32_t>(row));
+  cg.put(Opcode::SLI, count, 0, 0, 0, static_cast<int32_t>(rows / spec.sublanes));
+  const int top = cg.label();
+  cg.bind(top);
+  cg.put(Opcode::VLD, 0, at);
+  cg.put(Opcode::VMULF, 0, 0, 1);
+  cg.put(Opcode::VST, 0, 0, at);
+  cg.put(Opcode::SADDI, at, at, 0, 0, spec.sublanes);
+  cg.put_branch(Opcode::LOOP, count, 0, top);
+  for (int r : {w, at, count}) regs.give(r);
+}
+
+void finish_image(DataParallelImage& img, Codegen& cg, const CompiledProgram& step,
+                  const core::CoreSpec& spec, const AllReduceOptions& o) {
+  img.program.code = cg.em().finish();
+  img.reduce_first = cg.em().final_index(img.reduce_first);
+  img.update_first = cg.em().final_index(img.update_first);
   if (static_cast<int64_t>(img.program.code.size()) > spec.imem_bundles)
     throw Error("data-parallel",
                 fmt::format("the step with its all-reduce needs {} bundles, the instruction memory "
@@ -95,24 +109,23 @@ int64_t chunk_words(const core::CoreSpec& spec) {
   return spec.vmem_rows() / spec.sublanes * group;
 }
 
-}  // namespace
-
-std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float weight,
-                                   const core::CoreSpec& spec, const AllReduceOptions& o) {
+// The reduce part: for each chunk of the gradient region, DMA in, scale, all-reduce, DMA out.
+void emit_gradient_allreduce(Codegen& cg, int64_t grad_hbm, int64_t grad_words, float weight,
+                             const AllReduceOptions& o) {
+  const core::CoreSpec& spec = cg.spec();
   const int64_t chunk = chunk_words(spec);
   const int64_t group = int64_t{spec.sublanes} * spec.lanes;
-  std::string out;
-  auto line = [&](const std::string& s) { out += "  " + s + "\n"; };
-  line("sli s24, 0");
-  int c = 0;
-  for (int64_t at = 0; at < grad_words; at += chunk, ++c) {
+  HeldRegs regs(1, kRegStride - 1);
+  const detail::DmaRegs dma(regs);
+  const int vmem = dma.r[0], hbm = dma.r[1], words = dma.r[2];
+  cg.put(Opcode::SLI, vmem, 0, 0, 0, 0);
+  for (int64_t at = 0; at < grad_words; at += chunk) {
     const int64_t len = std::min(chunk, grad_words - at);
-    line(fmt::format("sli s25, {}", grad_hbm + at));
-    line(fmt::format("sli s26, {}", len));
-    line(fmt::format("dma.hv s24, s25, s26, {}", kAllReduceFlag));
-    line(fmt::format("wait {}, 1", kAllReduceFlag));
-    out += detail::scale_asm(0, (len + group - 1) / group * spec.sublanes, weight, spec,
-                             fmt::format("ar{}_scale", c));
+    cg.put(Opcode::SLI, hbm, 0, 0, 0, static_cast<int32_t>(grad_hbm + at));
+    cg.put(Opcode::SLI, words, 0, 0, 0, static_cast<int32_t>(len));
+    cg.put(Opcode::DMAHV, vmem, hbm, words, kAllReduceFlag);
+    cg.put(Opcode::WAIT, 0, kAllReduceFlag, 0, 0, 1);
+    detail::emit_scale(cg, regs, 0, (len + group - 1) / group * spec.sublanes, weight);
     CollectiveSpec cs;
     cs.kind = CollectiveKind::kAllReduce;
     cs.processors = o.processors;
@@ -122,36 +135,46 @@ std::string gradient_allreduce_asm(int64_t grad_hbm, int64_t grad_words, float w
     cs.directions = o.directions;
     cs.algorithm = o.algorithm;
     cs.grid = o.grid;
-    cs.label_prefix = fmt::format("ar{}_", c);
-    cs.halt = false;
-    out += o.processor < 0 ? collective_asm(cs) : collective_asm_for(cs, o.processor);
-    line(fmt::format("dma.vh s25, s24, s26, {}", kAllReduceFlag));
-    line(fmt::format("wait {}, 1", kAllReduceFlag));
+    emit_collective(cg, regs, cs, o.processor);
+    cg.put(Opcode::DMAVH, hbm, vmem, words, kAllReduceFlag);
+    cg.put(Opcode::WAIT, 0, kAllReduceFlag, 0, 0, 1);
   }
-  return out;
 }
+
+}  // namespace
 
 DataParallelImage data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
                                      const AllReduceOptions& o) {
   if (o.bucket_words > 0) return bucketed_data_parallel_step(step, spec, o);
   detail::check_step(step, spec, o);
   const float weight = static_cast<float>(o.shard) / static_cast<float>(o.global_batch);
-  const isa::Program reduce =
-      isa::assemble(gradient_allreduce_asm(step.grads.hbm, step.grads.words, weight, spec, o),
-                    "<gradient all-reduce>");
   const std::vector<isa::Bundle>& code = step.program.code;
   const int64_t first = step.optimizer_first_bundle;
   DataParallelImage img;
-  std::vector<isa::Bundle>& out = img.program.code;
-  detail::append_relocated(out, code, 0, first, 0);
-  img.reduce_first = static_cast<int64_t>(out.size());
-  detail::append_relocated(out, reduce.code, 0, static_cast<int64_t>(reduce.code.size()),
-                           img.reduce_first);
-  img.update_first = static_cast<int64_t>(out.size());
-  detail::append_relocated(out, code, first, static_cast<int64_t>(code.size()),
-                           img.update_first - first);
-  detail::finish_image(img, step, spec, o);
+  Codegen cg(spec, false);
+  detail::append_step_code(cg, code, 0, first);
+  img.reduce_first = cg.em().size();
+  emit_gradient_allreduce(cg, step.grads.hbm, step.grads.words, weight, o);
+  img.update_first = cg.em().size();
+  detail::append_step_code(cg, code, first, static_cast<int64_t>(code.size()) - 1);  // no halt
+  detail::finish_image(img, cg, step, spec, o);
   return img;
+}
+
+namespace detail {
+
+void run_allreduce_pass(Pipeline& p) {
+  p.image = data_parallel_step(p.out, *p.machine, *p.options.allreduce);
+  p.out.program = p.image.program;
+  p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
+}
+
+}  // namespace detail
+
+void pass_allreduce(Pipeline& p) {
+  TESSERA_CHECK(p.options.allreduce && p.options.allreduce->bucket_words <= 0,
+                "the allreduce pass without its options");
+  detail::run_allreduce_pass(p);
 }
 
 }  // namespace tessera::compiler

@@ -9,12 +9,13 @@
 #include "compiler/allreduce_detail.h"
 #include "compiler/collectives.h"
 #include "compiler/data_parallel.h"
-#include "compiler/emitter.h"
-#include "isa/assembler.h"
+#include "compiler/pipeline.h"
 
 namespace tessera::compiler {
 
 namespace {
+
+using isa::Opcode;
 
 // Rows of `words` words in whole vector registers.
 int64_t region_rows(const core::CoreSpec& spec, int64_t words) {
@@ -64,15 +65,17 @@ std::vector<Bucket> plan_buckets(const CompiledProgram& step, int64_t bucket_wor
   return out;
 }
 
-// Code generation for the buckets of one image.
+// Code generation for the buckets of one image, into the image's Codegen.
 class BucketCode {
  public:
   BucketCode(const std::vector<Bucket>& buckets, const core::CoreSpec& spec,
-             const AllReduceOptions& o, int64_t region_row)
+             const AllReduceOptions& o, int64_t region_row, Codegen& cg)
       : m_buckets(buckets),
         m_spec(spec),
         m_o(o),
-        m_weight(static_cast<float>(o.shard) / static_cast<float>(o.global_batch)) {
+        m_weight(static_cast<float>(o.shard) / static_cast<float>(o.global_batch)),
+        m_cg(cg),
+        m_regs(1, kRegStride - 1) {
     for (const Bucket& b : buckets) {  // each bucket its own whole vector registers
       m_row.push_back(region_row);
       region_row += region_rows(spec, b.words);
@@ -83,14 +86,20 @@ class BucketCode {
   // Supersteps of every bucket's all-reduce (ring or torus: they depend on the processors and the
   // grid only).
   int steps() const { return m_steps; }
+  Codegen& cg() { return m_cg; }
 
-  std::string start(int b) const {
-    return dma(b, "dma.hv", true) +
-           detail::scale_asm(row(b), rows(b), m_weight, m_spec, fmt::format("bk{}_scale", b));
+  void start(int b) {
+    const detail::DmaRegs r(m_regs);
+    dma(b, r, true);
+    detail::emit_scale(m_cg, m_regs, row(b), rows(b), m_weight);
   }
-  std::string finish(int b) const { return dma(b, "dma.vh", false); }
-  std::string superstep(int b, int k) const {
-    return collective_step_asm(spec(b), k, m_o.processor);
+  void finish(int b) { dma(b, detail::DmaRegs(m_regs), false); }
+  // Superstep k of bucket b, packed into bundles by the list scheduler with the other buckets'
+  // sends of the same superstep (straight-line code: its values are those of running its
+  // instructions one after the other, emitter.h; the sends keep their order).
+  void superstep(int b, int k) {
+    const Codegen::Packed packed(m_cg);
+    emit_collective_step(m_cg, m_regs, spec(b), k, m_o.processor);
   }
 
  private:
@@ -108,17 +117,18 @@ class BucketCode {
     cs.grid = m_o.grid;
     return cs;
   }
-  // One DMA per piece between its HBM words and its place in the region, then one wait for all.
-  std::string dma(int b, const char* op, bool in) const {
-    std::string out;
+  // One DMA per piece between its HBM words and its place in the region (in: HBM -> vmem), then
+  // one wait for all.
+  void dma(int b, const detail::DmaRegs& r, bool in) {
     const std::vector<Piece>& pieces = m_buckets[static_cast<size_t>(b)].pieces;
     for (const Piece& p : pieces) {
       const int64_t vmem = row(b) * m_spec.lanes + p.at;
-      out += fmt::format("  sli s24, {}\n  sli s25, {}\n  sli s26, {}\n", in ? vmem : p.hbm,
-                         in ? p.hbm : vmem, p.words);
-      out += fmt::format("  {} s24, s25, s26, {}\n", op, kAllReduceFlag);
+      m_cg.put(Opcode::SLI, r.r[0], 0, 0, 0, static_cast<int32_t>(in ? vmem : p.hbm));
+      m_cg.put(Opcode::SLI, r.r[1], 0, 0, 0, static_cast<int32_t>(in ? p.hbm : vmem));
+      m_cg.put(Opcode::SLI, r.r[2], 0, 0, 0, static_cast<int32_t>(p.words));
+      m_cg.put(in ? Opcode::DMAHV : Opcode::DMAVH, r.r[0], r.r[1], r.r[2], kAllReduceFlag);
     }
-    return out + fmt::format("  wait {}, {}\n", kAllReduceFlag, pieces.size());
+    m_cg.put(Opcode::WAIT, 0, kAllReduceFlag, 0, 0, static_cast<int32_t>(pieces.size()));
   }
 
   const std::vector<Bucket>& m_buckets;
@@ -126,74 +136,43 @@ class BucketCode {
   const AllReduceOptions& m_o;
   std::vector<int64_t> m_row;  // first region row of each bucket
   float m_weight;
+  Codegen& m_cg;
+  HeldRegs m_regs;
   int m_steps = 0;
 };
 
-// Inserted code, built piece by piece (each piece assembled on its own: its labels are local).
-class Code {
- public:
-  explicit Code(const core::CoreSpec& spec) : m_spec(&spec) {}
-  void add(const std::string& text) { append(isa::assemble(text, "<gradient bucket code>").code); }
-  // Straight-line code (no label, no branch) packed into VLIW bundles by the list scheduler: the
-  // values of its instructions run one after the other (emitter.h); xsends keep their order.
-  void add_packed(const std::string& text) {
-    Emitter em(*m_spec);
-    for (const isa::Bundle& b : isa::assemble(text, "<gradient bucket superstep>").code)
-      for (const isa::Instr& in : b.slot)
-        if (in.op != isa::Opcode::NOP) em.emit(in);
-    std::vector<isa::Bundle> code = em.finish();
-    code.pop_back();  // finish()'s halt
-    append(code);
-  }
-  bool empty() const { return m_bundles.empty(); }
-  const std::vector<isa::Bundle>& bundles() const { return m_bundles; }
-
- private:
-  void append(const std::vector<isa::Bundle>& c) {
-    detail::append_relocated(m_bundles, c, 0, static_cast<int64_t>(c.size()),
-                             static_cast<int64_t>(m_bundles.size()));
-  }
-  const core::CoreSpec* m_spec;
-  std::vector<isa::Bundle> m_bundles;
-};
-
-// The code at each insertion point: (bundle of the step, code), in bundle order; the last one is
-// the tail at the optimizer section. Buckets advance in lockstep: each superstep carries the next
-// ring step of every active bucket.
-struct Schedule {
-  std::vector<std::pair<int64_t, Code>> points;
-  int overlapped = 0;
-};
-
+// Buckets advance in lockstep: each superstep carries the next ring step of every active bucket.
 class Scheduler {
  public:
-  Scheduler(const std::vector<Bucket>& buckets, const BucketCode& code)
+  Scheduler(const std::vector<Bucket>& buckets, BucketCode& code)
       : m_buckets(buckets), m_code(code), m_step(buckets.size(), -1) {}
 
   // Starts every bucket ready before node `node` (all with node < 0), finishes the done ones,
   // then one superstep of every active bucket ending in `sync_op` (none when none is active).
-  void superstep(int node, const char* sync_op, Code& out) {
+  void superstep(int node, Opcode sync_op) {
     for (size_t b = 0; b < m_buckets.size(); ++b) {
       if (m_step[b] < 0 && m_next == static_cast<int>(b) &&
           (node < 0 || m_buckets[b].ready < node)) {
-        out.add(m_code.start(static_cast<int>(b)));
+        m_code.start(static_cast<int>(b));
         m_step[b] = 0;
         ++m_next;
       }
       if (m_step[b] == m_code.steps()) {
-        out.add(m_code.finish(static_cast<int>(b)));
+        m_code.finish(static_cast<int>(b));
         ++m_step[b];
       }
     }
-    std::string sends;
+    m_pending = false;
     for (size_t b = 0; b < m_buckets.size(); ++b)
-      if (m_step[b] >= 0 && m_step[b] < m_code.steps())
-        sends += m_code.superstep(static_cast<int>(b), m_step[b]++);
-    m_pending = !sends.empty();
-    if (m_pending) {
-      out.add_packed(sends);
-      out.add(fmt::format("  {}\n", sync_op));
-    }
+      if (m_step[b] >= 0 && m_step[b] < m_code.steps()) {
+        m_code.superstep(static_cast<int>(b), m_step[b]++);
+        m_pending = true;
+      }
+    if (m_pending) m_code.cg().put(sync_op);
+  }
+  // `xwait` if a superstep is in flight.
+  void wait_pending() {
+    if (m_pending) m_code.cg().put(Opcode::XWAIT);
   }
   bool pending() const { return m_pending; }
   bool done() const {
@@ -202,34 +181,11 @@ class Scheduler {
 
  private:
   const std::vector<Bucket>& m_buckets;
-  const BucketCode& m_code;
+  BucketCode& m_code;
   std::vector<int> m_step;  // per bucket: -1 not started, k = next superstep, steps + 1 finished
   int m_next = 0;           // buckets start in order
   bool m_pending = false;
 };
-
-Schedule schedule(const CompiledProgram& step, const std::vector<Bucket>& buckets,
-                  const BucketCode& code, const core::CoreSpec& spec, bool overlap) {
-  Schedule s;
-  Scheduler sch(buckets, code);
-  const int kernels = static_cast<int>(step.kernel_first.size()) - 1;
-  for (int j = 1; overlap && j < kernels; ++j) {  // the boundary before node j's kernel
-    // Nothing to overlap after a node without code (an alias): no point here.
-    if (step.kernel_first[static_cast<size_t>(j)] == step.kernel_first[static_cast<size_t>(j - 1)])
-      continue;
-    Code here(spec);
-    if (sch.pending()) here.add("  xwait\n");
-    sch.superstep(j, "xsync", here);
-    s.overlapped += sch.pending() ? 1 : 0;
-    if (!here.empty())
-      s.points.emplace_back(step.kernel_first[static_cast<size_t>(j)], std::move(here));
-  }
-  Code tail(spec);
-  if (sch.pending()) tail.add("  xwait\n");
-  while (!sch.done()) sch.superstep(-1, "sync", tail);
-  s.points.emplace_back(step.optimizer_first_bundle, std::move(tail));
-  return s;
-}
 
 void check_bucketed(const CompiledProgram& step, const core::CoreSpec& spec,
                     const AllReduceOptions& o) {
@@ -284,31 +240,48 @@ DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step,
                                               const AllReduceOptions& o) {
   check_bucketed(step, spec, o);
   const std::vector<Bucket> buckets = plan_buckets(step, o.bucket_words);
-  const BucketCode code(
+  DataParallelImage img;
+  Codegen cg(spec, false);
+  BucketCode code(
       buckets, spec, o,
       bucket_step_spec(spec, step.grads.words, static_cast<int>(step.params.size()), o.bucket_words)
-          .vmem_rows());
-  const Schedule s = schedule(step, buckets, code, spec, o.overlap);
+          .vmem_rows(),
+      cg);
+  Scheduler sch(buckets, code);
   const std::vector<isa::Bundle>& src = step.program.code;
-  DataParallelImage img;
-  std::vector<isa::Bundle>& out = img.program.code;
+  // At each kernel boundary of the step before the last kernel (overlap): the pending superstep's
+  // xwait, then the next superstep ending in xsync. Nothing to overlap after a node without code
+  // (an alias): no code there.
   int64_t prev = 0;
-  for (const auto& [at, code_here] : s.points) {
-    if (at != step.optimizer_first_bundle) check_no_branch_across(src, at);
-    detail::append_relocated(out, src, prev, at, static_cast<int64_t>(out.size()) - prev);
-    if (at == step.optimizer_first_bundle) img.reduce_first = static_cast<int64_t>(out.size());
-    const std::vector<isa::Bundle>& inserted = code_here.bundles();
-    detail::append_relocated(out, inserted, 0, static_cast<int64_t>(inserted.size()),
-                             static_cast<int64_t>(out.size()));
+  const int kernels = static_cast<int>(step.kernel_first.size()) - 1;
+  for (int j = 1; o.overlap && j < kernels; ++j) {
+    const int64_t at = step.kernel_first[static_cast<size_t>(j)];
+    if (at == step.kernel_first[static_cast<size_t>(j - 1)]) continue;
+    detail::append_step_code(cg, src, prev, at);
     prev = at;
+    const int64_t before = cg.em().size();
+    sch.wait_pending();
+    sch.superstep(j, Opcode::XSYNC);
+    img.overlapped_supersteps += sch.pending() ? 1 : 0;
+    if (cg.em().size() != before) check_no_branch_across(src, at);
   }
-  img.update_first = static_cast<int64_t>(out.size());
-  detail::append_relocated(out, src, prev, static_cast<int64_t>(src.size()),
-                           img.update_first - prev);
-  detail::finish_image(img, step, spec, o);
+  // The tail, after the backward pass: supersteps ending in sync until every bucket is finished.
+  detail::append_step_code(cg, src, prev, step.optimizer_first_bundle);
+  img.reduce_first = cg.em().size();
+  sch.wait_pending();
+  while (!sch.done()) sch.superstep(-1, Opcode::SYNC);
+  img.update_first = cg.em().size();
+  detail::append_step_code(cg, src, step.optimizer_first_bundle,
+                           static_cast<int64_t>(src.size()) - 1);  // no halt
+  detail::finish_image(img, cg, step, spec, o);
   img.buckets = static_cast<int>(buckets.size());
-  img.overlapped_supersteps = s.overlapped;
   return img;
+}
+
+void pass_bucket_allreduce(Pipeline& p) {
+  TESSERA_CHECK(p.options.allreduce && p.options.allreduce->bucket_words > 0,
+                "the buckets pass without its options");
+  detail::run_allreduce_pass(p);
 }
 
 }  // namespace tessera::compiler

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/compiler.h"
+#include "compiler/data_parallel.h"
 #include "graph/autodiff.h"
 
 namespace tessera::compiler {
@@ -22,11 +23,18 @@ struct Pipeline {
   int64_t ones_hbm = -1;                    // the constant 1.0 (d loss / d loss)
   int64_t scratch_words = 0;                // kernels' HBM scratch above the plan (lower_conv_op)
   CompiledProgram out;
+  // allreduce / buckets: the core the image runs on (`spec` is the one the step was lowered for)
+  // and the image's parts.
+  const core::CoreSpec* machine = nullptr;
+  DataParallelImage image;
 };
 
 void pass_autodiff(Pipeline& p);
 void pass_plan_hbm(Pipeline& p);
 void pass_lower(Pipeline& p);
+// The gradient all-reduce (data_parallel.h): the program becomes the data-parallel image.
+void pass_allreduce(Pipeline& p);
+void pass_bucket_allreduce(Pipeline& p);
 
 // Checks after each pass (tessera::Error on a broken invariant).
 void verify_plan(const Pipeline& p);

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "isa/assembler.h"
 
 namespace tessera::runtime {
@@ -92,8 +92,7 @@ void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
 void start_replica(core::Core& c, const compiler::CompiledProgram& p, const Tensors& params) {
   write_params(c, p, params);
   if (!p.adam_unit.used) return;
-  c.load(isa::assemble(core::adam_start_asm(p.adam_unit.init_program, p.adam_unit.flag),
-                       "<adam unit init>"));
+  c.load(compiler::adam_start_program(p.adam_unit.init_program, p.adam_unit.flag));
   c.run();
 }
 

@@ -6,14 +6,21 @@
 
 #include "adam_test_util.h"
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "core/fault.h"
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
+#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
+
+using compiler::adam_layout;
+using compiler::adam_program_segment;
+using compiler::adam_start_program;
+using compiler::AdamLayout;
+using runtime::AdamUnitSession;
 
 using adam_test::small_spec;
 
@@ -46,7 +53,7 @@ TEST(AdamBadInput, HyperparametersOutOfRangeAreErrors_bad) {
 std::string run_unit_program(const std::string& unit_asm, const AdamHyper* hyper_block = nullptr) {
   const CoreSpec spec = small_spec();
   const AdamLayout l = adam_layout(100, 4096);
-  isa::Program p = isa::assemble(adam_start_asm(l.program));
+  isa::Program p = adam_start_program(l.program);
   p.data.push_back(adam_program_segment(isa::adam_assemble(unit_asm), l.program));
   if (hyper_block) {
     std::array<uint32_t, kAdamHyperWords> w = adam_hyper_words(*hyper_block);
@@ -101,7 +108,7 @@ TEST(AdamBadInput, MalformedProgramsFault_bad) {
 }
 
 TEST(AdamBadInput, StartingOnZeroedMemoryFaults_bad) {
-  isa::Program p = isa::assemble(adam_start_asm(8192));
+  isa::Program p = adam_start_program(8192);
   Core c(small_spec(), p);
   try {
     c.run();

@@ -1,15 +1,22 @@
-// The vector-unit Adam program (adam_vector_step_asm) against numerics/adam.h and the unit.
+// The vector-unit Adam program (compiler::adam_vector_step_program) against numerics/adam.h and the
+// unit.
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "core/functional.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
+#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
+
+using compiler::adam_layout;
+using compiler::adam_vector_step_program;
+using compiler::AdamLayout;
+using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
@@ -40,7 +47,7 @@ TEST(AdamBaseline, VectorUnitStepsAreBitIdenticalToTheReferenceAndTheUnit) {
   unit.set_theta(theta);
   for (int64_t t = 1; t <= 3; ++t) {
     const auto g = random_vector(rng, n, t == 2 ? 1e-5f : 1.0f);
-    isa::Program p = isa::assemble(adam_vector_step_asm(spec, l, h, t));
+    isa::Program p = adam_vector_step_program(spec, l, h, t);
     p.data = {floats_at(l.theta, theta), floats_at(l.g, g), floats_at(l.m, m), floats_at(l.v, v)};
     Core c(spec, p);
     c.run();
@@ -62,10 +69,13 @@ TEST(AdamBaseline, VectorUnitStepsAreBitIdenticalToTheReferenceAndTheUnit) {
 }  // namespace
 }  // namespace tessera::core
 
-#include "core/adam_unit_bench.h"
+#include "runtime/adam_unit_bench.h"
 
 namespace tessera::core {
 namespace {
+
+using runtime::adam_bench_step;
+using runtime::AdamBenchRow;
 
 TEST(AdamBench, TheUnitMovesAboutThreeSeventhsOfTheVectorUnitBytesBitIdentically) {
   CoreSpec spec;

@@ -7,13 +7,19 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
 
 namespace tessera::core {
 namespace {
+
+using compiler::adam_layout;
+using compiler::adam_program_segment;
+using compiler::adam_unit_init_program;
+using compiler::adam_unit_step_program;
+using compiler::AdamLayout;
 
 using adam_test::small_spec;
 
@@ -41,9 +47,8 @@ isa::Program program(bool unit, bool dma, bool dma_first) {
   const auto words = adam_hyper_words(AdamHyper{});
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper),
                     std::vector<uint32_t>(words.begin(), words.end())});
-  p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_init_asm(l)), l.program));
-  p.data.push_back(
-      adam_program_segment(isa::adam_assemble(adam_unit_step_asm(l)), l.program + 256));
+  p.data.push_back(adam_program_segment(adam_unit_init_program(l), l.program));
+  p.data.push_back(adam_program_segment(adam_unit_step_program(l), l.program + 256));
   std::mt19937 rng(3);
   for (int64_t base : {l.theta, l.g}) {
     const std::vector<float> x = adam_test::random_vector(rng, kN, 1.0f);

@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "isa/adam_isa.h"
+#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
+
+using compiler::adam_unit_init_program;
+using compiler::adam_unit_step_program;
+using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
@@ -58,13 +63,13 @@ TEST(AdamHbmEncoding, UnitDmaMovesAndCountsTheEncodedSizePerKind) {
   EXPECT_EQ(of(s, HbmKind::kActivations), HbmTraffic{});
   // Programs (two runs: the bootstrap word pair and the instruction fetch each) and
   // hyperparameters.
-  const auto words = [](const std::string& text) {
-    return 2 * static_cast<int64_t>(isa::adam_assemble(text).size());
+  const auto words = [](const std::vector<uint64_t>& program) {
+    return 2 * static_cast<int64_t>(program.size());
   };
   const HbmTraffic& other = of(s, HbmKind::kOther);
   EXPECT_EQ(other.requests, 5);
-  EXPECT_EQ(other.raw_bytes, 4 * (2 + words(adam_unit_init_asm(s.layout())) + kAdamHyperWords + 2 +
-                                  words(adam_unit_step_asm(s.layout()))));
+  EXPECT_EQ(other.raw_bytes, 4 * (2 + words(adam_unit_init_program(s.layout())) + kAdamHyperWords +
+                                  2 + words(adam_unit_step_program(s.layout()))));
   EXPECT_LT(other.encoded_bytes, other.raw_bytes);
 
   const AdamUnitStats& st = s.unit().stats();

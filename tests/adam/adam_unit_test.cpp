@@ -4,16 +4,24 @@
 
 #include "adam_test_util.h"
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "core/fault.h"
 #include "core/functional.h"
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
+#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
+
+using compiler::adam_layout;
+using compiler::adam_program_segment;
+using compiler::adam_unit_init_program;
+using compiler::adam_unit_step_program;
+using compiler::AdamLayout;
+using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
@@ -115,8 +123,7 @@ TEST(AdamUnit, MovesOnlyThetaAndGAcrossHbmWhenResident) {
   const int64_t before = s.unit().stats().hbm_read_bytes() + s.unit().stats().hbm_write_bytes();
   s.step(std::vector<float>(n, 0.5f));
   const AdamUnitStats& st = s.unit().stats();
-  const int64_t program =
-      8 * static_cast<int64_t>(isa::adam_assemble(adam_unit_step_asm(s.layout())).size()) + 8;
+  const int64_t program = 8 * static_cast<int64_t>(adam_unit_step_program(s.layout()).size()) + 8;
   EXPECT_EQ(st.hbm_read_bytes() + st.hbm_write_bytes() - before, 12 * n + program);
 }
 
@@ -148,9 +155,8 @@ TEST(AdamUnit, TensorCoreStartsTheUnitAndWaitsOnItsFlag) {
   const auto words = adam_hyper_words(AdamHyper{});
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper),
                     std::vector<uint32_t>(words.begin(), words.end())});
-  p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_init_asm(l)), l.program));
-  p.data.push_back(
-      adam_program_segment(isa::adam_assemble(adam_unit_step_asm(l)), l.program + 256));
+  p.data.push_back(adam_program_segment(adam_unit_init_program(l), l.program));
+  p.data.push_back(adam_program_segment(adam_unit_step_program(l), l.program + 256));
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.theta), std::vector<uint32_t>(n)});
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.g), std::vector<uint32_t>(n)});
   std::memcpy(p.data[3].words.data(), theta.data(), 4 * n);

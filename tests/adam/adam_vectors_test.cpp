@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
-#include "core/adam_unit_bench.h"
-#include "core/adam_unit_programs.h"
 #include "numerics/adam.h"
+#include "runtime/adam_unit_bench.h"
+#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
+
+using runtime::AdamUnitSession;
+using runtime::write_adam_vectors;
 
 struct Vectors {
   AdamHyper h;

@@ -1,4 +1,4 @@
-#include "core/adam_unit_bench.h"
+#include "runtime/adam_unit_bench.h"
 
 #include <bit>
 #include <cstring>
@@ -10,15 +10,23 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
+#include "compiler/adam_programs.h"
 #include "core/core.h"
-#include "isa/adam_isa.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
 
-namespace tessera::core {
+namespace tessera::runtime {
 
 namespace {
+
+using compiler::adam_layout;
+using compiler::adam_program_segment;
+using compiler::AdamLayout;
+using core::AdamHyper;
+using core::AdamUnitStats;
+using core::ArchState;
+using core::Core;
+using core::CoreSpec;
 
 using StepCost = AdamStepCost;
 
@@ -49,11 +57,11 @@ StepCost unit_run(const CoreSpec& spec, const AdamLayout& l, const std::vector<f
   std::string text = fmt::format("sli s1, {}\nadam.start s1, 1\nwait 1, 1\n", init_at);
   if (step) text += fmt::format("sli s2, {}\nadam.start s2, 1\nwait 1, 1\n", step_at);
   isa::Program p = isa::assemble(text + "halt\n", "<bench adam>");
-  const auto hw = adam_hyper_words(AdamHyper{});
+  const auto hw = core::adam_hyper_words(AdamHyper{});
   p.data.push_back({isa::Space::Hbm, static_cast<uint64_t>(l.hyper),
                     std::vector<uint32_t>(hw.begin(), hw.end())});
-  p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_init_asm(l)), init_at));
-  p.data.push_back(adam_program_segment(isa::adam_assemble(adam_unit_step_asm(l)), step_at));
+  p.data.push_back(adam_program_segment(compiler::adam_unit_init_program(l), init_at));
+  p.data.push_back(adam_program_segment(compiler::adam_unit_step_program(l), step_at));
   p.data.push_back(hbm_floats(l.theta, theta));
   p.data.push_back(hbm_floats(l.g, g));
   Core c(spec, p);
@@ -75,8 +83,7 @@ StepCost unit_run(const CoreSpec& spec, const AdamLayout& l, const std::vector<f
 StepCost vector_run(const CoreSpec& spec, const AdamLayout& l, const std::vector<float>& theta,
                     const std::vector<float>& g, std::vector<float>& theta_out,
                     std::vector<float>& m_out, std::vector<float>& v_out) {
-  isa::Program p =
-      isa::assemble(adam_vector_step_asm(spec, l, AdamHyper{}, 1), "<bench adam vector unit>");
+  isa::Program p = compiler::adam_vector_step_program(spec, l, AdamHyper{}, 1);
   p.data.push_back(hbm_floats(l.theta, theta));
   p.data.push_back(hbm_floats(l.g, g));
   Core c(spec, p);
@@ -152,4 +159,4 @@ void write_adam_vectors(const std::string& path) {
   out << "theta" << hex(theta) << "\nm" << hex(m) << "\nv" << hex(v) << "\n";
 }
 
-}  // namespace tessera::core
+}  // namespace tessera::runtime

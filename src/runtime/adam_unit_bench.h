@@ -1,15 +1,17 @@
 // One Adam step, t = 1, on n parameters (theta, g ~ N(0, 1) from mt19937(7); default
 // hyperparameters): on the Adam unit started by the tensor core (adam.start + wait; the step's
-// cost is the init+step run minus the init-only run) and on the vector unit (adam_vector_step_asm,
-// m and v in HBM). Both results are compared with numerics::adamw_reference_step bit for bit.
-// Bytes are HBM bytes (unit: its DMA path; vector unit: the core's DMA); energy as each reports.
+// cost is the init+step run minus the init-only run) and on the vector unit
+// (compiler::adam_vector_step_program, m and v in HBM). Both results are compared with
+// numerics::adamw_reference_step bit for bit. Bytes are HBM bytes (unit: its DMA path; vector unit:
+// the core's DMA); energy as each reports.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/spec.h"
 
-namespace tessera::core {
+namespace tessera::runtime {
 
 struct AdamStepCost {
   int64_t cycles = 0, bytes = 0;
@@ -28,9 +30,9 @@ struct AdamBenchRow {
   }
 };
 
-AdamBenchRow adam_bench_step(const CoreSpec& spec, int64_t n);
+AdamBenchRow adam_bench_step(const core::CoreSpec& spec, int64_t n);
 
 // Writes the test vectors of data/adam/vectors.txt (format in the file's header).
 void write_adam_vectors(const std::string& path);
 
-}  // namespace tessera::core
+}  // namespace tessera::runtime

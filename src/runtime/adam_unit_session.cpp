@@ -1,31 +1,36 @@
+#include "runtime/adam_unit_session.h"
+
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
 #include "core/fault.h"
-#include "isa/adam_isa.h"
 
-namespace tessera::core {
+namespace tessera::runtime {
 
-AdamUnitSession::AdamUnitSession(const CoreSpec& spec, int64_t n, const AdamHyper& hyper)
+using compiler::adam_layout;
+using core::PagedMemory;
+using core::UnitFault;
+
+AdamUnitSession::AdamUnitSession(const core::CoreSpec& spec, int64_t n,
+                                 const core::AdamHyper& hyper)
     : m_spec(spec),
       m_layout(adam_layout(n)),
       m_hbm(spec.hbm_bytes / 4),
       m_unit(m_spec),
       m_encoder(m_spec.hbm_encoding) {
   if (n < 1) throw Error("adam unit", fmt::format("needs at least 1 parameter, got {}", n));
-  validate_adam_hyper(hyper);
+  core::validate_adam_hyper(hyper);
   if (m_layout.v + n > m_hbm.size())
     throw Error("adam unit",
                 fmt::format("{} parameters do not fit the {} bytes of HBM", n, spec.hbm_bytes));
-  const auto words = adam_hyper_words(hyper);
-  m_hbm.write_block(m_layout.hyper, words.data(), kAdamHyperWords);
-  m_step = isa::adam_assemble(adam_unit_step_asm(m_layout), "<adam step>");
-  run(isa::adam_assemble(adam_unit_init_asm(m_layout), "<adam init>"));
+  const auto words = core::adam_hyper_words(hyper);
+  m_hbm.write_block(m_layout.hyper, words.data(), core::kAdamHyperWords);
+  m_step = compiler::adam_unit_step_program(m_layout);
+  run(compiler::adam_unit_init_program(m_layout));
 }
 
 void AdamUnitSession::run(const std::vector<uint64_t>& program) {
-  const isa::DataSegment seg = adam_program_segment(program, m_layout.program);
+  const isa::DataSegment seg = compiler::adam_program_segment(program, m_layout.program);
   m_hbm.write_block(m_layout.program, seg.words.data(), static_cast<int64_t>(seg.words.size()));
   try {
     m_cycles = m_unit.run(m_hbm, m_layout.program, m_cycles, &m_encoder);
@@ -65,7 +70,7 @@ int64_t AdamUnitSession::solve(
     hbm.write_block(m_layout.g, reinterpret_cast<const uint32_t*>(g.data()), m_layout.n);
   });
   try {
-    run(isa::adam_assemble(adam_unit_solve_asm(m_layout), "<adam solve>"));
+    run(compiler::adam_unit_solve_program(m_layout));
   } catch (...) {
     m_unit.set_gradient_hook(nullptr);
     throw;
@@ -74,4 +79,4 @@ int64_t AdamUnitSession::solve(
   return m_unit.t();
 }
 
-}  // namespace tessera::core
+}  // namespace tessera::runtime
