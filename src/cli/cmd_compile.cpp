@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "compiler/compiler.h"
@@ -62,11 +63,11 @@ void register_compile_command(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");
   cmd->add_flag("--inference", args->inference, "compile the inference pass instead");
-  cmd->add_option("--config", args->config, "core config file");
+  add_config_flag(*cmd, args->config);
   cmd->add_option("--emit", args->emit, "asm or stats");
   cmd->add_option("--dump-after", args->dump_after,
                   "print the IR after a pass (autodiff, plan-hbm, lower, all) to stderr");
-  cmd->add_option("-o,--output", args->output, "output file (default stdout)");
+  add_output_flag(*cmd, args->output, "the assembly or the statistics");
   cmd->callback([args] { run_compile(*args); });
 }
 
