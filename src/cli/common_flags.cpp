@@ -8,9 +8,7 @@
 namespace tessera::cli {
 
 CLI::Option* add_config_flag(CLI::App& cmd, std::string& path) {
-  return cmd.add_option("--config", path,
-                        "machine config file (core.* and system.* keys; default: the built-in "
-                        "defaults)");
+  return cmd.add_option("--config", path, "machine config file (default: the built-in defaults)");
 }
 
 CLI::Option* add_set_flag(CLI::App& cmd, std::vector<std::string>& sets) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "common/error.h"
 #include "core/adam_unit_programs.h"
 #include "core/core.h"
@@ -16,6 +17,7 @@ namespace tessera::core {
 namespace {
 
 using adam_test::small_spec;
+using bench::AdamUnitSession;
 
 std::string session_error(AdamHyper h) {
   try {

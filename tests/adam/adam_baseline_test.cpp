@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "core/adam_unit_programs.h"
 #include "core/core.h"
 #include "core/functional.h"
@@ -13,6 +14,7 @@ namespace {
 
 using adam_test::random_vector;
 using adam_test::same_bits;
+using bench::AdamUnitSession;
 
 isa::DataSegment floats_at(int64_t addr, const std::vector<float>& x) {
   isa::DataSegment s{isa::Space::Hbm, static_cast<uint64_t>(addr), std::vector<uint32_t>(x.size())};
@@ -62,7 +64,7 @@ TEST(AdamBaseline, VectorUnitStepsAreBitIdenticalToTheReferenceAndTheUnit) {
 }  // namespace
 }  // namespace tessera::core
 
-#include "core/adam_unit_bench.h"
+#include "cli/bench/adam_step.h"
 
 namespace tessera::core {
 namespace {
@@ -70,7 +72,7 @@ namespace {
 TEST(AdamBench, TheUnitMovesAboutThreeSeventhsOfTheVectorUnitBytesBitIdentically) {
   CoreSpec spec;
   spec.hbm_bytes = 64ll << 20;
-  const AdamBenchRow r = adam_bench_step(spec, 100000);
+  const bench::AdamBenchRow r = bench::adam_bench_step(spec, 100000);
   EXPECT_TRUE(r.unit_bit_identical);
   EXPECT_TRUE(r.vector_bit_identical);
   EXPECT_EQ(r.vector_unit.bytes, 28 * r.n);

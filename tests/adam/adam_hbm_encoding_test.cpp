@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "core/adam_unit_programs.h"
 #include "isa/adam_isa.h"
 
@@ -14,6 +15,7 @@ namespace {
 
 using adam_test::random_vector;
 using adam_test::same_bits;
+using bench::AdamUnitSession;
 
 CoreSpec spec(bool on, int64_t block, int64_t dcache, double bytes_per_cycle) {
   CoreSpec s = adam_test::small_spec(block, dcache);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "common/error.h"
 #include "core/adam_unit_programs.h"
 #include "core/core.h"
@@ -18,6 +19,7 @@ namespace {
 using adam_test::random_vector;
 using adam_test::same_bits;
 using adam_test::small_spec;
+using bench::AdamUnitSession;
 
 struct Reference {
   std::vector<float> theta, m, v;

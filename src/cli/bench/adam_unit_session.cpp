@@ -1,13 +1,26 @@
+#include "cli/bench/adam_unit_session.h"
+
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "core/adam_unit_programs.h"
 #include "core/fault.h"
 #include "isa/adam_isa.h"
 
-namespace tessera::core {
+namespace tessera::bench {
 
-AdamUnitSession::AdamUnitSession(const CoreSpec& spec, int64_t n, const AdamHyper& hyper)
+using core::adam_hyper_words;
+using core::adam_layout;
+using core::adam_program_segment;
+using core::adam_unit_init_asm;
+using core::adam_unit_solve_asm;
+using core::adam_unit_step_asm;
+using core::kAdamHyperWords;
+using core::PagedMemory;
+using core::UnitFault;
+using core::validate_adam_hyper;
+
+AdamUnitSession::AdamUnitSession(const core::CoreSpec& spec, int64_t n,
+                                 const core::AdamHyper& hyper)
     : m_spec(spec),
       m_layout(adam_layout(n)),
       m_hbm(spec.hbm_bytes / 4),
@@ -74,4 +87,4 @@ int64_t AdamUnitSession::solve(
   return m_unit.t();
 }
 
-}  // namespace tessera::core
+}  // namespace tessera::bench

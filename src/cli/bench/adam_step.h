@@ -9,7 +9,7 @@
 
 #include "core/spec.h"
 
-namespace tessera::core {
+namespace tessera::bench {
 
 struct AdamStepCost {
   int64_t cycles = 0, bytes = 0;
@@ -28,9 +28,6 @@ struct AdamBenchRow {
   }
 };
 
-AdamBenchRow adam_bench_step(const CoreSpec& spec, int64_t n);
+AdamBenchRow adam_bench_step(const core::CoreSpec& spec, int64_t n);
 
-// Writes the test vectors of data/adam/vectors.txt (format in the file's header).
-void write_adam_vectors(const std::string& path);
-
-}  // namespace tessera::core
+}  // namespace tessera::bench
