@@ -6,16 +6,10 @@
 //   test fires or max-iters. The host computes g_t from theta_t-1 in HBM at each step's first
 //   DATA_IO (not charged). Prints iterations, final objective, temp2 and simulated time.
 // `tessera adam vectors --out FILE`: writes the test vectors (data/adam/) from numerics/adam.h.
-// `tessera bench adam [--params N ...] [--steps S] [--config C] [--json]`: one Adam step (t = 2,
-//   after one warm-up step) on the unit (tensor core: adam.start + wait) and on the vector unit
-//   (compiler::adam_vector_step_program) for each N, checks both against numerics/adam.h bit for
-//   bit, and prints bytes and cycles per step and bytes_ratio / cycles_ratio (unit / vector unit).
+// `tessera bench adam`: cli/bench/adam.cpp.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,15 +18,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench/adam_unit_session.h"
+#include "cli/bench/adam_vectors.h"
 #include "cli/commands.h"
-#include "common/config.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
-#include "core/core.h"
-#include "isa/adam_isa.h"
-#include "isa/assembler.h"
-#include "numerics/adam.h"
-#include "runtime/adam_unit_bench.h"
-#include "runtime/adam_unit_session.h"
+#include "core/adam_unit.h"
+#include "report/stats.h"
 #include "system/machine_spec.h"
 
 namespace tessera::cli {
@@ -47,13 +39,7 @@ struct AdamArgs {
   uint64_t seed = 1;
   std::string config, out;
   bool json = false;
-  std::vector<int64_t> params = {100000, 1000000, 10000000};
 };
-
-// The built-in defaults are those the config reader declares (CoreSpec{} leaves energies at 0).
-core::CoreSpec spec_from(const std::string& config) {
-  return system::load_machine_spec(config).core;
-}
 
 // The three problems (docs/adam-unit.md). Objective in double; gradient rounded to fp32.
 struct Problem {
@@ -154,9 +140,10 @@ core::AdamHyper hyper_from(const AdamArgs& a) {
 }
 
 void run_adam(const AdamArgs& a) {
-  const core::CoreSpec spec = spec_from(a.config);
+  // The built-in defaults are those the config reader declares (CoreSpec{} leaves energies at 0).
+  const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   const Problem p = make_problem(a);
-  runtime::AdamUnitSession s(spec, a.dim, hyper_from(a));
+  bench::AdamUnitSession s(spec, a.dim, hyper_from(a));
   s.set_theta(p.x0);
   const double f0 = p.objective(p.x0);
   const int64_t it = s.solve([&](const std::vector<float>& x, int64_t) { return p.gradient(x); });
@@ -189,13 +176,7 @@ void run_adam(const AdamArgs& a) {
               static_cast<long long>(s.cycles()), seconds, spec.clock_hz / 1e9);
 }
 
-void write_vectors(const AdamArgs& a) {
-  runtime::write_adam_vectors(a.out);
-}
-
 }  // namespace
-
-void bench_adam(const std::vector<int64_t>& params, const std::string& config, bool json);
 
 void register_adam_command(CLI::App& app) {
   auto args = std::make_shared<AdamArgs>();
@@ -214,62 +195,16 @@ void register_adam_command(CLI::App& app) {
   cmd->add_option("--eps", args->eps, "")->capture_default_str();
   cmd->add_option("--weight-decay", args->wd, "decoupled weight decay (AdamW)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "problem data seed")->capture_default_str();
-  cmd->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  cmd->add_flag("--json", args->json, "print one JSON object");
+  add_seed_flag(*cmd, args->seed, "problem data");
+  add_config_flag(*cmd, args->config);
+  add_json_flag(*cmd, args->json);
   cmd->callback([args, cmd] {
     if (cmd->got_subcommand("vectors")) return;
     run_adam(*args);
   });
   auto* vec = cmd->add_subcommand("vectors", "write the Adam test vectors (data/adam/vectors.txt)");
   vec->add_option("--out", args->out, "output file")->required();
-  vec->callback([args] { write_vectors(*args); });
-
-  auto* bench = app.get_subcommand("bench");
-  auto* b = bench->add_subcommand(
-      "adam", "one Adam step: the Adam unit vs the vector unit (bytes, cycles)");
-  b->add_option("--params", args->params, "parameter counts")->capture_default_str();
-  b->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  b->add_flag("--json", args->json, "print one JSON object");
-  b->callback([args] { bench_adam(args->params, args->config, args->json); });
-}
-
-void bench_adam(const std::vector<int64_t>& params, const std::string& config, bool json) {
-  const core::CoreSpec spec = spec_from(config);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const int64_t n : params) {
-    const runtime::AdamBenchRow r = runtime::adam_bench_step(spec, n);
-    if (!r.unit_bit_identical || !r.vector_bit_identical)
-      throw Error("bench adam",
-                  fmt::format("n = {}: {} differs from numerics::adam_update", n,
-                              r.unit_bit_identical ? "the vector unit" : "the Adam unit"));
-    const auto cost = [](const runtime::AdamStepCost& c) {
-      return nlohmann::ordered_json{{"cycles_per_step", c.cycles},
-                                    {"bytes_per_step", c.bytes},
-                                    {"energy_uj_per_step", c.energy_uj}};
-    };
-    rows.push_back({{"params", n},
-                    {"unit", cost(r.unit)},
-                    {"vector_unit", cost(r.vector_unit)},
-                    {"bytes_ratio", r.bytes_ratio()},
-                    {"cycles_ratio", r.cycles_ratio()},
-                    {"bit_identical", true}});
-    if (!json)
-      std::printf(
-          "n=%-9lld unit: %10lld cycles %12lld B %9.2f uJ | vector unit: %10lld cycles %12lld B "
-          "%9.2f uJ | bytes_ratio %.4f cycles_ratio %.4f\n",
-          static_cast<long long>(n), static_cast<long long>(r.unit.cycles),
-          static_cast<long long>(r.unit.bytes), r.unit.energy_uj,
-          static_cast<long long>(r.vector_unit.cycles), static_cast<long long>(r.vector_unit.bytes),
-          r.vector_unit.energy_uj, r.bytes_ratio(), r.cycles_ratio());
-  }
-  if (json) {
-    nlohmann::ordered_json j = {{"benchmark", "adam"},
-                                {"config", config.empty() ? "defaults" : config},
-                                {"step", 1},
-                                {"rows", rows}};
-    std::printf("%s\n", j.dump(2).c_str());
-  }
+  vec->callback([args] { bench::write_adam_vectors(args->out); });
 }
 
 }  // namespace tessera::cli

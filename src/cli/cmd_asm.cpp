@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "isa/assembler.h"
 #include "isa/image.h"
 
@@ -27,8 +28,7 @@ void register_asm_command(CLI::App& app) {
   auto args = std::make_shared<AsmArgs>();
   auto* cmd = app.add_subcommand("asm", "assemble a program into a binary image");
   cmd->add_option("input", args->input, "assembly source (.s)")->required();
-  cmd->add_option("-o,--output", args->output,
-                  "image to write (default: the input with extension .bin)");
+  add_output_flag(*cmd, args->output, "the image", "the input with extension .bin");
   cmd->add_flag("--no-debug", args->no_debug,
                 "leave out the debug section (source lines, label symbols)");
   cmd->callback([args] {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "compiler/compiler.h"
@@ -77,7 +78,7 @@ void register_compile_command(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");
   cmd->add_flag("--inference", args->inference, "compile the inference pass instead");
-  cmd->add_option("--config", args->config, "core config file");
+  add_config_flag(*cmd, args->config);
   cmd->add_option("--emit", args->emit, "asm or stats");
   cmd->add_option("--dump-after", args->dump_after,
                   "print the IR after a pass (autodiff, plan-hbm, lower, allreduce, buckets, all) "
@@ -88,7 +89,7 @@ void register_compile_command(CLI::App& app) {
   cmd->add_option(
       "--bucket-words", args->bucket_words,
       "with --processors: buckets of at most W words overlapped with the backward pass");
-  cmd->add_option("-o,--output", args->output, "output file (default stdout)");
+  add_output_flag(*cmd, args->output, "the assembly or the statistics");
   cmd->callback([args] { run_compile(*args); });
 }
 

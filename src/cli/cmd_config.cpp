@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/config.h"
 #include "core/spec.h"
 #include "system/machine_spec.h"
@@ -84,7 +85,7 @@ void register_config_command(CLI::App& app) {
   auto* check = cmd->add_option("--check", opts->check, "validate this config file")
                     ->check(CLI::ExistingFile);
   schema->excludes(check);
-  cmd->add_flag("--json", opts->json, "print JSON instead of text");
+  add_json_flag(*cmd, opts->json);
   cmd->require_option(1, 2);
   cmd->callback([opts, schema, check] {
     if (*schema) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "isa/image.h"
@@ -27,7 +28,7 @@ void register_disasm_command(CLI::App& app) {
   auto args = std::make_shared<DisasmArgs>();
   auto* cmd = app.add_subcommand("disasm", "disassemble a program image into assembly");
   cmd->add_option("input", args->input, "program image (.bin) or assembly (.s)")->required();
-  cmd->add_option("-o,--output", args->output, "assembly file to write (default: standard output)");
+  add_output_flag(*cmd, args->output, "the assembly");
   cmd->callback([args] {
     std::string text = isa::disassemble(isa::load_program(args->input));
     if (args->output.empty()) {

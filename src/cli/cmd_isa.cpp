@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "isa/image.h"
 #include "isa/isa_doc.h"
 
@@ -28,7 +29,7 @@ void register_isa_command(CLI::App& app) {
   cmd->add_flag("--doc", args->doc,
                 "print the ISA reference (markdown) generated from the opcode table")
       ->required();
-  cmd->add_option("-o,--output", args->output, "file to write (default: standard output)");
+  add_output_flag(*cmd, args->output, "the reference");
   cmd->callback([args] {
     std::string text = isa::isa_reference_markdown();
     if (args->output.empty()) {

@@ -1,9 +1,9 @@
-// `tessera map`: place a logical graph on the cores of a many-core system (issue 7,
-// docs/mapper.md).
+// `tessera map`: place a logical graph on the cores of a many-core system (docs/mapper.md).
 //   tessera map --graph g.json --system s.json [--method rl+refine] [--routing xy] [--out p.json]
-//   [--svg f.svg] tessera map gen   --family F --nodes N --seed S --out g.json | --from-model
-//   mlp|cnn --out g.json tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...]
-//   --out policy.bin tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
+//       [--svg f.svg]
+//   tessera map gen --family F --nodes N --seed S --out g.json | --from-model mlp|cnn --out g.json
+//   tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...] --out policy.bin
+//   tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
 #include "mapper/bench_suite.h"
 #include "mapper/generators.h"
@@ -41,7 +42,7 @@ void add_graph_options(CLI::App* c, GraphSource& g) {
   c->add_option("--family", g.family,
                 "generate a benchmark graph: mlp, conv, tiles, dag, planted, random");
   c->add_option("--nodes", g.nodes, "approximate node count for --family");
-  c->add_option("--seed", g.seed, "seed for generators and methods");
+  add_seed_flag(*c, g.seed, "graph generators and the methods");
 }
 
 mp::LogicalGraph load_graph(const GraphSource& s) {
@@ -264,7 +265,7 @@ void register_train(CLI::App* map) {
   c->add_option("--credit", a->credit,
                 "advantage per 'node' (its own interaction cost) or per 'placement'");
   c->add_option("--routing", a->routing, "turn model for the reward");
-  c->add_option("--seed", a->seed, "seed");
+  add_seed_flag(*c, a->seed, "training graphs and the policy");
   c->add_option("--log-every", a->log_every, "print the score every N passes")
       ->check(CLI::PositiveNumber);
   c->add_option("--out", a->out, "policy file to write")->required();
@@ -286,7 +287,7 @@ void register_bench(CLI::App* map) {
   c->add_option("--families", *families, "families (comma separated; default all)");
   c->add_option("--policy", *policy, "policy file (default data/mapper/policy.bin)");
   c->add_option("--out", *out, "write the JSON result here");
-  c->add_flag("--json", *json, "print the JSON result instead of the table");
+  add_json_flag(*c, *json);
   add_system_refine_options(c, *refine);
   c->callback([a, methods, families, out, policy, json, refine] {
     refine->apply(a->map);
@@ -342,7 +343,7 @@ void register_map_command(CLI::App& app) {
   map->add_option("--svg", a->svg, "draw the placement and link loads here");
   map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");
   map->add_flag("--timing", a->timing, "include per-stage seconds in the JSON");
-  map->add_flag("--json", a->json, "print the result JSON");
+  add_json_flag(*map, a->json);
   register_gen(map);
   register_train(map);
   register_bench(map);

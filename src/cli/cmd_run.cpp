@@ -18,6 +18,7 @@
 
 #include "cli/cli_output.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "core/core.h"
@@ -124,10 +125,9 @@ void register_run_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("run", "run a program (assembly or binary image) on one tensor core");
   cmd->add_option("program", args->program, "assembly source (.s) or binary image")->required();
-  cmd->add_option("--config", args->config,
-                  "core config file (default: built-in tpu-v2-like defaults)");
-  cmd->add_option("--trace", args->trace, "write a Chrome trace-event JSON file (Perfetto)");
-  cmd->add_option("--stats", args->stats, "write the statistics as JSON");
+  add_config_flag(*cmd, args->config);
+  add_trace_flag(*cmd, args->trace);
+  add_stats_flag(*cmd, args->stats);
   cmd->add_flag("--functional", args->functional, "run the functional interpreter (no timing)");
   cmd->add_option("--max-bundles", args->max_bundles,
                   "fault after this many bundles (runaway loops)")

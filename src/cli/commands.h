@@ -12,15 +12,11 @@ void register_asm_command(CLI::App& app);
 void register_disasm_command(CLI::App& app);
 void register_run_command(CLI::App& app);
 void register_config_command(CLI::App& app);
-void register_bench_command(CLI::App& app);
+void register_bench_command(CLI::App& app);  // every `bench` subcommand (cmd_bench.cpp)
 void register_map_command(CLI::App& app);
 void register_isa_command(CLI::App& app);
 void register_train_command(CLI::App& app);
 void register_compile_command(CLI::App& app);
-void register_adam_command(CLI::App& app);  // also adds `bench adam`: after register_bench_command
-void register_bench_fabric_command(CLI::App& app);  // `bench fabric`: after register_bench_command
-void register_bench_train_command(CLI::App& app);   // `bench train`: after register_bench_command
-void register_bench_bsp_commands(
-    CLI::App& app);  // `bench compile`, `bench allreduce`: after register_bench_command
+void register_adam_command(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -58,9 +58,6 @@ int main(int argc, char** argv) {
   register_train_command(app);
   register_compile_command(app);
   register_adam_command(app);
-  register_bench_bsp_commands(app);
-  register_bench_fabric_command(app);
-  register_bench_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "common/error.h"
 #include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "core/fault.h"
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
-#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
@@ -20,9 +20,9 @@ using compiler::adam_layout;
 using compiler::adam_program_segment;
 using compiler::adam_start_program;
 using compiler::AdamLayout;
-using runtime::AdamUnitSession;
 
 using adam_test::small_spec;
+using bench::AdamUnitSession;
 
 std::string session_error(AdamHyper h) {
   try {

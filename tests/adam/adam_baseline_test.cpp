@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "compiler/adam_programs.h"
 #include "core/core.h"
 #include "core/functional.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
-#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
@@ -16,10 +16,10 @@ namespace {
 using compiler::adam_layout;
 using compiler::adam_vector_step_program;
 using compiler::AdamLayout;
-using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
+using bench::AdamUnitSession;
 
 isa::DataSegment floats_at(int64_t addr, const std::vector<float>& x) {
   isa::DataSegment s{isa::Space::Hbm, static_cast<uint64_t>(addr), std::vector<uint32_t>(x.size())};
@@ -69,18 +69,15 @@ TEST(AdamBaseline, VectorUnitStepsAreBitIdenticalToTheReferenceAndTheUnit) {
 }  // namespace
 }  // namespace tessera::core
 
-#include "runtime/adam_unit_bench.h"
+#include "cli/bench/adam_step.h"
 
 namespace tessera::core {
 namespace {
 
-using runtime::adam_bench_step;
-using runtime::AdamBenchRow;
-
 TEST(AdamBench, TheUnitMovesAboutThreeSeventhsOfTheVectorUnitBytesBitIdentically) {
   CoreSpec spec;
   spec.hbm_bytes = 64ll << 20;
-  const AdamBenchRow r = adam_bench_step(spec, 100000);
+  const bench::AdamBenchRow r = bench::adam_bench_step(spec, 100000);
   EXPECT_TRUE(r.unit_bit_identical);
   EXPECT_TRUE(r.vector_bit_identical);
   EXPECT_EQ(r.vector_unit.bytes, 28 * r.n);

@@ -6,19 +6,19 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "compiler/adam_programs.h"
 #include "isa/adam_isa.h"
-#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
 
 using compiler::adam_unit_init_program;
 using compiler::adam_unit_step_program;
-using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
+using bench::AdamUnitSession;
 
 CoreSpec spec(bool on, int64_t block, int64_t dcache, double bytes_per_cycle) {
   CoreSpec s = adam_test::small_spec(block, dcache);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "common/error.h"
 #include "compiler/adam_programs.h"
 #include "core/core.h"
@@ -11,7 +12,6 @@
 #include "isa/adam_isa.h"
 #include "isa/assembler.h"
 #include "numerics/adam.h"
-#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
@@ -21,11 +21,11 @@ using compiler::adam_program_segment;
 using compiler::adam_unit_init_program;
 using compiler::adam_unit_step_program;
 using compiler::AdamLayout;
-using runtime::AdamUnitSession;
 
 using adam_test::random_vector;
 using adam_test::same_bits;
 using adam_test::small_spec;
+using bench::AdamUnitSession;
 
 struct Reference {
   std::vector<float> theta, m, v;

@@ -1,5 +1,7 @@
 // data/adam/vectors.txt (written by `tessera adam vectors --out data/adam/vectors.txt`): the unit
 // and the host reference must both reproduce the stored fp32 bits.
+#include "cli/bench/adam_vectors.h"
+
 #include <bit>
 #include <cstdlib>
 #include <fstream>
@@ -8,15 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "adam_test_util.h"
+#include "cli/bench/adam_unit_session.h"
 #include "numerics/adam.h"
-#include "runtime/adam_unit_bench.h"
-#include "runtime/adam_unit_session.h"
 
 namespace tessera::core {
 namespace {
-
-using runtime::AdamUnitSession;
-using runtime::write_adam_vectors;
 
 struct Vectors {
   AdamHyper h;
@@ -35,7 +33,7 @@ std::vector<float> hex_floats(std::istringstream& in) {
 
 Vectors load() {
   const std::string path = std::string(TESSERA_SOURCE_DIR) + "/data/adam/vectors.txt";
-  if (std::getenv("UPDATE_GOLDEN")) write_adam_vectors(path);
+  if (std::getenv("UPDATE_GOLDEN")) bench::write_adam_vectors(path);
   std::ifstream f(path);
   EXPECT_TRUE(f.good());
   Vectors v;
@@ -77,7 +75,7 @@ TEST(AdamVectors, UnitAndReferenceReproduceTheStoredVectors) {
   EXPECT_TRUE(adam_test::same_bits(m, d.m));
   EXPECT_TRUE(adam_test::same_bits(v, d.v));
 
-  AdamUnitSession s(adam_test::small_spec(5), d.n, d.h);
+  bench::AdamUnitSession s(adam_test::small_spec(5), d.n, d.h);
   s.set_theta(d.theta0);
   for (const auto& g : d.g) s.step(g);
   EXPECT_TRUE(adam_test::same_bits(s.theta(), d.theta));

@@ -1,41 +1,38 @@
 // `tessera bench fabric [--chips N] [--topology line|ring|torus2d] [--bytes S] [--directions 1|2]
 //   [--config FILE] [--loss R] [--seed X] [--json]`: the speed of the packet fabric simulator on
-//   the
-// synthetic ring all-reduce (fabric/ring_allreduce.h: traffic posted straight to the fabric, no
-// programs, timing-only payloads).
+// the synthetic ring all-reduce (fabric/ring_allreduce.h: traffic posted straight to the fabric,
+// no programs, timing-only payloads).
 //   packets                    link transmissions simulated (retransmissions included)
 //   events                     discrete events processed
-//   host_seconds               host CPU seconds of the run (this thread)
+//   host_seconds               host CPU seconds of the run (this thread, cli/bench/harness.h)
 //   packets_per_host_second    packets / host_seconds
 //   sim_seconds, bound_seconds, efficiency   as in bench allreduce (bound = 2(n-1)/n S/(dB) +
 //                              2(n-1) link latency)
 // Defaults: 1024 chips as a 32 x 32 2-D torus, 64 MiB, one direction; link, packet and queue
 // parameters from --config's system.* (else the built-in defaults, system_spec.h); --chips and
 // --topology override the config's. torus2d dims: the factorisation closest to a square.
-#include <cstdio>
-#include <ctime>
+#include "fabric/fabric.h"
+
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_clock.h"
-#include "cli/commands.h"
+#include "cli/bench/benches.h"
+#include "cli/bench/exchange_flags.h"
+#include "cli/bench/harness.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
-#include "fabric/fabric.h"
 #include "fabric/ring_allreduce.h"
 #include "system/system_spec.h"
 
-namespace tessera::cli {
+namespace tessera::bench {
 
 namespace {
 
 struct FabricBenchArgs {
-  int chips = 1024;
-  std::string topology = "torus2d";
-  uint64_t bytes = 64ull << 20;
-  int directions = 1;
+  ExchangeFlags exchange{.chips = 1024, .topology = "torus2d", .directions = 1};
   std::string config;
   double loss = -1;  // < 0: the config's
   uint64_t seed = 1;
@@ -45,19 +42,12 @@ struct FabricBenchArgs {
 system::SystemSpec bench_system(const FabricBenchArgs& a) {
   system::SystemSpec s =
       a.config.empty() ? system::SystemSpec{} : system::load_system_spec(a.config);
-  if (a.chips < 1) throw Error("bench fabric", "--chips must be positive");
-  s.chips = s.chips_per_board = a.chips;
+  if (a.exchange.chips < 1) throw Error("bench fabric", "--chips must be positive");
+  s.chips = s.chips_per_board = a.exchange.chips;
   s.boards = 1;
   s.cores_per_chip = 1;
   s.failed_links.clear();
-  s.topology = a.topology == "ring"   ? system::Topology::kRing
-               : a.topology == "line" ? system::Topology::kLine
-                                      : system::Topology::kTorus2d;
-  int x = 1;
-  for (int d = 1; d * d <= a.chips; ++d)
-    if (a.chips % d == 0) x = d;
-  s.dims_y = x;
-  s.dims_x = a.chips / x;
+  set_topology(s, a.exchange.topology);
   if (a.loss >= 0) s.loss_rate = a.loss;
   system::validate_system_spec(s);
   return s;
@@ -66,16 +56,17 @@ system::SystemSpec bench_system(const FabricBenchArgs& a) {
 void bench_fabric(const FabricBenchArgs& a) {
   const system::SystemSpec s = bench_system(a);
   fabric::Fabric f(s, a.seed);
-  const double c0 = thread_cpu_seconds();
-  const fabric::RingAllreduceResult r = fabric::run_ring_allreduce(f, a.bytes, a.directions);
-  const double host = thread_cpu_seconds() - c0;
+  fabric::RingAllreduceResult r;
+  const double host = time_once([&] {
+                        r = fabric::run_ring_allreduce(f, a.exchange.bytes, a.exchange.directions);
+                      }).cpu;
   const fabric::FabricStats& st = f.stats();
   nlohmann::ordered_json j;
   j["chips"] = s.chips;
   j["topology"] = system::topology_name(s.topology);
   if (s.topology == system::Topology::kTorus2d) j["dims"] = {s.dims_x, s.dims_y};
-  j["bytes"] = a.bytes;
-  j["directions"] = a.directions;
+  j["bytes"] = a.exchange.bytes;
+  j["directions"] = a.exchange.directions;
   j["steps"] = r.steps;
   j["packets"] = st.packets;
   j["events"] = st.events;
@@ -89,34 +80,19 @@ void bench_fabric(const FabricBenchArgs& a) {
   j["link_latency_ns"] = s.link_latency_ns;
   j["packet_payload_bytes"] = s.packet_payload_bytes;
   j["loss_rate"] = s.loss_rate;
-  if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
-  }
-  for (const auto& [k, v] : j.items()) std::printf("%-26s %s\n", k.c_str(), v.dump().c_str());
+  print_report(j, {.json = a.json, .json_indent = 2, .key_width = 26});
 }
 
 }  // namespace
 
-void register_bench_fabric_command(CLI::App& app) {
-  CLI::App* bench = app.get_subcommand("bench");
+void setup_fabric(CLI::App& cmd) {
   auto args = std::make_shared<FabricBenchArgs>();
-  auto* cmd =
-      bench->add_subcommand("fabric", "packet fabric simulator speed: synthetic ring all-reduce");
-  cmd->add_option("--chips", args->chips, "chips")->capture_default_str();
-  cmd->add_option("--topology", args->topology, "line | ring | torus2d")
-      ->check(CLI::IsMember({"line", "ring", "torus2d"}))
-      ->capture_default_str();
-  cmd->add_option("--bytes", args->bytes, "bytes all-reduced (a multiple of 4)")
-      ->capture_default_str();
-  cmd->add_option("--directions", args->directions, "1: one way round the ring; 2: half each way")
-      ->check(CLI::IsMember({1, 2}))
-      ->capture_default_str();
-  cmd->add_option("--config", args->config, "system config file (system.* keys)");
-  cmd->add_option("--loss", args->loss, "override the physical loss rate");
-  cmd->add_option("--seed", args->seed, "loss RNG seed")->capture_default_str();
-  cmd->add_flag("--json", args->json, "print one JSON object");
-  cmd->callback([args] { bench_fabric(*args); });
+  add_exchange_flags(cmd, args->exchange);
+  cli::add_config_flag(cmd, args->config);
+  cmd.add_option("--loss", args->loss, "physical packet loss rate (default: the config's)");
+  cli::add_seed_flag(cmd, args->seed, "packet loss");
+  cli::add_json_flag(cmd, args->json);
+  cmd.callback([args] { bench_fabric(*args); });
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::bench

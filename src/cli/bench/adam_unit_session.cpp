@@ -1,11 +1,11 @@
-#include "runtime/adam_unit_session.h"
+#include "cli/bench/adam_unit_session.h"
 
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "core/fault.h"
 
-namespace tessera::runtime {
+namespace tessera::bench {
 
 using compiler::adam_layout;
 using core::PagedMemory;
@@ -79,4 +79,4 @@ int64_t AdamUnitSession::solve(
   return m_unit.t();
 }
 
-}  // namespace tessera::runtime
+}  // namespace tessera::bench

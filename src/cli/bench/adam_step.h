@@ -11,7 +11,7 @@
 
 #include "core/spec.h"
 
-namespace tessera::runtime {
+namespace tessera::bench {
 
 struct AdamStepCost {
   int64_t cycles = 0, bytes = 0;
@@ -32,7 +32,4 @@ struct AdamBenchRow {
 
 AdamBenchRow adam_bench_step(const core::CoreSpec& spec, int64_t n);
 
-// Writes the test vectors of data/adam/vectors.txt (format in the file's header).
-void write_adam_vectors(const std::string& path);
-
-}  // namespace tessera::runtime
+}  // namespace tessera::bench

@@ -1,22 +1,17 @@
 // `tessera bench pe [--config C] [--m 128 --k 512 --n 128] [--reps 5] [--serial inputs|weights]
 //  [--acc-width W] [--fixed-exponent E] [--json]`: host speed of the fast term-serial PE model
-//  against
-// the bit-parallel MXU model on the same matmul, plus what the simulated tile does with it.
+// against the bit-parallel MXU model on the same matmul, plus what the simulated tile does with it.
 // Operands: inputs ReLU(N(0, 1)) and weights N(0, 0.05), both rounded to bf16 (seed 1). Each side
 // computes C = A x W from C = 0 (best of R runs, CPU time of the calling thread):
 //   term_macs_per_s  M*K*N / seconds of numerics::term_matmul_accumulate (core.mxu.term.* tile)
 //   bf16_macs_per_s  M*K*N / seconds of numerics::mxu_matmul_accumulate (the bf16 MXU's arithmetic)
-//   ratio            term / bf16 (the target: >= 0.125)
+//   ratio            term / bf16 (target_ratio: 0.125)
 // Simulated figures of the same matmul on one tile (rows x cols PEs of `lanes` lanes):
 //   tile_cycles      lockstep cycles; bf16_cycles_equal_pe the same PEs as bf16 MAC PEs (one step
 //   of `lanes` MACs per cycle); speedup_equal_pe = bf16_cycles_equal_pe / tile_cycles;
 //   speedup_equal_area = speedup_equal_pe / area_ratio (bf16 PEs in the same area: 1 / area_ratio
 //   as many); terms per MAC, skipped-zero and skipped-out-of-bounds fractions of the 8 term slots.
-#include "cli/cmd_bench_pe.h"
-
-#include <chrono>
-#include <cstdio>
-#include <ctime>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <random>
@@ -27,8 +22,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_clock.h"
-#include "common/config.h"
+#include "cli/bench/benches.h"
+#include "cli/bench/harness.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
 #include "core/spec.h"
 #include "numerics/bf16.h"
@@ -37,7 +33,7 @@
 #include "numerics/term_matmul.h"
 #include "system/machine_spec.h"
 
-namespace tessera::cli {
+namespace tessera::bench {
 
 namespace {
 
@@ -47,19 +43,6 @@ struct BenchPeArgs {
   std::optional<int> fixed_exponent;
   bool json = false;
 };
-
-// Best CPU seconds of `reps` runs of `run(c)` on a zeroed c.
-template <typename F>
-double best_cpu_seconds(int reps, std::vector<float>& c, F&& run) {
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    std::fill(c.begin(), c.end(), 0.0f);
-    const double t0 = thread_cpu_seconds();
-    run(c.data());
-    best = std::min(best, thread_cpu_seconds() - t0);
-  }
-  return best;
-}
 
 core::CoreSpec pe_spec(const BenchPeArgs& a) {
   core::CoreSpec s = system::load_machine_spec(a.config).core;
@@ -87,14 +70,16 @@ void bench_pe(const BenchPeArgs& a) {
   std::vector<float> c(static_cast<size_t>(a.m) * a.n);
 
   numerics::TermMatmulStats st;
-  const double term_s = best_cpu_seconds(a.reps, c, [&](float* out) {
-    st = {};
-    numerics::term_matmul_accumulate(tile, in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n,
-                                     &st);
-  });
-  const double bf16_s = best_cpu_seconds(a.reps, c, [&](float* out) {
-    numerics::mxu_matmul_accumulate(in.data(), a.k, w.data(), a.n, out, a.n, a.m, a.k, a.n);
-  });
+  const auto zero_c = [&] { std::fill(c.begin(), c.end(), 0.0f); };
+  const double term_s = best_of(a.reps, zero_c, [&] {
+                          st = {};
+                          numerics::term_matmul_accumulate(tile, in.data(), a.k, w.data(), a.n,
+                                                           c.data(), a.n, a.m, a.k, a.n, &st);
+                        }).cpu;
+  const double bf16_s = best_of(a.reps, zero_c, [&] {
+                          numerics::mxu_matmul_accumulate(in.data(), a.k, w.data(), a.n, c.data(),
+                                                          a.n, a.m, a.k, a.n);
+                        }).cpu;
 
   const double macs = static_cast<double>(a.m) * a.k * a.n;
   const double slots = 8.0 * static_cast<double>(st.pe_steps) * tile.pe.lanes;
@@ -133,33 +118,23 @@ void bench_pe(const BenchPeArgs& a) {
   j["reps"] = a.reps;
   j["vector_isa"] =
       numerics::vector_isa_in_use();  // both models' widest host vector paths (--vector-isa)
-  if (a.json) {
-    std::printf("%s\n", j.dump().c_str());
-    return;
-  }
-  for (const auto& [key, value] : j.items())
-    std::printf("%-22s %s\n", key.c_str(), value.dump().c_str());
+  print_report(j, {.json = a.json, .key_width = 22});
 }
 
 }  // namespace
 
-void register_bench_pe_command(CLI::App& app) {
-  auto* bench = app.get_subcommand("bench");
+void setup_pe(CLI::App& cmd) {
   auto args = std::make_shared<BenchPeArgs>();
-  auto* pe = bench->add_subcommand(
-      "pe", "host speed of the fast term-serial PE model vs the bit-parallel MXU model");
-  pe->add_option("--m", args->m, "rows of the inputs")->capture_default_str();
-  pe->add_option("--k", args->k, "reduction length")->capture_default_str();
-  pe->add_option("--n", args->n, "columns of the weights")->capture_default_str();
-  pe->add_option("--reps", args->reps, "repetitions (best is reported)")->capture_default_str();
-  pe->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  pe->add_option("--serial", args->serial, "term-encoded operand (default: the config's)")
+  add_matmul_shape_flags(cmd, args->m, args->k, args->n);
+  add_reps_flag(cmd, args->reps, "best time counts");
+  cli::add_config_flag(cmd, args->config);
+  cmd.add_option("--serial", args->serial, "term-encoded operand (default: the config's)")
       ->check(CLI::IsMember({"inputs", "weights"}));
-  pe->add_option("--acc-width", args->acc_width, "accumulator width W (default: the config's)");
-  pe->add_option("--fixed-exponent", args->fixed_exponent,
+  cmd.add_option("--acc-width", args->acc_width, "accumulator width W (default: the config's)");
+  cmd.add_option("--fixed-exponent", args->fixed_exponent,
                  "fixed-exponent mode with this exponent (default: the config's)");
-  pe->add_flag("--json", args->json, "print one JSON object");
-  pe->callback([args] { bench_pe(*args); });
+  cli::add_json_flag(cmd, args->json);
+  cmd.callback([args] { bench_pe(*args); });
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::bench

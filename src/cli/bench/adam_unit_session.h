@@ -13,7 +13,7 @@
 #include "core/hbm_encoding.h"
 #include "core/spec.h"
 
-namespace tessera::runtime {
+namespace tessera::bench {
 
 class AdamUnitSession {
  public:
@@ -48,4 +48,4 @@ class AdamUnitSession {
   int64_t m_cycles = 0;
 };
 
-}  // namespace tessera::runtime
+}  // namespace tessera::bench

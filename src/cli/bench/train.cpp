@@ -8,19 +8,16 @@
 // cost of a step does not depend on the values, and the benchmark needs no dataset. One untimed
 // warm-up step per side (compiling the program / building the graph), then `steps` timed steps,
 // chip and reference interleaved step by step so that load on a shared host hits both alike. Each
-// step is timed in CPU seconds of the calling thread (both sides are single-threaded on it).
+// step is timed in CPU seconds of the calling thread (both sides are single-threaded on it;
+// cli/bench/harness.h).
 //   sim_step_seconds   mean over the timed steps of ChipTrainer::step (host link write + Core::run)
 //   ref_step_seconds   mean over the timed steps of HostTrainer::step (fp32)
-//   ratio              sim_step_seconds / ref_step_seconds   (issue 3's target: <= 3)
+//   ratio              sim_step_seconds / ref_step_seconds   (target: <= 3)
 //   ratio_best         fastest chip step / fastest reference step
 // Simulated figures of the last timed step (every full-batch step runs the same program):
 //   cycles_per_step, bundles_per_step, mxu_utilization and vector_utilization (busy cycles of the
 //   unit during the step / cycles of the step), sim_bundles_per_second (bundles of the timed steps
 //   / their host CPU seconds).
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <memory>
 #include <random>
 #include <string>
@@ -29,9 +26,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_clock.h"
-#include "cli/commands.h"
-#include "common/config.h"
+#include "cli/bench/benches.h"
+#include "cli/bench/harness.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
 #include "core/spec.h"
 #include "graph/host_trainer.h"
@@ -41,7 +38,7 @@
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
-namespace tessera::cli {
+namespace tessera::bench {
 
 namespace {
 
@@ -52,13 +49,6 @@ struct BenchTrainArgs {
   uint64_t seed = 0;
   bool json = false;
 };
-
-template <typename F>
-double timed(F&& body) {
-  const double c0 = thread_cpu_seconds();
-  body();
-  return thread_cpu_seconds() - c0;
-}
 
 // `count` batches of `batch` samples: pixels uniform in [0, 1), labels uniform in [0, classes).
 struct Batches {
@@ -107,22 +97,26 @@ void bench_train(const BenchTrainArgs& a) {
   const int64_t classes = model.classes;
   const Batches data = make_batches(a.steps + 1, a.batch, sample, classes, a.seed);
 
-  chip.step(data.images[0].data(), data.labels[0].data(), a.batch);
-  ref.step(data.images[0].data(), data.labels[0].data(), a.batch);
-  double sim_total = 0, ref_total = 0, sim_best = 1e300, ref_best = 1e300;
-  CoreCounters before{}, after{};
-  const CoreCounters first = counters(chip.core());
-  for (int i = 1; i <= a.steps; ++i) {
-    const float* x = data.images[static_cast<size_t>(i)].data();
-    const int32_t* y = data.labels[static_cast<size_t>(i)].data();
+  // Round r steps on batch r + 1 (the warm-up, round -1, on batch 0). The chip's counters are
+  // read (untimed) before its step and after it, i.e. before the reference's step.
+  const auto batch = [&](int round) { return static_cast<size_t>(round + 1); };
+  CoreCounters first{}, before{}, after{};
+  Contender sim_steps, ref_steps;
+  sim_steps.setup = [&](int round) {
     before = counters(chip.core());
-    const double s = timed([&] { chip.step(x, y, a.batch); });
-    after = counters(chip.core());
-    const double r = timed([&] { ref.step(x, y, a.batch); });
-    sim_total += s, ref_total += r;
-    sim_best = std::min(sim_best, s), ref_best = std::min(ref_best, r);
-  }
-  const double sim_mean = sim_total / a.steps, ref_mean = ref_total / a.steps;
+    if (round == 0) first = before;
+  };
+  sim_steps.run = [&](int round) {
+    chip.step(data.images[batch(round)].data(), data.labels[batch(round)].data(), a.batch);
+  };
+  ref_steps.setup = [&](int) { after = counters(chip.core()); };
+  ref_steps.run = [&](int round) {
+    ref.step(data.images[batch(round)].data(), data.labels[batch(round)].data(), a.batch);
+  };
+  sim_steps.warm_up = ref_steps.warm_up = true;
+  interleave(a.steps, {&sim_steps, &ref_steps});
+  const double sim_total = sum(sim_steps.seconds);
+  const double sim_mean = mean(sim_steps.seconds), ref_mean = mean(ref_steps.seconds);
   const double cycles = static_cast<double>(after.cycles - before.cycles);
 
   nlohmann::ordered_json j;
@@ -135,37 +129,28 @@ void bench_train(const BenchTrainArgs& a) {
   j["sim_step_seconds"] = sim_mean;
   j["ref_step_seconds"] = ref_mean;
   j["ratio"] = sim_mean / ref_mean;
-  j["ratio_best"] = sim_best / ref_best;
+  j["ratio_best"] = minimum(sim_steps.seconds) / minimum(ref_steps.seconds);
   j["cycles_per_step"] = after.cycles - before.cycles;
   j["bundles_per_step"] = after.bundles - before.bundles;
   j["mxu_utilization"] = static_cast<double>(after.mxu - before.mxu) / cycles;
   j["vector_utilization"] = static_cast<double>(after.vec - before.vec) / cycles;
   j["sim_bundles_per_second"] = static_cast<double>(after.bundles - first.bundles) / sim_total;
   j["reference"] = "graph::HostTrainer fp32, OpenBLAS 1 thread";
-  if (a.json) {
-    std::printf("%s\n", j.dump().c_str());
-    return;
-  }
-  for (const auto& [key, value] : j.items())
-    std::printf("%-24s %s\n", key.c_str(), value.dump().c_str());
+  print_report(j, {.json = a.json, .key_width = 24});
 }
 
 }  // namespace
 
-void register_bench_train_command(CLI::App& app) {
-  auto* bench = app.get_subcommand("bench");
+void setup_train(CLI::App& cmd) {
   auto args = std::make_shared<BenchTrainArgs>();
-  auto* t = bench->add_subcommand(
-      "train", "host seconds per training step: simulated chip vs fp32 host reference");
-  t->add_option("--model", args->model, "zoo model")->capture_default_str();
-  t->add_option("--batch", args->batch, "samples per step")->capture_default_str();
-  t->add_option("--steps", args->steps, "timed steps (after one warm-up step)")
+  cmd.add_option("--model", args->model, "zoo model")->capture_default_str();
+  cmd.add_option("--batch", args->batch, "samples per step")->capture_default_str();
+  cmd.add_option("--steps", args->steps, "timed steps (after one warm-up step)")
       ->capture_default_str();
-  t->add_option("--config", args->config, "core config file (default: built-in defaults)");
-  t->add_option("--seed", args->seed, "parameter initialisation and batch seed")
-      ->capture_default_str();
-  t->add_flag("--json", args->json, "print one JSON object");
-  t->callback([args] { bench_train(*args); });
+  cli::add_config_flag(cmd, args->config);
+  cli::add_seed_flag(cmd, args->seed, "parameter initialisation and the batches");
+  cli::add_json_flag(cmd, args->json);
+  cmd.callback([args] { bench_train(*args); });
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::bench

@@ -1,0 +1,59 @@
+#include "cli/common_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace tessera::cli {
+
+CLI::Option* add_config_flag(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("--config", path, "machine config file (default: the built-in defaults)");
+}
+
+CLI::Option* add_set_flag(CLI::App& cmd, std::vector<std::string>& sets) {
+  return cmd.add_option("--set", sets,
+                        "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); "
+                        "repeatable");
+}
+
+nlohmann::json config_overrides(const std::vector<std::string>& sets) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const std::string& kv : sets) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--set", "wants KEY=VALUE, got '" + kv + "'");
+    const std::string value = kv.substr(eq + 1);
+    const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+    o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  }
+  return o;
+}
+
+CLI::Option* add_json_flag(CLI::App& cmd, bool& json) {
+  return cmd.add_flag("--json", json, "print JSON instead of text");
+}
+
+CLI::Option* add_seed_flag(CLI::App& cmd, uint64_t& seed, const std::string& what) {
+  return cmd.add_option("--seed", seed, "seed of the " + what)->capture_default_str();
+}
+
+CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string& what,
+                             const std::string& otherwise) {
+  return cmd.add_option("-o,--output", path,
+                        "write " + what + " here (default: " + otherwise + ")");
+}
+
+CLI::Option* add_stats_flag(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("--stats", path, "write the statistics as JSON");
+}
+
+CLI::Option* add_trace_flag(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("--trace", path, "write a Chrome trace-event JSON file (Perfetto)");
+}
+
+CLI::Option* add_report_flag(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("--report", path, "write the report as JSON");
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,48 @@
+// The flags several commands share, each declared here once with one help text. A command adds
+// the ones it takes to its CLI::App and binds them to fields of its own argument struct:
+//   add_config_flag(*cmd, args->config);
+//   add_json_flag(*cmd, args->json);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace tessera::cli {
+
+// --config FILE: the machine config (core.* and system.* keys, `tessera config --schema`); left
+// empty when not given, which means the built-in defaults.
+CLI::Option* add_config_flag(CLI::App& cmd, std::string& path);
+
+// --set KEY=VALUE, repeatable: overrides one config key of --config (config_overrides).
+CLI::Option* add_set_flag(CLI::App& cmd, std::vector<std::string>& sets);
+
+// The --set flags as flat config overrides {KEY: VALUE}: VALUE parsed as JSON when it is JSON
+// (numbers, true/false, quoted strings), else taken as a string. Error for an item without '='
+// or with an empty KEY.
+nlohmann::json config_overrides(const std::vector<std::string>& sets);
+
+// --json: print JSON on standard output instead of text.
+CLI::Option* add_json_flag(CLI::App& cmd, bool& json);
+
+// --seed S: the seed of the command's random choices; `what` names them ("loss and inputs").
+CLI::Option* add_seed_flag(CLI::App& cmd, uint64_t& seed, const std::string& what);
+
+// -o,--output FILE: the file the command writes `what` to; `otherwise` says what happens when
+// the flag is not given ("standard output").
+CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string& what,
+                             const std::string& otherwise = "standard output");
+
+// JSON documents a command writes beside its text output.
+CLI::Option* add_stats_flag(CLI::App& cmd, std::string& path);   // --stats FILE: statistics
+CLI::Option* add_trace_flag(CLI::App& cmd, std::string& path);   // --trace FILE: Chrome trace
+CLI::Option* add_report_flag(CLI::App& cmd, std::string& path);  // --report FILE: run report
+
+}  // namespace tessera::cli
