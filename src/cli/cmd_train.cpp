@@ -37,6 +37,7 @@
 
 #include "cli/cli_output.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/error.h"
 #include "graph/model.h"
 #include "numerics/term_pe/term_pe.h"
@@ -74,16 +75,8 @@ struct TrainArgs {
 };
 
 // --pe and --set as flat config overrides.
-nlohmann::json config_overrides(const TrainArgs& a) {
-  nlohmann::json o = nlohmann::json::object();
-  for (const std::string& kv : a.sets) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Error("train", "--set wants KEY=VALUE, got '" + kv + "'");
-    const std::string value = kv.substr(eq + 1);
-    const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
-    o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
-  }
+nlohmann::json train_config_overrides(const TrainArgs& a) {
+  nlohmann::json o = cli::config_overrides(a.sets);
   if (!a.pe.empty()) o["core.mxu.pe"] = a.pe == "term-serial" ? "term-serial" : "bf16";
   return o;
 }
@@ -212,7 +205,7 @@ void run_train(const TrainArgs& a) {
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
   o.model = graph::zoo_spec(a.model);
-  o.config = runtime::load_run_config(a.config, config_overrides(a));
+  o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
   o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
   o.trainer.optimizer.lr = a.lr;
@@ -271,9 +264,9 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--batch", args->batch, "batch size");
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");
-  cmd->add_option("--seed", args->seed, "seed (initialisation and shuffling)");
-  cmd->add_option("--config", args->config, "core config file");
-  cmd->add_option("--report", args->report, "write the per-epoch report as JSON");
+  add_seed_flag(*cmd, args->seed, "initialisation and shuffling");
+  add_config_flag(*cmd, args->config);
+  add_report_flag(*cmd, args->report);
   cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
   cmd->add_option("--steps", args->steps,
                   "limit the steps per epoch (and the test set to steps x batch)");
@@ -311,8 +304,7 @@ void register_train_command(CLI::App& app) {
                   "narrowest width the search tries");
   cmd->add_option("--profile-out", args->profile_out,
                   "write the config with the chosen per-layer widths here");
-  cmd->add_option("--set", args->sets,
-                  "override a config key: KEY=VALUE (e.g. core.mxu.term.acc_width=12); repeatable");
+  add_set_flag(*cmd, args->sets);
   cmd->callback([args] { run_train(*args); });
 }
 
