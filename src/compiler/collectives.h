@@ -1,4 +1,4 @@
-// The collective library: index-driven exchange programs (spec/exchange.md, S1110-S1130).
+// The collective library: index-driven exchange programs (docs/system.md).
 //
 // ONE program image serves every processor: the code reads %pid and computes, at run time, the
 // processor to send to, the fragment to send, where it lands and how the receiver combines it

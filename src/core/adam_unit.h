@@ -1,4 +1,4 @@
-// The Adam optimizer unit (spec/adam-unit.md, docs/adam-unit.md): one per tensor core. Its blocks:
+// The Adam optimizer unit (docs/adam-unit.md): one per tensor core. Its blocks:
 //   DMA            a path to HBM (core.adam.dma_latency, dma_bytes_per_cycle) for instructions,
 //                  hyperparameters, theta and g in, theta out, and spilled m/v blocks;
 //   instruction cache (icache_instrs 64-bit instructions, isa/adam_isa.h), filled by

@@ -1,4 +1,4 @@
-// Exponent base-delta encoding of HBM traffic (spec fpraker.md, "Memory encoding"; issue 5 §3):
+// Exponent base-delta encoding of HBM traffic (docs/term-serial.md, "Memory encoding"):
 // a memory-system mode in which DMA to and from HBM moves the ENCODED size of its words while the
 // values stored and delivered stay exactly the words (the codec is lossless:
 // numerics/exponent_codec.h).

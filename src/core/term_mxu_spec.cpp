@@ -3,9 +3,9 @@
 namespace tessera::core {
 
 MxuPe read_mxu_pe(ConfigReader& r) {
-  const std::string pe = r.get_string(
-      "core.mxu.pe", "bf16", {"bf16", "term-serial"},
-      "processing element of the matrix unit: bit-parallel bf16 MAC or term-serial (fpraker.md)");
+  const std::string pe = r.get_string("core.mxu.pe", "bf16", {"bf16", "term-serial"},
+                                      "processing element of the matrix unit: bit-parallel bf16 "
+                                      "MAC or term-serial (docs/term-serial.md)");
   return pe == "term-serial" ? MxuPe::TermSerial : MxuPe::Bf16;
 }
 

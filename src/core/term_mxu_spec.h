@@ -1,4 +1,4 @@
-// TermMxuSpec: the term-serial processing-element option of the matrix unit (spec fpraker.md,
+// TermMxuSpec: the term-serial processing-element option of the matrix unit (docs/term-serial.md,
 // docs/term-serial.md), read from the "core.mxu.pe" and "core.mxu.term.*" config keys (declared in
 // term_mxu_spec.cpp, listed by `tessera config --schema`).
 //

@@ -4,7 +4,7 @@
 //
 // A Transfer is one core -> core message. Between chips it is split into packets of
 // spec.packet_payload_bytes (plus spec.packet_header_bytes on the wire), streamed by the source
-// chip's exchange block (XB) under the XREQ / XON / XOFF protocol of spec/exchange.md, routed hop
+// chip's exchange block (XB) under the XREQ / XON / XOFF protocol of docs/system.md, routed hop
 // by hop with the static tables of fabric/routing.h, carried by links with bandwidth, latency,
 // half/full duplex, bounded queues and seeded loss, acknowledged and retransmitted, and reassembled
 // at the destination in any arrival order. Between the cores of ONE chip a transfer takes the

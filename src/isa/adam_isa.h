@@ -1,4 +1,4 @@
-// The Adam optimizer unit's own instruction set (spec/adam-unit.md; docs/adam-unit.md): opcode
+// The Adam optimizer unit's own instruction set (docs/adam-unit.md): opcode
 // table, 64-bit encoding, assembler and disassembler.
 //
 // Encoding of one instruction: a 64-bit little-endian word

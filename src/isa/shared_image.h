@@ -1,4 +1,4 @@
-// The loader model of one program image for many processors (spec/exchange.md S1110-S1130).
+// The loader model of one program image for many processors (docs/system.md).
 //
 // "Corresponding tiles of different processors load identical instructions" and "every tile holds
 // a copy of its processor's index" in an index store: so the loader does not make a patched copy of

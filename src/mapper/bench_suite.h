@@ -1,4 +1,4 @@
-// The mapping benchmark suites (issue 7 section 4): `tessera map bench --suite S|M|L`.
+// The mapping benchmark suites: `tessera map bench --suite S|M|L`.
 //
 //   S: ~64 nodes on one 8x8 mesh;  M: ~1k nodes on 4 processors of 16x16;
 //   L: ~16k nodes on 16 processors of 32x32 (all-to-all interconnect, no occupied cores).

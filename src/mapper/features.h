@@ -1,4 +1,4 @@
-// Node features (spec mapping.md, "Inputs"): 7 numbers per logical node, each min-max normalised
+// Node features (docs/mapper.md, "Inputs"): 7 numbers per logical node, each min-max normalised
 // over the graph's nodes:
 //   0 multicast flag, 1 input connection count, 2 output connection count, 3 total connections,
 //   4 input weight, 5 output weight, 6 total weight

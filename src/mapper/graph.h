@@ -1,4 +1,4 @@
-// LogicalGraph: the weighted directed graph of logical nodes the mapper places (spec mapping.md,
+// LogicalGraph: the weighted directed graph of logical nodes the mapper places (docs/mapper.md,
 // "Inputs").
 //
 // Contract: nodes are dense ids 0..n-1 with a unique name; edges are directed, weight = traffic

@@ -1,4 +1,4 @@
-// map_graph: the whole mapping pipeline (spec mapping.md) and its baselines, one entry point.
+// map_graph: the whole mapping pipeline (docs/mapper.md) and its baselines, one entry point.
 //
 // 1. processor stage: "louvain" (the spec: communities + priority rule), "metis" (k-way) or
 //    "sequential"; all end within each processor's free cores.
@@ -8,9 +8,9 @@
 //    neighbours' centroid and a final descent), greedy+refine (the same refinement from the greedy
 //    placement, to separate the start's share). The refinement runs over the whole system on
 //    cost_total, its moves crossing processors late in the schedule (RefineScope::kSystem, the
-//    default), or per processor (kProcessor, sessions 1-4). sa-system: textbook annealing (uniform
+//    default), or per processor (kProcessor). sa-system: textbook annealing (uniform
 //    targets, start 1.0, end 0.001 x start) from random cores over the whole system on cost_total,
-//    so its moves may cross processors too (an extra baseline, session 5).
+//    so its moves may cross processors too (an extra baseline).
 // 3. routing with the turn model, metrics, CDG deadlock check.
 // Deterministic for the same inputs and seed when the annealing budget is given in moves; with a
 // wall-clock budget (anneal_seconds > 0) the result depends on machine speed.
@@ -32,7 +32,7 @@ namespace tessera::mapper {
 
 // Scope of the refinement of rl+refine / greedy+refine: each processor's cores alone (the
 // processor stage's assignment is final), or the whole system on cost_total with moves that may
-// cross processors (system_refine.h; session 5).
+// cross processors (system_refine.h).
 enum class RefineScope { kProcessor, kSystem };
 
 struct MapOptions {
@@ -50,7 +50,7 @@ struct MapOptions {
   int refine_polish = 3;             // radius of the final descent (placers.h polish); 0 = none
   RefineScope refine_scope = RefineScope::kSystem;
   // kSystem (system_refine.h): share of moves aimed at a neighbour's processor, their temperature
-  // relative to the others', and the share of the budget before they start (session 5 A/B, docs).
+  // relative to the others', and the share of the budget before they start (docs/mapper.md).
   double refine_cross = 0.5;
   double refine_cross_t = 0.3;
   double refine_cross_from = 0.6;

@@ -1,4 +1,4 @@
-// Routing of a placement and its cost (spec mapping.md, "Reward"; issue 7 section 3).
+// Routing of a placement and its cost (docs/mapper.md, "Reward").
 //
 // A placement gives every logical node a global core (see system.h). Intra-processor edges are
 // routed on their processor's mesh with the chosen turn model; multicast is replicate-at-source

@@ -1,4 +1,4 @@
-// Baseline core placers (issue 7 section 4). Each returns one distinct free core per local node of
+// Baseline core placers. Each returns one distinct free core per local node of
 // a CoreProblem; all are deterministic for a given seed.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The placement policy of the spec (mapping.md, "Step 2"): graph convolution + fully connected
+// The placement policy of docs/mapper.md ("Step 2"): graph convolution + fully connected
 // layers, output bound * tanh = the mean of a Gaussian over core positions.
 //
 // Network (Eigen, double precision), n logical nodes, input X (n x kInputs):

@@ -1,4 +1,4 @@
-// One-step placement with the learned policy (spec mapping.md, "Step 2"), and its training (PPO).
+// One-step placement with the learned policy (docs/mapper.md, "Step 2"), and its training (PPO).
 //
 // Inference: every node's Gaussian mean mu_i is mapped to its most probable position
 // j = round((mu_i + bound) / step) in the Hilbert order of the free cores; all nodes are placed at

@@ -1,4 +1,4 @@
-// Turn-model routing on a processor's 2-D mesh (spec mapping.md, "Deadlock avoidance").
+// Turn-model routing on a processor's 2-D mesh (docs/mapper.md, "Deadlock avoidance").
 //
 // Directions: E (x+1), W (x-1), N (y-1), S (y+1). A turn is (travel direction in, direction out).
 // Every model is minimal (each hop reduces the distance to the destination) and prohibits turns so

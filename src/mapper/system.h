@@ -1,4 +1,4 @@
-// SystemSpec: the target of a mapping (spec mapping.md, "The target system"): processors, each a
+// SystemSpec: the target of a mapping (docs/mapper.md, "The target system"): processors, each a
 // width x height mesh of cores, some cores already occupied, and the processor interconnect.
 //
 // Cores are numbered globally: core = processor * (width * height) + y * width + x; x grows to the

@@ -1,4 +1,4 @@
-// Whole-system refinement (issue 7, session 5): annealing over all processors at once, on the
+// Whole-system refinement: annealing over all processors at once, on the
 // benchmark's objective `cost_total` (metrics.h) instead of one processor's intra cost.
 //
 // State: a global core per node (SystemSpec numbering). Cost of an edge of weight w between cores a

@@ -1,4 +1,4 @@
-// Exponent base-delta encoding of tensors in memory (spec fpraker.md, "Memory encoding").
+// Exponent base-delta encoding of tensors in memory (docs/term-serial.md, "Memory encoding").
 //
 // Values are floating-point bit patterns with 1 sign bit, 8 exponent bits and m mantissa bits
 // (m = 7: bf16, m = 23: fp32), stored in groups of `group_size` consecutive values (the last group

@@ -1,4 +1,4 @@
-// Term encoding of bf16 significands for the term-serial processing element (spec fpraker.md).
+// Term encoding of bf16 significands for the term-serial processing element (docs/term-serial.md).
 //
 // A bf16 value is decoded into (sign, class, exponent, significand):
 //   * significand: the 8-bit integer 1.fffffff with its hidden bit (128..255) for normal numbers,

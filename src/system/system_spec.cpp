@@ -101,9 +101,9 @@ SystemSpec read_system_spec(ConfigReader& r) {
 
   s.barrier_latency_ns = r.get_float("system.barrier.latency_ns", 1000, {0, 1e12}, "ns",
                                      "hardware barrier across the sync group");
-  const std::string place = r.get_string(
-      "system.barrier.placement", "both", {"compute-exchange", "exchange-compute", "both"},
-      "where the barrier sits in a superstep (spec/exchange.md)");
+  const std::string place = r.get_string("system.barrier.placement", "both",
+                                         {"compute-exchange", "exchange-compute", "both"},
+                                         "where the barrier sits in a superstep (docs/system.md)");
   s.barrier_placement = place == "compute-exchange"   ? BarrierPlacement::kComputeToExchange
                         : place == "exchange-compute" ? BarrierPlacement::kExchangeToCompute
                                                       : BarrierPlacement::kBoth;

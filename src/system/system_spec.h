@@ -26,7 +26,7 @@ using fabric::Topology;
 using fabric::topology_name;
 using fabric::transfer_ps;
 
-// Where the hardware barrier sits in a superstep (spec/exchange.md's three variants).
+// Where the hardware barrier sits in a superstep (docs/system.md's three variants).
 enum class BarrierPlacement : uint8_t { kComputeToExchange, kExchangeToCompute, kBoth };
 
 const char* barrier_placement_name(BarrierPlacement b);

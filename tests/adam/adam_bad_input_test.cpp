@@ -1,4 +1,4 @@
-// Issue 6 section 3: bad hyperparameters, mismatched lengths, use before HYPERPARAMETER_IO, and
+// Bad hyperparameters, mismatched lengths, use before HYPERPARAMETER_IO, and
 // malformed unit programs give clear errors or simulated faults.
 #include <cmath>
 

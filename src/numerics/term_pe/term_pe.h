@@ -1,5 +1,5 @@
-// The term-serial bf16 processing element (PE) of spec fpraker.md: one step, defined bit-exactly,
-// and the map of its implementations.
+// The term-serial bf16 processing element (PE) of docs/term-serial.md: one step, defined
+// bit-exactly, and the map of its implementations.
 //
 // Files (numerics/term_pe/), from the contract down to the vector instructions:
 //   term_pe.h, term_pe.cpp   the step's contract (below), PeConfig, PeAccumulator, fp32 load and

@@ -1,5 +1,5 @@
 // cnn, one epoch of Adam (lr 1e-3, batch 128, seed 0) on the simulated chip with the built-in
-// default config: test accuracy >= 86.5% (issue 3, section 4; a common fp32 framework reaches
+// default config: test accuracy >= 86.5% (a common fp32 framework reaches
 // about 87.0% with this recipe). The step is one compiled program whose GEMM, im2col and pooling
 // kernels run as counted loops (it did not fit the instruction memory as straight-line code).
 #include <filesystem>
