@@ -9,7 +9,7 @@ namespace tessera::core {
 
 Core::Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options)
     : m_spec(spec),
-      m_machine(m_spec, /*timed_dma=*/true),
+      m_machine(m_spec, /*timed_dma=*/true, options.units),
       m_program(std::make_shared<const DecodedProgram>(decode_program(program.code, m_spec))),
       m_options(options),
       m_sready(static_cast<size_t>(m_spec.scalar_regs), 0),
