@@ -87,7 +87,7 @@ int64_t Machine::flag_ready(int flag, int64_t value, int64_t want) const {
 }
 
 int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
-  if (const CoreUnit* u = m_unit_of[static_cast<size_t>(isa::op_info(op.op).unit)])
+  if (const CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)])
     return std::max(u->ready(op, now, cause), now);
   int64_t t = now;
   switch (op.op) {
@@ -127,9 +127,9 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 }
 
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
+  ++m_ev.unit_ops[static_cast<size_t>(op.unit)];
+  if (CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)]) return u->execute(op, now);
   const isa::OpInfo& info = isa::op_info(op.op);
-  ++m_ev.unit_ops[static_cast<int>(info.unit)];
-  if (CoreUnit* u = m_unit_of[static_cast<size_t>(info.unit)]) return u->execute(op, now);
   if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
   if (op.op == Opcode::HALT) complete_exchange();  // ready() has held the bundle until it was done
   if (is_exchange_op(op.op)) return exec_exchange(op, now, ctl);
