@@ -9,7 +9,7 @@ namespace tessera::core {
 
 Core::Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options)
     : m_spec(spec),
-      m_machine(m_spec, /*timed_dma=*/true),
+      m_machine(m_spec, /*timed_dma=*/true, options.units),
       m_program(std::make_shared<const DecodedProgram>(decode_program(program.code, m_spec))),
       m_options(options),
       m_sready(static_cast<size_t>(m_spec.scalar_regs), 0),
@@ -30,7 +30,7 @@ int64_t& Core::reg_ready(isa::RegRef r) {
 }
 
 void Core::account(const DecodedOp& op, const OpTiming& t, int64_t pc) {
-  const int u = static_cast<int>(isa::op_info(op.op).unit);
+  const int u = static_cast<int>(op.unit);
   const int64_t end = t.start + t.occupancy;
   m_busy[u] += std::max<int64_t>(0, end - std::max(t.start, m_busy_until[u]));
   m_busy_until[u] = std::max(m_busy_until[u], end);

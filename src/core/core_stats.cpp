@@ -69,21 +69,7 @@ report::StatGroup Core::stats() const {
            cycles > 0 ? static_cast<double>(m_busy[static_cast<size_t>(u)]) / cycles : 0.0);
   }
 
-  const MxuStats& mx = m_machine.mxu().stats();
-  const double peak = static_cast<double>(m_spec.mxu_rows) * m_spec.mxu_cols;
-  report::StatGroup& mg = g.group("mxu");
-  mg.set_int("tiles_loaded", mx.tiles_loaded);
-  mg.set_int("weight_rows", mx.weight_rows);
-  mg.set_int("pushes", mx.pushes);
-  mg.set_int("macs", mx.macs, "MACs");
-  mg.set_int("busy_cycles", mx.busy_cycles, "cycles", "cycles the input port streamed rows");
-  mg.set_int("span", mx.span(), "cycles", "first weight row in to last result out");
-  mg.set("utilisation", cycles > 0 ? static_cast<double>(mx.macs) / (peak * cycles) : 0.0, "",
-         "MACs / (R * C * cycles)");
-  mg.set(
-      "span_utilisation",
-      mx.span() > 0 ? static_cast<double>(mx.macs) / (peak * static_cast<double>(mx.span())) : 0.0,
-      "", "MACs / (R * C * span)");
+  for (const auto& unit : m_machine.units()) unit->report(g, m_cycles);
 
   report_events(m_machine, m_cycles, g);
   return g;

@@ -121,6 +121,7 @@ DecodedBundle decode_bundle(const isa::Bundle& bundle, const CoreSpec& spec, Dec
     }
     DecodedOp op;
     op.op = in.op;
+    op.unit = isa::op_info(in.op).unit;
     op.slot = static_cast<uint8_t>(s);
     op.d = in.d, op.a = in.a, op.b = in.b, op.c = in.c;
     op.imm = in.imm;

@@ -29,6 +29,7 @@ struct DecodedOp {
   isa::Opcode op = isa::Opcode::NOP;
   uint8_t slot = 0;
   uint8_t d = 0, a = 0, b = 0, c = 0;
+  isa::Unit unit = isa::Unit::None;  // isa::op_info(op).unit, kept here for the dispatch
   int32_t imm = 0;
   bool has_dest = false;
   isa::RegRef dest{isa::RegFile::Scalar, 0};  // architectural register written, if has_dest

@@ -2,12 +2,13 @@
 // run, or the sum of per-step differences of a training epoch) gets the same figure as the core's
 // statistics.
 //
-// Energy (CoreSpec.energy, pJ per event): the MXU (mxu_energy_pj: the PE that ran), vector ALU
-// element ops, scalar ops, vreg element accesses (reads + writes of vector/mask registers), bytes
-// of vector memory, scalar memory and HBM traffic, elements through the extended units, bundles
-// fetched, plus static power over `cycles` at the core clock. The per-event energies and their
-// sources are in the config (configs/tpu-v2-like.json cites them; estimates are marked there). The
-// total is the sum of the parts in the order energy_parts lists them.
+// Energy (CoreSpec.energy, pJ per event; the parts are the rows of energy_parts.def): the MXU
+// (mxu_energy_pj: the PE that ran), vector ALU element ops, scalar ops, vreg element accesses
+// (reads + writes of vector/mask registers), bytes of vector memory, scalar memory and HBM
+// traffic, elements through the extended units, bundles fetched, plus static power over `cycles`
+// at the core clock. The per-event energies and their sources are in the config
+// (configs/tpu-v2-like.json cites them; estimates are marked there). The total is the sum of the
+// parts in the order energy_parts lists them.
 #pragma once
 
 #include <array>
@@ -43,7 +44,16 @@ struct EnergyPart {
   double pj;
 };
 
-inline constexpr int kNumEnergyParts = 10;
+enum class EnergyPartId : uint8_t {
+#define X(e, part, field, def, max, unit, what) e,
+#include "core/energy_parts.def"
+#undef X
+};
+inline constexpr int kNumEnergyParts = 0
+#define X(e, part, field, def, max, unit, what) +1
+#include "core/energy_parts.def"
+#undef X
+    ;
 
 std::array<EnergyPart, kNumEnergyParts> energy_parts(const CoreSpec& spec, const EventCounts& ev,
                                                      const MxuEnergyCounts& mxu, int64_t cycles);

@@ -7,7 +7,7 @@ namespace tessera::core {
 FunctionalCore::FunctionalCore(const CoreSpec& spec, const isa::Program& program,
                                RunOptions options)
     : m_spec(spec),
-      m_machine(m_spec, /*timed_dma=*/false),
+      m_machine(m_spec, /*timed_dma=*/false, options.units),
       m_program(decode_program(program.code, m_spec)),
       m_options(options) {
   load_program_data(program, m_machine.state(), m_spec);

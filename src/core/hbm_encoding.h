@@ -50,7 +50,7 @@ struct HbmEncodingSpec {
 HbmEncodingSpec read_hbm_encoding_spec(ConfigReader& r);
 
 enum class HbmKind : uint8_t { kWeights, kActivations, kGradients, kOptimizerState, kOther };
-inline constexpr int kNumHbmKinds = 5;
+inline constexpr int kNumHbmKinds = static_cast<int>(HbmKind::kOther) + 1;  // kOther is last
 // "weights", "activations", "gradients", "optimizer_state", "other".
 const char* to_string(HbmKind kind);
 

@@ -4,6 +4,7 @@
 #include "core/decoded.h"
 #include "core/spec.h"
 #include "core/state.h"
+#include "core/units.h"
 #include "isa/image.h"
 
 namespace tessera::core {
@@ -15,6 +16,7 @@ void load_program_data(const isa::Program& program, ArchState& s, const CoreSpec
 // Options shared by both interpreters.
 struct RunOptions {
   int64_t max_bundles = 1'000'000'000;  // exceeding this is a fault (a runaway loop), not a hang
+  UnitTable units = core_units();       // the units the core is built with (unit.h)
 };
 
 // Throws SimFault for a fetch at `pc` outside the code (running off the end: a missing halt).

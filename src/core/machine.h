@@ -2,6 +2,10 @@
 // op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
 // Machine::execute; they differ only in when a bundle issues and in how DMA completes.
 //
+// Units: the registered units (units.h: MXU, transpose, reduce/permute, EUP, RNG) execute their
+// ops behind the CoreUnit interface (unit.h), each owning its state and timing; the Machine
+// executes the rest itself (scalar, vector ALU, vector memory, DMA, sync and exchange, adam.start).
+//
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
 // (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
 // own ready cycle (OpTiming::start): the timed core issues a bundle only when every op is ready
@@ -9,22 +13,15 @@
 // earlier slot of the same bundle, which the unit queues in slot order. Values never depend on
 // time.
 //
-// Unit timing (S = sublanes, L = lanes):
+// Timing of the Machine's own ops (the registered units' headers give theirs):
 //   scalar, vector ALU, vld, vst: one cycle; result ready at start + latency(class).
-//   EUP / RPU: a push occupies the unit's input for S cycles (one sublane row per cycle); its
-//     result enters the unit's ResultFifo ready at start + S - 1 + latency(class).
-//   XU: each xpush occupies the input S cycles; the ceil(L/S)-th slice completes an L x L
-//     matrix, whose ceil(L/S) transposed slices become ready at start + S - 1 + latency(transpose).
-//     Pending input slices and unpopped output slices together may not exceed xu_fifo.
-//   pops (epop, rpop, xpop): wait for the oldest result; the vreg is written 1 cycle later
-//     (mpop: latency(matrix_pop)).
-//   RNG: `rng` occupies the generator ceil(S*L / rng_words_per_cycle) cycles; vD ready at
-//     start + occupancy - 1 + latency(rng).
-//   MXU: core::Mxu's readiness and timing.
 //   DMA: DmaEngine (queue, latency, shared bandwidth). wait: see ready().
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "core/adam_unit.h"
@@ -32,19 +29,14 @@
 #include "core/dma.h"
 #include "core/events.h"
 #include "core/exchange.h"
-#include "core/fifo.h"
 #include "core/hbm_encoding.h"
 #include "core/mxu.h"
 #include "core/spec.h"
 #include "core/state.h"
+#include "core/unit.h"
+#include "core/units.h"
 
 namespace tessera::core {
-
-struct OpTiming {
-  int64_t start = 0;       // cycle the unit performed the op
-  int32_t occupancy = 1;   // cycles the unit was busy with it
-  int64_t dest_ready = 0;  // cycle its destination register may be read (if it has one)
-};
 
 // How a bundle ends: next PC (taken branch) and halt.
 struct Control {
@@ -57,13 +49,22 @@ struct Control {
 class Machine {
  public:
   // timed_dma: DMA completes through the queue (timed core) or instantly (functional).
-  Machine(const CoreSpec& spec, bool timed_dma);
+  // units: the units to build (the core's registry by default; tests may pass their own).
+  // Error if two registrations name the same isa::Unit.
+  Machine(const CoreSpec& spec, bool timed_dma, UnitTable units = core_units());
+  // The units hold references to the state and counters: a Machine stays where it was built.
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
 
   const CoreSpec& spec() const { return m_spec; }
   ArchState& state() { return m_state; }
   const ArchState& state() const { return m_state; }
-  Mxu& mxu() { return m_mxu; }
-  const Mxu& mxu() const { return m_mxu; }
+  // The MXU of the registered MxuUnit (TESSERA_CHECK that there is one).
+  Mxu& mxu();
+  const Mxu& mxu() const;
+  // The registered units, in registration order; the one executing `u`'s ops, or nullptr.
+  std::span<const std::unique_ptr<CoreUnit>> units() const { return m_units; }
+  CoreUnit* unit(isa::Unit u) const { return m_unit_of[static_cast<size_t>(u)]; }
   DmaEngine& dma() { return m_dma; }
   HbmEncoder& hbm_encoder() { return m_hbm_encoder; }
   const HbmEncoder& hbm_encoder() const { return m_hbm_encoder; }
@@ -71,10 +72,12 @@ class Machine {
   const EventCounts& events() const { return m_ev; }
 
   // Value of the cycle counter special register for the bundle being executed.
-  // Also completes the Adam unit runs that finished by c (their sync flags).
+  // Also completes the Adam unit runs and the flag-signalling units' work that finished by c
+  // (their sync flags).
   void set_cycle(int64_t c) {
     m_cycle = c;
     m_adam.retire(c, m_state.flags);
+    for (CoreUnit* u : m_flag_units) u->retire(c);
   }
   AdamUnit& adam() { return m_adam; }
   const AdamUnit& adam() const { return m_adam; }
@@ -107,8 +110,6 @@ class Machine {
   OpTiming exec_scalar(const DecodedOp& op, int64_t now, Control& ctl);
   OpTiming exec_vector(const DecodedOp& op, int64_t now);
   OpTiming exec_vmem(const DecodedOp& op, int64_t now);
-  OpTiming exec_mxu(const DecodedOp& op, int64_t now);
-  OpTiming exec_ext(const DecodedOp& op, int64_t now);
   OpTiming exec_misc(const DecodedOp& op, int64_t now);
   OpTiming exec_adam(const DecodedOp& op, int64_t now);                    // adam_unit_exec.cpp
   OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
@@ -116,32 +117,23 @@ class Machine {
   void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
   // UnitFault if vmem words [first, first+count) overlap data the pending exchange holds.
   void check_not_held(int64_t first, int64_t count, const DecodedOp& op) const;
-  int64_t ext_ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
-  OpTiming push_result(ResultFifo& fifo, int64_t& input_free, isa::LatencyClass lat, int64_t now,
-                       const uint32_t* words);
-  OpTiming pop_result(ResultFifo& fifo, const DecodedOp& op, int64_t now);
-  void xu_push(const uint32_t* slice, int64_t ready);
-  void rpu_compute(const DecodedOp& op, uint32_t* out);
+  int64_t flag_ready(int flag, int64_t value, int64_t want) const;
   int64_t vmem_row(int64_t row, const DecodedOp& op) const;
 
   const CoreSpec& m_spec;
   bool m_timed_dma;
   ArchState m_state;
-  Mxu m_mxu;
+  EventCounts m_ev;
   DmaEngine m_dma;
   HbmEncoder m_hbm_encoder;
   AdamUnit m_adam;
-  ResultFifo m_eup, m_rpu, m_xu;
-  int64_t m_eup_free = 0, m_rpu_free = 0, m_xu_free = 0, m_rng_free = 0;
-  std::vector<uint32_t> m_xu_matrix;  // lanes x lanes, rows filled by pending slices
-  int m_xu_pending = 0;               // slices of the current matrix pushed so far
-  int m_xu_slices;                    // ceil(lanes / sublanes)
-  int m_rng_cycles;                   // generator cycles per vreg
-  int m_words;                        // sublanes * lanes
+  std::vector<std::unique_ptr<CoreUnit>> m_units;
+  std::array<CoreUnit*, isa::kNumUnits> m_unit_of{};  // by isa::Unit; nullptr: the Machine's own
+  std::vector<CoreUnit*> m_flag_units;                // those whose signals_flags()
+  Mxu* m_mxu = nullptr;                               // the MxuUnit's, if registered
+  int m_words;                                        // sublanes * lanes
   int64_t m_cycle = 0;
-  std::vector<float> m_fbuf;    // one vreg as fp32 (MXU operands)
   std::vector<uint32_t> m_tmp;  // one vreg scratch
-  EventCounts m_ev;
   std::vector<OutboundSend> m_outbox;
   uint32_t m_exchange_procs = 1;
   bool m_exchange_timing_only = false;

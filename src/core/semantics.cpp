@@ -1,12 +1,15 @@
-// Machine construction, readiness and the dispatch of every op to its unit's semantics
-// (exec_scalar.cpp, exec_vector.cpp, exec_vmem.cpp, exec_mxu.cpp, exec_ext.cpp, exec_misc.cpp).
+// Machine construction, readiness and the dispatch of every op to its unit's semantics: a
+// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vector.cpp,
+// exec_vmem.cpp, exec_misc.cpp, exec_exchange.cpp, adam_unit_exec.cpp).
 #include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "core/fault.h"
 #include "core/machine.h"
+#include "core/units/mxu_unit.h"
 
 namespace tessera::core {
 
@@ -15,30 +18,44 @@ using isa::Unit;
 
 std::string_view to_string(StallCause c) {
   static constexpr std::string_view kNames[kNumStallCauses] = {
-      "none",     "dependency", "branch",    "mxu_weights", "mxu_busy", "mxu_result",
-      "xu_busy",  "xu_result",  "rpu_busy",  "rpu_result",  "eup_busy", "eup_result",
-      "rng_busy", "fifo_full",  "dma_queue", "sync_wait",   "exchange"};
+#define X(e, name, what) name,
+#include "core/stall_causes.def"
+#undef X
+  };
   return kNames[static_cast<int>(c)];
 }
 
-Machine::Machine(const CoreSpec& spec, bool timed_dma)
+Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
     : m_spec(spec),
       m_timed_dma(timed_dma),
       m_state(spec),
-      m_mxu(spec),
       m_dma(spec),
       m_hbm_encoder(spec.hbm_encoding),
       m_adam(spec),
-      m_eup("EUP", spec.eup_fifo, spec.sublanes * spec.lanes),
-      m_rpu("reduce/permute", spec.rpu_fifo, spec.sublanes * spec.lanes),
-      m_xu("transpose", spec.xu_fifo, spec.sublanes * spec.lanes),
-      m_xu_matrix(static_cast<size_t>(spec.lanes) * spec.lanes, 0u),
-      m_xu_slices((spec.lanes + spec.sublanes - 1) / spec.sublanes),
-      m_rng_cycles((spec.sublanes * spec.lanes + spec.rng_words_per_cycle - 1) /
-                   spec.rng_words_per_cycle),
       m_words(spec.sublanes * spec.lanes),
-      m_fbuf(static_cast<size_t>(m_words), 0.0f),
-      m_tmp(static_cast<size_t>(m_words), 0u) {}
+      m_tmp(static_cast<size_t>(m_words), 0u) {
+  const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma};
+  for (const UnitRegistration& r : units) {
+    CoreUnit*& slot = m_unit_of[static_cast<size_t>(r.unit)];
+    if (slot != nullptr)
+      throw Error("core",
+                  fmt::format("two units registered for the {} ops", isa::to_string(r.unit)));
+    m_units.push_back(r.make(env));
+    slot = m_units.back().get();
+    if (slot->signals_flags()) m_flag_units.push_back(slot);
+    if (auto* mxu = dynamic_cast<MxuUnit*>(slot)) m_mxu = &mxu->mxu();
+  }
+}
+
+Mxu& Machine::mxu() {
+  TESSERA_CHECK(m_mxu != nullptr, "the core has an MXU unit");
+  return *m_mxu;
+}
+
+const Mxu& Machine::mxu() const {
+  TESSERA_CHECK(m_mxu != nullptr, "the core has an MXU unit");
+  return *m_mxu;
+}
 
 void Machine::prepare(const DecodedBundle& b) {
   for (int i = 0; i < b.n_copies; ++i) {
@@ -61,24 +78,19 @@ OpTiming Machine::fixed(const DecodedOp& op, int64_t now) const {
   return OpTiming{now, 1, now + m_spec.latency_of(isa::op_info(op.op).latency)};
 }
 
+int64_t Machine::flag_ready(int flag, int64_t value, int64_t want) const {
+  int64_t at = m_dma.flag_ready(flag, value, want);
+  if (at < 0) at = m_adam.flag_ready(flag, value, want);  // a flag adam.start signals
+  for (size_t i = 0; at < 0 && i < m_flag_units.size(); ++i)
+    at = m_flag_units[i]->flag_ready(flag, value, want);
+  return at;
+}
+
 int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
+  if (const CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)])
+    return std::max(u->ready(op, now, cause), now);
   int64_t t = now;
   switch (op.op) {
-    case Opcode::MLW:
-      t = m_mxu.mlw_ready(now), cause = StallCause::MxuBusy;
-      break;
-    case Opcode::MFLIP:
-      t = m_mxu.mflip_ready(now), cause = StallCause::MxuWeights;
-      break;
-    case Opcode::MMUL:
-    case Opcode::MMULST:
-    case Opcode::MMULACC:
-    case Opcode::MMULOUT:
-      t = m_mxu.mmul_ready(now), cause = StallCause::MxuBusy;
-      break;
-    case Opcode::MPOP:
-      if (m_mxu.fifo_occupancy() > 0) t = m_mxu.mpop_ready(now), cause = StallCause::MxuResult;
-      break;
     case Opcode::DMAHV:
     case Opcode::DMAVH:
     case Opcode::DMAHS:
@@ -99,8 +111,7 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
     case Opcode::WAIT: {
       const int64_t value = m_state.flags[op.a];
       if (value >= op.imm) break;
-      int64_t at = m_dma.flag_ready(op.a, value, op.imm);
-      if (at < 0) at = m_adam.flag_ready(op.a, value, op.imm);  // a flag adam.start signals
+      const int64_t at = flag_ready(op.a, value, op.imm);
       if (at < 0)
         throw UnitFault(
             fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
@@ -110,18 +121,19 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
       break;
     }
     default:
-      if (isa::op_info(op.op).slot == isa::SlotClass::Ext) t = ext_ready(op, now, cause);
       break;
   }
   return std::max(t, now);
 }
 
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
-  ++m_ev.unit_ops[static_cast<int>(isa::op_info(op.op).unit)];
+  ++m_ev.unit_ops[static_cast<size_t>(op.unit)];
+  if (CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)]) return u->execute(op, now);
+  const isa::OpInfo& info = isa::op_info(op.op);
   if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
   if (op.op == Opcode::HALT) complete_exchange();  // ready() has held the bundle until it was done
   if (is_exchange_op(op.op)) return exec_exchange(op, now, ctl);
-  switch (isa::op_info(op.op).slot) {
+  switch (info.slot) {
     case isa::SlotClass::Scalar:
       return exec_scalar(op, now, ctl);
     case isa::SlotClass::VecAlu:
@@ -130,9 +142,9 @@ OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
     case isa::SlotClass::VecStore:
       return exec_vmem(op, now);
     case isa::SlotClass::Matrix:
-      return exec_mxu(op, now);
     case isa::SlotClass::Ext:
-      return exec_ext(op, now);
+      throw UnitFault(fmt::format("{}: no unit of this core executes {} ops", info.mnemonic,
+                                  isa::to_string(info.unit)));
     case isa::SlotClass::Misc:
       return exec_misc(op, now);
     case isa::SlotClass::Any:

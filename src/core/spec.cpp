@@ -1,6 +1,9 @@
 #include "core/spec.h"
 
 #include <bit>
+#include <iterator>
+
+#include "core/units.h"
 
 namespace tessera::core {
 
@@ -36,6 +39,9 @@ constexpr LatencyDefault kLatencyDefaults[] = {
     {LatencyClass::Sync, "sync", 1, "sync flag wait/signal"},
 };
 
+static_assert(std::size(kLatencyDefaults) == isa::kNumLatencyClasses - 1,
+              "a default for every latency class but None (isa/latency_classes.def)");
+
 bool is_pow2(int64_t x) {
   return x > 0 && std::has_single_bit(static_cast<uint64_t>(x));
 }
@@ -65,28 +71,9 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.vmem_bytes = r.get_int("core.vector.vmem_bytes", 16ll << 20, {1024, 1ll << 34}, "bytes",
                            "vector memory per core");
 
-  s.mxu_rows = static_cast<int>(
-      r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
-  s.mxu_cols = static_cast<int>(
-      r.get_int("core.mxu.cols", 128, {1, 1024}, "PEs", "systolic array columns C (output dim)"));
-  s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true,
-                                   "load the next weight tile while the current one multiplies");
-  s.mxu_result_fifo = static_cast<int>(
-      r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
-  s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks",
-                                                "accumulator blocks (sublanes x cols fp32)"));
-  s.mxu_pe = read_mxu_pe(r);
-  s.term = read_term_mxu_spec(r, s.sublanes, s.mxu_cols);
-
-  s.xu_fifo = static_cast<int>(
-      r.get_int("core.xu.fifo", 16, {1, 1024}, "slices", "transpose unit FIFO depth"));
-  s.rpu_fifo = static_cast<int>(
-      r.get_int("core.rpu.fifo", 4, {1, 1024}, "vregs", "reduce/permute result FIFO depth"));
-  s.eup_fifo =
-      static_cast<int>(r.get_int("core.eup.fifo", 4, {1, 1024}, "vregs", "EUP result FIFO depth"));
-  s.rng_words_per_cycle =
-      static_cast<int>(r.get_int("core.rng.words_per_cycle", 128, {1, 1 << 20}, "words/cycle",
-                                 "random 32-bit words generated per cycle"));
+  // The registered units' sections (MXU, transpose, reduce/permute, EUP, RNG), in table order.
+  for (const UnitRegistration& u : core_units())
+    if (u.read_spec != nullptr) u.read_spec(r, s);
 
   for (const auto& d : kLatencyDefaults)
     s.latency[static_cast<int>(d.cls)] = static_cast<int>(
@@ -104,23 +91,10 @@ CoreSpec read_core_spec(ConfigReader& r) {
   s.hbm_encoding = read_hbm_encoding_spec(r);
 
   auto& e = s.energy;
-  e.mac_pj = r.get_float("core.energy.mac_pj", 0.2, {0, 1e6}, "pJ", "one bf16 MAC in the MXU");
-  e.vector_op_pj = r.get_float("core.energy.vector_op_pj", 0.9, {0, 1e6}, "pJ",
-                               "one fp32 element op in the vector unit");
-  e.scalar_op_pj = r.get_float("core.energy.scalar_op_pj", 0.5, {0, 1e6}, "pJ", "one scalar op");
-  e.vreg_access_pj = r.get_float("core.energy.vreg_access_pj", 0.05, {0, 1e6}, "pJ",
-                                 "one 32-bit vreg element access");
-  e.vmem_byte_pj = r.get_float("core.energy.vmem_byte_pj", 1.25, {0, 1e6}, "pJ",
-                               "one byte of vector memory traffic");
-  e.smem_byte_pj = r.get_float("core.energy.smem_byte_pj", 1.25, {0, 1e6}, "pJ",
-                               "one byte of scalar memory traffic");
-  e.hbm_byte_pj =
-      r.get_float("core.energy.hbm_byte_pj", 31.2, {0, 1e6}, "pJ", "one byte of HBM traffic");
-  e.ext_op_pj =
-      r.get_float("core.energy.ext_op_pj", 1.0, {0, 1e6}, "pJ", "one element in XU/RPU/EUP/RNG");
-  e.bundle_fetch_pj =
-      r.get_float("core.energy.bundle_fetch_pj", 20, {0, 1e6}, "pJ", "fetch and decode one bundle");
-  e.static_mw = r.get_float("core.energy.static_mw", 0, {0, 1e9}, "mW", "static power");
+#define X(en, part, field, def, max, unit, what) \
+  e.field = r.get_float("core.energy." #field, def, {0, max}, unit, what);
+#include "core/energy_parts.def"
+#undef X
   e.term_source = r.get_string(
       "core.mxu.term.energy_source", "unspecified", {},
       "where core.mxu.term.term_pj and step_pj come from (energy_j with term-serial PEs)");

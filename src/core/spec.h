@@ -15,17 +15,11 @@
 
 namespace tessera::core {
 
-struct EnergySpec {            // picojoules per event
-  double mac_pj = 0;           // one bf16 MAC in the MXU
-  double vector_op_pj = 0;     // one 32-bit element operation in the vector unit
-  double scalar_op_pj = 0;     // one scalar ALU op
-  double vreg_access_pj = 0;   // per 32-bit vreg element read or written
-  double vmem_byte_pj = 0;     // per byte read or written in vector memory
-  double smem_byte_pj = 0;     // per byte read or written in scalar memory
-  double hbm_byte_pj = 0;      // per byte moved to or from HBM
-  double ext_op_pj = 0;        // per element in the transpose/reduce/EUP/RNG units
-  double bundle_fetch_pj = 0;  // instruction fetch + decode of one bundle
-  double static_mw = 0;        // static power (mW), charged per simulated cycle
+// Energy per event (picojoules; static power in mW): one field per row of energy_parts.def.
+struct EnergySpec {
+#define X(e, part, field, def, max, unit, what) double field = 0;
+#include "core/energy_parts.def"
+#undef X
   std::string
       term_source;  // where core.mxu.term.term_pj / step_pj come from (core.mxu.term.energy_source)
 };

@@ -17,39 +17,29 @@ std::optional<Opcode> opcode_from_mnemonic(std::string_view mnemonic) {
 }
 
 std::string_view to_string(SlotClass c) {
-  switch (c) {
-    case SlotClass::Any:
-      return "any";
-    case SlotClass::Scalar:
-      return "scalar";
-    case SlotClass::VecAlu:
-      return "vector-alu";
-    case SlotClass::VecLoad:
-      return "vector-load";
-    case SlotClass::VecStore:
-      return "vector-store";
-    case SlotClass::Matrix:
-      return "matrix";
-    case SlotClass::Ext:
-      return "extended";
-    case SlotClass::Misc:
-      return "misc";
-  }
-  return "?";
+  static constexpr std::string_view names[kNumSlotClasses] = {
+#define X(e, name) name,
+#include "isa/slot_classes.def"
+#undef X
+  };
+  return names[static_cast<int>(c)];
 }
 
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[kNumUnits] = {
-      "none",           "scalar", "vector", "vector-memory", "mxu", "transpose",
-      "reduce-permute", "eup",    "rng",    "dma",           "sync"};
+#define X(e, name) name,
+#include "isa/units.def"
+#undef X
+  };
   return names[static_cast<int>(u)];
 }
 
 std::string_view to_string(LatencyClass l) {
   static constexpr std::string_view names[kNumLatencyClasses] = {
-      "none",       "scalar",      "scalar-mul",   "scalar-mem", "branch",    "vector-add",
-      "vector-mul", "vector-load", "vector-store", "matrix",     "transpose", "reduce",
-      "eup",        "rng",         "dma",          "sync"};
+#define X(e, name) name,
+#include "isa/latency_classes.def"
+#undef X
+  };
   return names[static_cast<int>(l)];
 }
 

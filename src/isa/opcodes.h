@@ -22,44 +22,65 @@ inline constexpr int kNumOpcodes = 0
     ;
 static_assert(kNumOpcodes <= 256, "opcode must fit the 8-bit encoding field");
 
-// Which kind of bundle slot an op may occupy.
-enum class SlotClass : uint8_t { Any, Scalar, VecAlu, VecLoad, VecStore, Matrix, Ext, Misc };
+// Which kind of bundle slot an op may occupy (slot_classes.def).
+enum class SlotClass : uint8_t {
+#define X(e, name) e,
+#include "isa/slot_classes.def"
+#undef X
+};
+inline constexpr int kNumSlotClasses = 0
+#define X(e, name) +1
+#include "isa/slot_classes.def"
+#undef X
+    ;
 
-// The bundle: 11 slots in this fixed order.
-//   S0 S1 | V0 V1 | VLD | VST | M0 M1 | X0 X1 | MISC
-enum class Slot : uint8_t { S0, S1, V0, V1, VLD, VST, M0, M1, X0, X1, MISC };
-inline constexpr int kNumSlots = 11;
+// The bundle: its slots in this fixed order (slots.def).
+enum class Slot : uint8_t {
+#define X(e, cls, name) e,
+#include "isa/slots.def"
+#undef X
+};
+inline constexpr int kNumSlots = 0
+#define X(e, cls, name) +1
+#include "isa/slots.def"
+#undef X
+    ;
 inline constexpr std::array<SlotClass, kNumSlots> kSlotClass = {
-    SlotClass::Scalar,  SlotClass::Scalar,   SlotClass::VecAlu, SlotClass::VecAlu,
-    SlotClass::VecLoad, SlotClass::VecStore, SlotClass::Matrix, SlotClass::Matrix,
-    SlotClass::Ext,     SlotClass::Ext,      SlotClass::Misc};
+#define X(e, cls, name) SlotClass::cls,
+#include "isa/slots.def"
+#undef X
+};
 inline constexpr std::array<std::string_view, kNumSlots> kSlotName = {
-    "s0", "s1", "v0", "v1", "vld", "vst", "m0", "m1", "x0", "x1", "misc"};
+#define X(e, cls, name) name,
+#include "isa/slots.def"
+#undef X
+};
 
 // The functional unit that executes an op (for busy/utilisation statistics and traces).
-enum class Unit : uint8_t { None, Scalar, Vector, VectorMem, Mxu, Xu, Rpu, Eup, Rng, Dma, Sync };
-inline constexpr int kNumUnits = 11;
-
-// Latency class: the config gives the cycles from issue to result for each class.
-enum class LatencyClass : uint8_t {
-  None,
-  Scalar,
-  ScalarMul,
-  ScalarMem,
-  Branch,
-  VecAdd,
-  VecMul,
-  VecLoad,
-  VecStore,
-  Matrix,
-  Transpose,
-  Reduce,
-  Eup,
-  Rng,
-  Dma,
-  Sync
+// The table is units.def.
+enum class Unit : uint8_t {
+#define X(e, name) e,
+#include "isa/units.def"
+#undef X
 };
-inline constexpr int kNumLatencyClasses = 16;
+inline constexpr int kNumUnits = 0
+#define X(e, name) +1
+#include "isa/units.def"
+#undef X
+    ;
+
+// Latency class: the config gives the cycles from issue to result for each class. The table is
+// latency_classes.def.
+enum class LatencyClass : uint8_t {
+#define X(e, name) e,
+#include "isa/latency_classes.def"
+#undef X
+};
+inline constexpr int kNumLatencyClasses = 0
+#define X(e, name) +1
+#include "isa/latency_classes.def"
+#undef X
+    ;
 
 struct OpInfo {
   Opcode op;

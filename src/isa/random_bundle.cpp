@@ -10,7 +10,6 @@
 namespace tessera::isa {
 namespace {
 
-constexpr int kNumSlotClasses = 8;
 constexpr int kMaxTries = 8;
 
 // Ops (other than nop) per slot class, in table order.

@@ -30,21 +30,7 @@ void each_counter(C& c, F&& f) {
   f("host_bytes", c.host_bytes);
   f("terms_processed", c.terms_processed);
   f("pe_steps", c.pe_steps);
-  auto& e = c.events;
-  f("bundles", e.bundles);
-  for (size_t u = 0; u < e.unit_ops.size(); ++u) f(fmt::format("unit_ops_{}", u), e.unit_ops[u]);
-  f("scalar_ops", e.scalar_ops);
-  f("vector_elements", e.vector_elements);
-  f("vreg_elements", e.vreg_elements);
-  f("ext_elements", e.ext_elements);
-  f("smem_read_bytes", e.smem_read_bytes);
-  f("smem_write_bytes", e.smem_write_bytes);
-  f("vmem_read_bytes", e.vmem_read_bytes);
-  f("vmem_write_bytes", e.vmem_write_bytes);
-  f("hbm_read_bytes", e.hbm_read_bytes);
-  f("hbm_write_bytes", e.hbm_write_bytes);
-  f("dma_requests", e.dma_requests);
-  f("dma_bytes", e.dma_bytes);
+  core::for_each_counter(c.events, f);
   for (int k = 0; k < core::kNumHbmKinds; ++k) {
     auto& t = c.hbm[static_cast<size_t>(k)];
     const char* kind = core::to_string(static_cast<core::HbmKind>(k));

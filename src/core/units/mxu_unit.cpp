@@ -1,0 +1,103 @@
+#include "core/units/mxu_unit.h"
+
+#include <cstring>
+
+namespace tessera::core {
+
+using isa::Opcode;
+
+MxuUnit::MxuUnit(const UnitEnv& env)
+    : CoreUnit(env), m_mxu(env.spec), m_buf(static_cast<size_t>(words()), 0.0f) {}
+
+void MxuUnit::read_spec(ConfigReader& r, CoreSpec& s) {
+  s.mxu_rows = static_cast<int>(
+      r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
+  s.mxu_cols = static_cast<int>(
+      r.get_int("core.mxu.cols", 128, {1, 1024}, "PEs", "systolic array columns C (output dim)"));
+  s.mxu_double_buffer = r.get_bool("core.mxu.double_buffer", true,
+                                   "load the next weight tile while the current one multiplies");
+  s.mxu_result_fifo = static_cast<int>(
+      r.get_int("core.mxu.result_fifo", 33, {1, 1024}, "blocks", "result FIFO depth"));
+  s.mxu_acc_blocks = static_cast<int>(r.get_int("core.mxu.acc_blocks", 256, {1, 1 << 16}, "blocks",
+                                                "accumulator blocks (sublanes x cols fp32)"));
+  s.mxu_pe = read_mxu_pe(r);
+  s.term = read_term_mxu_spec(r, s.sublanes, s.mxu_cols);
+}
+
+int64_t MxuUnit::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
+  switch (op.op) {
+    case Opcode::MLW:
+      cause = StallCause::MxuBusy;
+      return m_mxu.mlw_ready(now);
+    case Opcode::MFLIP:
+      cause = StallCause::MxuWeights;
+      return m_mxu.mflip_ready(now);
+    case Opcode::MPOP:
+      if (m_mxu.fifo_occupancy() == 0) return now;  // execute faults
+      cause = StallCause::MxuResult;
+      return m_mxu.mpop_ready(now);
+    default:  // mmul*
+      cause = StallCause::MxuBusy;
+      return m_mxu.mmul_ready(now);
+  }
+}
+
+OpTiming MxuUnit::execute(const DecodedOp& op, int64_t now) {
+  ArchState& s = m_state;
+  // mlw / mmul copy their operand's words out of the vreg (Mxu reads `v` only through memcpy).
+  const float* operand = reinterpret_cast<const float*>(s.vreg(op.a));
+  m_events.vreg_elements += static_cast<int64_t>(words()) * (op.op == Opcode::MFLIP ? 0 : 1);
+  switch (op.op) {
+    case Opcode::MLW: {
+      m_mxu.check_mlw();
+      const int64_t start = m_mxu.mlw_ready(now);
+      m_mxu.mlw(operand, start);
+      return OpTiming{start, m_spec.sublanes, start};
+    }
+    case Opcode::MFLIP: {
+      m_mxu.check_mflip();
+      const int64_t start = m_mxu.mflip_ready(now);
+      m_mxu.mflip(start);
+      return OpTiming{start, 1, start};
+    }
+    case Opcode::MPOP: {
+      m_mxu.check_mpop();
+      const int64_t start = m_mxu.mpop_ready(now);
+      m_mxu.mpop(m_buf.data(), start);
+      std::memcpy(s.vreg(op.d), m_buf.data(), static_cast<size_t>(words()) * 4);
+      return OpTiming{start, 1, start + m_spec.latency_of(isa::LatencyClass::Matrix)};
+    }
+    default: {  // mmul*
+      const MmulMode mode = op.op == Opcode::MMUL      ? MmulMode::ToFifo
+                            : op.op == Opcode::MMULST  ? MmulMode::Store
+                            : op.op == Opcode::MMULACC ? MmulMode::Accumulate
+                                                       : MmulMode::AccumulateOut;
+      const int64_t block = mode == MmulMode::ToFifo ? 0 : static_cast<int32_t>(s.sreg(op.b));
+      m_mxu.check_mmul(mode, block);
+      const int64_t start = m_mxu.mmul_ready(now);
+      m_mxu.mmul(operand, mode, block, start);
+      return OpTiming{start, static_cast<int32_t>(m_mxu.last_mmul_occupancy()), start};
+    }
+  }
+}
+
+void MxuUnit::report(report::StatGroup& g, int64_t cycles_run) const {
+  const MxuStats& mx = m_mxu.stats();
+  const double cycles = static_cast<double>(cycles_run);
+  const double peak = static_cast<double>(m_spec.mxu_rows) * m_spec.mxu_cols;
+  report::StatGroup& mg = g.group("mxu");
+  mg.set_int("tiles_loaded", mx.tiles_loaded);
+  mg.set_int("weight_rows", mx.weight_rows);
+  mg.set_int("pushes", mx.pushes);
+  mg.set_int("macs", mx.macs, "MACs");
+  mg.set_int("busy_cycles", mx.busy_cycles, "cycles", "cycles the input port streamed rows");
+  mg.set_int("span", mx.span(), "cycles", "first weight row in to last result out");
+  mg.set("utilisation", cycles > 0 ? static_cast<double>(mx.macs) / (peak * cycles) : 0.0, "",
+         "MACs / (R * C * cycles)");
+  mg.set(
+      "span_utilisation",
+      mx.span() > 0 ? static_cast<double>(mx.macs) / (peak * static_cast<double>(mx.span())) : 0.0,
+      "", "MACs / (R * C * span)");
+}
+
+}  // namespace tessera::core
