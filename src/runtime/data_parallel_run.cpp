@@ -78,6 +78,7 @@ DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
   if (m_options.resume && m_options.checkpoint_dir.empty())
     throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
+  for (const Dataset* d : {&train, &test}) check_fits_model(*d, m_options.model);
   m_trainer =
       std::make_unique<DataParallelTrainer>(m_options.model, m_options.config.spec, m_options.dp);
   if (m_options.resume)

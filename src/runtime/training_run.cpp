@@ -104,6 +104,7 @@ TrainingRun::TrainingRun(const Dataset& train, const Dataset& test, TrainingRunO
   if (m_options.resume && m_options.checkpoint_dir.empty())
     throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
+  for (const Dataset* d : {&train, &test}) check_fits_model(*d, m_options.model);
   m_trainer =
       std::make_unique<ChipTrainer>(m_options.model, m_options.config.spec, m_options.trainer);
   if (m_options.resume)
