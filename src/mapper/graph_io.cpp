@@ -293,7 +293,9 @@ std::string graph_to_json(const LogicalGraph& graph) {
   }
   json edges = json::array();
   for (const Edge& e : graph.edges()) edges.push_back({e.src, e.dst, e.weight});
-  return json{{"nodes", nodes}, {"edges", edges}}.dump(1);
+  // Names from text formats may hold bytes that are not UTF-8: written as U+FFFD, never thrown.
+  return json{{"nodes", nodes}, {"edges", edges}}.dump(1, ' ', false,
+                                                       json::error_handler_t::replace);
 }
 
 void write_graph(const LogicalGraph& graph, const std::string& path) {

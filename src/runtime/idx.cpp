@@ -87,8 +87,9 @@ IdxArray read_idx(const std::string& path) {
         (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
     if (size == 0) throw Error(path, "dimension " + std::to_string(d) + " has size 0");
     a.dims.push_back(size);
+    if (size > (int64_t{1} << 32) / count)  // checked before multiplying: no overflow
+      throw Error(path, "implausibly large: more than 2^32 elements");
     count *= size;
-    if (count > (int64_t{1} << 32)) throw Error(path, "implausibly large: more than 2^32 elements");
   }
   a.data = read_data(f.get(), count, path);
   const auto got = static_cast<int64_t>(a.data.size());
