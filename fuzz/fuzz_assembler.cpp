@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes as assembly text, and as a program image.
 //
 // Properties checked (a violation traps, which libFuzzer reports as a crash):
-//   - assemble never fails other than with tessera::Error;
+//   - assemble (of a fragment or a whole program) never fails other than with tessera::Error;
 //   - a program that assembles survives disassemble -> assemble bit-identically (code, data,
 //     index) and write_image -> read_image exactly (debug info included);
 //   - read_image on the same bytes (as given, and behind a valid magic and version) either throws
@@ -30,6 +30,12 @@ void check(bool ok) {
 }
 
 void fuzz_text(std::string_view text) {
+  isa::AsmOptions whole;
+  whole.whole_program = true;
+  try {
+    (void)isa::assemble(text, "fuzz-whole.s", whole);
+  } catch (const Error&) {
+  }
   isa::Program p;
   try {
     p = isa::assemble(text, "fuzz.s");

@@ -23,6 +23,7 @@
 #include "core/core.h"
 #include "core/functional.h"
 #include "core/spec.h"
+#include "fuzz_support.h"
 #include "isa/encoding.h"
 #include "isa/image.h"
 #include "isa/operands.h"
@@ -31,6 +32,8 @@
 namespace {
 
 using namespace tessera;
+using fuzz::crash;
+using fuzz::survives;
 
 constexpr int64_t kMaxBundles = 20'000;
 constexpr size_t kMaxProgramBytes = 64 * 1024;  // larger inputs only go through read_image
@@ -39,28 +42,6 @@ const core::CoreSpec& spec() {
   static const core::CoreSpec s =
       core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/small.json");
   return s;
-}
-
-[[noreturn]] void crash() {
-  __builtin_trap();
-}
-
-bool is_internal(const Error& e) {
-  return e.why().rfind("internal check", 0) == 0;
-}
-
-// Runs `f`; tessera::Error is an acceptable outcome unless it reports a failed internal check.
-template <typename F>
-bool survives(F&& f) {
-  try {
-    f();
-    return true;
-  } catch (const Error& e) {
-    if (is_internal(e)) crash();
-    return false;
-  } catch (...) {
-    crash();
-  }
 }
 
 void run_program(const isa::Program& p) {

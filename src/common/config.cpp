@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/file_io.h"
+#include "common/json_parse.h"
 
 namespace tessera {
 
@@ -67,35 +67,12 @@ ConfigReader ConfigReader::schema() {
 }
 
 ConfigReader ConfigReader::from_string(std::string_view text, std::string source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Translate the byte offset into line:column.
-    const size_t offset = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < offset; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    const auto pos = what.find("syntax error");
-    throw Error(fmt::format("{}:{}:{}", source, line, col),
-                "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-  }
+  nlohmann::json j = parse_json(text, source, /*comments=*/true);
   return ConfigReader(std::move(j), std::move(source));
 }
 
 ConfigReader ConfigReader::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_string(ss.str(), path);
+  return from_string(read_file(path, "config file"), path);
 }
 
 const nlohmann::json* ConfigReader::find(std::string_view key) const {
@@ -132,8 +109,12 @@ int64_t ConfigReader::get_int(std::string_view key, int64_t def, Range<int64_t> 
            fmt::format("[{}, {}]", range.min, range.max), std::string(description)});
   const nlohmann::json* v = find(key);
   if (!v) return def;
+  // An integer above int64_t's range is out of range, not wrapped around.
+  const bool too_big = v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX};
   int64_t value = 0;
-  if (v->is_number_integer()) {
+  if (too_big) {
+    value = INT64_MAX;
+  } else if (v->is_number_integer()) {
     value = v->get<int64_t>();
   } else if (v->is_number_float() && std::isfinite(v->get<double>()) &&
              std::floor(v->get<double>()) == v->get<double>() &&
@@ -142,8 +123,9 @@ int64_t ConfigReader::get_int(std::string_view key, int64_t def, Range<int64_t> 
   } else {
     fail(key, fmt::format("expected an integer, got {} {}", json_type_name(*v), v->dump()));
   }
-  if (value < range.min || value > range.max)
-    fail(key, fmt::format("value {} is out of range [{}, {}]{}", value, range.min, range.max,
+  if (too_big || value < range.min || value > range.max)
+    fail(key, fmt::format("value {} is out of range [{}, {}]{}",
+                          too_big ? v->dump() : std::to_string(value), range.min, range.max,
                           unit.empty() ? "" : fmt::format(" ({})", unit)));
   return value;
 }

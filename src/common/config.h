@@ -43,7 +43,9 @@ class ConfigReader {
   ConfigReader(nlohmann::json root, std::string source);
   // A reader with no file: every get returns its default; used to collect the schema.
   static ConfigReader schema();
-  // Parses a JSON (with comments) file; a syntax error names file, line and column.
+  // Parses a JSON (with comments) file (common/file_io.h, common/json_parse.h): a missing, empty
+  // or directory path, a syntax error or a number a double cannot hold names the file (and line
+  // and column).
   static ConfigReader from_file(const std::string& path);
   static ConfigReader from_string(std::string_view text, std::string source);
 

@@ -1,14 +1,15 @@
 #include "graph/model_json.h"
 
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
-#include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_io.h"
+#include "common/json_parse.h"
 
 namespace tessera::graph {
 
@@ -113,19 +114,23 @@ class Reader {
 ModelSpec parse_model_json(const std::string& text, const std::string& origin) {
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw Error(origin + ": byte " + std::to_string(e.byte), "JSON syntax error");
+    j = parse_json(text, origin);
+  } catch (const JsonParseError& e) {
+    throw Error(origin + ": byte " + std::to_string(e.byte()),
+                e.syntax() ? "JSON syntax error" : e.reason());
   }
   return Reader(origin).model(j);
 }
 
 ModelSpec read_model_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open model file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_model_json(text.str(), path);
+  return parse_model_json(read_file(path, "model file"), path);
+}
+
+ModelSpec model_spec(const std::string& name_or_path) {
+  const std::string_view ext = ".json";
+  const bool json = name_or_path.size() >= ext.size() &&
+                    name_or_path.compare(name_or_path.size() - ext.size(), ext.size(), ext) == 0;
+  return json ? read_model_json(name_or_path) : zoo_spec(name_or_path);
 }
 
 }  // namespace tessera::graph

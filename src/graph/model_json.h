@@ -12,9 +12,10 @@
 //     {"op": "flatten"}
 //   ]
 // }
-// Errors (tessera::Error) name the file, the entry ("layers[2].kernel") and why: JSON syntax
-// (with the byte offset), missing or unknown keys, wrong types, out-of-range values. Shape
-// problems are reported by build_model naming the layer.
+// Errors (tessera::Error) name the file, the entry ("layers[2].kernel") and why: a missing, empty
+// or directory path (common/file_io.h), JSON syntax or a number a double cannot hold (with the
+// byte offset), missing or unknown keys, wrong types, out-of-range values. Shape problems are
+// reported by build_model naming the layer.
 #pragma once
 
 #include <string>
@@ -24,6 +25,9 @@
 namespace tessera::graph {
 
 ModelSpec read_model_json(const std::string& path);
+// What a command line's --model names: a path ending in ".json" is read as above; anything else
+// is a zoo name (zoo_spec: an unknown one is an error listing the known ones).
+ModelSpec model_spec(const std::string& name_or_path);
 // `origin` names the text in errors (a file path, or "<string>").
 ModelSpec parse_model_json(const std::string& text, const std::string& origin);
 

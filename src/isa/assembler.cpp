@@ -58,7 +58,11 @@ class Assembler {
 
   Program run() {
     collect_labels();
+    if (m_opt.whole_program && m_bundle_count == 0)
+      throw Error(source_location(m_file, 1, 1),
+                  "the program has no bundles (a program ends with 'halt')");
     for (size_t i = 0; i < m_lines.size(); ++i) assemble_line(static_cast<int>(i) + 1);
+    if (m_opt.whole_program) check_last_bundle();
     std::erase_if(m_prog.data, [](const DataSegment& s) { return s.words.empty(); });
     if (m_opt.debug_info) {
       m_prog.debug.source = m_file;
@@ -100,6 +104,27 @@ class Assembler {
       }
       if (t[i].kind != TokenKind::End && t[i].kind != TokenKind::Directive) ++bundle;
     }
+    m_bundle_count = bundle;
+  }
+
+  // A whole program must not run past its last bundle: it ends with halt or an unconditional
+  // jump (conditional branches and loops fall through when not taken).
+  void check_last_bundle() const {
+    for (const Instr& in : m_prog.code.back().slot)
+      if (in.op == Opcode::HALT || in.op == Opcode::JMP) return;
+    throw Error(source_location(m_file, static_cast<int>(m_prog.debug.lines.back()), m_last_column),
+                "the program can run past its last bundle (end it with 'halt' or 'jmp')");
+  }
+
+  // A branch target of a whole program must be one of its bundles; `at` is the label or the
+  // bundle index that names it.
+  void check_target(const Token& at, int64_t target) const {
+    if (!m_opt.whole_program || target < m_bundle_count) return;
+    const std::string what = at.kind == TokenKind::Ident
+                                 ? fmt::format("label '{}'", excerpt(at.text))
+                                 : fmt::format("bundle index {}", target);
+    fail(at, fmt::format("{} is past the last bundle (the program has {} bundle{}, 0..{})", what,
+                         m_bundle_count, m_bundle_count == 1 ? "" : "s", m_bundle_count - 1));
   }
 
   // ---- pass 2 ------------------------------------------------------------------------------
@@ -121,7 +146,8 @@ class Assembler {
     next();  // the colon
     const Definition& d = m_labels.at(std::string(name.text));
     if (d.line != m_line_no || d.column != name.column)
-      fail(name, fmt::format("label '{}' is already defined on line {}", name.text, d.line));
+      fail(name,
+           fmt::format("label '{}' is already defined on line {}", excerpt(name.text), d.line));
     m_prog.debug.symbols.push_back({std::string(name.text), static_cast<uint32_t>(d.value)});
   }
 
@@ -146,7 +172,7 @@ class Assembler {
     } else {
       fail(d, fmt::format(
                   "unknown directive '{}' (expected .const, .smem, .hbm, .vmem, .word or .float)",
-                  d.text));
+                  excerpt(d.text)));
     }
     expect_end(d);
   }
@@ -157,7 +183,8 @@ class Assembler {
       fail(name, "expected a constant name, got " + describe(name));
     std::string key(name.text);
     if (auto it = m_consts.find(key); it != m_consts.end()) {
-      fail(name, fmt::format("constant '{}' is already defined on line {}", key, it->second.line));
+      fail(name, fmt::format("constant '{}' is already defined on line {}", excerpt(key),
+                             it->second.line));
     }
     int64_t v = parse_value(ValueKind::Imm32);
     m_consts[key] = {v, m_line_no};
@@ -166,7 +193,8 @@ class Assembler {
   void expect_end(const Token& what) {
     const Token& t = peek();
     if (t.kind != TokenKind::End)
-      fail(t, fmt::format("expected end of line after '{}', got {}", what.text, describe(t)));
+      fail(t,
+           fmt::format("expected end of line after '{}', got {}", excerpt(what.text), describe(t)));
   }
 
   // ---- bundles -----------------------------------------------------------------------------
@@ -177,6 +205,7 @@ class Assembler {
   };
 
   void bundle() {
+    m_last_column = peek().column;
     BundleState st;
     for (;;) {
       parse_op(st);
@@ -192,7 +221,7 @@ class Assembler {
     const Token& mn = next();
     if (mn.kind != TokenKind::Ident) fail(mn, "expected a mnemonic, got " + describe(mn));
     std::optional<Opcode> op = opcode_from_mnemonic(mn.text);
-    if (!op) fail(mn, fmt::format("unknown mnemonic '{}'", mn.text));
+    if (!op) fail(mn, fmt::format("unknown mnemonic '{}'", excerpt(mn.text)));
     const OpInfo& info = op_info(*op);
     auto sig = signature(*op);
     Instr in;
@@ -335,10 +364,15 @@ class Assembler {
     if (t.kind == TokenKind::Ident) {
       next();
       auto it = m_labels.find(std::string(t.text));
-      if (it == m_labels.end()) fail(t, fmt::format("undefined label '{}'", t.text));
+      if (it == m_labels.end()) fail(t, fmt::format("undefined label '{}'", excerpt(t.text)));
+      check_target(t, it->second.value);
       return it->second.value;
     }
-    if (t.kind == TokenKind::Int) return parse_value(ValueKind::Target);
+    if (t.kind == TokenKind::Int) {
+      const int64_t target = parse_value(ValueKind::Target);
+      check_target(t, target);
+      return target;
+    }
     next();
     fail(t, "expected a label or a bundle index, got " + describe(t));
   }
@@ -380,17 +414,18 @@ class Assembler {
     int64_t v;
     if (t.kind == TokenKind::Int) {
       std::optional<int64_t> parsed = parse_int(t.text);
-      if (!parsed) fail(at, range_message(kind, fmt::format("{}{}", negative ? "-" : "", t.text)));
+      if (!parsed)
+        fail(at, range_message(kind, fmt::format("{}{}", negative ? "-" : "", excerpt(t.text))));
       v = negative ? -*parsed : *parsed;
     } else if (t.kind == TokenKind::Float && kind == ValueKind::Imm32) {
       if (t.text.back() != 'f')
-        fail(t,
-             fmt::format("a float immediate needs an 'f' suffix ({}f), got '{}'", t.text, t.text));
+        fail(t, fmt::format("a float immediate needs an 'f' suffix ({}f), got '{}'",
+                            excerpt(t.text), excerpt(t.text)));
       uint32_t bits = float_bits(parse_float(t, t.text.substr(0, t.text.size() - 1)));
       return negative ? bits ^ 0x80000000u : bits;
     } else if (t.kind == TokenKind::Ident && kind != ValueKind::Target) {
       auto it = m_consts.find(std::string(t.text));
-      if (it == m_consts.end()) fail(t, fmt::format("undefined constant '{}'", t.text));
+      if (it == m_consts.end()) fail(t, fmt::format("undefined constant '{}'", excerpt(t.text)));
       v = negative ? -it->second.value : it->second.value;
     } else {
       fail(t, fmt::format("expected {}, got {}", expected_value(kind), describe(t)));
@@ -483,7 +518,7 @@ class Assembler {
     errno = 0;
     float f = std::strtof(s.c_str(), nullptr);
     if (errno == ERANGE && std::isinf(f))
-      fail(t, fmt::format("float literal '{}' is out of range for fp32", t.text));
+      fail(t, fmt::format("float literal '{}' is out of range for fp32", excerpt(t.text)));
     return f;
   }
 
@@ -514,6 +549,8 @@ class Assembler {
   std::unordered_map<std::string, Definition> m_consts;
   Program m_prog;
   bool m_in_segment = false;
+  int64_t m_bundle_count = 0;
+  int m_last_column = 1;  // column of the last bundle's first op
   int m_line_no = 0;
   Line* m_cur = nullptr;
   size_t m_pos = 0;
@@ -525,17 +562,25 @@ Program assemble(std::string_view text, const std::string& file, const AsmOption
   return Assembler(text, file, options).run();
 }
 
-Program assemble_file(const std::string& path, const AsmOptions& options) {
-  std::vector<uint8_t> bytes = read_file_bytes(path);
+namespace {
+
+Program assemble_whole(const std::vector<uint8_t>& bytes, const std::string& path,
+                       AsmOptions options) {
+  options.whole_program = true;
   return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
                   options);
+}
+
+}  // namespace
+
+Program assemble_file(const std::string& path, const AsmOptions& options) {
+  return assemble_whole(read_file_bytes(path), path, options);
 }
 
 Program load_program(const std::string& path, const AsmOptions& options) {
   std::vector<uint8_t> bytes = read_file_bytes(path);
   if (looks_like_image(bytes)) return read_image(bytes, path);
-  return assemble(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
-                  options);
+  return assemble_whole(bytes, path, options);
 }
 
 }  // namespace tessera::isa

@@ -23,13 +23,19 @@ struct AsmOptions {
   int vector_regs = 32;
   int mask_regs = 8;
   bool debug_info = true;  // record source file, lines and label symbols in Program::debug
+  // The text is a whole program (not a fragment the compiler splices into one), so it must be
+  // one that can run (docs/assembly.md): at least one bundle, a last bundle holding 'halt' or
+  // 'jmp' (execution cannot run past the end), and every branch target one of its bundles.
+  bool whole_program = false;
 };
 
 Program assemble(std::string_view text, const std::string& file = "<input>",
                  const AsmOptions& options = {});
+// A program file: assembled as a whole program (whole_program is set whatever `options` say).
 Program assemble_file(const std::string& path, const AsmOptions& options = {});
 
-// A program from a file that is either a binary image (recognised by its magic) or assembly.
+// A program from a file that is either a binary image (recognised by its magic) or assembly (a
+// whole program, as assemble_file).
 Program load_program(const std::string& path, const AsmOptions& options = {});
 
 }  // namespace tessera::isa

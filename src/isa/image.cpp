@@ -2,10 +2,9 @@
 #include "isa/image.h"
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "isa/encoding.h"
 
 namespace tessera::isa {
@@ -251,20 +250,12 @@ void patch_index(std::span<uint8_t> image, uint32_t processor, const std::string
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open file for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(path, "read error");
-  return bytes;
+  const std::string bytes = read_file(path, "file for reading", EmptyFile::kAllowed);
+  return {bytes.begin(), bytes.end()};
 }
 
 void write_file_bytes(const std::string& path, std::span<const uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path, "cannot open file for writing");
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw Error(path, "write error");
+  write_file(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 Program read_image_file(const std::string& path) {

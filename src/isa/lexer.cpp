@@ -81,7 +81,8 @@ TokenKind classify_number(std::string_view s, const std::string& file, int line_
   }
   if (all_of(s, digit)) return TokenKind::Int;
   if (is_float(s)) return TokenKind::Float;
-  throw Error(source_location(file, line_no, col), fmt::format("malformed number '{}'", s));
+  throw Error(source_location(file, line_no, col),
+              fmt::format("malformed number '{}'", excerpt(s)));
 }
 
 TokenKind punctuation(char c, const std::string& file, int line_no, int col) {
@@ -116,7 +117,13 @@ std::string source_location(const std::string& file, int line, int column) {
 
 std::string describe(const Token& t) {
   if (t.kind == TokenKind::End) return "end of line";
-  return fmt::format("'{}'", t.text);
+  return fmt::format("'{}'", excerpt(t.text));
+}
+
+std::string excerpt(std::string_view text) {
+  constexpr size_t kWhole = 40, kHead = 32;
+  if (text.size() <= kWhole) return std::string(text);
+  return std::string(text.substr(0, kHead)) + "...";
 }
 
 namespace {

@@ -44,8 +44,12 @@ struct Token {
 std::vector<Token> lex_line(std::string_view line, const std::string& file, int line_no,
                             std::optional<Error>* error = nullptr);
 
-// How a token is named in error messages: 'text', or "end of line".
+// How a token is named in error messages: 'text' (as excerpt gives it), or "end of line".
 std::string describe(const Token& t);
+
+// Source text as error messages quote it: whole up to 40 characters, else its first 32 followed by
+// "..." (an error never echoes a megabyte-long token).
+std::string excerpt(std::string_view text);
 
 std::string source_location(const std::string& file, int line, int column);
 

@@ -1,26 +1,20 @@
 #include "mapper/graph_io.h"
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_io.h"
+#include "common/json_parse.h"
+#include "mapper/system.h"
 
 namespace tessera::mapper {
 namespace {
 
 using nlohmann::json;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -71,8 +65,10 @@ int json_node_ref(const LogicalGraph& g, const json& v, const std::string& where
 void json_nodes(LogicalGraph& g, const json& nodes, const std::string& origin) {
   if (nodes.is_number_integer()) {
     long long n = nodes.get<long long>();
-    if (n < 0 || n > 100000000)
-      throw Error(origin + ": nodes", fmt::format("bad node count {}", n));
+    if (n < 0 || n > kMaxCores)
+      throw Error(origin + ": nodes",
+                  fmt::format("bad node count {} (at most {}, the most cores a system may have)", n,
+                              kMaxCores));
     for (long long i = 0; i < n; ++i) g.add_node({std::to_string(i)});
     return;
   }
@@ -191,12 +187,7 @@ GraphFormat parse_graph_format(const std::string& format, const std::string& key
 }
 
 LogicalGraph parse_graph_json(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: byte {}", origin, e.byte), "malformed JSON");
-  }
+  const json doc = parse_json(text, origin);
   if (!doc.is_object()) throw Error(origin, "top level must be an object with 'nodes' and 'edges'");
   check_keys(doc, {"nodes", "edges", "name", "comment"}, origin);
   if (!doc.contains("nodes")) throw Error(origin, "missing key 'nodes'");
@@ -272,7 +263,7 @@ LogicalGraph parse_adjacency_matrix(const std::string& text, const std::string& 
 }
 
 LogicalGraph read_graph(const std::string& path, GraphFormat format) {
-  std::string text = read_text(path);
+  const std::string text = read_file(path, "graph file");
   if (format == GraphFormat::kAuto) {
     if (ends_with(path, ".json"))
       format = GraphFormat::kJson;
@@ -302,13 +293,13 @@ std::string graph_to_json(const LogicalGraph& graph) {
   }
   json edges = json::array();
   for (const Edge& e : graph.edges()) edges.push_back({e.src, e.dst, e.weight});
-  return json{{"nodes", nodes}, {"edges", edges}}.dump(1);
+  // Names from text formats may hold bytes that are not UTF-8: written as U+FFFD, never thrown.
+  return json{{"nodes", nodes}, {"edges", edges}}.dump(1, ' ', false,
+                                                       json::error_handler_t::replace);
 }
 
 void write_graph(const LogicalGraph& graph, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path, "cannot open file for writing");
-  out << graph_to_json(graph) << '\n';
+  write_file(path, graph_to_json(graph) + '\n', "graph file");
 }
 
 }  // namespace tessera::mapper

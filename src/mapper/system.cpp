@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/file_io.h"
+#include "common/json_parse.h"
 
 namespace tessera::mapper {
 namespace {
@@ -36,10 +36,10 @@ double get_positive(const json& doc, const char* key, const std::string& origin)
 std::pair<int, int> get_pair(const json& v, const std::string& where, int lo, int hi) {
   if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
     throw Error(where, "must be [width, height] (two integers)");
-  int a = v[0].get<int>(), b = v[1].get<int>();
+  const int64_t a = v[0].get<int64_t>(), b = v[1].get<int64_t>();
   if (a < lo || a > hi || b < lo || b > hi)
     throw Error(where, fmt::format("values must be in [{}, {}]", lo, hi));
-  return {a, b};
+  return {static_cast<int>(a), static_cast<int>(b)};
 }
 
 void parse_occupied(SystemSpec& s, const json& occ, const std::string& origin) {
@@ -54,7 +54,7 @@ void parse_occupied(SystemSpec& s, const json& occ, const std::string& origin) {
         throw Error(where, fmt::format("unknown key '{}'", it.key()));
     if (!o["processor"].is_number_integer())
       throw Error(where + ".processor", "must be an integer");
-    int p = o["processor"].get<int>();
+    const int64_t p = o["processor"].get<int64_t>();
     if (p < 0 || p >= s.processors)
       throw Error(where + ".processor", fmt::format("{} is out of range [0, {})", p, s.processors));
     if (!o["cores"].is_array()) throw Error(where + ".cores", "must be an array of [x, y]");
@@ -64,9 +64,20 @@ void parse_occupied(SystemSpec& s, const json& occ, const std::string& origin) {
       if (x >= s.width || y >= s.height)
         throw Error(
             cw, fmt::format("core ({}, {}) is outside the {}x{} mesh", x, y, s.width, s.height));
-      s.occupied[p][y * s.width + x] = true;
+      s.occupied[static_cast<size_t>(p)][y * s.width + x] = true;
     }
   }
+}
+
+// Refuses systems whose cores cannot all be held (core ids are ints; the occupancy map is built
+// for every core).
+void check_core_count(int processors, int width, int height, const std::string& origin) {
+  const int64_t cores = int64_t{processors} * width * height;
+  if (cores > kMaxCores)
+    throw Error(origin + ": mesh",
+                fmt::format("{} processors of {}x{} cores are {} cores, more than the {} a system "
+                            "may have (processors x mesh width x mesh height)",
+                            processors, width, height, cores, kMaxCores));
 }
 
 }  // namespace
@@ -101,6 +112,7 @@ SystemSpec make_system(int processors, int width, int height, Interconnect ic) {
   while (processors % pw != 0) ++pw;
   s.proc_mesh_width = pw;
   s.proc_mesh_height = processors / pw;
+  check_core_count(processors, width, height, "system");
   s.occupied.assign(processors, std::vector<bool>(width * height, false));
   validate(s, "system");
   return s;
@@ -119,12 +131,7 @@ void validate(const SystemSpec& s, const std::string& origin) {
 }
 
 SystemSpec parse_system_json(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: byte {}", origin, e.byte), "malformed JSON");
-  }
+  const json doc = parse_json(text, origin);
   if (!doc.is_object()) throw Error(origin, "top level must be an object");
   static const char* kKeys[] = {"processors",           "mesh",           "occupied",
                                 "interconnect",         "processor_mesh", "link_bandwidth",
@@ -139,6 +146,7 @@ SystemSpec parse_system_json(const std::string& text, const std::string& origin)
   if (doc.contains("processors")) s.processors = get_int(doc, "processors", 1, 4096, origin);
   if (!doc.contains("mesh")) throw Error(origin + ": mesh", "missing key (give [width, height])");
   std::tie(s.width, s.height) = get_pair(doc["mesh"], origin + ": mesh", 1, 4096);
+  check_core_count(s.processors, s.width, s.height, origin);
   s = make_system(s.processors, s.width, s.height, Interconnect::kAllToAll);
   if (doc.contains("interconnect")) {
     const json& v = doc["interconnect"];
@@ -167,11 +175,7 @@ SystemSpec parse_system_json(const std::string& text, const std::string& origin)
 }
 
 SystemSpec read_system(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_system_json(ss.str(), path);
+  return parse_system_json(read_file(path, "system file"), path);
 }
 
 }  // namespace tessera::mapper

@@ -3,15 +3,21 @@
 //
 // Cores are numbered globally: core = processor * (width * height) + y * width + x; x grows to the
 // east, y grows to the south (row 0 is the north edge). Built once from JSON and validated:
-// unknown keys and impossible values are errors naming the key.
+// unknown keys, impossible values and systems of more than kMaxCores cores are errors naming the
+// key.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tessera::mapper {
 
 enum class Interconnect { kAllToAll, kMesh };
+
+// The most cores a system may have (processors x width x height), and so the most nodes a graph
+// may have.
+inline constexpr int64_t kMaxCores = int64_t{1} << 24;
 
 struct SystemSpec {
   int processors = 1;

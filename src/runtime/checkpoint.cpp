@@ -8,13 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace tessera::runtime {
 
@@ -65,10 +64,13 @@ std::optional<std::vector<int64_t>> sizes_from(const nlohmann::ordered_json& h, 
   return out;
 }
 
+// The tensors of `sizes` from `at` on; decode_checkpoint has checked that they fit in `bytes`.
 std::vector<std::vector<float>> take_tensors(const std::string& bytes, size_t& at,
                                              const std::vector<int64_t>& sizes) {
   std::vector<std::vector<float>> out;
   for (const int64_t n : sizes) {
+    TESSERA_CHECK(at + 4 * static_cast<size_t>(n) <= bytes.size(),
+                  "checkpoint tensor past the end");
     std::vector<float> t(static_cast<size_t>(n));
     if (!t.empty())
       std::memcpy(t.data(), bytes.data() + at,
@@ -79,9 +81,12 @@ std::vector<std::vector<float>> take_tensors(const std::string& bytes, size_t& a
   return out;
 }
 
-int64_t words_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 0;
-  for (const int64_t s : sizes) n += s;
+// The payload bytes of `sizes`, saturating at 2^62: each size is at most 2^40 words, but a header
+// may list enough of them to overflow a plain sum (and then seem to describe a short file).
+size_t payload_bytes(const std::vector<int64_t>& sizes) {
+  constexpr size_t kSaturated = size_t{1} << 62;
+  size_t n = 0;
+  for (const int64_t s : sizes) n = std::min(kSaturated, n + 4 * static_cast<size_t>(s));
   return n;
 }
 
@@ -89,18 +94,24 @@ int64_t words_of(const std::vector<int64_t>& sizes) {
   throw Error(path, what + ": " + std::strerror(errno));
 }
 
-void write_all(int fd, const std::string& bytes, const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      fail_errno(path, "cannot write checkpoint");
-    }
-    done += static_cast<size_t>(w);
+// Writes `bytes` to `tmp` and syncs it; on any failure removes `tmp` (a full disk must not stay
+// full of a half-written checkpoint) and throws naming it.
+void write_synced(const std::string& tmp, const std::string& bytes) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail_errno(tmp, "cannot create checkpoint");
+  try {
+    write_all(fd, bytes, tmp, "checkpoint");
+    if (::fsync(fd) != 0) fail_errno(tmp, "cannot sync checkpoint");
+  } catch (const Error&) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    errno = saved;
+    fail_errno(tmp, "cannot close checkpoint");
   }
 }
 
@@ -161,8 +172,7 @@ Checkpoint decode_checkpoint(const std::string& bytes, const std::string& path) 
     ss = sizes_from(h, "state");
   }
   if (ps && ss) {
-    const size_t expected =
-        kFixed + header_len + 4 * static_cast<size_t>(words_of(*ps) + words_of(*ss)) + kCrc;
+    const size_t expected = kFixed + header_len + payload_bytes(*ps) + payload_bytes(*ss) + kCrc;
     if (n < expected)
       throw Error(path, fmt::format("truncated checkpoint ({} bytes, its header describes {})", n,
                                     expected));
@@ -192,28 +202,18 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
   const std::string tmp =
       (std::filesystem::path(dir) / (std::string(".") + p.filename().string() + ".tmp")).string();
   const std::string bytes = encode_checkpoint(c);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_errno(tmp, "cannot create checkpoint");
-  write_all(fd, bytes, tmp);
-  if (::fsync(fd) != 0) {
+  write_synced(tmp, bytes);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;
-    ::close(fd);
+    ::unlink(tmp.c_str());
     errno = saved;
-    fail_errno(tmp, "cannot sync checkpoint");
-  }
-  if (::close(fd) != 0) fail_errno(tmp, "cannot close checkpoint");
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
     fail_errno(path, "cannot rename " + tmp + " to the checkpoint");
+  }
   fsync_dir(dir);
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open checkpoint");
-  std::stringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw Error(path, "cannot read checkpoint");
-  return decode_checkpoint(s.str(), path);
+  return decode_checkpoint(read_file(path, "checkpoint", EmptyFile::kAllowed), path);
 }
 
 void check_identity(const std::string& path, const nlohmann::ordered_json& stored,
@@ -237,7 +237,8 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && std::regex_match(name, name_pattern())) names.push_back(name);
+    std::error_code type_ec;
+    if (e.is_regular_file(type_ec) && std::regex_match(name, name_pattern())) names.push_back(name);
   }
   if (ec) throw Error(dir, "cannot list checkpoint directory: " + ec.message());
   std::sort(names.begin(), names.end());
@@ -262,15 +263,17 @@ void prune_checkpoints(const std::string& dir, int keep) {
 }
 
 Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path) {
+  std::error_code ec;
   const std::optional<std::string> newest =
-      std::filesystem::is_directory(dir) ? newest_checkpoint(dir) : std::nullopt;
+      std::filesystem::is_directory(dir, ec) ? newest_checkpoint(dir) : std::nullopt;
   if (!newest) throw Error(dir, "no checkpoint to resume from (looked for ckpt-<step>.tsck)");
   *path = *newest;
   return read_checkpoint(*newest);
 }
 
 void refuse_existing_checkpoints(const std::string& dir) {
-  if (!dir.empty() && std::filesystem::is_directory(dir) && !list_checkpoints(dir).empty())
+  std::error_code ec;
+  if (!dir.empty() && std::filesystem::is_directory(dir, ec) && !list_checkpoints(dir).empty())
     throw Error(dir,
                 "already holds checkpoints (continue with --resume, or use an empty directory)");
 }

@@ -20,7 +20,8 @@
 // Writing is atomic: the bytes go to "<dir>/.<name>.tmp", which is fsync'ed, renamed over
 // "<dir>/<name>", and the directory is fsync'ed; a crash leaves either the old set of checkpoints
 // or the new one, plus at most a temp file that readers ignore (only names matching
-// checkpoint_file_name's pattern are considered).
+// checkpoint_file_name's pattern are considered). A failed write (a full disk) removes the temp
+// file before throwing, naming it and the reason.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,12 @@
 #include "runtime/dataset.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <new>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/splitmix64.h"
@@ -24,7 +28,11 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
     throw Error(labels_path, "label count " + std::to_string(labels.dims[0]) +
                                  " differs from the image count " + std::to_string(images.dims[0]) +
                                  " of " + images_path);
+  if (images.dims[1] > INT32_MAX || images.dims[2] > INT32_MAX)
+    throw Error(images_path, "images of " + std::to_string(images.dims[1]) + "x" +
+                                 std::to_string(images.dims[2]) + " pixels are too large");
   Dataset d;
+  d.source = images_path;
   d.count = images.dims[0];
   d.rows = static_cast<int>(images.dims[1]);
   d.cols = static_cast<int>(images.dims[2]);
@@ -37,19 +45,37 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
                                    std::to_string(classes) + ")");
     d.labels[i] = labels.data[i];
   }
-  d.images.resize(images.data.size());
+  try {
+    d.images.resize(images.data.size());
+  } catch (const std::bad_alloc&) {
+    throw Error(images_path, fmt::format("{} images of {}x{} need {} bytes as floats, more than "
+                                         "this host can allocate",
+                                         d.count, d.rows, d.cols, 4 * images.data.size()));
+  }
   for (size_t i = 0; i < images.data.size(); ++i)
     d.images[i] = static_cast<float>(images.data[i]) / 255.0f;
   return d;
 }
 
+void check_fits_model(const Dataset& d, const graph::ModelSpec& model) {
+  const graph::Shape& in = model.input;
+  const bool flat = in.size() == 1 && in[0] == d.sample_size();
+  const bool image =
+      (in.size() == 2 || (in.size() == 3 && in[2] == 1)) && in[0] == d.rows && in[1] == d.cols;
+  if (flat || image) return;
+  throw Error(d.source.empty() ? "dataset '" + d.name + "'" : d.source,
+              fmt::format("images are {}x{} ({} values per sample), but model '{}' takes input {}",
+                          d.rows, d.cols, d.sample_size(), model.name, graph::shape_str(in)));
+}
+
 Dataset load_fashion_mnist(const std::string& dir, Split split) {
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
   auto locate = [&](const std::string& stem) {
+    std::error_code ec;  // an unreadable or overlong path counts as missing
     const std::string plain = dir + "/" + stem;
-    if (std::filesystem::exists(plain)) return plain;
+    if (std::filesystem::exists(plain, ec)) return plain;
     const std::string gz = plain + ".gz";
-    if (std::filesystem::exists(gz)) return gz;
+    if (std::filesystem::exists(gz, ec)) return gz;
     throw Error(gz,
                 "Fashion-MNIST file not found (install the Debian package dataset-fashion-mnist, "
                 "or pass --data-dir with the IDX files)");

@@ -16,10 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "graph/model.h"
+
 namespace tessera::runtime {
 
 struct Dataset {
   std::string name;
+  std::string source;  // the image file it was read from (errors name it); empty if built in memory
   int64_t count = 0;
   int rows = 0, cols = 0;
   int classes = 0;
@@ -33,6 +36,13 @@ struct Dataset {
 // is in [0, classes). Errors name the file and the problem.
 Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path,
                          int classes);
+
+// Refuses (tessera::Error) a dataset whose samples are not `model`'s input, before anything runs:
+// a flat input [n] takes images of rows x cols == n pixels; an image input [h, w] or [h, w, 1]
+// takes h x w images (one channel). The error names the image file (or the dataset), the shape
+// found and the shape expected:
+//   "<file>: images are 27x29 (783 values per sample), but model 'mlp' takes input [784]"
+void check_fits_model(const Dataset& d, const graph::ModelSpec& model);
 
 enum class Split : uint8_t { kTrain, kTest };
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/file_io.h"
 
 namespace tessera::runtime {
 
@@ -42,9 +43,27 @@ int64_t read_some(gzFile f, uint8_t* dst, int64_t n, const std::string& path) {
   return total;
 }
 
+// Reads up to `count` data bytes in chunks, growing the array as they arrive: a header that
+// claims more data than the file holds allocates no more than the file has.
+std::vector<uint8_t> read_data(gzFile f, int64_t count, const std::string& path) {
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  std::vector<uint8_t> data;
+  int64_t got = 0;
+  while (got < count) {
+    const int64_t want = std::min(count - got, kChunk);
+    data.resize(static_cast<size_t>(got + want));
+    const int64_t n = read_some(f, data.data() + got, want, path);
+    got += n;
+    if (n < want) break;
+  }
+  data.resize(static_cast<size_t>(got));
+  return data;
+}
+
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {
+  check_input_file(path, "IDX file");
   GzPtr f(gzopen(path.c_str(), "rb"));
   if (!f) throw Error(path, "cannot open IDX file");
   uint8_t head[4];
@@ -68,11 +87,12 @@ IdxArray read_idx(const std::string& path) {
         (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
     if (size == 0) throw Error(path, "dimension " + std::to_string(d) + " has size 0");
     a.dims.push_back(size);
+    if (size > (int64_t{1} << 32) / count)  // checked before multiplying: no overflow
+      throw Error(path, "implausibly large: more than 2^32 elements");
     count *= size;
-    if (count > (int64_t{1} << 32)) throw Error(path, "implausibly large: more than 2^32 elements");
   }
-  a.data.resize(static_cast<size_t>(count));
-  const int64_t got = read_some(f.get(), a.data.data(), count, path);
+  a.data = read_data(f.get(), count, path);
+  const auto got = static_cast<int64_t>(a.data.size());
   if (got != count)
     throw Error(path, "truncated data: expected " + std::to_string(count) + " data bytes, found " +
                           std::to_string(got));
@@ -94,6 +114,7 @@ void write_idx(const std::string& path, const std::vector<int64_t>& dims,
   if (!bytes.empty() && gzwrite(f.get(), bytes.data(), static_cast<unsigned>(bytes.size())) !=
                             static_cast<int>(bytes.size()))
     throw Error(path, "write failed");
+  if (gzclose(f.release()) != Z_OK) throw Error(path, "write failed");
 }
 
 }  // namespace tessera::runtime

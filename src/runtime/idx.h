@@ -3,9 +3,10 @@
 // Format: 2 zero bytes; a type byte (only 0x08 = unsigned byte is accepted); a byte with the
 // number of dimensions d (1..4); d big-endian uint32 sizes; then prod(sizes) data bytes, nothing
 // after. gzip is detected by zlib (gzopen reads plain files transparently).
-// Errors (tessera::Error, where = the path): cannot open, truncated header, bad magic, unsupported
-// type, bad dimension count, zero size, truncated data ("expected N data bytes, found M"),
-// trailing bytes, corrupt gzip stream.
+// Errors (tessera::Error, where = the path): cannot open or a directory (common/file_io.h),
+// truncated header, bad magic, unsupported type, bad dimension count, zero size, truncated data
+// ("expected N data bytes, found M"), trailing bytes, corrupt gzip stream. The data array grows as
+// the bytes arrive, so a header that claims more than the file holds allocates nothing for it.
 #pragma once
 
 #include <cstdint>

@@ -79,6 +79,7 @@ RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
   if (m_options.resume && m_options.checkpoint_dir.empty())
     throw Error("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
+  for (const Dataset* d : {&train, &test}) check_fits_model(*d, m_options.model);
   m_trainer = make_trainer();
   if (m_options.resume)
     resume();

@@ -9,6 +9,8 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "core/spec.h"
+#include "support/bad_paths.h"
+#include "support/error_of.h"
 #include "system/machine_spec.h"
 
 namespace tessera::core {
@@ -178,6 +180,27 @@ TEST(ConfigFiles, MissingFile_bad) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "/nonexistent/config.json: cannot open config file");
   }
+}
+
+TEST(ConfigFiles, NumberOverflowNamesTheFileAndPlace_bad) {
+  EXPECT_EQ(error_of("{\n  \"core\": {\"clock_hz\": 1e400}\n}\n"),
+            "test.json:2:24: invalid JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(error_of(R"({"core": {"mxu": {"rows": 18446744073709551615}}})"),
+            "test.json: key 'core.mxu.rows': value 18446744073709551615 is out of range [1, 1024] "
+            "(PEs)");
+}
+
+TEST(ConfigFiles, DirectoryOrEmptyFileOrOverflowIsNamed_bad) {
+  const testing::BadPaths bad = testing::bad_paths("config-files");
+  auto load_error = [](const std::string& path) {
+    return testing::error_of([&] { load_core_spec(path); });
+  };
+  EXPECT_EQ(load_error(bad.directory), bad.directory + ": is a directory, not a file");
+  EXPECT_EQ(load_error(bad.empty), bad.empty + ": is empty");
+  const std::string overflow = bad.directory + "/overflow.json";
+  std::ofstream{overflow} << "{\"core\": {\"clock_hz\": 1e400}}";
+  EXPECT_EQ(load_error(overflow),
+            overflow + ":1:23: invalid JSON: number overflow parsing '1e400'");
 }
 
 }  // namespace

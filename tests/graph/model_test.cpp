@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "graph/model_json.h"
+#include "support/bad_paths.h"
 #include "support/error_of.h"
 
 namespace tessera::graph {
@@ -104,6 +105,31 @@ TEST(ModelJson_bad, ErrorsNameTheFileTheEntryAndWhy) {
             "m.json: layers: missing or not a non-empty array");
   EXPECT_EQ(error_of([] { read_model_json(kData + "does_not_exist.json"); }),
             kData + "does_not_exist.json: cannot open model file");
+}
+
+TEST(ModelJson, CommandLineNamesAZooModelOrAJsonFile) {
+  EXPECT_EQ(build_model(model_spec("mlp"), 2).graph.dump(),
+            build_model(zoo_spec("mlp"), 2).graph.dump());
+  EXPECT_EQ(build_model(model_spec(kData + "cnn_small.json"), 2).graph.dump(),
+            build_model(zoo_spec("cnn_small"), 2).graph.dump());
+  EXPECT_EQ(error_of([] { model_spec("nope"); }), error_of([] { zoo_spec("nope"); }));
+  EXPECT_EQ(error_of([] { model_spec("/nonexistent/m.json"); }),
+            "/nonexistent/m.json: cannot open model file");
+}
+
+TEST(ModelJson_bad, NumberOverflowNamesTheFileAndByte) {
+  EXPECT_EQ(error_of([] {
+              parse_model_json(R"({"name": "m", "input": [1e400], "classes": 3, "layers": []})",
+                               "m.json");
+            }),
+            "m.json: byte 25: number overflow parsing '1e400'");
+}
+
+TEST(ModelJson_bad, DirectoryOrEmptyFileIsNamed) {
+  const testing::BadPaths bad = testing::bad_paths("model-json");
+  EXPECT_EQ(error_of([&] { read_model_json(bad.directory); }),
+            bad.directory + ": is a directory, not a file");
+  EXPECT_EQ(error_of([&] { read_model_json(bad.empty); }), bad.empty + ": is empty");
 }
 
 TEST(ModelJson_bad, ShapeProblemsNameTheLayer) {

@@ -1,13 +1,18 @@
 #include "isa/assembler.h"
 
 #include <bit>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "support/bad_paths.h"
+#include "support/error_of.h"
 
 namespace tessera::isa {
 namespace {
+
+using testing::error_of;
 
 Instr I(Opcode op, uint8_t d = 0, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, int32_t imm = 0) {
   return Instr{op, d, a, b, c, imm};
@@ -203,6 +208,81 @@ TEST(Assembler, BadSourcesGiveTheExactFirstError_bad) {
       EXPECT_EQ(std::string(e.what()), c.message) << "source: " << c.source;
     }
   }
+}
+
+// A whole program (a file for `asm`, `run`, `disasm`) must be able to run: docs/assembly.md.
+std::string whole_program_error(const std::string& source) {
+  AsmOptions o;
+  o.whole_program = true;
+  try {
+    assemble(source, "p.s", o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Assembler, WholeProgramsThatCannotRunAreRefused_bad) {
+  EXPECT_EQ(whole_program_error(""),
+            "p.s:1:1: the program has no bundles (a program ends with 'halt')");
+  EXPECT_EQ(whole_program_error("// only a comment\n.smem 0\n.word 1\n"),
+            "p.s:1:1: the program has no bundles (a program ends with 'halt')");
+  EXPECT_EQ(whole_program_error("sli s1, 1\n  sadd s2, s1, s1\n"),
+            "p.s:2:3: the program can run past its last bundle (end it with 'halt' or 'jmp')");
+  EXPECT_EQ(whole_program_error("top: sli s1, 3\nloop s1, top\n"),
+            "p.s:2:1: the program can run past its last bundle (end it with 'halt' or 'jmp')");
+  EXPECT_EQ(whole_program_error("jmp 2\nhalt\n"),
+            "p.s:1:5: bundle index 2 is past the last bundle (the program has 2 bundles, 0..1)");
+  EXPECT_EQ(whole_program_error("beq s0, s0, end\nhalt\nend:\n"),
+            "p.s:1:13: label 'end' is past the last bundle (the program has 2 bundles, 0..1)");
+}
+
+TEST(Assembler, LongTokensAreQuotedShortened_bad) {
+  const std::string digits(5'000'000, '7');
+  EXPECT_EQ(error_of([&] { assemble("sli s1, " + digits, "t.s"); }),
+            "t.s:1:9: immediate 77777777777777777777777777777777... does not fit in 32 bits");
+  EXPECT_EQ(error_of([&] { assemble("sli s1, 1x" + digits, "t.s"); }),
+            "t.s:1:9: malformed number '1x777777777777777777777777777777...'");
+  EXPECT_EQ(error_of([&] { assemble(std::string(41, 'a'), "t.s"); }),
+            "t.s:1:1: unknown mnemonic 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
+  EXPECT_EQ(error_of([&] { assemble(std::string(40, 'a'), "t.s"); }),
+            "t.s:1:1: unknown mnemonic '" + std::string(40, 'a') + "'");
+}
+
+TEST(Assembler, WholeProgramsEndingInHaltOrJmpAssemble) {
+  EXPECT_EQ(whole_program_error("halt"), "(no error)");
+  EXPECT_EQ(whole_program_error("top: sli s1, 1 ;; halt\n"), "(no error)");
+  EXPECT_EQ(whole_program_error("top: beq s0, s1, out\njmp top\nout: halt\n"), "(no error)");
+  EXPECT_EQ(whole_program_error("out: halt\ntop: jmp top\n"), "(no error)");
+  // A fragment (the default) may end anywhere and branch to the bundle after its last.
+  EXPECT_NO_THROW(assemble("beq s0, s1, end\nsli s1, 1\nend:\n", "fragment.s"));
+}
+
+TEST(Assembler, ProgramFilesAreWholePrograms_bad) {
+  const testing::BadPaths bad = testing::bad_paths("assembler");
+  const std::string dir = bad.directory;
+  auto file_error = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return testing::error_of([&] { assemble_file(dir + "/" + name); });
+  };
+  EXPECT_EQ(file_error("empty.s", ""),
+            dir + "/empty.s:1:1: the program has no bundles (a program ends with 'halt')");
+  EXPECT_EQ(file_error("nohalt.s", "sli s1, 1\n"),
+            dir +
+                "/nohalt.s:1:1: the program can run past its last bundle (end it with 'halt' or "
+                "'jmp')");
+  EXPECT_EQ(file_error("ok.s", "sli s1, 1\nhalt\n"), "(no error)");
+  try {
+    load_program(dir + "/nohalt.s");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir +
+                                         "/nohalt.s:1:1: the program can run past its last "
+                                         "bundle (end it with 'halt' or 'jmp')");
+  }
+  EXPECT_EQ(testing::error_of([&] { assemble_file(dir); }), dir + ": is a directory, not a file");
+  EXPECT_EQ(testing::error_of([&] { load_program(bad.empty); }),
+            bad.empty + ":1:1: the program has no bundles (a program ends with 'halt')");
 }
 
 TEST(Assembler, MissingFileIsAnErrorNamingIt_bad) {

@@ -1,8 +1,11 @@
 #include "mapper/graph_io.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "support/bad_paths.h"
 
 namespace tessera::mapper {
 namespace {
@@ -102,6 +105,36 @@ TEST(GraphIo, JsonRoundTripKeepsTheGraph) {
   EXPECT_TRUE(h.node(0).multicast);
   EXPECT_DOUBLE_EQ(h.node(0).compute, 3.0);
   EXPECT_DOUBLE_EQ(h.edges()[1].weight, 0.5);
+}
+
+TEST(GraphIo, NodeCountBeyondTheLargestSystemIsRefusedBeforeAllocating_bad) {
+  EXPECT_EQ(error_of([] { parse_graph_json(R"({"nodes": 100000000})", "g.json"); }),
+            "g.json: nodes: bad node count 100000000 (at most 16777216, the most cores a system "
+            "may have)");
+}
+
+TEST(GraphIo, JsonNumberOverflowNamesThePlace_bad) {
+  EXPECT_EQ(error_of([] {
+              parse_graph_json("{\"nodes\": [\"a\", \"b\"],\n \"edges\": [[\"a\", \"b\", 1e400]]}",
+                               "g.json");
+            }),
+            "g.json:2:23: invalid JSON: number overflow parsing '1e400'");
+}
+
+TEST(GraphIo, FilesThatAreDirectoriesOrEmptyAreNamed_bad) {
+  const testing::BadPaths bad = testing::bad_paths("mapper-graph");
+  EXPECT_EQ(error_of([&] { read_graph(bad.directory); }),
+            bad.directory + ": is a directory, not a file");
+  EXPECT_EQ(error_of([&] { read_graph(bad.empty); }), bad.empty + ": is empty");
+  EXPECT_EQ(error_of([&] { read_graph(bad.missing); }), bad.missing + ": cannot open graph file");
+}
+
+TEST(GraphIo, WriteToAFullDiskIsAnError_bad) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  LogicalGraph g;
+  g.add_node({"a"});
+  EXPECT_EQ(error_of([&] { write_graph(g, "/dev/full"); }),
+            "/dev/full: cannot write graph file: No space left on device");
 }
 
 }  // namespace

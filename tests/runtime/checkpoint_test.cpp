@@ -122,6 +122,41 @@ TEST(CheckpointFiles, WriteIsAtomicAndLeavesNoTempFile) {
   expect_same_bits(d.params, sample_checkpoint().params);
 }
 
+TEST(CheckpointFormat, HeaderSizesBeyondTheFileAllocateNothing_bad) {
+  Checkpoint c = sample_checkpoint();
+  c.params = {{}};
+  std::string bytes = encode_checkpoint(c);
+  const std::string empty = "\"params\":[0]", huge = "\"params\":[1099511627776]";
+  bytes.replace(bytes.find(empty), empty.size(), huge);
+  const size_t header_len = static_cast<uint8_t>(bytes[12]) + huge.size() - empty.size();
+  ASSERT_LT(header_len, 256u);  // one byte of the little-endian length changes
+  bytes[12] = static_cast<char>(header_len);
+  EXPECT_EQ(error_of([&] { decode_checkpoint(bytes, "f.tsck"); }),
+            fmt::format("f.tsck: truncated checkpoint ({} bytes, its header describes {})",
+                        bytes.size(), bytes.size() + 4 * (uint64_t{1} << 40)));
+}
+
+TEST(CheckpointFiles, FailedWriteLeavesNoTempFile_bad) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  TempDir dir;
+  // The temp file leads to /dev/full: every write fails as on a full disk.
+  const std::string tmp = dir.file(".ckpt-0000000005.tsck.tmp");
+  fs::create_symlink("/dev/full", tmp);
+  EXPECT_EQ(
+      error_of([&] { write_checkpoint(dir.file(checkpoint_file_name(5)), sample_checkpoint()); }),
+      tmp + ": cannot write checkpoint: No space left on device");
+  EXPECT_TRUE(fs::is_empty(dir.str()));
+  EXPECT_TRUE(fs::exists("/dev/full"));
+}
+
+TEST(CheckpointFiles, DirectoryGivenAsACheckpointIsNamed_bad) {
+  TempDir dir;
+  EXPECT_EQ(error_of([&] { read_checkpoint(dir.str()); }),
+            dir.str() + ": is a directory, not a file");
+  EXPECT_EQ(error_of([&] { read_checkpoint(dir.file("none.tsck")); }),
+            dir.file("none.tsck") + ": cannot open checkpoint");
+}
+
 TEST(CheckpointFiles, LeftoverTempFileIsIgnored) {
   TempDir dir;
   write_checkpoint(dir.file(checkpoint_file_name(5)), sample_checkpoint());

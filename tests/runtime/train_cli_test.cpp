@@ -6,10 +6,12 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/idx.h"
 #include "support/cli_run.h"
 
 namespace {
@@ -85,6 +87,34 @@ TEST_F(TrainCli, CorruptIdx_bad) {
   EXPECT_EQ(r.err, "tessera: error: " + d +
                        "/train-images-idx3-ubyte: bad magic: first two bytes must be 0, got 8 8 "
                        "(not an IDX file)\n");
+}
+
+// n images of rows x cols and their labels under `dir`, with the Fashion-MNIST names of `split`.
+void write_split(const std::string& dir, const std::string& split, int n, int rows, int cols) {
+  std::vector<uint8_t> labels;
+  for (int i = 0; i < n; ++i) labels.push_back(static_cast<uint8_t>(i % 10));
+  tessera::runtime::write_idx(dir + "/" + split + "-images-idx3-ubyte", {n, rows, cols},
+                              std::vector<uint8_t>(static_cast<size_t>(n) * rows * cols, 9), false);
+  tessera::runtime::write_idx(dir + "/" + split + "-labels-idx1-ubyte", {n}, labels, false);
+}
+
+TEST_F(TrainCli, DatasetOfAnotherShapeThanTheModelsInput_bad) {
+  const std::string d = scratch("wrong-shape");
+  write_split(d, "train", 8, 27, 29);
+  write_split(d, "t10k", 8, 27, 29);
+  Result r = run("train --steps 1 --batch 4 --data-dir " + d);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.err, "tessera: error: " + d +
+                       "/train-images-idx3-ubyte: images are 27x29 (783 values per sample), but "
+                       "model 'mlp' takes input [784]\n");
+  const std::string e = scratch("wrong-shape-cnn");
+  write_split(e, "train", 8, 14, 56);
+  write_split(e, "t10k", 8, 14, 56);
+  r = run("train --model cnn_small --steps 1 --batch 4 --data-dir " + e);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.err, "tessera: error: " + e +
+                       "/train-images-idx3-ubyte: images are 14x56 (784 values per sample), but "
+                       "model 'cnn_small' takes input [28, 28, 1]\n");
 }
 
 bool have_fashion_mnist() {
