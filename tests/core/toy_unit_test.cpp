@@ -1,6 +1,6 @@
-// A toy unit added by the recipe of docs/adding-a-core-unit.md, and the properties of unit
-// registration. The toy implements CoreUnit (core/unit.h) and is registered in a unit table in
-// place of the random number generator, so it executes the `rng` and `rng.seed` ops through the
+// A toy unit added by the recipe of docs/contributing.md ("Adding a core unit"), and the properties
+// of unit registration. The toy implements CoreUnit (core/unit.h) and is registered in a unit table
+// in place of the random number generator, so it executes the `rng` and `rng.seed` ops through the
 // same paths as every registered unit: Machine's dispatch, the timed core's readiness, stall and
 // busy accounting, the event counters the energy model prices, and Core::stats.
 #include <algorithm>
