@@ -1,6 +1,9 @@
-// Test support: a fresh empty directory per test (named after the test, removed afterwards), and
-// whole-file byte reads and writes for tests that damage files on purpose.
+// Test support: a fresh empty directory per test (named after the test and the process, so
+// concurrent runs of one test never share it; removed afterwards), and whole-file byte reads and
+// writes for tests that damage files on purpose.
 #pragma once
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,7 +19,8 @@ class TempDir {
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     m_path = std::filesystem::temp_directory_path() /
-             ("tessera_ckpt_" + std::string(info->test_suite_name()) + "_" + info->name());
+             ("tessera_ckpt_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
+              std::to_string(::getpid()));
     std::filesystem::remove_all(m_path);
     std::filesystem::create_directories(m_path);
   }
