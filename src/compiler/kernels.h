@@ -6,6 +6,7 @@
 // Every arithmetic step follows graph/kernels (chip numerics) and numerics/ exactly.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -14,6 +15,11 @@
 #include "compiler/codegen.h"
 
 namespace tessera::compiler {
+
+// The bits of an fp32 value, as a VBCASTI immediate.
+inline int32_t bits(float f) {
+  return std::bit_cast<int32_t>(f);
+}
 
 // A streamed input: flat, or one row of `row_len` elements repeated for every row (a bias).
 struct StreamIn {

@@ -4,20 +4,12 @@
 #include <bit>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/kernels.h"
 
 namespace tessera::compiler {
 
 using isa::Opcode;
-
-namespace {
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-int32_t bits(float f) {
-  return std::bit_cast<int32_t>(f);
-}
-}  // namespace
 
 void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t row_len,
                  const std::vector<StreamIn>& ins, const std::vector<int64_t>& outs,

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/kernels_conv.h"
 #include "compiler/kernels_line_dma.h"
 
@@ -19,10 +20,6 @@ namespace tessera::compiler {
 using isa::Opcode;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 struct PoolTiles {
   int64_t taps, line, per_chunk, buf_rows;  // buffer = rows of one tap (or dy, out) buffer

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/kernels.h"
 
 namespace tessera::compiler {
@@ -16,13 +17,6 @@ namespace tessera::compiler {
 using isa::Opcode;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-int32_t bits(float f) {
-  return std::bit_cast<int32_t>(f);
-}
 
 // Sublane 0 of the result = tree_sum over the S sublanes of `acc` (per lane). Uses rows
 // [tmp, tmp + 2S) of vector memory; s29 must hold 2.

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "compiler/kernels.h"
 
 namespace tessera::compiler {
@@ -22,10 +23,6 @@ namespace tessera::compiler {
 using isa::Opcode;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 void transpose_by_dma(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                       int64_t cols) {

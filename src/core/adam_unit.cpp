@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "core/fault.h"
 #include "numerics/adam.h"
 
@@ -43,10 +44,6 @@ std::string hyper_problem(const AdamHyper& h) {
   if (bad(h.weight_decay) || h.weight_decay < 0)
     return fmt::format("weight decay = {} must be finite and >= 0", h.weight_decay);
   return "";
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
 }
 
 // The bit patterns of n floats of a buffer (one stream for the HBM encoding).
