@@ -2,21 +2,25 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 
-#include "common/error.h"
+#include "common/file_io.h"
 
 namespace tessera::cli {
 
-// Writes j (nlohmann::json or ordered_json), indented, to `path`; throws Error naming the path if
-// it cannot be opened or written.
+// Writes j (nlohmann::json or ordered_json), indented, to `file` (opened before a long run, so an
+// unwritable path fails before the run starts) and closes it; errors name the path.
+template <class Json>
+void write_json(OutputFile& file, const Json& j) {
+  file.write(j.dump(2) + "\n");
+  file.close();
+}
+
+// write_json to `path`, opened now.
 template <class Json>
 void write_json(const std::string& path, const Json& j) {
-  std::ofstream out(path);
-  if (!out) throw Error(path, "cannot open for writing");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(path, "write failed");
+  OutputFile file(path, "JSON file");
+  write_json(file, j);
 }
 
 // The training progress bar on stderr (every 10 steps and at the last): "epoch E [###  ] s/total

@@ -101,7 +101,7 @@ std::vector<float> Problem::gradient(const std::vector<float>& x) const {
 
 Problem make_problem(const AdamArgs& a) {
   if (a.dim < 1 || a.dim > (1 << 24))
-    throw Error("--dim", fmt::format("{} outside [1, 16777216]", a.dim));
+    throw UsageError("--dim", fmt::format("{} outside [1, 16777216]", a.dim));
   Problem p;
   p.name = a.problem;
   std::mt19937_64 rng(a.seed);
@@ -110,11 +110,12 @@ Problem make_problem(const AdamArgs& a) {
   if (p.name == "quadratic") {
     for (int64_t i = 0; i < a.dim; ++i) p.target.push_back(u(rng));
   } else if (p.name == "rosenbrock") {
-    if (a.dim < 2) throw Error("--dim", "rosenbrock needs at least 2 dimensions");
+    if (a.dim < 2) throw UsageError("--dim", "rosenbrock needs at least 2 dimensions");
     for (float& x : p.x0) x = -1.0f;
   } else {
     if (a.dim > (1 << 16))
-      throw Error("--dim", fmt::format("logistic: {} outside [1, 65536] (256 dense rows)", a.dim));
+      throw UsageError("--dim",
+                       fmt::format("logistic: {} outside [1, 65536] (256 dense rows)", a.dim));
     p.rows = 256;
     std::vector<double> w(static_cast<size_t>(a.dim));
     for (double& x : w) x = u(rng);
@@ -134,7 +135,7 @@ core::AdamHyper hyper_from(const AdamArgs& a) {
   core::AdamHyper h;
   h.lr = a.lr, h.b1 = a.b1, h.b2 = a.b2, h.eps = a.eps, h.ct = a.ct, h.weight_decay = a.wd;
   if (a.max_iters < 0 || a.max_iters > 0xffffffffll)
-    throw Error("--max-iters", fmt::format("{} outside [0, 4294967295]", a.max_iters));
+    throw UsageError("--max-iters", fmt::format("{} outside [0, 4294967295]", a.max_iters));
   h.max_iters = static_cast<uint32_t>(a.max_iters);
   return h;
 }

@@ -5,7 +5,6 @@
 // statistics (JSON: bundles, kernels, GEMMs, HBM and vector-memory peaks). With --processors the
 // step is data-parallel (batch B per processor): the program is the image with the gradient
 // all-reduce (pass allreduce, or buckets with --bucket-words).
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -14,9 +13,11 @@
 #include "cli/common_flags.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "compiler/compiler.h"
 #include "core/spec.h"
 #include "graph/model.h"
+#include "graph/model_json.h"
 #include "isa/disassembler.h"
 #include "system/machine_spec.h"
 
@@ -36,7 +37,7 @@ struct CompileArgs {
 
 void run_compile(const CompileArgs& a) {
   if (a.emit != "asm" && a.emit != "stats")
-    throw Error("compile", "--emit must be asm or stats, got '" + a.emit + "'");
+    throw UsageError("compile", "--emit must be asm or stats, got '" + a.emit + "'");
   const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   compiler::CompileOptions o;
   o.batch = a.batch;
@@ -54,17 +55,14 @@ void run_compile(const CompileArgs& a) {
     ar.bucket_words = a.bucket_words;
     o.allreduce = ar;
   }
-  const compiler::CompiledProgram p = compiler::compile(graph::zoo_spec(a.model), spec, o);
+  const compiler::CompiledProgram p = compiler::compile(graph::model_spec(a.model), spec, o);
   const std::string text =
       a.emit == "asm" ? isa::disassemble(p.program) : compiler::stats_json(p.stats) + "\n";
   if (a.output.empty()) {
     std::cout << text;
     return;
   }
-  std::ofstream out(a.output);
-  if (!out) throw Error(a.output, "cannot open for writing");
-  out << text;
-  if (!out) throw Error(a.output, "write failed");
+  write_file(a.output, text);
 }
 
 }  // namespace

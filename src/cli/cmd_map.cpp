@@ -5,7 +5,6 @@
 //   tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...] --out policy.bin
 //   tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "mapper/bench_suite.h"
 #include "mapper/generators.h"
 #include "mapper/graph_io.h"
@@ -47,7 +47,8 @@ void add_graph_options(CLI::App* c, GraphSource& g) {
 
 mp::LogicalGraph load_graph(const GraphSource& s) {
   int given = !s.graph.empty() + !s.model.empty() + !s.family.empty();
-  if (given != 1) throw Error("tessera map", "give exactly one of --graph, --from-model, --family");
+  if (given != 1)
+    throw UsageError("tessera map", "give exactly one of --graph, --from-model, --family");
   if (!s.graph.empty())
     return mp::read_graph(s.graph, mp::parse_graph_format(s.format, "--format"));
   if (!s.model.empty())
@@ -64,12 +65,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path, "cannot open file for writing");
-  out << text;
-}
-
 // The whole-system refinement's flags, shared by `map` and `map bench`.
 struct SystemRefineArgs {
   mp::MapOptions defaults;
@@ -79,7 +74,7 @@ struct SystemRefineArgs {
 
   void apply(mp::MapOptions& opt) const {
     if (scope != "system" && scope != "processor")
-      throw Error("--refine-scope", fmt::format("'{}' is not system or processor", scope));
+      throw UsageError("--refine-scope", fmt::format("'{}' is not system or processor", scope));
     opt.refine_scope = scope == "system" ? mp::RefineScope::kSystem : mp::RefineScope::kProcessor;
     opt.refine_cross = cross;
     opt.refine_cross_t = cross_t;
@@ -125,8 +120,8 @@ mp::SystemSpec load_system(const MapArgs& a) {
   char x = 0;
   std::istringstream ss(a.mesh);
   if (!(ss >> w >> x >> h) || x != 'x')
-    throw Error("--mesh", fmt::format("'{}' is not WIDTHxHEIGHT", a.mesh));
-  if (w < 1 || h < 1 || a.processors < 1) throw Error("--mesh", "sizes must be >= 1");
+    throw UsageError("--mesh", fmt::format("'{}' is not WIDTHxHEIGHT", a.mesh));
+  if (w < 1 || h < 1 || a.processors < 1) throw UsageError("--mesh", "sizes must be >= 1");
   return mp::make_system(a.processors, w, h);
 }
 
@@ -145,7 +140,8 @@ void run_map(const MapArgs& a) {
   opt.refine_polish = a.refine_polish;
   opt.refine_t_end_ratio = a.refine_t_end;
   if (a.refine_centre != "median" && a.refine_centre != "centroid")
-    throw Error("--refine-centre", fmt::format("'{}' is not median or centroid", a.refine_centre));
+    throw UsageError("--refine-centre",
+                     fmt::format("'{}' is not median or centroid", a.refine_centre));
   opt.refine_centre =
       a.refine_centre == "median" ? mp::WindowCentre::kMedian : mp::WindowCentre::kCentroid;
   a.system_refine.apply(opt);
@@ -159,8 +155,8 @@ void run_map(const MapArgs& a) {
   mp::NocResult noc;
   if (a.noc) noc = mp::simulate_noc(g, sys, res.core, res.routing);
   auto j = mp::result_json(g, sys, opt, res, a.noc ? &noc : nullptr, a.timing);
-  if (!a.out.empty()) write_text(a.out, j.dump(1) + "\n");
-  if (!a.svg.empty()) write_text(a.svg, mp::result_svg(g, sys, res));
+  if (!a.out.empty()) write_file(a.out, j.dump(1) + "\n");
+  if (!a.svg.empty()) write_file(a.svg, mp::result_svg(g, sys, res));
   if (a.json) {
     std::printf("%s\n", j.dump(1).c_str());
     return;
@@ -232,7 +228,7 @@ void run_train(const TrainArgs& a) {
   opt.sigma_start = a.sigma_start;
   opt.epochs = a.epochs;
   if (a.credit != "node" && a.credit != "placement")
-    throw Error("--credit", fmt::format("unknown credit '{}' (node, placement)", a.credit));
+    throw UsageError("--credit", fmt::format("unknown credit '{}' (node, placement)", a.credit));
   opt.node_credit = a.credit == "node";
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
@@ -297,7 +293,7 @@ void register_bench(CLI::App* map) {
     a->policy = &pol;
     auto r =
         mp::run_bench(*a, [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
-    if (!out->empty()) write_text(*out, r.dump(1) + "\n");
+    if (!out->empty()) write_file(*out, r.dump(1) + "\n");
     if (*json)
       std::printf("%s\n", r.dump(1).c_str());
     else

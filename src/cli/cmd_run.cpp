@@ -57,11 +57,11 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
     count = std::stoll(arg.substr(colon + 1), &used);
     if (used != arg.size() - colon - 1) throw std::invalid_argument(arg);
   } catch (const std::exception&) {
-    throw Error("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
+    throw UsageError("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
   }
   if (row < 0 || count < 0 || row + count > spec.vmem_rows())
-    throw Error("--dump-vmem " + arg,
-                fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
+    throw UsageError("--dump-vmem " + arg,
+                     fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
   for (int64_t r = row; r < row + count; ++r) {
     std::string line = fmt::format("vmem row {}:", r);
     for (int l = 0; l < spec.lanes; ++l) {
@@ -129,9 +129,8 @@ void register_run_command(CLI::App& app) {
   add_trace_flag(*cmd, args->trace);
   add_stats_flag(*cmd, args->stats);
   cmd->add_flag("--functional", args->functional, "run the functional interpreter (no timing)");
-  cmd->add_option("--max-bundles", args->max_bundles,
-                  "fault after this many bundles (runaway loops)")
-      ->check(CLI::PositiveNumber);
+  check_positive_integer(cmd->add_option("--max-bundles", args->max_bundles,
+                                         "fault after this many bundles (runaway loops)"));
   cmd->add_option("--dump-vmem", args->dump_vmem,
                   "print vector memory rows ROW:COUNT after the run (as fp32)");
   cmd->add_flag("--dump-hex", args->dump_hex, "print dumped words in hex instead of fp32");

@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -40,6 +41,7 @@
 #include "cli/common_flags.h"
 #include "common/error.h"
 #include "graph/model.h"
+#include "graph/model_json.h"
 #include "numerics/term_pe/term_pe.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
@@ -67,7 +69,7 @@ struct TrainArgs {
   int profile_min_width = numerics::kMinAccFractionBits;
   std::string profile_out;
   uint64_t seed = 0;
-  int64_t steps = 0;
+  std::optional<int64_t> steps;        // --steps: unset runs whole epochs
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
   std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
@@ -85,11 +87,12 @@ nlohmann::json train_config_overrides(const TrainArgs& a) {
 // buckets.
 void check_data_parallel_flags(bool chips, int64_t bucket_words, bool no_overlap) {
   if (!chips && (bucket_words != 0 || no_overlap))
-    throw Error("train", "--bucket-words and --no-overlap need --chips");
+    throw UsageError("train", "--bucket-words and --no-overlap need --chips");
   if (bucket_words < 0)
-    throw Error("train", fmt::format("--bucket-words {}: must be >= 0", bucket_words));
+    throw UsageError("train", fmt::format("--bucket-words {}: must be >= 0", bucket_words));
   if (no_overlap && bucket_words == 0)
-    throw Error("train", "--no-overlap needs --bucket-words (without buckets nothing overlaps)");
+    throw UsageError("train",
+                     "--no-overlap needs --bucket-words (without buckets nothing overlaps)");
 }
 
 void print_pe(const nlohmann::ordered_json& pe) {
@@ -114,7 +117,11 @@ void print_pe(const nlohmann::ordered_json& pe) {
 void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
                  const runtime::Dataset& train, const runtime::Dataset& test) {
   if (o.config.spec.mxu_pe != core::MxuPe::TermSerial)
-    throw Error("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
+    throw UsageError("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
+  // Both outputs opened before the trials, so an unwritable path fails now.
+  std::optional<OutputFile> profile_out, report;
+  if (!a.profile_out.empty()) profile_out.emplace(a.profile_out, "config");
+  if (!a.report.empty()) report.emplace(a.report, "report");
   const runtime::AccuracyOf run = runtime::training_accuracy(train, test, o);
   int trial = 0;
   const runtime::AccuracyOf logged = [&](const std::vector<core::LayerAccWidth>& w) {
@@ -130,15 +137,15 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
   std::printf("chosen: %s (test accuracy %.2f%%, full width %.2f%%)\n",
               core::format_layer_acc_widths(p.chosen).c_str(), 100 * p.chosen_accuracy,
               100 * p.baseline_accuracy);
-  if (!a.profile_out.empty())
-    write_json(a.profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
-  if (!a.report.empty()) {
+  if (profile_out)
+    write_json(*profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
+  if (report) {
     nlohmann::ordered_json r;
     r["model"] = a.model;
     r["config_hash"] = o.config.hash;
     r["resolved_config"] = o.config.resolved;
     r["acc_width_profile"] = runtime::profile_json(p);
-    write_json(a.report, r);
+    write_json(*report, r);
   }
 }
 
@@ -191,31 +198,36 @@ void print_data_parallel_epoch(const nlohmann::ordered_json& j) {
 
 void run_train(const TrainArgs& a) {
   if (a.dataset != "fashion-mnist")
-    throw Error("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
-  if (a.epochs < 1) throw Error("train", "--epochs must be >= 1");
-  if (a.batch < 1) throw Error("train", "--batch must be >= 1");
-  if (!(a.lr > 0)) throw Error("train", "--lr must be positive");
+    throw UsageError("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
+  if (a.epochs < 1) throw UsageError("train", "--epochs must be >= 1");
+  if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
+  if (!(a.lr > 0)) throw UsageError("train", "--lr must be positive");
+  if (a.steps && *a.steps < 1) throw UsageError("train", "--steps must be >= 1");
   check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
-  if (!a.allreduce.empty() && a.chips == -1) throw Error("train", "--allreduce needs --chips");
+  if (!a.allreduce.empty() && a.chips == -1) throw UsageError("train", "--allreduce needs --chips");
   const system::SystemSpec machine =
       a.chips == -1 ? system::SystemSpec{}
                     : runtime::data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
   const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
-  o.model = graph::zoo_spec(a.model);
+  o.model = graph::model_spec(a.model);
   o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
-  o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
+  try {
+    o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
+  } catch (const Error& e) {
+    throw UsageError("--optimizer", e.why());
+  }
   o.trainer.optimizer.lr = a.lr;
   o.trainer.seed = a.seed;
   o.trainer.host_bytes_per_second = a.host_gbps * 1e9;
   if (a.adam_on != "unit" && a.adam_on != "vector-unit")
-    throw Error("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
+    throw UsageError("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
   o.trainer.adam_on = a.adam_on == "unit" ? compiler::AdamOn::kUnit : compiler::AdamOn::kVectorUnit;
   o.epochs = a.epochs;
-  o.steps_limit = a.steps;
+  o.steps_limit = a.steps.value_or(0);
   o.checkpoint_dir = a.checkpoint_dir;
   o.checkpoint_every = a.checkpoint_every;
   o.checkpoint_keep = a.checkpoint_keep;
@@ -223,7 +235,7 @@ void run_train(const TrainArgs& a) {
   const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
   const runtime::Dataset train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
   runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
-  if (a.steps > 0) test = runtime::take(test, std::min<int64_t>(test.count, a.steps * a.batch));
+  if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
   const bool data_parallel = a.chips != -1;
   if (!data_parallel && a.profile) return run_profile(a, o, train, test);
   std::unique_ptr<runtime::RunLoop> run;
@@ -242,6 +254,9 @@ void run_train(const TrainArgs& a) {
     run = std::make_unique<runtime::TrainingRun>(train, test, o);
   }
   const bool writer = run->trainer().writes_files();
+  // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
+  std::optional<OutputFile> report;
+  if (!a.report.empty() && writer) report.emplace(a.report, "report");
   if (!run->resumed_from().empty() && writer)
     std::fprintf(stderr, "resumed from %s\n", run->resumed_from().c_str());
   runtime::TrainingCallbacks cb;
@@ -250,7 +265,7 @@ void run_train(const TrainArgs& a) {
   };
   cb.epoch_done = data_parallel ? print_data_parallel_epoch : print_chip_epoch;
   run->run(cb);
-  if (!a.report.empty() && writer) write_json(a.report, run->report());
+  if (report) write_json(*report, run->report());
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ nlohmann::json config_overrides(const std::vector<std::string>& sets) {
   for (const std::string& kv : sets) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Error("--set", "wants KEY=VALUE, got '" + kv + "'");
+      throw UsageError("--set", "wants KEY=VALUE, got '" + kv + "'");
     const std::string value = kv.substr(eq + 1);
     const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
     o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
@@ -35,7 +35,8 @@ CLI::Option* add_json_flag(CLI::App& cmd, bool& json) {
 }
 
 CLI::Option* add_seed_flag(CLI::App& cmd, uint64_t& seed, const std::string& what) {
-  return cmd.add_option("--seed", seed, "seed of the " + what)->capture_default_str();
+  return check_non_negative_integer(
+      cmd.add_option("--seed", seed, "seed of the " + what)->capture_default_str());
 }
 
 CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string& what,

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "cli/bench/integer_flags.h"
+
 namespace CLI {
 class App;
 class Option;

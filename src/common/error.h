@@ -29,6 +29,13 @@ class Error : public std::runtime_error {
   std::string m_why;
 };
 
+// A command-line flag whose value a command refuses (a range, a combination of flags): the same
+// kind of mistake as a flag the parser rejects, so cli/main.cpp gives it the same exit code.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] void check_failed(const char* cond, const char* file, int line,
                                const std::string& msg);
 

@@ -58,10 +58,10 @@ TEST_F(BenchTrainCli, SimulatedFiguresAreDeterministic) {
 
 TEST_F(BenchTrainCli, BadFlags_bad) {
   Result r = run("bench train --steps 0", true);
-  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.status >> 8, 2);
   EXPECT_EQ(r.out, "tessera: error: bench train: --steps must be >= 1\n");
   r = run("bench train --batch 0", true);
-  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.status >> 8, 2);
   EXPECT_EQ(r.out, "tessera: error: bench train: --batch must be >= 1\n");
   r = run("bench train --model nope --steps 1", true);
   EXPECT_EQ(r.status >> 8, 1);

@@ -58,7 +58,7 @@ TEST_F(TrainCli, MissingDataset_bad) {
 TEST_F(TrainCli, BadFlags_bad) {
   EXPECT_NE(run("train --epochs 0").status, 0);
   EXPECT_EQ(run("train --epochs 0").err, "tessera: error: train: --epochs must be >= 1\n");
-  EXPECT_EQ(run("train --optimizer rmsprop --steps 1").status >> 8, 1);
+  EXPECT_EQ(run("train --optimizer rmsprop --steps 1").status >> 8, 2);
   EXPECT_NE(run("train --batch abc").status, 0);
   EXPECT_EQ(run("train --optimizer adam --adam-on foo --steps 1").err,
             "tessera: error: train: unknown --adam-on 'foo' (known: unit, vector-unit)\n");

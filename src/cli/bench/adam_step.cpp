@@ -101,7 +101,7 @@ bool same(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 AdamBenchRow adam_bench_step(const CoreSpec& spec, int64_t n) {
-  if (n < 1) throw Error("bench adam", fmt::format("--params {} must be >= 1", n));
+  if (n < 1) throw UsageError("bench adam", fmt::format("--params {} must be >= 1", n));
   const AdamLayout l = adam_layout(n, 0);
   std::mt19937 rng(7);
   std::normal_distribution<float> d(0.0f, 1.0f);

@@ -1,14 +1,14 @@
 #include "cli/bench/adam_vectors.h"
 
 #include <bit>
-#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "common/error.h"
+#include "common/file_io.h"
 #include "core/adam_unit.h"
 #include "numerics/adam.h"
 
@@ -22,8 +22,8 @@ void write_adam_vectors(const std::string& path) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> theta(n), m(n, 0.0f), v(n, 0.0f);
   for (float& x : theta) x = d(rng);
-  std::ofstream out(path);
-  if (!out) throw Error(path, "cannot write");
+  OutputFile file(path, "test vectors");
+  std::ostringstream out;
   const auto hex = [&](const std::vector<float>& x) {
     std::string s;
     for (float f : x) s += fmt::format(" {:08x}", std::bit_cast<uint32_t>(f));
@@ -46,6 +46,8 @@ void write_adam_vectors(const std::string& path) {
                                    h.eps, h.weight_decay, t);
   }
   out << "theta" << hex(theta) << "\nm" << hex(m) << "\nv" << hex(v) << "\n";
+  file.write(out.str());
+  file.close();
 }
 
 }  // namespace tessera::bench

@@ -36,10 +36,10 @@ std::vector<int> parse_counts(const std::string& list) {
       if (used != item.size() || v < 1) throw std::invalid_argument(item);
       out.push_back(v);
     } catch (const std::exception&) {
-      throw Error("--procs", fmt::format("'{}' is not a positive processor count", item));
+      throw UsageError("--procs", fmt::format("'{}' is not a positive processor count", item));
     }
   }
-  if (out.empty()) throw Error("--procs", "empty list");
+  if (out.empty()) throw UsageError("--procs", "empty list");
   return out;
 }
 
@@ -77,8 +77,8 @@ CompileWorkload compile_workload(const CompileArgs& a) {
               return compiler::collective_program_for(allreduce_spec(n, w), p);
             }};
   if (a.program != "mlp")
-    throw Error("--program", fmt::format("'{}': expected allreduce or mlp", a.program));
-  if (a.shard < 1) throw Error("--shard", fmt::format("{}: need at least 1 sample", a.shard));
+    throw UsageError("--program", fmt::format("'{}': expected allreduce or mlp", a.program));
+  if (a.shard < 1) throw UsageError("--shard", fmt::format("{}: need at least 1 sample", a.shard));
   // The data-parallel training image of mlp (compiler/data_parallel.h): the step compiled for the
   // shard (SGD, persistent gradients) with the gradient all-reduce over n processors spliced in.
   auto image = [shard = a.shard](int n, int p) {
@@ -192,9 +192,9 @@ void print_table(const nlohmann::ordered_json& rows) {
 }
 
 void bench_compile(const CompileArgs& a) {
-  if (a.reps < 1) throw Error("bench compile", "--reps must be positive");
+  if (a.reps < 1) throw UsageError("bench compile", "--reps must be positive");
   if (a.per_processor_reps < 0)
-    throw Error("bench compile", "--per-processor-reps must not be negative");
+    throw UsageError("bench compile", "--per-processor-reps must not be negative");
   const CompileWorkload w = compile_workload(a);
   const std::vector<int> counts = parse_counts(a.procs);
   std::vector<CompileRow> rows(counts.size());

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/bench/integer_flags.h"
 #include "common/error.h"
 
 namespace tessera::bench {
@@ -13,8 +14,9 @@ void add_exchange_flags(CLI::App& cmd, ExchangeFlags& f) {
                  "line, ring or torus2d (dims: the factorisation closest to a square)")
       ->check(CLI::IsMember({"line", "ring", "torus2d"}))
       ->capture_default_str();
-  cmd.add_option("--bytes", f.bytes, "bytes all-reduced (fp32 words: a multiple of 4)")
-      ->capture_default_str();
+  cli::check_non_negative_integer(
+      cmd.add_option("--bytes", f.bytes, "bytes all-reduced (fp32 words: a multiple of 4)")
+          ->capture_default_str());
   cmd.add_option("--directions", f.directions, "1: one way round the ring; 2: half each way")
       ->check(CLI::IsMember({1, 2}))
       ->capture_default_str();
@@ -33,7 +35,7 @@ void set_topology(system::SystemSpec& s, const std::string& name) {
     s.dims_y = y;
     s.dims_x = s.chips / y;
   } else {
-    throw Error("--topology", fmt::format("'{}': expected line, ring or torus2d", name));
+    throw UsageError("--topology", fmt::format("'{}': expected line, ring or torus2d", name));
   }
 }
 

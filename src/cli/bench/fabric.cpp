@@ -42,7 +42,7 @@ struct FabricBenchArgs {
 system::SystemSpec bench_system(const FabricBenchArgs& a) {
   system::SystemSpec s =
       a.config.empty() ? system::SystemSpec{} : system::load_system_spec(a.config);
-  if (a.exchange.chips < 1) throw Error("bench fabric", "--chips must be positive");
+  if (a.exchange.chips < 1) throw UsageError("bench fabric", "--chips must be positive");
   s.chips = s.chips_per_board = a.exchange.chips;
   s.boards = 1;
   s.cores_per_chip = 1;

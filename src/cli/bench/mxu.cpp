@@ -80,8 +80,9 @@ void check_against_reference(const MxuArgs& a, const std::vector<float>& A,
 }
 
 void bench_mxu(MxuArgs a) {
-  if (a.m < 1 || a.k < 1 || a.n < 1) throw Error("bench mxu", "--m, --k and --n must be positive");
-  if (a.reps < 1) throw Error("bench mxu", "--reps must be positive");
+  if (a.m < 1 || a.k < 1 || a.n < 1)
+    throw UsageError("bench mxu", "--m, --k and --n must be positive");
+  if (a.reps < 1) throw UsageError("bench mxu", "--reps must be positive");
   a.reps = std::max(a.reps, kMxuMinReps);
   const core::CoreSpec spec = mxu_spec(a);
   const size_t M = static_cast<size_t>(a.m), K = static_cast<size_t>(a.k),

@@ -58,8 +58,9 @@ core::CoreSpec pe_spec(const BenchPeArgs& a) {
 }
 
 void bench_pe(const BenchPeArgs& a) {
-  if (a.m < 1 || a.k < 1 || a.n < 1) throw Error("bench pe", "--m, --k and --n must be positive");
-  if (a.reps < 1) throw Error("bench pe", "--reps must be positive");
+  if (a.m < 1 || a.k < 1 || a.n < 1)
+    throw UsageError("bench pe", "--m, --k and --n must be positive");
+  if (a.reps < 1) throw UsageError("bench pe", "--reps must be positive");
   const core::CoreSpec spec = pe_spec(a);
   const numerics::TermTileConfig& tile = spec.term.tile;
   std::mt19937 rng(1);

@@ -27,7 +27,7 @@ struct SimArgs {
 };
 
 void bench_sim(const SimArgs& a) {
-  if (a.reps < 1) throw Error("bench sim", "--reps must be positive");
+  if (a.reps < 1) throw UsageError("bench sim", "--reps must be positive");
   const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   const kernels::VectorStream vs = kernels::make_vector_stream(spec, a.iterations);
   std::unique_ptr<core::Core> core;
