@@ -218,14 +218,18 @@ Checkpoint read_checkpoint(const std::string& path) {
 
 void check_identity(const std::string& path, const nlohmann::ordered_json& stored,
                     const nlohmann::ordered_json& expected) {
-  for (const auto& [key, want] : expected.items()) {
+  const auto check = [&](const std::string& key, const nlohmann::ordered_json& want) {
     if (!stored.is_object() || !stored.contains(key))
       throw Error(path, fmt::format("checkpoint has no '{}' (this run: {})", key, want.dump()));
     const auto& got = stored[key];
     if (got != want)
       throw Error(path, fmt::format("checkpoint is for {} {}, this run has {} {}", key, got.dump(),
                                     key, want.dump()));
-  }
+  };
+  // The batch first: other keys (the sample counts) follow from it, so a run resumed with another
+  // --batch is told about the flag it changed.
+  if (expected.is_object() && expected.contains("batch")) check("batch", expected["batch"]);
+  for (const auto& [key, want] : expected.items()) check(key, want);
 }
 
 std::string checkpoint_file_name(int64_t step) {

@@ -51,8 +51,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& c);
 Checkpoint read_checkpoint(const std::string& path);
 
 // Refuses (tessera::Error naming `path`) a checkpoint whose identity differs from `expected`:
-// the first key in `expected`'s order whose value differs, or that is missing, is named with both
-// values.
+// the first key whose value differs, or that is missing, is named with both values; `batch` is
+// compared first (the sample counts follow from it), then every key in `expected`'s order.
 void check_identity(const std::string& path, const nlohmann::ordered_json& stored,
                     const nlohmann::ordered_json& expected);
 

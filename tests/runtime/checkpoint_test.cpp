@@ -111,6 +111,13 @@ TEST(CheckpointFormat, IdentityMismatchNamesKeyAndBothValues_bad) {
             "f: checkpoint has no 'seed' (this run: 3)");
 }
 
+TEST(CheckpointFormat, AnotherBatchIsNamedBeforeTheSampleCountsItChanges_bad) {
+  const nlohmann::ordered_json stored = {{"model", "mlp"}, {"test_samples", 320}, {"batch", 128}};
+  const nlohmann::ordered_json want = {{"model", "mlp"}, {"test_samples", 640}, {"batch", 64}};
+  EXPECT_EQ(error_of([&] { check_identity("f", stored, want); }),
+            "f: checkpoint is for batch 128, this run has batch 64");
+}
+
 TEST(CheckpointFiles, WriteIsAtomicAndLeavesNoTempFile) {
   TempDir dir;
   write_checkpoint(dir.file(checkpoint_file_name(5)), sample_checkpoint());
