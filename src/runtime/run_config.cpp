@@ -1,13 +1,12 @@
 #include "runtime/run_config.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/config.h"
 #include "common/error.h"
+#include "common/file_io.h"
 #include "system/machine_spec.h"
 
 namespace tessera::runtime {
@@ -59,14 +58,9 @@ RunConfig load_run_config(const std::string& path) {
 }
 
 RunConfig load_run_config(const std::string& path, const nlohmann::json& overrides) {
-  nlohmann::json doc = nlohmann::json::object();
-  if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) throw Error(path, "cannot open config file");
-    std::stringstream text;
-    text << in.rdbuf();
-    doc = nlohmann::json::parse(text.str(), nullptr, false, true);
-  }
+  // The file is read once; its text is parsed here (for the overrides) and by the ConfigReader.
+  const std::string text = path.empty() ? std::string("{}") : read_file(path, "config file");
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false, true);
   const std::string source = path.empty() ? "<built-in defaults>" : path;
   const bool override =
       !overrides.empty() && !doc.is_discarded();  // a file that does not parse: its own error
@@ -79,9 +73,8 @@ RunConfig load_run_config(const std::string& path, const nlohmann::json& overrid
       }
     }
   }
-  ConfigReader r = override       ? ConfigReader::from_string(doc.dump(), source + " + overrides")
-                   : path.empty() ? ConfigReader::from_string("{}", source)
-                                  : ConfigReader::from_file(path);
+  ConfigReader r = override ? ConfigReader::from_string(doc.dump(), source + " + overrides")
+                            : ConfigReader::from_string(text, path.empty() ? source : path);
   RunConfig c;
   c.spec = system::read_machine_spec(r).core;
   r.finish();
