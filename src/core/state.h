@@ -11,8 +11,7 @@
 //     both zero-initialised with calloc, so the host commits pages only when they are touched.
 //   * HBM: word-addressed PagedMemory; pages of kPageWords words are allocated on first write,
 //     reads of untouched memory return 0, so a 16 GiB HBM costs nothing until written.
-//   * RNG: Philox-4x32-10 (Salmon et al., SC'11), counter based. Key = (seed, 0x7e55e7a0);
-//     stream word j = philox(counter = (j / 4 low, j / 4 high, 0, 0), key)[j % 4]. `rng vD`
+//   * RNG: the Philox-4x32-10 stream of numerics/philox.h (the host references share it). `rng vD`
 //     fills vD row-major with the next sublanes * lanes stream words; `rng.seed sA` sets
 //     seed = sA and restarts the stream at word 0. The reset seed is 0.
 #pragma once
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "core/spec.h"
+#include "numerics/philox.h"
 
 namespace tessera::core {
 
@@ -79,8 +79,7 @@ struct RngState {
   void generate(uint32_t* out, int64_t n);
 };
 
-// The Philox-4x32-10 block function (exposed for tests against published vectors).
-void philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]);
+using numerics::philox4x32_10;
 
 class ArchState {
  public:

@@ -59,6 +59,19 @@ class Differentiator {
     return b.size() == 1 ? sum : add(OpKind::kReshape, {sum}, Attrs::reshape(b));
   }
 
+  // C = op(A) op(B) with op = identity or transpose (per attrs): each operand's gradient is
+  // another batched product of dy with the other operand, e.g. dA = dC B^T when neither is
+  // transposed and dA = B dC^T when A is.
+  void batch_matmul_rule(const Node& n, int dy) {
+    const int a = n.inputs[0], b = n.inputs[1];
+    const bool ta = n.attrs.transpose_a, tb = n.attrs.transpose_b;
+    auto product = [&](int l, int r, bool tl, bool tr) {
+      return add(OpKind::kBatchMatMul, {l, r}, Attrs::batch_matmul(tl, tr));
+    };
+    if (needs(a)) accumulate(a, ta ? product(b, dy, tb, true) : product(dy, b, false, !tb));
+    if (needs(b)) accumulate(b, tb ? product(dy, a, true, ta) : product(a, dy, !ta, false));
+  }
+
   void apply_rule(const Node& n, int dy) {
     const int x = n.inputs[0];
     const int y = n.inputs.size() > 1 ? n.inputs[1] : -1;
@@ -96,8 +109,53 @@ class Differentiator {
       case OpKind::kTranspose:
         accumulate(x, add(OpKind::kTranspose, {dy}));
         return;
+      case OpKind::kEmbedding:
+        if (needs(x))
+          accumulate(x, add(OpKind::kEmbeddingGrad, {dy, y}, Attrs::reshape(m_g.value(x).shape)));
+        return;
+      case OpKind::kLayerNorm: {
+        const int gain = n.inputs[1], bias = n.inputs[2];
+        if (needs(x)) accumulate(x, add(OpKind::kLayerNormGrad, {dy, x, gain}, n.attrs));
+        if (needs(gain)) accumulate(gain, add(OpKind::kLayerNormGainGrad, {dy, x}, n.attrs));
+        if (needs(bias)) accumulate(bias, broadcast_grad(dy, m_g.value(bias).shape));
+        return;
+      }
+      case OpKind::kGelu:
+        accumulate(x, add(OpKind::kGeluGrad, {dy, x}));
+        return;
+      case OpKind::kSoftmax:
+        accumulate(x, add(OpKind::kSoftmaxGrad, {dy, n.output}));
+        return;
+      case OpKind::kBatchMatMul:
+        batch_matmul_rule(n, dy);
+        return;
+      case OpKind::kPermute: {
+        Shape inverse(n.attrs.perm.size());
+        for (size_t i = 0; i < inverse.size(); ++i)
+          inverse[static_cast<size_t>(n.attrs.perm[i])] = static_cast<int64_t>(i);
+        accumulate(x, add(OpKind::kPermute, {dy}, Attrs::permute(inverse)));
+        return;
+      }
+      case OpKind::kMul:
+        if (needs(x)) accumulate(x, add(OpKind::kMul, {dy, y}));
+        if (needs(y)) accumulate(y, broadcast_grad(add(OpKind::kMul, {dy, x}), m_g.value(y).shape));
+        return;
+      case OpKind::kScale:
+      case OpKind::kDropout:  // the same mask and factor: the op is its own adjoint
+        accumulate(x, add(n.op, {dy}, n.attrs));
+        return;
+      case OpKind::kSelect:
+        accumulate(
+            x, add(OpKind::kSelectGrad, {dy}, Attrs::select(n.attrs.index, m_g.value(x).shape)));
+        return;
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
+      case OpKind::kEmbeddingGrad:
+      case OpKind::kLayerNormGrad:
+      case OpKind::kLayerNormGainGrad:
+      case OpKind::kGeluGrad:
+      case OpKind::kSoftmaxGrad:
+      case OpKind::kSelectGrad:
       case OpKind::kConv2DInputGrad:
       case OpKind::kConv2DWeightGrad:
       case OpKind::kMaxPool2DGrad:

@@ -1,9 +1,11 @@
 #include "graph/executor.h"
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
 #include "common/error.h"
+#include "graph/transformer_kernels.h"
 
 namespace tessera::graph {
 
@@ -176,6 +178,90 @@ void Executor<T>::run_node(const Node& n) {
     case OpKind::kOnesLike:
       out.assign(out.size(), T(1));
       return;
+    default:
+      run_transformer_node(n);
+      return;
+  }
+}
+
+template <typename T>
+void Executor<T>::run_transformer_node(const Node& n) {
+  const Shape& y = m_graph.value(n.output).shape;
+  std::vector<T>& out = m_values[n.output];
+  auto in = [&](int i) -> const std::vector<T>& { return m_values[n.inputs[i]]; };
+  auto shape = [&](int i) -> const Shape& { return m_graph.value(n.inputs[i]).shape; };
+  auto ids = [&](int i) -> const std::vector<int32_t>& { return m_labels[n.inputs[i]]; };
+  const long size = static_cast<long>(out.size());
+  const int last = y.empty() ? 1 : static_cast<int>(y.back());
+  const Attrs& a = n.attrs;
+  switch (n.op) {
+    case OpKind::kEmbedding:
+      kernels::embedding(in(0).data(), ids(1).data(), out.data(), static_cast<long>(ids(1).size()),
+                         static_cast<int>(shape(0)[0]), last);
+      return;
+    case OpKind::kEmbeddingGrad:
+      kernels::embedding_grad(in(0).data(), ids(1).data(), out.data(),
+                              static_cast<long>(ids(1).size()), static_cast<int>(y[0]), last);
+      return;
+    case OpKind::kLayerNorm:
+      kernels::layer_norm(in(0).data(), in(1).data(), in(2).data(), out.data(), size / last, last,
+                          a.eps, m_mode);
+      return;
+    case OpKind::kLayerNormGrad:
+      kernels::layer_norm_grad(in(0).data(), in(1).data(), in(2).data(), out.data(), size / last,
+                               last, a.eps, m_mode);
+      return;
+    case OpKind::kLayerNormGainGrad:
+      kernels::layer_norm_gain_grad(in(0).data(), in(1).data(), out.data(),
+                                    static_cast<long>(in(0).size()) / last, last, a.eps, m_mode);
+      return;
+    case OpKind::kGelu:
+      kernels::gelu(in(0).data(), out.data(), size, m_mode);
+      return;
+    case OpKind::kGeluGrad:
+      kernels::gelu_grad(in(0).data(), in(1).data(), out.data(), size, m_mode);
+      return;
+    case OpKind::kSoftmax: {
+      const int rows = y.size() >= 2 ? static_cast<int>(y[y.size() - 2]) : 1;
+      kernels::softmax(in(0).data(), out.data(), size / (static_cast<long>(rows) * last), rows,
+                       last, a.causal, m_mode);
+      return;
+    }
+    case OpKind::kSoftmaxGrad:
+      kernels::softmax_grad(in(0).data(), in(1).data(), out.data(), size / last, last, m_mode);
+      return;
+    case OpKind::kBatchMatMul: {
+      const size_t r = y.size();
+      const int M = static_cast<int>(y[r - 2]), N = static_cast<int>(y[r - 1]);
+      const int K = static_cast<int>(a.transpose_a ? shape(0)[r - 2] : shape(0)[r - 1]);
+      kernels::batch_matmul(in(0).data(), in(1).data(), out.data(),
+                            size / (static_cast<long>(M) * N), M, K, N, a.transpose_a,
+                            a.transpose_b, m_matmul);
+      return;
+    }
+    case OpKind::kPermute:
+      kernels::permute(in(0).data(), out.data(), shape(0), a.perm);
+      return;
+    case OpKind::kMul:
+      kernels::mul_broadcast(in(0).data(), in(1).data(), out.data(), size,
+                             static_cast<long>(in(1).size()));
+      return;
+    case OpKind::kScale:
+      kernels::scale(in(0).data(), out.data(), size, a.scale);
+      return;
+    case OpKind::kDropout:
+      kernels::dropout(in(0).data(), out.data(), size, a.rate, a.seed);
+      return;
+    case OpKind::kSelect:
+      std::copy_n(in(0).begin() + a.index * size, size, out.begin());
+      return;
+    case OpKind::kSelectGrad:
+      std::fill(out.begin(), out.end(), T(0));
+      std::copy(in(0).begin(), in(0).end(),
+                out.begin() + a.index * static_cast<long>(in(0).size()));
+      return;
+    default:
+      TESSERA_CHECK(false, "executor: op " + std::string(op_name(n.op)) + " has no kernel");
   }
 }
 

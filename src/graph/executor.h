@@ -37,6 +37,8 @@ class Executor {
 
  private:
   void run_node(const Node& n);
+  // The ops of transformer_kernels.h (run_node's other cases are the MLP and CNN ops).
+  void run_transformer_node(const Node& n);
 
   const Graph& m_graph;
   Numerics m_mode;

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "graph/shape_inference.h"
 
@@ -21,7 +23,27 @@ std::string attrs_str(OpKind op, const Attrs& a) {
     case OpKind::kMaxPool2DGrad:
       return " kernel=" + std::to_string(a.kernel) + " stride=" + std::to_string(a.stride);
     case OpKind::kReshape:
+    case OpKind::kEmbeddingGrad:
       return " shape=" + shape_str(a.shape);
+    case OpKind::kPermute:
+      return " perm=" + shape_str(a.perm);
+    case OpKind::kLayerNorm:
+    case OpKind::kLayerNormGrad:
+    case OpKind::kLayerNormGainGrad:
+      return fmt::format(" eps={}", a.eps);
+    case OpKind::kSoftmax:
+      return a.causal ? " causal" : "";
+    case OpKind::kBatchMatMul:
+      return std::string(a.transpose_a ? " transpose_a" : "") +
+             (a.transpose_b ? " transpose_b" : "");
+    case OpKind::kScale:
+      return fmt::format(" scale={}", a.scale);
+    case OpKind::kDropout:
+      return fmt::format(" rate={} seed={}", a.rate, a.seed);
+    case OpKind::kSelect:
+      return " index=" + std::to_string(a.index);
+    case OpKind::kSelectGrad:
+      return " index=" + std::to_string(a.index) + " shape=" + shape_str(a.shape);
     default:
       return "";
   }

@@ -12,6 +12,7 @@
 //     form, one line per value/node, stable for golden tests.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,16 +23,37 @@ namespace tessera::graph {
 
 // Per-op attributes; each op reads only the fields its ops.def row names.
 struct Attrs {
-  int stride = 1;  // Conv2D*, MaxPool2D*
-  int pad = 0;     // Conv2D*: zero padding on each side of H and W
-  int kernel = 0;  // MaxPool2D*: square window size
-  Shape shape;     // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape
+  int stride = 1;     // Conv2D*, MaxPool2D*
+  int pad = 0;        // Conv2D*: zero padding on each side of H and W
+  int kernel = 0;     // MaxPool2D*: square window size
+  Shape shape = {};   // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape;
+                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape
+  int index = 0;      // Select*: the index into the first dimension
+  Shape perm = {};    // Permute: output dim i is input dim perm[i]
+  double eps = 0;     // LayerNorm*: added to the variance (rounded to f32 in f32 and chip numerics)
+  double scale = 1;   // Scale: the factor (likewise rounded)
+  double rate = 0;    // Dropout: the probability of dropping an element, in [0, 1)
+  uint32_t seed = 0;  // Dropout: the RNG stream's seed
+  bool causal = false;       // Softmax: mask the future (see ops.def)
+  bool transpose_a = false;  // BatchMatMul
+  bool transpose_b = false;  // BatchMatMul
 
   static Attrs conv(int stride, int pad, Shape shape = {}) {
-    return {stride, pad, 0, std::move(shape)};
+    return {.stride = stride, .pad = pad, .shape = std::move(shape)};
   }
-  static Attrs pool(int kernel, int stride) { return {stride, 0, kernel, {}}; }
-  static Attrs reshape(Shape shape) { return {1, 0, 0, std::move(shape)}; }
+  static Attrs pool(int kernel, int stride) { return {.stride = stride, .kernel = kernel}; }
+  static Attrs reshape(Shape shape) { return {.shape = std::move(shape)}; }
+  static Attrs permute(Shape perm) { return {.perm = std::move(perm)}; }
+  static Attrs layer_norm(double eps) { return {.eps = eps}; }
+  static Attrs softmax(bool causal) { return {.causal = causal}; }
+  static Attrs batch_matmul(bool transpose_a, bool transpose_b) {
+    return {.transpose_a = transpose_a, .transpose_b = transpose_b};
+  }
+  static Attrs scaled(double scale) { return {.scale = scale}; }
+  static Attrs dropout(double rate, uint32_t seed) { return {.rate = rate, .seed = seed}; }
+  static Attrs select(int index, Shape shape = {}) {
+    return {.shape = std::move(shape), .index = index};
+  }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 

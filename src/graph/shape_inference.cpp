@@ -143,6 +143,119 @@ InferredType infer_reduce_rows(const Ctx& c) {
   return {{c.shape(0).back()}, DType::kF32};
 }
 
+InferredType infer_embedding(const Ctx& c) {
+  c.rank(0, 2, "table");
+  if (c.in[1]->dtype != DType::kI32) c.fail("ids must be i32, got f32");
+  if (c.shape(1).empty()) c.fail("ids must have rank >= 1, got []");
+  Shape out = c.shape(1);
+  out.push_back(c.shape(0)[1]);
+  return {out, DType::kF32};
+}
+
+InferredType infer_embedding_grad(const Ctx& c, const Attrs& a) {
+  if (c.in[1]->dtype != DType::kI32) c.fail("ids must be i32, got f32");
+  if (a.shape.size() != 2 || a.shape[0] < 1 || a.shape[1] < 1)
+    c.fail("attr shape (the table's shape) must be [V, D] with V, D >= 1, got " +
+           shape_str(a.shape));
+  Shape rows = c.shape(1);
+  rows.push_back(a.shape[1]);
+  if (c.shape(0) != rows)
+    c.fail("dy " + c.s(0) + " is not embedding(table " + shape_str(a.shape) + ", ids " + c.s(1) +
+           ")'s shape " + shape_str(rows));
+  return {a.shape, DType::kF32};
+}
+
+// The last-axis size D of x (input 1 for the gradients, 0 for layer_norm), checking gain [D]
+// (and bias [D]).
+void check_layer_norm(const Ctx& c, int x, int gain, int bias, const Attrs& a) {
+  if (c.shape(x).empty()) c.fail("x must have rank >= 1, got []");
+  const Shape d{c.shape(x).back()};
+  if (c.shape(gain) != d) c.fail("gain " + c.s(gain) + " is not [D] of x " + c.s(x));
+  if (bias >= 0 && c.shape(bias) != d) c.fail("bias " + c.s(bias) + " is not [D] of x " + c.s(x));
+  if (!(a.eps > 0)) c.fail("eps must be > 0, got " + std::to_string(a.eps));
+}
+
+InferredType infer_layer_norm_gain_grad(const Ctx& c, const Attrs& a) {
+  infer_same(c, "dy", "x");
+  if (c.shape(1).empty()) c.fail("x must have rank >= 1, got []");
+  if (!(a.eps > 0)) c.fail("eps must be > 0, got " + std::to_string(a.eps));
+  return {{c.shape(1).back()}, DType::kF32};
+}
+
+InferredType infer_softmax(const Ctx& c, const Attrs& a) {
+  const Shape& x = c.shape(0);
+  if (x.empty()) c.fail("x must have rank >= 1, got []");
+  if (a.causal && (x.size() < 2 || x[x.size() - 2] > x.back()))
+    c.fail("a causal softmax takes x [..., S, T] with S <= T, got " + c.s(0));
+  return {x, DType::kF32};
+}
+
+InferredType infer_batch_matmul(const Ctx& c, const Attrs& a) {
+  const Shape &x = c.shape(0), &y = c.shape(1);
+  if (x.size() < 2 || y.size() != x.size())
+    c.fail("a and b must have the same rank >= 2, got a " + c.s(0) + " and b " + c.s(1));
+  const size_t r = x.size();
+  if (!std::equal(x.begin(), x.end() - 2, y.begin()))
+    c.fail("leading (batch) dimensions differ: a " + c.s(0) + " and b " + c.s(1));
+  const int64_t m = a.transpose_a ? x[r - 1] : x[r - 2], ka = a.transpose_a ? x[r - 2] : x[r - 1];
+  const int64_t kb = a.transpose_b ? y[r - 1] : y[r - 2], n = a.transpose_b ? y[r - 2] : y[r - 1];
+  if (ka != kb)
+    c.fail("inner dimensions differ: a " + c.s(0) + (a.transpose_a ? "^T" : "") + " x b " + c.s(1) +
+           (a.transpose_b ? "^T" : ""));
+  Shape out(x.begin(), x.end() - 2);
+  out.push_back(m);
+  out.push_back(n);
+  return {out, DType::kF32};
+}
+
+InferredType infer_permute(const Ctx& c, const Attrs& a) {
+  const Shape& x = c.shape(0);
+  std::vector<bool> seen(x.size(), false);
+  bool ok = a.perm.size() == x.size();
+  for (size_t i = 0; ok && i < a.perm.size(); ++i) {
+    const int64_t d = a.perm[i];
+    ok = d >= 0 && d < static_cast<int64_t>(x.size()) && !seen[static_cast<size_t>(d)];
+    if (ok) seen[static_cast<size_t>(d)] = true;
+  }
+  if (!ok) c.fail("perm " + shape_str(a.perm) + " is not a permutation of x " + c.s(0) + "'s dims");
+  Shape out;
+  for (int64_t d : a.perm) out.push_back(x[static_cast<size_t>(d)]);
+  return {out, DType::kF32};
+}
+
+InferredType infer_dropout(const Ctx& c, const Attrs& a) {
+  if (!(a.rate >= 0 && a.rate < 1)) c.fail("rate must be in [0, 1), got " + std::to_string(a.rate));
+  return {c.shape(0), DType::kF32};
+}
+
+InferredType infer_select(const Ctx& c, const Shape& x, const Attrs& a) {
+  if (x.empty()) c.fail("x must have rank >= 1, got []");
+  if (a.index < 0 || a.index >= x[0])
+    c.fail("index " + std::to_string(a.index) + " is outside the first dim of x " + shape_str(x));
+  return {Shape(x.begin() + 1, x.end()), DType::kF32};
+}
+
+InferredType infer_select_grad(const Ctx& c, const Attrs& a) {
+  for (int64_t d : a.shape)
+    if (d < 1) c.fail("attr shape (x's shape) " + shape_str(a.shape) + " has a dimension < 1");
+  if (infer_select(c, a.shape, a).shape != c.shape(0))
+    c.fail("dy " + c.s(0) + " is not select(x " + shape_str(a.shape) + ")'s shape");
+  return {a.shape, DType::kF32};
+}
+
+// Inputs that hold integer ids or labels (the op's own check names them); every other is f32.
+bool takes_i32(OpKind op, size_t i) {
+  switch (op) {
+    case OpKind::kSoftmaxCrossEntropy:
+    case OpKind::kSoftmaxCrossEntropyGrad:
+    case OpKind::kEmbedding:
+    case OpKind::kEmbeddingGrad:
+      return i == 1;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 int64_t window_out_size(int64_t in, int64_t k, int stride, int pad) {
@@ -155,9 +268,8 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
   if (static_cast<int>(inputs.size()) != op_info(op).arity)
     c.fail("expects " + std::to_string(op_info(op).arity) + " inputs, got " +
            std::to_string(inputs.size()));
-  const bool sce = op == OpKind::kSoftmaxCrossEntropy || op == OpKind::kSoftmaxCrossEntropyGrad;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if ((sce && i == 1) || op == OpKind::kReshape) continue;  // labels; reshape keeps any dtype
+    if (takes_i32(op, i) || op == OpKind::kReshape) continue;  // reshape keeps any dtype
     c.f32(static_cast<int>(i), ("input " + std::to_string(i)).c_str());
   }
   switch (op) {
@@ -192,6 +304,40 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_reduce_rows(c);
     case OpKind::kOnesLike:
       return {c.shape(0), DType::kF32};
+    case OpKind::kEmbedding:
+      return infer_embedding(c);
+    case OpKind::kEmbeddingGrad:
+      return infer_embedding_grad(c, a);
+    case OpKind::kLayerNorm:
+      check_layer_norm(c, 0, 1, 2, a);
+      return {c.shape(0), DType::kF32};
+    case OpKind::kLayerNormGrad:
+      infer_same(c, "dy", "x");
+      check_layer_norm(c, 1, 2, -1, a);
+      return {c.shape(1), DType::kF32};
+    case OpKind::kLayerNormGainGrad:
+      return infer_layer_norm_gain_grad(c, a);
+    case OpKind::kGelu:
+    case OpKind::kScale:
+      return {c.shape(0), DType::kF32};
+    case OpKind::kGeluGrad:
+      return infer_same(c, "dy", "x");
+    case OpKind::kSoftmax:
+      return infer_softmax(c, a);
+    case OpKind::kSoftmaxGrad:
+      return infer_same(c, "dy", "y");
+    case OpKind::kBatchMatMul:
+      return infer_batch_matmul(c, a);
+    case OpKind::kPermute:
+      return infer_permute(c, a);
+    case OpKind::kMul:
+      return infer_add(c);
+    case OpKind::kDropout:
+      return infer_dropout(c, a);
+    case OpKind::kSelect:
+      return infer_select(c, c.shape(0), a);
+    case OpKind::kSelectGrad:
+      return infer_select_grad(c, a);
   }
   c.fail("unknown op");
 }

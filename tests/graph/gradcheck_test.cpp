@@ -1,8 +1,10 @@
 // Finite-difference checks in fp64 of every differentiable op's gradient rule (and, through
 // them, of every backward-only op: relu_grad, softmax_cross_entropy_grad, conv2d_input_grad,
-// conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like), and of whole models.
+// conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like, embedding_grad, layer_norm_grad,
+// layer_norm_gain_grad, gelu_grad, softmax_grad), and of whole models.
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include "common/splitmix64.h"
 #include "graph/autodiff.h"
 #include "graph/executor.h"
+#include "graph/gpt_model.h"
 #include "graph/model.h"
 
 namespace tessera::graph {
@@ -28,7 +31,8 @@ std::vector<double> random_values(int64_t n, SplitMix64& rng) {
 struct Check {
   Graph g;
   int output = -1;
-  std::vector<int32_t> labels;  // for an i32 input, if any
+  std::vector<int32_t> labels;                             // for an i32 input, if any
+  std::map<std::string, std::vector<int32_t>> i32_inputs;  // others, by name (else `labels`)
 };
 
 // L(params) = sum(seed * output). Compares autodiff's gradient of every parameter with central
@@ -42,7 +46,7 @@ void expect_gradients_match(Check c, int samples = 24) {
   for (const Value& v : c.g.values()) {
     if (v.kind == ValueKind::kNode) continue;
     if (v.dtype == DType::kI32)
-      ex.set_labels(v.id, c.labels);
+      ex.set_labels(v.id, c.i32_inputs.count(v.name) ? c.i32_inputs.at(v.name) : c.labels);
     else
       ex.set(v.id, random_values(num_elements(v.shape), rng));
   }
@@ -177,13 +181,178 @@ TEST(Gradcheck, ModelLossesAllParameters) {
   }
 }
 
-// The cnn's training graph exercises every op in the table, so the checks above (which run the
-// same rules on the same kernels) cover every op.
-TEST(Gradcheck, CnnTrainingGraphUsesEveryOp) {
+TEST(Gradcheck, EmbeddingScatterAddsRepeatedIds) {
+  Check c;
+  const int table = c.g.add_param("table", {5, 3});
+  const int ids = c.g.add_input("ids", {2, 4}, DType::kI32);
+  c.labels = {4, 0, 4, 2, 1, 4, 0, 3};
+  c.output = c.g.add_node(OpKind::kEmbedding, {table, ids});
+  expect_gradients_match(std::move(c));
+}
+
+TEST(Gradcheck, LayerNormInputGainAndBias) {
+  for (const Shape& x_shape : {Shape{6}, Shape{3, 5}, Shape{2, 3, 4}}) {
+    Check c;
+    const int64_t d = x_shape.back();
+    const int x = c.g.add_param("x", x_shape);
+    const int gain = c.g.add_param("gain", {d}), bias = c.g.add_param("bias", {d});
+    c.output = c.g.add_node(OpKind::kLayerNorm, {x, gain, bias}, Attrs::layer_norm(1e-5));
+    SCOPED_TRACE("x " + shape_str(x_shape));
+    expect_gradients_match(std::move(c), 40);
+  }
+}
+
+TEST(Gradcheck, Gelu) {
+  Check c;
+  c.output = c.g.add_node(OpKind::kGelu, {c.g.add_param("x", {4, 7})});
+  expect_gradients_match(std::move(c));
+}
+
+TEST(Gradcheck, SoftmaxPlainAndCausal) {
+  for (const auto& [shape, causal] :
+       {std::pair{Shape{3, 5}, false}, std::pair{Shape{2, 4, 4}, true},
+        std::pair{Shape{2, 2, 3, 5}, true}}) {
+    Check c;
+    c.output = c.g.add_node(OpKind::kSoftmax, {c.g.add_param("x", shape)}, Attrs::softmax(causal));
+    SCOPED_TRACE("x " + shape_str(shape) + (causal ? " causal" : ""));
+    expect_gradients_match(std::move(c), 40);
+  }
+}
+
+TEST(Gradcheck, BatchMatMulEveryTransposeCombination) {
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      Check c;
+      const Shape a_shape = ta ? Shape{2, 3, 4, 5} : Shape{2, 3, 5, 4};  // M = 5, K = 4
+      const Shape b_shape = tb ? Shape{2, 3, 6, 4} : Shape{2, 3, 4, 6};  // N = 6
+      const int a = c.g.add_param("a", a_shape), b = c.g.add_param("b", b_shape);
+      c.output = c.g.add_node(OpKind::kBatchMatMul, {a, b}, Attrs::batch_matmul(ta, tb));
+      ASSERT_EQ(c.g.value(c.output).shape, (Shape{2, 3, 5, 6}));
+      SCOPED_TRACE(std::string("transpose_a ") + (ta ? "1" : "0") + " transpose_b " +
+                   (tb ? "1" : "0"));
+      expect_gradients_match(std::move(c), 40);
+    }
+}
+
+TEST(Gradcheck, HeadSplitAndMergePermutes) {
+  Check c;
+  const int x = c.g.add_param("x", {2, 3, 8});  // [B, T, D], 2 heads of 4
+  const int split = c.g.add_node(OpKind::kReshape, {x}, Attrs::reshape({2, 3, 2, 4}));
+  const int heads = c.g.add_node(OpKind::kPermute, {split}, Attrs::permute({0, 2, 1, 3}));
+  const int w = c.g.add_param("w", {2, 2, 4, 4});
+  const int mixed = c.g.add_node(OpKind::kBatchMatMul, {heads, w});
+  const int back = c.g.add_node(OpKind::kPermute, {mixed}, Attrs::permute({0, 2, 1, 3}));
+  c.output = c.g.add_node(OpKind::kReshape, {back}, Attrs::reshape({2, 3, 8}));
+  expect_gradients_match(std::move(c), 40);
+}
+
+TEST(Gradcheck, MulSameShapeAndBroadcastAndScale) {
+  for (const Shape& b_shape : {Shape{2, 3, 4}, Shape{4}, Shape{3, 4}}) {
+    Check c;
+    const int a = c.g.add_param("a", {2, 3, 4}), b = c.g.add_param("b", b_shape);
+    const int m = c.g.add_node(OpKind::kMul, {a, b});
+    c.output = c.g.add_node(OpKind::kScale, {m}, Attrs::scaled(-0.375));
+    expect_gradients_match(std::move(c));
+  }
+}
+
+TEST(Gradcheck, DropoutAppliesTheSameMaskBackward) {
+  Check c;
+  const int x = c.g.add_param("x", {6, 8});
+  c.output = c.g.add_node(OpKind::kDropout, {x}, Attrs::dropout(0.3, 11));
+  expect_gradients_match(std::move(c), 48);
+}
+
+TEST(Gradcheck, CrossEntropyOverManyRows) {
+  Check c;
+  const int x = c.g.add_param("logits", {2, 6, 4});
+  const int flat = c.g.add_node(OpKind::kReshape, {x}, Attrs::reshape({12, 4}));
+  const int y = c.g.add_input("labels", {12}, DType::kI32);
+  c.labels = {0, 3, 1, 3, 2, 2, 0, 1, 3, 3, 0, 2};
+  c.output = c.g.add_node(OpKind::kSoftmaxCrossEntropy, {flat, y});
+  expect_gradients_match(std::move(c), 48);
+}
+
+// One pre-LayerNorm causal attention block with a GELU MLP and a byte-level loss: every
+// transformer op (and the broadcasting add and reshape) on the path of every parameter.
+Check attention_block_check() {
+  constexpr int64_t B = 2, T = 3, D = 4, H = 2, V = 5;
+  Check c;
+  Graph& g = c.g;
+  const int ids = g.add_input("ids", {B, T}, DType::kI32);
+  const int tok = g.add_param("tok", {V, D}), pos = g.add_param("pos", {T, D});
+  const int x = g.add_node(OpKind::kAdd, {g.add_node(OpKind::kEmbedding, {tok, ids}), pos});
+  auto layer_norm = [&](int in, const std::string& name) {
+    return g.add_node(OpKind::kLayerNorm,
+                      {in, g.add_param(name + ".gain", {D}), g.add_param(name + ".bias", {D})},
+                      Attrs::layer_norm(1e-5));
+  };
+  auto linear = [&](int in, int64_t n_in, int64_t n_out, const std::string& name) {
+    const int rows = g.add_node(OpKind::kReshape, {in}, Attrs::reshape({B * T, n_in}));
+    const int y = g.add_node(OpKind::kMatMul, {rows, g.add_param(name + ".w", {n_in, n_out})});
+    return g.add_node(OpKind::kAdd, {y, g.add_param(name + ".b", {n_out})});
+  };
+  // Q, K and V as one Linear(D, 3D), split into three [B, H, T, D/H].
+  const int qkv = g.add_node(OpKind::kReshape, {linear(layer_norm(x, "ln1"), D, 3 * D, "qkv")},
+                             Attrs::reshape({B, T, 3, H, D / H}));
+  const int heads = g.add_node(OpKind::kPermute, {qkv}, Attrs::permute({2, 0, 3, 1, 4}));
+  const int q = g.add_node(OpKind::kSelect, {heads}, Attrs::select(0));
+  const int k = g.add_node(OpKind::kSelect, {heads}, Attrs::select(1));
+  const int v = g.add_node(OpKind::kSelect, {heads}, Attrs::select(2));
+  const int scores = g.add_node(
+      OpKind::kScale, {g.add_node(OpKind::kBatchMatMul, {q, k}, Attrs::batch_matmul(false, true))},
+      Attrs::scaled(1 / std::sqrt(2.0)));
+  const int att =
+      g.add_node(OpKind::kDropout, {g.add_node(OpKind::kSoftmax, {scores}, Attrs::softmax(true))},
+                 Attrs::dropout(0.25, 3));
+  const int ctx = g.add_node(OpKind::kBatchMatMul, {att, v});
+  const int merged = g.add_node(OpKind::kReshape,
+                                {g.add_node(OpKind::kPermute, {ctx}, Attrs::permute({0, 2, 1, 3}))},
+                                Attrs::reshape({B, T, D}));
+  const int x2 = g.add_node(OpKind::kAdd, {x, merged});
+  const int hidden = g.add_node(OpKind::kGelu, {linear(layer_norm(x2, "ln2"), D, 2 * D, "fc1")});
+  const int gated = g.add_node(OpKind::kMul, {hidden, g.add_param("gate", {2 * D})});
+  const int logits = linear(gated, 2 * D, V, "head");
+  const int targets = g.add_input("targets", {B * T}, DType::kI32);
+  c.output = g.add_node(OpKind::kSoftmaxCrossEntropy, {logits, targets});
+  c.i32_inputs["ids"] = {1, 4, 0, 4, 2, 1};
+  c.i32_inputs["targets"] = {4, 0, 2, 1, 3, 0};
+  return c;
+}
+
+TEST(Gradcheck, AttentionBlockLossAllParameters) {
+  expect_gradients_match(attention_block_check(), 30);
+}
+
+TEST(Gradcheck, GptLossAllParameters) {
+  const Model m = build_gpt({.d_model = 4, .heads = 2, .layers = 2, .context = 3}, 2);
+  Check c;
+  c.g = m.graph;
+  c.output = m.loss;
+  c.i32_inputs["x"] = {72, 105, 33, 10, 37, 10};
+  c.i32_inputs["labels"] = {105, 33, 10, 37, 10, 0};
+  expect_gradients_match(std::move(c), 20);
+}
+
+TEST(Gradcheck, SelectOfEachIndex) {
+  for (int index : {0, 1, 2}) {
+    Check c;
+    const int x = c.g.add_param("x", {3, 2, 4});
+    c.output = c.g.add_node(OpKind::kSelect, {x}, Attrs::select(index));
+    expect_gradients_match(std::move(c));
+  }
+}
+
+// The cnn's and the attention block's training graphs together exercise every op in the table,
+// so the checks above (which run the same rules on the same kernels) cover every op.
+TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   const TrainingGraph t = build_training_graph(build_model(zoo_spec("cnn_small"), 2).graph,
                                                build_model(zoo_spec("cnn_small"), 2).loss);
+  Check block = attention_block_check();
+  const TrainingGraph a = build_training_graph(block.g, block.output);
   std::set<OpKind> used;
   for (const Node& n : t.graph.nodes()) used.insert(n.op);
+  for (const Node& n : a.graph.nodes()) used.insert(n.op);
   for (const OpInfo& info : kOpTable) EXPECT_TRUE(used.count(info.kind)) << info.mnemonic;
 }
 
