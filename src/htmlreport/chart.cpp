@@ -59,9 +59,32 @@ Json make_table(const std::string& title, std::vector<std::string> columns, Json
 }
 
 double number_at(const Json& j, const char* key) {
-  if (!j.is_object()) return 0.0;
+  const Json& v = field(j, key);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+const Json& field(const Json& j, const char* key) {
+  static const Json kNull;
+  if (!j.is_object()) return kNull;
   auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  return it != j.end() ? *it : kNull;
+}
+
+const Json& list_at(const Json& j, const char* key) {
+  static const Json kEmpty = Json::array();
+  const Json& v = field(j, key);
+  return v.is_array() ? v : kEmpty;
+}
+
+std::string text_at(const Json& j, const char* key, const char* fallback) {
+  const Json& v = field(j, key);
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+const Json& last_of(const Json& j, const char* key) {
+  static const Json kNull;
+  const Json& v = list_at(j, key);
+  return v.empty() ? kNull : v.back();
 }
 
 }  // namespace tessera::htmlreport

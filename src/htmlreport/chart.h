@@ -52,7 +52,17 @@ class Lines {
 
 Json make_table(const std::string& title, std::vector<std::string> columns, Json rows);
 
-// The number at `key` of `j`, or 0 when absent or not a number.
+// Reading a report that may lack any field or hold the wrong type in it (a tagged file is still
+// user input): never operator[] on a const Json, which is undefined for a missing key.
+// The number at `key` of `j`, or 0 when `j` is not an object, the key is absent or not a number.
 double number_at(const Json& j, const char* key);
+// The value at `key` of `j`, or null.
+const Json& field(const Json& j, const char* key);
+// The array at `key` of `j`, or an empty array.
+const Json& list_at(const Json& j, const char* key);
+// The string at `key` of `j`, or `fallback`.
+std::string text_at(const Json& j, const char* key, const char* fallback = "?");
+// The last element of the array at `key` of `j`, or null.
+const Json& last_of(const Json& j, const char* key);
 
 }  // namespace tessera::htmlreport

@@ -9,9 +9,7 @@ namespace tessera::htmlreport {
 namespace {
 
 const Json& last_epoch_pe_layers(const Input& i) {
-  static const Json kNone = Json::array();
-  const Json& e = i.data["epochs"].back();
-  return e.contains("pe") && e["pe"].contains("layers") ? e["pe"]["layers"] : kNone;
+  return list_at(field(last_of(i.data, "epochs"), "pe"), "layers");
 }
 
 Json aligned_layers(const std::vector<const Input*>& runs) {
@@ -19,7 +17,7 @@ Json aligned_layers(const std::vector<const Input*>& runs) {
   for (const Input* i : runs) {
     columns.push_back(i->label);
     for (const Json& l : last_epoch_pe_layers(*i)) {
-      const std::string n = l.value("layer", "?") + " " + l.value("phase", "?");
+      const std::string n = layer_name(l);
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
   }
@@ -29,7 +27,7 @@ Json aligned_layers(const std::vector<const Input*>& runs) {
     for (const Input* i : runs) {
       Json cell = nullptr;
       for (const Json& l : last_epoch_pe_layers(*i))
-        if (l.value("layer", "?") + " " + l.value("phase", "?") == n) cell = l["busy_cycles"];
+        if (layer_name(l) == n) cell = field(l, "busy_cycles");
       row.push_back(cell);
     }
     rows.push_back(std::move(row));
@@ -43,11 +41,11 @@ Json compare_section(const std::vector<Input>& in) {
   std::vector<const Input*> runs;
   Json rows = Json::array();
   for (const Input& i : in) {
-    if (i.kind != Kind::kTrain || i.data["epochs"].empty()) continue;
+    if (i.kind != Kind::kTrain || list_at(i.data, "epochs").empty()) continue;
     runs.push_back(&i);
-    const Json& e = i.data["epochs"].back();
-    const Json& pe = e.contains("pe") ? e["pe"] : Json::object();
-    rows.push_back({i.label, pe.value("pe", "-"), e.value("processors", 1),
+    const Json& e = last_of(i.data, "epochs");
+    const Json& pe = field(e, "pe");
+    rows.push_back({i.label, text_at(pe, "pe", "-"), std::max(1.0, number_at(e, "processors")),
                     number_at(e, "sim_seconds"), number_at(e, "samples_per_sim_second"),
                     number_at(e, "test_accuracy"), number_at(e, "energy_j")});
   }

@@ -8,21 +8,20 @@ namespace tessera::htmlreport {
 namespace {
 
 const Json* pe_block(const Input& i) {
-  if (i.kind != Kind::kTrain || i.data["epochs"].empty()) return nullptr;
-  const Json& e = i.data["epochs"].back();
-  return e.contains("pe") && e["pe"].contains("layers") ? &e["pe"] : nullptr;
+  const Json& pe = field(last_of(i.data, "epochs"), "pe");
+  return i.kind == Kind::kTrain && !list_at(pe, "layers").empty() ? &pe : nullptr;
 }
 
 double mxu_peak_macs(const Input& i) {
-  const Json& c = i.data.contains("resolved_config") ? i.data["resolved_config"] : Json::object();
+  const Json& c = field(i.data, "resolved_config");
   return number_at(c, "core.mxu.rows") * number_at(c, "core.mxu.cols");
 }
 
-std::string layer_name(const Json& l) {
-  return l.value("layer", "?") + " " + l.value("phase", "?");
-}
-
 }  // namespace
+
+std::string layer_name(const Json& l) {
+  return text_at(l, "layer") + " " + text_at(l, "phase");
+}
 
 Json layers_section(const std::vector<Input>& in) {
   Json rows = Json::array();
@@ -31,9 +30,9 @@ Json layers_section(const std::vector<Input>& in) {
     const Json* pe = pe_block(i);
     if (!pe) continue;
     const double peak = mxu_peak_macs(i);
-    for (const Json& l : (*pe)["layers"]) {
+    for (const Json& l : list_at(*pe, "layers")) {
       const double busy = number_at(l, "busy_cycles"), macs = number_at(l, "macs");
-      rows.push_back({i.label, l.value("layer", "?"), l.value("phase", "?"), number_at(l, "pushes"),
+      rows.push_back({i.label, text_at(l, "layer"), text_at(l, "phase"), number_at(l, "pushes"),
                       macs, busy, busy > 0 && peak > 0 ? macs / (busy * peak) : 0.0,
                       number_at(l, "energy_pj") * 1e-6});
       cycles.add(i.label, layer_name(l), busy);
@@ -56,7 +55,7 @@ Json term_serial_section(const std::vector<Input>& in) {
     const Json* pe = pe_block(i);
     if (!pe || pe->value("pe", "") != "term-serial") continue;
     Bars shares("Term slots of " + i.label, "fraction");
-    for (const Json& l : (*pe)["layers"]) {
+    for (const Json& l : list_at(*pe, "layers")) {
       speedup.add(i.label, layer_name(l), number_at(l, "speedup_equal_pe"));
       const double done = number_at(l, "terms_processed"),
                    zero = number_at(l, "terms_skipped_zero"),

@@ -13,24 +13,26 @@ namespace tessera::htmlreport {
 namespace {
 
 bool is_data_parallel(const Input& i) {
-  return i.kind == Kind::kTrain && !i.data["epochs"].empty() &&
-         i.data["epochs"].back().contains("processors");
+  return i.kind == Kind::kTrain && !field(last_of(i.data, "epochs"), "processors").is_null();
 }
 
 Json topology_chart(const Input& i) {
-  const Json& sys = i.data["system"];
-  if (!sys.contains("fabric") || !sys["fabric"].contains("links")) return nullptr;
-  const Json& c = i.data["resolved_config"];
+  const Json& links_in = list_at(field(field(i.data, "system"), "fabric"), "links");
+  if (links_in.empty()) return nullptr;
+  const Json& c = field(i.data, "resolved_config");
   const int chips = static_cast<int>(number_at(c, "system.chips"));
   const int dx = static_cast<int>(number_at(c, "system.torus.dims_x"));
   const int dy = static_cast<int>(number_at(c, "system.torus.dims_y"));
-  const bool grid = c.value("system.topology", "").starts_with("torus") && dx * dy == chips;
+  const bool grid = text_at(c, "system.topology", "").starts_with("torus") && dx * dy == chips;
   Json links = Json::array();
-  for (const Json& l : sys["fabric"]["links"])
-    links.push_back({{"from", l["from"]}, {"to", l["to"]}, {"value", number_at(l, "utilisation")}});
+  for (const Json& l : links_in) {
+    const double from = number_at(l, "from"), to = number_at(l, "to");
+    if (from >= 0 && to >= 0 && from < chips && to < chips)
+      links.push_back({{"from", from}, {"to", to}, {"value", number_at(l, "utilisation")}});
+  }
   return Json{{"type", "topology"},
               {"title", fmt::format("{}: {} chips, {} ({} per link direction)", i.label, chips,
-                                    c.value("system.topology", "?"), "utilisation")},
+                                    text_at(c, "system.topology"), "utilisation")},
               {"layout", grid ? "grid" : "ring"},
               {"columns", grid ? dx : chips},
               {"nodes", chips},
@@ -46,14 +48,14 @@ Json many_chip_section(const std::vector<Input>& in) {
   Bars supersteps("Supersteps per synchronisation group", "s");
   for (const Input& i : in) {
     if (is_data_parallel(i)) {
-      const Json& e = i.data["epochs"].back();
+      const Json& e = last_of(i.data, "epochs");
       for (const char* k : {"compute", "exchange", "overlap"})
         split.add(i.label, k, number_at(e, fmt::format("{}_seconds", k).c_str()));
-      rows.push_back({i.label, e["processors"], i.data.value("allreduce", "?"), e["supersteps"],
-                      number_at(e, "exchange_share"), number_at(e, "max_link_utilization"),
-                      number_at(e, "scaling_efficiency")});
+      rows.push_back({i.label, field(e, "processors"), text_at(i.data, "allreduce"),
+                      field(e, "supersteps"), number_at(e, "exchange_share"),
+                      number_at(e, "max_link_utilization"), number_at(e, "scaling_efficiency")});
       int g = 0;
-      for (const Json& s : i.data["system"]["sync_groups"]) {
+      for (const Json& s : list_at(field(i.data, "system"), "sync_groups")) {
         const std::string name = fmt::format("{} group {} ({} supersteps)", i.label, ++g,
                                              static_cast<int64_t>(number_at(s, "supersteps")));
         supersteps.add("barrier", name, number_at(s, "barrier_seconds"));
@@ -66,8 +68,8 @@ Json many_chip_section(const std::vector<Input>& in) {
       split.add(i.label, "barrier", number_at(d, "barrier_seconds"));
       split.add(i.label, "bandwidth bound", number_at(d, "bound_seconds"));
       split.add(i.label, "simulated", number_at(d, "sim_seconds"));
-      rows.push_back({i.label, d["processors"], d.value("algorithm", "?"), d["supersteps"], nullptr,
-                      nullptr, number_at(d, "efficiency")});
+      rows.push_back({i.label, field(d, "processors"), text_at(d, "algorithm"),
+                      field(d, "supersteps"), nullptr, nullptr, number_at(d, "efficiency")});
     }
   }
   if (rows.empty()) return nullptr;

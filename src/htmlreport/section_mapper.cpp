@@ -9,6 +9,7 @@
 // best method of the family.
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include "htmlreport/sections.h"
@@ -16,24 +17,32 @@
 namespace tessera::htmlreport {
 namespace {
 
+// A core coordinate or processor index: non-negative and small enough to draw (else 0).
+int coordinate(const Json& j, const char* key) {
+  const double v = number_at(j, key);
+  return v >= 0 && v < 4096 ? static_cast<int>(v) : 0;
+}
+
 Json mesh_chart(const Input& i) {
   const Json& d = i.data;
   std::map<std::string, std::pair<int, int>> where;
   Json cells = Json::array();
   int width = 1, height = 1, processors = 1;
-  for (const Json& p : d["placement"]) {
-    const int x = p.value("x", 0), y = p.value("y", 0);
-    where[p.value("node", "")] = {x, y};
+  for (const Json& p : list_at(d, "placement")) {
+    const int x = coordinate(p, "x"), y = coordinate(p, "y"),
+              processor = coordinate(p, "processor");
+    where[text_at(p, "node", "")] = {x, y};
     width = std::max(width, x + 1);
     height = std::max(height, y + 1);
-    processors = std::max(processors, p.value("processor", 0) + 1);
-    cells.push_back({{"processor", p["processor"]}, {"x", x}, {"y", y}, {"label", p["node"]}});
+    processors = std::max(processors, processor + 1);
+    cells.push_back({{"processor", processor}, {"x", x}, {"y", y}, {"label", text_at(p, "node")}});
   }
   std::map<std::tuple<int, int, int, char>, int> load;
-  for (const Json& r : d.value("routes", Json::array())) {
-    auto [x, y] = where[r.value("src", "")];
-    for (char h : r.value("hops", std::string())) {
-      ++load[{r.value("processor", 0), x, y, h}];
+  for (const Json& r : list_at(d, "routes")) {
+    auto [x, y] = where[text_at(r, "src", "")];
+    for (char h : text_at(r, "hops", "")) {
+      if (std::string_view("EWNS").find(h) == std::string_view::npos) break;
+      ++load[{coordinate(r, "processor"), x, y, h}];
       x += h == 'E' ? 1 : h == 'W' ? -1 : 0;
       y += h == 'S' ? 1 : h == 'N' ? -1 : 0;
     }
@@ -57,10 +66,10 @@ Json bench_chart(const Input& i) {
   // family -> method -> (sum of costs, count)
   std::map<std::string, std::map<std::string, std::pair<double, int>>> cost;
   std::vector<std::string> methods;
-  for (const Json& r : i.data["results"]) {
-    const std::string m = r.value("method", "?");
+  for (const Json& r : list_at(i.data, "results")) {
+    const std::string m = text_at(r, "method");
     if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
-    auto& c = cost[r.value("family", "?")][m];
+    auto& c = cost[text_at(r, "family")][m];
     c.first += number_at(r, "cost");
     ++c.second;
   }
@@ -83,10 +92,10 @@ Json mapper_section(const std::vector<Input>& in) {
   for (const Input& i : in) {
     if (i.kind == Kind::kMap) {
       charts.push_back(mesh_chart(i));
-      const Json& m = i.data["metrics"];
-      rows.push_back({i.label, i.data.value("method", "?"), i.data.value("routing", "?"),
+      const Json& m = field(i.data, "metrics");
+      rows.push_back({i.label, text_at(i.data, "method"), text_at(i.data, "routing"),
                       number_at(m, "cost_total"), number_at(m, "max_link_load"),
-                      number_at(m, "cut"), m.value("deadlock_free", false)});
+                      number_at(m, "cut"), field(m, "deadlock_free")});
     } else if (i.kind == Kind::kMapBench) {
       if (Json b = bench_chart(i); !b.is_null()) charts.push_back(std::move(b));
     }

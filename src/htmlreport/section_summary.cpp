@@ -9,18 +9,19 @@ namespace {
 
 double epoch_sum(const Json& r, const char* key) {
   double s = 0;
-  for (const Json& e : r["epochs"]) s += number_at(e, key);
+  for (const Json& e : list_at(r, "epochs")) s += number_at(e, key);
   return s;
 }
 
 Json optional_sum(const Json& r, const char* key) {
-  for (const Json& e : r["epochs"])
-    if (e.contains(key)) return epoch_sum(r, key);
+  for (const Json& e : list_at(r, "epochs"))
+    if (!field(e, key).is_null()) return epoch_sum(r, key);
   return nullptr;
 }
 
 Json string_at(const Json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key] : Json(nullptr);
+  const Json& v = field(j, key);
+  return v.is_string() ? v : Json(nullptr);
 }
 
 std::string workload(const Input& in) {
@@ -28,24 +29,25 @@ std::string workload(const Input& in) {
   switch (in.kind) {
     case Kind::kTrain: {
       int64_t steps = 0;
-      for (const Json& e : d["epochs"]) steps += static_cast<int64_t>(number_at(e, "steps"));
-      return fmt::format("train {} on {}, batch {}, {} steps in {} epochs", d.value("model", "?"),
-                         d.value("dataset", "?"), static_cast<int64_t>(number_at(d, "batch")),
-                         steps, d["epochs"].size());
+      for (const Json& e : list_at(d, "epochs"))
+        steps += static_cast<int64_t>(number_at(e, "steps"));
+      return fmt::format("train {} on {}, batch {}, {} steps in {} epochs", text_at(d, "model"),
+                         text_at(d, "dataset"), static_cast<int64_t>(number_at(d, "batch")), steps,
+                         list_at(d, "epochs").size());
     }
     case Kind::kStats:
-      return fmt::format("run {} ({} bundles)", d.value("program", "a program"),
+      return fmt::format("run {} ({} bundles)", text_at(d, "program", "a program"),
                          static_cast<int64_t>(number_at(d, "bundles")));
     case Kind::kAllreduce:
       return fmt::format("all-reduce of {} bytes on {} processors ({}, {} algorithm)",
                          static_cast<int64_t>(number_at(d, "bytes")),
-                         static_cast<int64_t>(number_at(d, "processors")), d.value("topology", "?"),
-                         d.value("algorithm", "?"));
+                         static_cast<int64_t>(number_at(d, "processors")), text_at(d, "topology"),
+                         text_at(d, "algorithm"));
     case Kind::kMap:
-      return fmt::format("map {} nodes, method {}, routing {}", d["placement"].size(),
-                         d.value("method", "?"), d.value("routing", "?"));
+      return fmt::format("map {} nodes, method {}, routing {}", list_at(d, "placement").size(),
+                         text_at(d, "method"), text_at(d, "routing"));
     case Kind::kMapBench:
-      return fmt::format("mapper suite {} on {}", d.value("suite", "?"), d.value("system", "?"));
+      return fmt::format("mapper suite {} on {}", text_at(d, "suite"), text_at(d, "system"));
   }
   return "";
 }
@@ -75,18 +77,18 @@ Json value(const Input& in, const std::string& key) {
   const bool train = in.kind == Kind::kTrain;
   if (key == "sim_cycles")
     return train ? optional_sum(d, "sim_cycles")
-                 : (in.kind == Kind::kStats ? d["cycles"] : Json(nullptr));
+                 : (in.kind == Kind::kStats ? field(d, "cycles") : Json(nullptr));
   if (key == "sim_seconds") {
     if (train) return optional_sum(d, "sim_seconds");
-    if (in.kind == Kind::kStats) return d["seconds"];
-    return in.kind == Kind::kAllreduce ? d["sim_seconds"] : Json(nullptr);
+    if (in.kind == Kind::kStats) return field(d, "seconds");
+    return in.kind == Kind::kAllreduce ? field(d, "sim_seconds") : Json(nullptr);
   }
   if (key == "host_seconds")
     return train ? optional_sum(d, "host_seconds")
-                 : (in.kind == Kind::kAllreduce ? d["host_seconds"] : Json(nullptr));
+                 : (in.kind == Kind::kAllreduce ? field(d, "host_seconds") : Json(nullptr));
   if (train) return optional_sum(d, "energy_j");
-  if (in.kind == Kind::kStats && d.contains("energy"))
-    return number_at(d["energy"], "total_uj") * 1e-6;
+  if (in.kind == Kind::kStats && field(d, "energy").is_object())
+    return number_at(field(d, "energy"), "total_uj") * 1e-6;
   return nullptr;
 }
 

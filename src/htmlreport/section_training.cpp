@@ -12,7 +12,7 @@ Json training_section(const std::vector<Input>& in) {
   for (const Input& i : in) {
     if (i.kind != Kind::kTrain) continue;
     int64_t step = 0;
-    for (const Json& e : i.data["epochs"]) {
+    for (const Json& e : list_at(i.data, "epochs")) {
       const double epoch = number_at(e, "epoch");
       loss.add(i.label + " train", epoch, number_at(e, "loss"));
       loss.add(i.label + " test", epoch, number_at(e, "test_loss"));
@@ -20,9 +20,8 @@ Json training_section(const std::vector<Input>& in) {
       accuracy.add(i.label + " test", epoch, number_at(e, "test_accuracy"));
       seconds.add(i.label + " simulated", epoch, number_at(e, "sim_seconds"));
       seconds.add(i.label + " host", epoch, number_at(e, "host_seconds"));
-      if (e.contains("optimizer") && e["optimizer"].contains("per_step"))
-        for (const Json& c : e["optimizer"]["per_step"]["cycles"])
-          optimizer.add(i.label, static_cast<double>(++step), c.get<double>());
+      for (const Json& c : list_at(field(field(e, "optimizer"), "per_step"), "cycles"))
+        optimizer.add(i.label, static_cast<double>(++step), c.is_number() ? c.get<double>() : 0.0);
     }
   }
   if (loss.empty()) return nullptr;

@@ -3,6 +3,7 @@
 // page.cpp.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "htmlreport/chart.h"
@@ -22,6 +23,8 @@ Json training_section(const std::vector<Input>& in);
 // section_layers.cpp: the MXU work per layer and phase; the term-serial speed-up and term shares.
 Json layers_section(const std::vector<Input>& in);
 Json term_serial_section(const std::vector<Input>& in);
+// "<layer> <phase>" of an entry of a training report's pe.layers: how runs are aligned by layer.
+std::string layer_name(const Json& layer);
 // section_many_chip.cpp: topology with per-link utilisation, supersteps, compute/exchange/overlap.
 Json many_chip_section(const std::vector<Input>& in);
 // section_mapper.cpp: the mesh with link loads and nodes coloured by processor; method costs.

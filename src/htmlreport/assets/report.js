@@ -130,7 +130,7 @@
       }
     }
     var max = d3.max(c.links, function (l) { return l.value; }) || 0, scale = heat(max);
-    var svg = svgFor(fig, size + 200, size);
+    var svg = svgFor(fig, size + 260, size);
     svg.selectAll("line.link").data(c.links).enter().append("line").attr("class", "link")
       .each(function (l) {
         var a = pos[l.from], b = pos[l.to], dx = b[0] - a[0], dy = b[1] - a[1];
@@ -148,7 +148,7 @@
   }
 
   function drawMesh(fig, c) {
-    var cell = 30, gap = 30;
+    var cell = 36, gap = 30;
     var pw = c.width * cell, ph = c.height * cell;
     var svg = svgFor(fig, c.processors * (pw + gap) + 220, ph + 20);
     var max = d3.max(c.links, function (l) { return l.value; }) || 0, scale = heat(max);
@@ -162,9 +162,10 @@
     var step = { E: [1, 0], W: [-1, 0], N: [0, -1], S: [0, 1] };
     svg.selectAll("line.link").data(c.links).enter().append("line").attr("class", "link")
       .each(function (l) {
-        var s = step[l.dir] || [0, 0], o = 3;
+        var s = step[l.dir] || [0, 0], o = 4;
         var cx = origin(l.processor) + l.x * cell + cell / 2 + s[1] * o, cy = l.y * cell + 10 + cell / 2 + s[0] * o;
-        d3.select(this).attr("x1", cx).attr("y1", cy).attr("x2", cx + s[0] * cell).attr("y2", cy + s[1] * cell);
+        d3.select(this).attr("x1", cx + s[0] * cell * 0.3).attr("y1", cy + s[1] * cell * 0.3)
+          .attr("x2", cx + s[0] * cell * 0.7).attr("y2", cy + s[1] * cell * 0.7);
       })
       .style("stroke", function (l) { return scale(l.value); }).style("stroke-width", 3)
       .append("title").text(function (l) { return "(" + l.x + "," + l.y + ") " + l.dir + ": " + l.value + " routes"; });
