@@ -45,6 +45,7 @@
 #include "htmlreport/page.h"
 #include "numerics/term_pe/term_pe.h"
 #include "report/format.h"
+#include "report/trace.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/hbm_report.h"
@@ -59,7 +60,7 @@ namespace {
 
 struct TrainArgs {
   std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report, html,
-              data_dir, checkpoint_dir;
+              trace, data_dir, checkpoint_dir;
   int epochs = 3, batch = 128, checkpoint_keep = 2;
   int64_t checkpoint_every = 0;
   bool resume = false;
@@ -240,6 +241,12 @@ void run_train(const TrainArgs& a) {
   if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
   const bool data_parallel = a.chips != -1;
   if (!data_parallel && a.profile) return run_profile(a, o, train, test);
+  std::unique_ptr<report::ChromeTrace> trace;
+  if (!a.trace.empty()) {
+    if (data_parallel) throw UsageError("--trace", "traces one chip: not with --chips");
+    trace = std::make_unique<report::ChromeTrace>(o.config.spec.name, o.config.spec.clock_hz);
+    o.trainer.trace = trace.get();
+  }
   std::unique_ptr<runtime::RunLoop> run;
   if (data_parallel) {
     runtime::DataParallelRunOptions d;
@@ -270,6 +277,7 @@ void run_train(const TrainArgs& a) {
   run->run(cb);
   const nlohmann::ordered_json r = report::tagged("train", run->report());
   if (report) write_json(*report, r);
+  if (trace && writer) trace->write(a.trace);
   if (html)
     htmlreport::write_report({a.html, "train " + a.model, htmlreport::Kind::kTrain, r}, *html);
 }
@@ -289,6 +297,7 @@ void register_train_command(CLI::App& app) {
   add_config_flag(*cmd, args->config);
   add_report_flag(*cmd, args->report);
   add_html_flag(*cmd, args->html);
+  add_trace_flag(*cmd, args->trace);
   cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
   cmd->add_option("--steps", args->steps,
                   "limit the steps per epoch (and the test set to steps x batch)");
