@@ -15,7 +15,8 @@ namespace {
 
 struct Track {
   std::string name;
-  std::vector<double> start, dur;
+  std::vector<double> start, dur;           // microseconds (ts, dur)
+  std::vector<double> start_cycle, cycles;  // simulated cycles (args.cycle, args.cycles)
   std::vector<int> name_index;
 };
 
@@ -27,6 +28,7 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
   std::vector<std::string> names;
   std::string error;
   bool saw_events = false;
+  bool in_cycles = true;  // every span has args {cycle, cycles} (tessera's traces do)
   int64_t events = 0, dropped = 0;
 
   bool null() override { return true; }
@@ -44,7 +46,8 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
   bool start_object(std::size_t) override {
     if (++m_depth == 3 && m_in_events) {
       m_ph.clear(), m_name.clear(), m_arg.clear(), m_event_key.clear();
-      m_tid = 0, m_ts = 0, m_dur = 0;
+      m_tid = 0, m_ts = 0, m_dur = 0, m_cycle = 0, m_cycles = 0;
+      m_has_cycle = m_has_cycles = false;
     }
     return true;
   }
@@ -79,6 +82,10 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
       if (m_event_key == "ts") m_ts = v;
       if (m_event_key == "dur") m_dur = v;
     }
+    if (m_in_events && m_depth == 4 && m_event_key == "args") {
+      if (m_arg_key == "cycle") m_cycle = v, m_has_cycle = true;
+      if (m_arg_key == "cycles") m_cycles = v, m_has_cycles = true;
+    }
     if (m_depth == 2 && m_top_key == "otherData" && m_other_key == "dropped_events")
       dropped = static_cast<int64_t>(v);
     return true;
@@ -92,6 +99,9 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
     Track& t = tracks[m_tid];
     t.start.push_back(m_ts);
     t.dur.push_back(m_dur);
+    t.start_cycle.push_back(m_cycle);
+    t.cycles.push_back(m_cycles);
+    in_cycles = in_cycles && m_has_cycle && m_has_cycles;
     t.name_index.push_back(it->second);
   }
 
@@ -99,23 +109,29 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
   bool m_in_events = false;
   std::string m_top_key, m_other_key, m_event_key, m_arg_key, m_ph, m_name, m_arg;
   int64_t m_tid = 0;
-  double m_ts = 0, m_dur = 0;
+  double m_ts = 0, m_dur = 0, m_cycle = 0, m_cycles = 0;
+  bool m_has_cycle = false, m_has_cycles = false;
   std::unordered_map<std::string, int> m_name_ids;
 };
 
-// The track's spans in start order (the trace keeps recording order).
-Json sorted_track(const Track& t) {
-  std::vector<size_t> order(t.start.size());
+// The track's spans in start order (the trace keeps recording order), starts as differences from
+// the previous start (short numbers in the page; the script adds them up).
+Json sorted_track(const Track& t, bool in_cycles) {
+  const std::vector<double>& start = in_cycles ? t.start_cycle : t.start;
+  const std::vector<double>& dur = in_cycles ? t.cycles : t.dur;
+  std::vector<size_t> order(start.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return t.start[a] < t.start[b]; });
-  Json start = Json::array(), dur = Json::array(), kind = Json::array();
+                   [&](size_t a, size_t b) { return start[a] < start[b]; });
+  Json delta = Json::array(), length = Json::array(), kind = Json::array();
+  double previous = 0;
   for (size_t i : order) {
-    start.push_back(t.start[i]);
-    dur.push_back(t.dur[i]);
+    delta.push_back(start[i] - previous);
+    previous = start[i];
+    length.push_back(dur[i]);
     kind.push_back(t.name_index[i]);
   }
-  return Json{{"name", t.name}, {"start", start}, {"dur", dur}, {"kind", kind}};
+  return Json{{"name", t.name}, {"start_delta", delta}, {"dur", length}, {"kind", kind}};
 }
 
 }  // namespace
@@ -128,14 +144,21 @@ Json parse_timeline(const std::string& path, std::string_view text) {
     throw Error(path, "not a Chrome trace-event file (no \"traceEvents\" array)");
   Json tracks = Json::array();
   double end = 0;
+  const bool cycles = sax.in_cycles && sax.events > 0;
   for (const auto& [tid, t] : sax.tracks) {
-    for (size_t i = 0; i < t.start.size(); ++i) end = std::max(end, t.start[i] + t.dur[i]);
-    if (!t.start.empty()) tracks.push_back(sorted_track(t));
+    const std::vector<double>& start = cycles ? t.start_cycle : t.start;
+    const std::vector<double>& dur = cycles ? t.cycles : t.dur;
+    for (size_t i = 0; i < start.size(); ++i) end = std::max(end, start[i] + dur[i]);
+    if (!start.empty()) tracks.push_back(sorted_track(t, cycles));
   }
-  return Json{{"type", "timeline"},   {"title", "Unit activity (scroll to zoom, drag to pan)"},
-              {"unit", "us"},         {"end", end},
-              {"events", sax.events}, {"dropped", sax.dropped},
-              {"names", sax.names},   {"tracks", std::move(tracks)}};
+  return Json{{"type", "timeline"},
+              {"title", "Unit activity (scroll to zoom, drag to pan)"},
+              {"unit", cycles ? "cycles" : "us"},
+              {"end", end},
+              {"events", sax.events},
+              {"dropped", sax.dropped},
+              {"names", sax.names},
+              {"tracks", std::move(tracks)}};
 }
 
 Json timeline_section(const std::string& path) {

@@ -88,6 +88,14 @@ TEST(ReportTimeline, ANonTrace_bad) {
   EXPECT_THROW(parse_timeline("t.json", "{"), Error);
 }
 
+TEST(ReportTimeline, TesseraTracesAreDrawnInCycles) {
+  const Json t = parse_timeline("t.json", R"({"traceEvents": [
+    {"name": "push", "ph": "X", "tid": 1, "ts": 0.5, "dur": 2, "args": {"cycle": 7, "cycles": 3}}]})");
+  EXPECT_EQ(t["unit"], "cycles");
+  EXPECT_EQ(t["tracks"][0]["start_delta"], Json::parse("[7.0]"));
+  EXPECT_EQ(t["end"], 10.0);
+}
+
 TEST(ReportTimeline, SpansAreKeptPerTrackInStartOrder) {
   const Json t = parse_timeline("t.json", R"({"traceEvents": [
     {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "mxu"}},
@@ -97,7 +105,8 @@ TEST(ReportTimeline, SpansAreKeptPerTrackInStartOrder) {
     "otherData": {"dropped_events": 4}})");
   ASSERT_EQ(t["tracks"].size(), 1u);
   EXPECT_EQ(t["tracks"][0]["name"], "mxu");
-  EXPECT_EQ(t["tracks"][0]["start"], Json::parse("[1.0, 5.0]"));
+  EXPECT_EQ(t["tracks"][0]["start_delta"], Json::parse("[1.0, 4.0]"));
+  EXPECT_EQ(t["unit"], "us");  // the spans have no args.cycle
   EXPECT_EQ(t["names"][t["tracks"][0]["kind"][0].get<int>()], "pop");
   EXPECT_EQ(t["end"], 7.0);
   EXPECT_EQ(t["events"], 2);

@@ -184,7 +184,12 @@
     var m = { top: 24, left: 120, right: 20 }, row = 20, kMaxSpans = 2000, kBins = 600;
     var w = Math.max(kWidth, 1000) - m.left - m.right;
     var tracks = c.tracks;
-    tracks.forEach(function (t) { t.maxDur = d3.max(t.dur) || 0; });
+    tracks.forEach(function (t) {
+      var start = new Float64Array(t.start_delta.length), at = 0;
+      for (var i = 0; i < start.length; ++i) start[i] = at += t.start_delta[i];
+      t.start = start;
+      t.maxDur = d3.max(t.dur) || 0;
+    });
     var controls = fig.append("div").attr("class", "timeline-controls");
     controls.append("span").text(c.events + " spans" + (c.dropped ? " (" + c.dropped + " dropped by the trace)" : "") + ". ");
     var shown = controls.append("span");
