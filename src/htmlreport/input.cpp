@@ -39,7 +39,7 @@ Input parse_input(const std::string& path, std::string_view text) {
   nlohmann::ordered_json j;
   try {
     j = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error or a number out of range
     throw Error(path, fmt::format("not JSON: {}", e.what()));
   }
   const char* expected =

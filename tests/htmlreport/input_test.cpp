@@ -52,6 +52,7 @@ TEST(ReportInput, TaggedWritesTheTagFirstAndKeepsTheBody) {
 
 TEST(ReportInput, NotJson_bad) {
   EXPECT_TRUE(why("{\"a\": ").starts_with("not JSON"));
+  EXPECT_TRUE(why("{\"a\": 6.3e708}").starts_with("not JSON"));  // a number out of range
 }
 
 TEST(ReportInput, JsonThatIsNotAReport_bad) {
