@@ -14,6 +14,7 @@
 #include "cli/common_flags.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "htmlreport/page.h"
 #include "mapper/bench_suite.h"
 #include "mapper/generators.h"
 #include "mapper/graph_io.h"
@@ -21,6 +22,7 @@
 #include "mapper/noc_sim.h"
 #include "mapper/output.h"
 #include "mapper/rl_placer.h"
+#include "report/format.h"
 
 namespace tessera::cli {
 namespace {
@@ -101,7 +103,7 @@ void add_system_refine_options(CLI::App* c, SystemRefineArgs& r) {
 struct MapArgs {
   GraphSource src;
   std::string system, mesh = "8x8", method = "rl+refine", stage = "louvain", routing = "xy", policy,
-                      out, svg;
+                      out, svg, html;
   int processors = 1;
   long long moves = 400;
   double seconds = 0.0;
@@ -154,9 +156,14 @@ void run_map(const MapArgs& a) {
   mp::MapResult res = mp::map_graph(g, sys, opt);
   mp::NocResult noc;
   if (a.noc) noc = mp::simulate_noc(g, sys, res.core, res.routing);
-  auto j = mp::result_json(g, sys, opt, res, a.noc ? &noc : nullptr, a.timing);
+  const auto j =
+      report::tagged("map", mp::result_json(g, sys, opt, res, a.noc ? &noc : nullptr, a.timing));
   if (!a.out.empty()) write_file(a.out, j.dump(1) + "\n");
   if (!a.svg.empty()) write_file(a.svg, mp::result_svg(g, sys, res));
+  if (!a.html.empty()) {
+    OutputFile html(a.html, "HTML report");
+    htmlreport::write_report({a.html, "map", htmlreport::Kind::kMap, j}, html);
+  }
   if (a.json) {
     std::printf("%s\n", j.dump(1).c_str());
     return;
@@ -291,8 +298,9 @@ void register_bench(CLI::App* map) {
     a->families = split(*families);
     mp::Policy pol = mp::Policy::load(policy->empty() ? mp::default_policy_path() : *policy);
     a->policy = &pol;
-    auto r =
-        mp::run_bench(*a, [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+    const auto r = report::tagged("map-bench", mp::run_bench(*a, [](const std::string& s) {
+                                    std::fprintf(stderr, "%s\n", s.c_str());
+                                  }));
     if (!out->empty()) write_file(*out, r.dump(1) + "\n");
     if (*json)
       std::printf("%s\n", r.dump(1).c_str());
@@ -337,6 +345,7 @@ void register_map_command(CLI::App& app) {
   add_system_refine_options(map, a->system_refine);
   map->add_option("--out", a->out, "write the result JSON here");
   map->add_option("--svg", a->svg, "draw the placement and link loads here");
+  add_html_flag(*map, a->html);
   map->add_flag("--noc", a->noc, "run the packet-level NoC simulation");
   map->add_flag("--timing", a->timing, "include per-stage seconds in the JSON");
   add_json_flag(*map, a->json);

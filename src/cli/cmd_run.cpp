@@ -25,7 +25,9 @@
 #include "core/fault.h"
 #include "core/functional.h"
 #include "core/term_mxu_report.h"
+#include "htmlreport/page.h"
 #include "isa/assembler.h"
+#include "report/format.h"
 #include "report/trace.h"
 #include "system/machine_spec.h"
 
@@ -38,6 +40,7 @@ struct RunArgs {
   std::string config;
   std::string trace;
   std::string stats;
+  std::string html;
   bool functional = false;
   bool dump_hex = false;
   int64_t max_bundles = 1'000'000'000;
@@ -79,6 +82,19 @@ void print_header(const RunArgs& a, const core::CoreSpec& spec, const isa::Progr
               a.functional ? ", functional" : "");
 }
 
+// The --stats JSON (the statistics tagged "tessera-stats", with the program and the config name)
+// and the --html page of it.
+void write_stats(const RunArgs& a, const core::CoreSpec& spec, const report::StatGroup& g) {
+  nlohmann::ordered_json body{{"program", a.program}, {"config", spec.name}};
+  const nlohmann::json stats = g.to_json();
+  for (const auto& [k, v] : stats.items()) body[k] = v;
+  const nlohmann::ordered_json j = report::tagged("stats", body);
+  if (!a.stats.empty()) write_json(a.stats, j);
+  if (a.html.empty()) return;
+  OutputFile html(a.html, "HTML report");
+  htmlreport::write_report({a.html, "run " + a.program, htmlreport::Kind::kStats, j}, html);
+}
+
 void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
   core::FunctionalCore f(spec, p, core::RunOptions{a.max_bundles});
   f.run();
@@ -89,7 +105,7 @@ void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Pro
   core::report_events(f.machine(), f.bundles(), g);
   std::printf("halted after %lld bundles\n%s", static_cast<long long>(f.bundles()),
               g.to_text().c_str());
-  if (!a.stats.empty()) write_json(a.stats, g.to_json());
+  write_stats(a, spec, g);
   for (const auto& d : a.dump_vmem) dump_vmem(f.state(), spec, d, a.dump_hex);
 }
 
@@ -113,7 +129,7 @@ void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program&
   std::printf("halted after %lld bundles in %lld cycles (%.3f us)\n%s",
               static_cast<long long>(c.bundles()), static_cast<long long>(c.cycles()),
               g.get("seconds") * 1e6, g.to_text().c_str());
-  if (!a.stats.empty()) write_json(a.stats, g.to_json());
+  write_stats(a, spec, g);
   if (trace) trace->write(a.trace);
   for (const auto& d : a.dump_vmem) dump_vmem(c.state(), spec, d, a.dump_hex);
 }
@@ -128,6 +144,7 @@ void register_run_command(CLI::App& app) {
   add_config_flag(*cmd, args->config);
   add_trace_flag(*cmd, args->trace);
   add_stats_flag(*cmd, args->stats);
+  add_html_flag(*cmd, args->html);
   cmd->add_flag("--functional", args->functional, "run the functional interpreter (no timing)");
   check_positive_integer(cmd->add_option("--max-bundles", args->max_bundles,
                                          "fault after this many bundles (runaway loops)"));

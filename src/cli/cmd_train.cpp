@@ -42,7 +42,10 @@
 #include "common/error.h"
 #include "graph/model.h"
 #include "graph/model_json.h"
+#include "htmlreport/page.h"
 #include "numerics/term_pe/term_pe.h"
+#include "report/format.h"
+#include "report/trace.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/hbm_report.h"
@@ -56,8 +59,8 @@ namespace tessera::cli {
 namespace {
 
 struct TrainArgs {
-  std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report,
-              data_dir, checkpoint_dir;
+  std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report, html,
+              trace, data_dir, checkpoint_dir;
   int epochs = 3, batch = 128, checkpoint_keep = 2;
   int64_t checkpoint_every = 0;
   bool resume = false;
@@ -145,7 +148,7 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
     r["config_hash"] = o.config.hash;
     r["resolved_config"] = o.config.resolved;
     r["acc_width_profile"] = runtime::profile_json(p);
-    write_json(*report, r);
+    write_json(*report, report::tagged("acc-width-profile", r));
   }
 }
 
@@ -238,6 +241,12 @@ void run_train(const TrainArgs& a) {
   if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
   const bool data_parallel = a.chips != -1;
   if (!data_parallel && a.profile) return run_profile(a, o, train, test);
+  std::unique_ptr<report::ChromeTrace> trace;
+  if (!a.trace.empty()) {
+    if (data_parallel) throw UsageError("--trace", "traces one chip: not with --chips");
+    trace = std::make_unique<report::ChromeTrace>(o.config.spec.name, o.config.spec.clock_hz);
+    o.trainer.trace = trace.get();
+  }
   std::unique_ptr<runtime::RunLoop> run;
   if (data_parallel) {
     runtime::DataParallelRunOptions d;
@@ -255,8 +264,9 @@ void run_train(const TrainArgs& a) {
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
-  std::optional<OutputFile> report;
+  std::optional<OutputFile> report, html;
   if (!a.report.empty() && writer) report.emplace(a.report, "report");
+  if (!a.html.empty() && writer) html.emplace(a.html, "HTML report");
   if (!run->resumed_from().empty() && writer)
     std::fprintf(stderr, "resumed from %s\n", run->resumed_from().c_str());
   runtime::TrainingCallbacks cb;
@@ -265,7 +275,11 @@ void run_train(const TrainArgs& a) {
   };
   cb.epoch_done = data_parallel ? print_data_parallel_epoch : print_chip_epoch;
   run->run(cb);
-  if (report) write_json(*report, run->report());
+  const nlohmann::ordered_json r = report::tagged("train", run->report());
+  if (report) write_json(*report, r);
+  if (trace && writer) trace->write(a.trace);
+  if (html)
+    htmlreport::write_report({a.html, "train " + a.model, htmlreport::Kind::kTrain, r}, *html);
 }
 
 }  // namespace
@@ -282,6 +296,8 @@ void register_train_command(CLI::App& app) {
   add_seed_flag(*cmd, args->seed, "initialisation and shuffling");
   add_config_flag(*cmd, args->config);
   add_report_flag(*cmd, args->report);
+  add_html_flag(*cmd, args->html);
+  add_trace_flag(*cmd, args->trace);
   cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
   cmd->add_option("--steps", args->steps,
                   "limit the steps per epoch (and the test set to steps x batch)");

@@ -18,5 +18,6 @@ void register_isa_command(CLI::App& app);
 void register_train_command(CLI::App& app);
 void register_compile_command(CLI::App& app);
 void register_adam_command(CLI::App& app);
+void register_report_command(CLI::App& app);
 
 }  // namespace tessera::cli

@@ -57,4 +57,8 @@ CLI::Option* add_report_flag(CLI::App& cmd, std::string& path) {
   return cmd.add_option("--report", path, "write the report as JSON");
 }
 
+CLI::Option* add_html_flag(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("--html", path, "write the report as an HTML page (docs/report.md)");
+}
+
 }  // namespace tessera::cli

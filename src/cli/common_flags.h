@@ -46,5 +46,6 @@ CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string
 CLI::Option* add_stats_flag(CLI::App& cmd, std::string& path);   // --stats FILE: statistics
 CLI::Option* add_trace_flag(CLI::App& cmd, std::string& path);   // --trace FILE: Chrome trace
 CLI::Option* add_report_flag(CLI::App& cmd, std::string& path);  // --report FILE: run report
+CLI::Option* add_html_flag(CLI::App& cmd, std::string& path);    // --html FILE: HTML report
 
 }  // namespace tessera::cli

@@ -17,7 +17,9 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
   if (!(options.host_bytes_per_second > 0))
     throw Error("train", "host link bandwidth must be positive");
   const compiler::CompiledProgram& p = program(options.batch, true);
-  m_core = std::make_unique<core::Core>(m_spec, p.program);
+  core::TimedOptions timed;
+  timed.trace = options.trace;
+  m_core = std::make_unique<core::Core>(m_spec, p.program, timed);
   const graph::Model m = graph::build_model(model, options.batch);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;
   start_replica(*m_core, p, graph::init_params(m, options.seed));

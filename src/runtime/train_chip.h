@@ -27,6 +27,7 @@ struct ChipTrainerOptions {
   uint64_t seed = 0;
   double host_bytes_per_second = 16e9;                 // host link into HBM
   compiler::AdamOn adam_on = compiler::AdamOn::kUnit;  // Adam: on the Adam unit or the vector unit
+  report::TraceSink* trace = nullptr;  // the core's activity, every step and evaluation, or none
 };
 
 class ChipTrainer {

@@ -38,6 +38,8 @@
 #include "cli/common_flags.h"
 #include "common/error.h"
 #include "compiler/collectives.h"
+#include "htmlreport/page.h"
+#include "report/format.h"
 #include "system/collective_grid.h"
 #include "system/system.h"
 
@@ -57,6 +59,7 @@ struct AllReduceArgs {
   bool json = false;
   bool split_phase = false;
   std::string algorithm = "ring";
+  std::string html;
 };
 
 system::SystemSpec allreduce_system(const AllReduceArgs& a) {
@@ -176,7 +179,11 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["retransmissions"] = retrans;
   j["packets_per_host_second"] = host.cpu > 0 ? static_cast<double>(fs.packets) / host.cpu : 0.0;
   j["values_checked"] = a.check;
-  print_report(j, {.json = a.json, .json_indent = 2, .key_width = 24});
+  const nlohmann::ordered_json tagged = report::tagged("allreduce", j);
+  print_report(a.json ? tagged : j, {.json = a.json, .json_indent = 2, .key_width = 24});
+  if (a.html.empty() || machine.communicator().rank() != 0) return;  // one page, by rank 0
+  OutputFile html(a.html, "HTML report");
+  htmlreport::write_report({a.html, "bench allreduce", htmlreport::Kind::kAllreduce, tagged}, html);
 }
 
 }  // namespace
@@ -194,6 +201,7 @@ void setup_allreduce(CLI::App& cmd) {
   cli::add_seed_flag(cmd, args->seed, "packet loss and the inputs");
   cmd.add_flag("--check", args->check, "move the values and compare with the host reference");
   cli::add_json_flag(cmd, args->json);
+  cli::add_html_flag(cmd, args->html);
   cmd.add_option("--algorithm", args->algorithm, "ring or torus (torus-dimension: cores x X x Y)")
       ->capture_default_str();
   cmd.add_flag("--split-phase", args->split_phase,

@@ -1,0 +1,75 @@
+// Per-layer MXU work from a training report's "pe" block (its last epoch): pushes, MACs, busy
+// cycles, the achieved fraction of the MXU's peak (MACs / (busy cycles x rows x cols)) and energy;
+// for term-serial PEs, the speed-up against bit-parallel PEs and the shares of term slots
+// processed, skipped as zero and skipped as out of bounds.
+#include "htmlreport/sections.h"
+
+namespace tessera::htmlreport {
+namespace {
+
+const Json* pe_block(const Input& i) {
+  const Json& pe = field(last_of(i.data, "epochs"), "pe");
+  return i.kind == Kind::kTrain && !list_at(pe, "layers").empty() ? &pe : nullptr;
+}
+
+double mxu_peak_macs(const Input& i) {
+  const Json& c = field(i.data, "resolved_config");
+  return number_at(c, "core.mxu.rows") * number_at(c, "core.mxu.cols");
+}
+
+}  // namespace
+
+std::string layer_name(const Json& l) {
+  return text_at(l, "layer") + " " + text_at(l, "phase");
+}
+
+Json layers_section(const std::vector<Input>& in) {
+  Json rows = Json::array();
+  Bars cycles("MXU busy cycles per layer", "cycles");
+  for (const Input& i : in) {
+    const Json* pe = pe_block(i);
+    if (!pe) continue;
+    const double peak = mxu_peak_macs(i);
+    for (const Json& l : list_at(*pe, "layers")) {
+      const double busy = number_at(l, "busy_cycles"), macs = number_at(l, "macs");
+      rows.push_back({i.label, text_at(l, "layer"), text_at(l, "phase"), number_at(l, "pushes"),
+                      macs, busy, busy > 0 && peak > 0 ? macs / (busy * peak) : 0.0,
+                      number_at(l, "energy_pj") * 1e-6});
+      cycles.add(i.label, layer_name(l), busy);
+    }
+  }
+  if (rows.empty()) return nullptr;
+  return make_section(
+      "layers", "Per layer",
+      Json::array(
+          {cycles.to_json(), make_table("MXU work per layer (last epoch)",
+                                        {"run", "layer", "phase", "pushes", "MACs", "busy cycles",
+                                         "achieved fraction of peak", "energy uJ"},
+                                        std::move(rows))}));
+}
+
+Json term_serial_section(const std::vector<Input>& in) {
+  Bars speedup("Speed-up against bit-parallel PEs (equal PE count)", "x");
+  Json charts = Json::array();
+  for (const Input& i : in) {
+    const Json* pe = pe_block(i);
+    if (!pe || pe->value("pe", "") != "term-serial") continue;
+    Bars shares("Term slots of " + i.label, "fraction");
+    for (const Json& l : list_at(*pe, "layers")) {
+      speedup.add(i.label, layer_name(l), number_at(l, "speedup_equal_pe"));
+      const double done = number_at(l, "terms_processed"),
+                   zero = number_at(l, "terms_skipped_zero"),
+                   oob = number_at(l, "terms_skipped_oob"), all = done + zero + oob;
+      if (all <= 0) continue;
+      shares.add("processed", layer_name(l), done / all);
+      shares.add("skipped (zero)", layer_name(l), zero / all);
+      shares.add("skipped (out of bounds)", layer_name(l), oob / all);
+    }
+    if (!shares.empty()) charts.push_back(shares.to_json());
+  }
+  if (speedup.empty()) return nullptr;
+  charts.insert(charts.begin(), speedup.to_json());
+  return make_section("term-serial", "Term-serial PE", std::move(charts));
+}
+
+}  // namespace tessera::htmlreport

@@ -1,0 +1,33 @@
+// Training curves: loss and accuracy per epoch, simulated and host seconds per epoch, and the
+// optimizer's cycles per step (the only per-step series a training report keeps).
+#include "htmlreport/sections.h"
+
+namespace tessera::htmlreport {
+
+Json training_section(const std::vector<Input>& in) {
+  Lines loss("Loss per epoch", "epoch", "loss");
+  Lines accuracy("Accuracy per epoch", "epoch", "accuracy");
+  Lines seconds("Time per epoch", "epoch", "seconds");
+  Lines optimizer("Optimizer cycles per step", "step", "cycles");
+  for (const Input& i : in) {
+    if (i.kind != Kind::kTrain) continue;
+    int64_t step = 0;
+    for (const Json& e : list_at(i.data, "epochs")) {
+      const double epoch = number_at(e, "epoch");
+      loss.add(i.label + " train", epoch, number_at(e, "loss"));
+      loss.add(i.label + " test", epoch, number_at(e, "test_loss"));
+      accuracy.add(i.label + " train", epoch, number_at(e, "train_accuracy"));
+      accuracy.add(i.label + " test", epoch, number_at(e, "test_accuracy"));
+      seconds.add(i.label + " simulated", epoch, number_at(e, "sim_seconds"));
+      seconds.add(i.label + " host", epoch, number_at(e, "host_seconds"));
+      for (const Json& c : list_at(field(field(e, "optimizer"), "per_step"), "cycles"))
+        optimizer.add(i.label, static_cast<double>(++step), c.is_number() ? c.get<double>() : 0.0);
+    }
+  }
+  if (loss.empty()) return nullptr;
+  Json charts = Json::array({loss.to_json(), accuracy.to_json(), seconds.to_json()});
+  if (!optimizer.empty()) charts.push_back(optimizer.to_json());
+  return make_section("training", "Training curves", std::move(charts));
+}
+
+}  // namespace tessera::htmlreport
