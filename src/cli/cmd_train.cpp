@@ -149,50 +149,47 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
   }
 }
 
-void print_chip_epoch(const nlohmann::ordered_json& j) {
-  std::printf(
-      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host "
-      "link %.4f s)  "
-      "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
-      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-      100 * j["test_accuracy"].get<double>(),
-      static_cast<long long>(j["sim_cycles"].get<int64_t>()), j["sim_chip_seconds"].get<double>(),
-      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
-      100 * j["mxu_utilization"].get<double>(), 100 * j["vector_utilization"].get<double>(),
-      j["energy_j"].get<double>(), j["host_seconds"].get<double>());
-  if (j.contains("optimizer")) {
-    const nlohmann::ordered_json& o = j["optimizer"];
+// The epoch line: loss, accuracies, simulated and host time; one chip adds its cycles, unit
+// utilisation and energy, then its optimizer, PE and HBM-encoding lines; a data-parallel run adds
+// its exchange line.
+void print_epoch(const nlohmann::ordered_json& j, bool data_parallel) {
+  std::printf("epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim ", j["epoch"].get<int>(),
+              j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+              100 * j["test_accuracy"].get<double>());
+  if (!data_parallel)
+    std::printf("%lld cycles = ", static_cast<long long>(j["sim_cycles"].get<int64_t>()));
+  std::printf("%.4f s (+ host link %.4f s)  %.0f samples/sim-s  ",
+              j["sim_chip_seconds"].get<double>(), j["sim_host_link_seconds"].get<double>(),
+              j["samples_per_sim_second"].get<double>());
+  if (!data_parallel)
+    std::printf("MXU %.1f%%  vector %.1f%%  energy %.3f J  ",
+                100 * j["mxu_utilization"].get<double>(),
+                100 * j["vector_utilization"].get<double>(), j["energy_j"].get<double>());
+  std::printf("host %.1f s\n", j["host_seconds"].get<double>());
+  if (data_parallel) {
     std::printf(
-        "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
-        o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
-        o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+        "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip "
+        "time)  overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling "
+        "efficiency %.3f\n",
+        j["processors"].get<int>(), j["compute_seconds"].get<double>(),
+        j["exchange_seconds"].get<double>(), 100 * j["exchange_share"].get<double>(),
+        j["overlap_seconds"].get<double>(), 100 * j["link_utilization"].get<double>(),
+        100 * j["max_link_utilization"].get<double>(),
+        static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
+        j["scaling_efficiency"].get<double>());
+  } else {
+    if (j.contains("optimizer")) {
+      const nlohmann::ordered_json& o = j["optimizer"];
+      std::printf(
+          "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f "
+          "uJ/step\n",
+          o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
+          o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+    }
+    if (j.contains("pe")) print_pe(j["pe"]);
+    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
+      std::printf("  %s\n", hbm.c_str());
   }
-  if (j.contains("pe")) print_pe(j["pe"]);
-  if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
-    std::printf("  %s\n", hbm.c_str());
-  std::fflush(stdout);
-}
-
-void print_data_parallel_epoch(const nlohmann::ordered_json& j) {
-  std::printf(
-      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %.4f s (+ host link %.4f s)  "
-      "%.0f samples/sim-s  "
-      "host %.1f s\n",
-      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-      100 * j["test_accuracy"].get<double>(), j["sim_chip_seconds"].get<double>(),
-      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
-      j["host_seconds"].get<double>());
-  std::printf(
-      "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip time) "
-      " "
-      "overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling efficiency "
-      "%.3f\n",
-      j["processors"].get<int>(), j["compute_seconds"].get<double>(),
-      j["exchange_seconds"].get<double>(), 100 * j["exchange_share"].get<double>(),
-      j["overlap_seconds"].get<double>(), 100 * j["link_utilization"].get<double>(),
-      100 * j["max_link_utilization"].get<double>(),
-      static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
-      j["scaling_efficiency"].get<double>());
   std::fflush(stdout);
 }
 
@@ -263,7 +260,9 @@ void run_train(const TrainArgs& a) {
   cb.progress = [writer](int epoch, int64_t steps, int64_t total, double loss) {
     if (writer) print_training_progress(epoch, steps, total, loss);
   };
-  cb.epoch_done = data_parallel ? print_data_parallel_epoch : print_chip_epoch;
+  cb.epoch_done = [data_parallel](const nlohmann::ordered_json& j) {
+    print_epoch(j, data_parallel);
+  };
   run->run(cb);
   if (report) write_json(*report, run->report());
 }
