@@ -85,6 +85,8 @@ RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
     resume();
   else
     refuse_existing_checkpoints(m_options.checkpoint_dir);
+  if (!m_options.checkpoint_dir.empty() && m_trainer->writes_files())
+    prepare_checkpoint_dir(m_options.checkpoint_dir);
 }
 
 RunLoop::~RunLoop() = default;
