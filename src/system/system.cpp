@@ -50,6 +50,9 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t progra
   if (programs != static_cast<size_t>(spec.processors()))
     throw Error("system",
                 fmt::format("{} programs for {} processors", programs, spec.processors()));
+  if (const core::HostMemory need = core::host_memory(core, m_local.count);
+      need.bytes > core::host_memory_bytes())
+    throw Error(need.key, need.why);
   m_cores.resize(programs);
   for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
