@@ -59,7 +59,7 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
   } catch (const std::exception&) {
     throw UsageError("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
   }
-  if (row < 0 || count < 0 || row + count > spec.vmem_rows())
+  if (row < 0 || count < 0 || row > spec.vmem_rows() || count > spec.vmem_rows() - row)
     throw UsageError("--dump-vmem " + arg,
                      fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
   for (int64_t r = row; r < row + count; ++r) {

@@ -41,7 +41,6 @@
 #include "cli/common_flags.h"
 #include "common/error.h"
 #include "graph/model.h"
-#include "graph/model_json.h"
 #include "numerics/term_pe/term_pe.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
@@ -118,6 +117,11 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
                  const runtime::Dataset& train, const runtime::Dataset& test) {
   if (o.config.spec.mxu_pe != core::MxuPe::TermSerial)
     throw UsageError("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
+  const int full_width = o.config.spec.term.tile.pe.acc_fraction_bits;
+  if (a.profile_min_width < 1 || a.profile_min_width > full_width)
+    throw UsageError("--profile-min-width",
+                     fmt::format("{}: must be in [1, {}] (the accumulator width)",
+                                 a.profile_min_width, full_width));
   // Both outputs opened before the trials, so an unwritable path fails now.
   std::optional<OutputFile> profile_out, report;
   if (!a.profile_out.empty()) profile_out.emplace(a.profile_out, "config");
@@ -200,6 +204,7 @@ void run_train(const TrainArgs& a) {
   if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw UsageError("train", "--lr must be positive");
   if (a.steps && *a.steps < 1) throw UsageError("train", "--steps must be >= 1");
+  if (!(a.host_gbps > 0)) throw UsageError("train", "--host-gbps must be positive");
   check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw UsageError("train", "--allreduce needs --chips");
@@ -209,14 +214,11 @@ void run_train(const TrainArgs& a) {
   const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
-  o.model = graph::model_spec(a.model);
+  o.model = model_from_flag(a.model);
   o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
-  try {
-    o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
-  } catch (const Error& e) {
-    throw UsageError("--optimizer", e.why());
-  }
+  o.trainer.optimizer.kind =
+      parse_flag_value("--optimizer", [&] { return graph::optimizer_from_name(a.optimizer); });
   o.trainer.optimizer.lr = a.lr;
   o.trainer.seed = a.seed;
   o.trainer.host_bytes_per_second = a.host_gbps * 1e9;

@@ -83,9 +83,12 @@ TEST_F(BenchPeCli, UnknownVectorIsa_bad) {
 }
 
 TEST_F(BenchPeCli, FixedExponentOutOfRange_bad) {
-  const auto r = run_cli("bench pe --m 8 --k 8 --n 8 --fixed-exponent 999", true);
-  EXPECT_EQ(r.status >> 8, 1);
-  EXPECT_EQ(r.out, "tessera: error: PeConfig.fixed_exponent: 999 is out of range [-400, 400]\n");
+  auto r = run_cli("bench pe --m 8 --k 8 --n 8 --fixed-exponent 999", true);
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.out, "tessera: error: --fixed-exponent: 999 is out of range [-400, 400]\n");
+  r = run_cli("bench pe --m 8 --k 8 --n 8 --acc-width 999", true);
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.out, "tessera: error: --acc-width: 999 is out of range [4, 100]\n");
 }
 
 }  // namespace
