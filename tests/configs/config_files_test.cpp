@@ -164,6 +164,38 @@ TEST(ConfigFiles, CrossKeyConstraint_bad) {
             "test.json: key 'core.vector.lanes': lanes must be a power of two (reduction tree)");
 }
 
+TEST(ConfigFiles, SizesTheIsaCannotAddressAreNamedWithValueAndLimit_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"vector": {"vmem_bytes": 17179869184}}})"),
+            "test.json: key 'core.vector.vmem_bytes': value 17179869184 is out of range [1024, "
+            "8589934592] (bytes)");
+  EXPECT_EQ(read_text(R"({"core": {"vector": {"vmem_bytes": 8589934592}}})").vmem_bytes,
+            kMaxVmemBytes);
+  EXPECT_EQ(error_of(R"({"core": {"hbm": {"bytes": 34359738368}}})"),
+            "test.json: key 'core.hbm.bytes': 34359738368 bytes: HBM must be whole 32-bit words "
+            "and addressable by a 32-bit word address (<= 16 GiB)");
+}
+
+TEST(ConfigFiles, HostMemoryIsCountedPerCoreAndNamesTheLargestPart) {
+  CoreSpec s = read_text("{}");
+  const HostMemory one = host_memory(s, 1);
+  EXPECT_EQ(one.key, "core.vector.vmem_bytes");  // 16 MiB, then 1 MiB of MXU accumulators
+  EXPECT_GT(one.bytes, s.vmem_bytes);
+  EXPECT_LT(one.bytes, 2 * s.vmem_bytes);
+  EXPECT_EQ(host_memory(s, 8).bytes, 8 * one.bytes);
+  s.mxu_acc_blocks = 65536;  // 65536 blocks x 8 rows x 128 columns x 4 bytes = 256 MiB
+  EXPECT_EQ(host_memory(s, 1).key, "core.mxu.acc_blocks");
+  // Far more cores than any host holds: the error a System raises names the key and the sizes.
+  s.vmem_bytes = kMaxVmemBytes;
+  const HostMemory many = host_memory(s, 1 << 20);
+  EXPECT_GT(many.bytes, host_memory_bytes());
+  EXPECT_EQ(many.key, "core.vector.vmem_bytes");
+  EXPECT_EQ(many.why.rfind("1048576 cores of 8.25 GiB each (8 GiB of it for this key) need "
+                           "8.65e+06 GiB of host memory; this host has ",
+                           0),
+            0u)
+      << many.why;
+}
+
 TEST(ConfigFiles, JsonSyntaxErrorNamesLineAndColumn_bad) {
   const std::string text =
       "{\n  \"core\": {\n    \"name\": \"x\",\n    \"clock_hz\": 7e8,,\n  }\n}\n";
