@@ -73,25 +73,8 @@ struct CoreSpec {
   AdamUnitSpec adam;  // the Adam optimizer unit (core.adam.*)
 };
 
-// Vector memory is addressed by word in 32-bit immediates (DMA and the compiler's addresses), so it
-// holds at most 2^31 words.
-inline constexpr int64_t kMaxVmemBytes = int64_t{1} << 33;
-
-// The host memory `cores` cores of `spec` take when built: their register files and MXU
-// accumulators (committed at once) and vector and scalar memories (reserved at once, committed as
-// they are written); HBM is allocated page by page as it is written and not counted. `key` names
-// the config key of the largest part, `why` says how much is needed against what the host has.
-struct HostMemory {
-  int64_t bytes = 0;
-  std::string key, why;
-};
-HostMemory host_memory(const CoreSpec& spec, int64_t cores);
-// The host's physical memory plus swap, in bytes.
-int64_t host_memory_bytes();
-
 // Reads (and validates) a CoreSpec. Keys under "core." in the config document; unknown keys are
-// the caller's to reject with reader.finish() once every component has read its part. A core
-// that needs more host memory than the host has (host_memory) is an error naming the key.
+// the caller's to reject with reader.finish() once every component has read its part.
 CoreSpec read_core_spec(ConfigReader& reader);
 
 // Convenience: read a whole file that holds only a core config; rejects unknown keys.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_memory.h"
 #include "system/communicator_codec.h"
 #include "system/functional_system.h"
 
@@ -50,9 +51,7 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t progra
   if (programs != static_cast<size_t>(spec.processors()))
     throw Error("system",
                 fmt::format("{} programs for {} processors", programs, spec.processors()));
-  if (const core::HostMemory need = core::host_memory(core, m_local.count);
-      need.bytes > core::host_memory_bytes())
-    throw Error(need.key, need.why);
+  core::check_host_memory(core, m_local.count);
   m_cores.resize(programs);
   for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;

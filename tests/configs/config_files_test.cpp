@@ -8,6 +8,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "core/host_memory.h"
 #include "core/spec.h"
 #include "support/bad_paths.h"
 #include "support/error_of.h"
@@ -169,7 +170,7 @@ TEST(ConfigFiles, SizesTheIsaCannotAddressAreNamedWithValueAndLimit_bad) {
             "test.json: key 'core.vector.vmem_bytes': value 17179869184 is out of range [1024, "
             "8589934592] (bytes)");
   EXPECT_EQ(read_text(R"({"core": {"vector": {"vmem_bytes": 8589934592}}})").vmem_bytes,
-            kMaxVmemBytes);
+            int64_t{8} << 30);
   EXPECT_EQ(error_of(R"({"core": {"hbm": {"bytes": 34359738368}}})"),
             "test.json: key 'core.hbm.bytes': 34359738368 bytes: HBM must be whole 32-bit words "
             "and addressable by a 32-bit word address (<= 16 GiB)");
@@ -185,7 +186,7 @@ TEST(ConfigFiles, HostMemoryIsCountedPerCoreAndNamesTheLargestPart) {
   s.mxu_acc_blocks = 65536;  // 65536 blocks x 8 rows x 128 columns x 4 bytes = 256 MiB
   EXPECT_EQ(host_memory(s, 1).key, "core.mxu.acc_blocks");
   // Far more cores than any host holds: the error a System raises names the key and the sizes.
-  s.vmem_bytes = kMaxVmemBytes;
+  s.vmem_bytes = int64_t{8} << 30;
   const HostMemory many = host_memory(s, 1 << 20);
   EXPECT_GT(many.bytes, host_memory_bytes());
   EXPECT_EQ(many.key, "core.vector.vmem_bytes");
