@@ -1,5 +1,6 @@
 #include "core/host_memory.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -13,19 +14,24 @@ namespace tessera::core {
 
 namespace {
 
-// What one core takes of the host's memory, by the key that sizes each part.
+// One part of a core, by the key that sizes it; `committed`: taken when the core is built.
 struct HostPart {
   const char* key;
   int64_t bytes;
+  bool committed;
 };
 
 std::array<HostPart, 4> host_parts(const CoreSpec& s) {
   const int64_t vreg_words = int64_t{s.sublanes} * s.lanes;
   const int64_t vregs = s.vector_regs + kShadowRegs, mregs = s.mask_regs + kShadowRegs;
-  return {{{"core.vector.vmem_bytes", s.vmem_bytes},
-           {"core.mxu.acc_blocks", int64_t{4} * s.mxu_acc_blocks * s.sublanes * s.mxu_cols},
-           {"core.vector.regs", (4 * vregs + mregs) * vreg_words},
-           {"core.scalar.smem_words", 4 * s.smem_words}}};
+  return {{{"core.vector.vmem_bytes", s.vmem_bytes, false},
+           {"core.mxu.acc_blocks", int64_t{4} * s.mxu_acc_blocks * s.sublanes * s.mxu_cols, true},
+           {"core.vector.regs", (4 * vregs + mregs) * vreg_words, true},
+           {"core.scalar.smem_words", 4 * s.smem_words, false}}};
+}
+
+double gib(double bytes) {
+  return bytes / (1 << 30);
 }
 
 }  // namespace
@@ -38,26 +44,25 @@ int64_t host_memory_bytes() {
 }
 
 HostMemory host_memory(const CoreSpec& s, int64_t cores) {
+  cores = std::max<int64_t>(cores, 0);
+  double committed = 0, reserved = 0, largest = -1;  // doubles: cores x bytes may overflow
   HostMemory m;
-  HostPart largest{"", -1};
-  int64_t per_core = 0;
   for (const HostPart& p : host_parts(s)) {
-    per_core += p.bytes;
-    if (p.bytes > largest.bytes) largest = p;
+    const double bytes = static_cast<double>(p.bytes) * (p.committed ? cores : 1);
+    (p.committed ? committed : reserved) += bytes;
+    if (bytes > largest) {
+      largest = bytes;
+      m.key = p.key;
+    }
   }
-  m.bytes = cores < 1 ? 0
-            : per_core > std::numeric_limits<int64_t>::max() / cores
-                ? std::numeric_limits<int64_t>::max()
-                : per_core * cores;
-  m.key = largest.key;
-  const int64_t host = host_memory_bytes();
+  const double total = committed + reserved;
+  m.bytes = total >= 0x1p63 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(total);
   m.why = fmt::format(
-      "{} core{} of {:.3g} GiB each ({:.3g} GiB of it for this key) need {:.3g} GiB of host "
-      "memory; this host has {:.3g} GiB (memory and swap)",
-      cores, cores == 1 ? "" : "s", static_cast<double>(per_core) / (1 << 30),
-      static_cast<double>(largest.bytes) / (1 << 30),
-      static_cast<double>(per_core) * static_cast<double>(cores) / (1 << 30),
-      static_cast<double>(host) / (1 << 30));
+      "{} core{} commit {:.3g} GiB when built (register files, MXU accumulators) and reserve "
+      "{:.3g} GiB each of vector and scalar memory: {:.3g} GiB, {:.3g} GiB of it for this key; "
+      "this host has {:.3g} GiB (memory and swap)",
+      cores, cores == 1 ? "" : "s", gib(committed), gib(reserved), gib(total), gib(largest),
+      gib(static_cast<double>(host_memory_bytes())));
   return m;
 }
 

@@ -1,9 +1,13 @@
-// The host memory a simulated core takes, so a config whose cores cannot fit the host is refused
-// by name before anything is allocated (instead of std::bad_alloc or the kernel's OOM killer).
+// The host memory simulated cores take, so a config whose cores cannot fit the host is refused by
+// name before anything is allocated (instead of std::bad_alloc or the kernel's OOM killer).
 //
-// Counted per core: the register files and MXU accumulators (committed when the core is built),
-// vector and scalar memory (calloc'ed: reserved when the core is built, committed as written).
-// HBM is allocated page by page as it is written and is not counted.
+// Per core, two kinds of parts:
+//   committed when the core is built: the register files and the MXU accumulators;
+//   reserved when it is built and committed only as programs write them: vector and scalar memory
+//   (calloc'ed). A reservation fails only when it alone exceeds the host, so of these one core's
+//   count, however many cores there are.
+// HBM is allocated page by page as it is written and is not counted. The host has its physical
+// memory plus swap.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +18,11 @@
 namespace tessera::core {
 
 struct HostMemory {
-  int64_t bytes = 0;
-  std::string key;  // the config key of the largest part (e.g. "core.vector.vmem_bytes")
-  std::string why;  // "N cores of X GiB each (Y GiB of it for this key) need Z GiB ...; this host
-                    // has H GiB (memory and swap)"
+  int64_t bytes = 0;  // cores x committed + one core's reservations (saturating at INT64_MAX)
+  std::string key;    // the config key of the largest part (e.g. "core.mxu.acc_blocks")
+  std::string why;    // what is needed against what the host has
 };
 
-// What `cores` cores of `spec` take (saturating at INT64_MAX).
 HostMemory host_memory(const CoreSpec& spec, int64_t cores);
 
 // The host's physical memory plus swap, in bytes (INT64_MAX when the kernel does not say).
