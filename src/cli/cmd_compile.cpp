@@ -17,7 +17,6 @@
 #include "compiler/compiler.h"
 #include "core/spec.h"
 #include "graph/model.h"
-#include "graph/model_json.h"
 #include "isa/disassembler.h"
 #include "system/machine_spec.h"
 
@@ -55,7 +54,7 @@ void run_compile(const CompileArgs& a) {
     ar.bucket_words = a.bucket_words;
     o.allreduce = ar;
   }
-  const compiler::CompiledProgram p = compiler::compile(graph::model_spec(a.model), spec, o);
+  const compiler::CompiledProgram p = compiler::compile(model_from_flag(a.model), spec, o);
   const std::string text =
       a.emit == "asm" ? isa::disassemble(p.program) : compiler::stats_json(p.stats) + "\n";
   if (a.output.empty()) {

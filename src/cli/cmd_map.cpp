@@ -43,7 +43,7 @@ void add_graph_options(CLI::App* c, GraphSource& g) {
                 "neurons per node (mlp, default 16) or tile side (cnn, default 7)");
   c->add_option("--family", g.family,
                 "generate a benchmark graph: mlp, conv, tiles, dag, planted, random");
-  c->add_option("--nodes", g.nodes, "approximate node count for --family");
+  check_positive_integer(c->add_option("--nodes", g.nodes, "approximate node count for --family"));
   add_seed_flag(*c, g.seed, "graph generators and the methods");
 }
 
@@ -216,10 +216,11 @@ void run_train(const TrainArgs& a) {
     mp::LogicalGraph g = mp::read_graph(path);
     problems.push_back(mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
   }
+  const std::vector<int> sizes = positive_integer_list(a.sizes, "--sizes", "node count");
   for (const std::string& fam : split(a.families))
-    for (const std::string& size : split(a.sizes))
+    for (const int size : sizes)
       for (int k = 0; k < a.count; ++k) {
-        mp::LogicalGraph g = mp::gen_family(fam, std::stoi(size), a.seed * 100 + k);
+        mp::LogicalGraph g = mp::gen_family(fam, size, a.seed * 100 + k);
         problems.push_back(
             mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
       }

@@ -8,8 +8,8 @@
 // error (exit 1); the trace up to the fault is still written.
 #include <bit>
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +62,7 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
   } catch (const std::exception&) {
     throw UsageError("--dump-vmem " + arg, "expected ROW:COUNT (two integers)");
   }
-  if (row < 0 || count < 0 || row + count > spec.vmem_rows())
+  if (row < 0 || count < 0 || row > spec.vmem_rows() || count > spec.vmem_rows() - row)
     throw UsageError("--dump-vmem " + arg,
                      fmt::format("rows outside vector memory (0..{})", spec.vmem_rows() - 1));
   for (int64_t r = row; r < row + count; ++r) {
@@ -111,17 +111,19 @@ void run_functional(const RunArgs& a, const core::CoreSpec& spec, const isa::Pro
 
 void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
   std::unique_ptr<report::ChromeTrace> trace;
+  std::optional<OutputFile> trace_file;  // opened before the run: an unwritable path fails now
   core::TimedOptions o;
   o.max_bundles = a.max_bundles;
   if (!a.trace.empty()) {
     trace = std::make_unique<report::ChromeTrace>(spec.name, spec.clock_hz);
+    trace_file.emplace(a.trace, "trace file");
     o.trace = trace.get();
   }
   core::Core c(spec, p, o);
   try {
     c.run();
   } catch (const core::SimFault&) {
-    if (trace) trace->write(a.trace);
+    if (trace) trace->write(*trace_file);
     throw;
   }
   report::StatGroup g = c.stats();
@@ -130,7 +132,7 @@ void run_timed(const RunArgs& a, const core::CoreSpec& spec, const isa::Program&
               static_cast<long long>(c.bundles()), static_cast<long long>(c.cycles()),
               g.get("seconds") * 1e6, g.to_text().c_str());
   write_stats(a, spec, g);
-  if (trace) trace->write(a.trace);
+  if (trace) trace->write(*trace_file);
   for (const auto& d : a.dump_vmem) dump_vmem(c.state(), spec, d, a.dump_hex);
 }
 

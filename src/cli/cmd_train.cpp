@@ -41,7 +41,6 @@
 #include "cli/common_flags.h"
 #include "common/error.h"
 #include "graph/model.h"
-#include "graph/model_json.h"
 #include "htmlreport/page.h"
 #include "numerics/term_pe/term_pe.h"
 #include "report/format.h"
@@ -121,6 +120,11 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
                  const runtime::Dataset& train, const runtime::Dataset& test) {
   if (o.config.spec.mxu_pe != core::MxuPe::TermSerial)
     throw UsageError("train", "--profile-acc-width needs term-serial PEs (--pe term-serial)");
+  const int full_width = o.config.spec.term.tile.pe.acc_fraction_bits;
+  if (a.profile_min_width < 1 || a.profile_min_width > full_width)
+    throw UsageError("--profile-min-width",
+                     fmt::format("{}: must be in [1, {}] (the accumulator width)",
+                                 a.profile_min_width, full_width));
   // Both outputs opened before the trials, so an unwritable path fails now.
   std::optional<OutputFile> profile_out, report;
   if (!a.profile_out.empty()) profile_out.emplace(a.profile_out, "config");
@@ -152,50 +156,47 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
   }
 }
 
-void print_chip_epoch(const nlohmann::ordered_json& j) {
-  std::printf(
-      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %lld cycles = %.4f s (+ host "
-      "link %.4f s)  "
-      "%.0f samples/sim-s  MXU %.1f%%  vector %.1f%%  energy %.3f J  host %.1f s\n",
-      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-      100 * j["test_accuracy"].get<double>(),
-      static_cast<long long>(j["sim_cycles"].get<int64_t>()), j["sim_chip_seconds"].get<double>(),
-      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
-      100 * j["mxu_utilization"].get<double>(), 100 * j["vector_utilization"].get<double>(),
-      j["energy_j"].get<double>(), j["host_seconds"].get<double>());
-  if (j.contains("optimizer")) {
-    const nlohmann::ordered_json& o = j["optimizer"];
+// The epoch line: loss, accuracies, simulated and host time; one chip adds its cycles, unit
+// utilisation and energy, then its optimizer, PE and HBM-encoding lines; a data-parallel run adds
+// its exchange line.
+void print_epoch(const nlohmann::ordered_json& j, bool data_parallel) {
+  std::printf("epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim ", j["epoch"].get<int>(),
+              j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+              100 * j["test_accuracy"].get<double>());
+  if (!data_parallel)
+    std::printf("%lld cycles = ", static_cast<long long>(j["sim_cycles"].get<int64_t>()));
+  std::printf("%.4f s (+ host link %.4f s)  %.0f samples/sim-s  ",
+              j["sim_chip_seconds"].get<double>(), j["sim_host_link_seconds"].get<double>(),
+              j["samples_per_sim_second"].get<double>());
+  if (!data_parallel)
+    std::printf("MXU %.1f%%  vector %.1f%%  energy %.3f J  ",
+                100 * j["mxu_utilization"].get<double>(),
+                100 * j["vector_utilization"].get<double>(), j["energy_j"].get<double>());
+  std::printf("host %.1f s\n", j["host_seconds"].get<double>());
+  if (data_parallel) {
     std::printf(
-        "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f uJ/step\n",
-        o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
-        o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+        "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip "
+        "time)  overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling "
+        "efficiency %.3f\n",
+        j["processors"].get<int>(), j["compute_seconds"].get<double>(),
+        j["exchange_seconds"].get<double>(), 100 * j["exchange_share"].get<double>(),
+        j["overlap_seconds"].get<double>(), 100 * j["link_utilization"].get<double>(),
+        100 * j["max_link_utilization"].get<double>(),
+        static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
+        j["scaling_efficiency"].get<double>());
+  } else {
+    if (j.contains("optimizer")) {
+      const nlohmann::ordered_json& o = j["optimizer"];
+      std::printf(
+          "  optimizer: %.0f cycles/step (%.1f%% of the step)  %.0f HBM bytes/step  %.1f "
+          "uJ/step\n",
+          o["cycles_per_step"].get<double>(), 100 * o["cycle_share"].get<double>(),
+          o["hbm_bytes_per_step"].get<double>(), o["energy_uj_per_step"].get<double>());
+    }
+    if (j.contains("pe")) print_pe(j["pe"]);
+    if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
+      std::printf("  %s\n", hbm.c_str());
   }
-  if (j.contains("pe")) print_pe(j["pe"]);
-  if (const std::string hbm = runtime::hbm_encoding_line(j["hbm_encoding"]); !hbm.empty())
-    std::printf("  %s\n", hbm.c_str());
-  std::fflush(stdout);
-}
-
-void print_data_parallel_epoch(const nlohmann::ordered_json& j) {
-  std::printf(
-      "epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim %.4f s (+ host link %.4f s)  "
-      "%.0f samples/sim-s  "
-      "host %.1f s\n",
-      j["epoch"].get<int>(), j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-      100 * j["test_accuracy"].get<double>(), j["sim_chip_seconds"].get<double>(),
-      j["sim_host_link_seconds"].get<double>(), j["samples_per_sim_second"].get<double>(),
-      j["host_seconds"].get<double>());
-  std::printf(
-      "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip time) "
-      " "
-      "overlap %.4f s  links %.1f%% (busiest %.1f%%)  retransmissions %llu  scaling efficiency "
-      "%.3f\n",
-      j["processors"].get<int>(), j["compute_seconds"].get<double>(),
-      j["exchange_seconds"].get<double>(), 100 * j["exchange_share"].get<double>(),
-      j["overlap_seconds"].get<double>(), 100 * j["link_utilization"].get<double>(),
-      100 * j["max_link_utilization"].get<double>(),
-      static_cast<unsigned long long>(j["retransmissions"].get<uint64_t>()),
-      j["scaling_efficiency"].get<double>());
   std::fflush(stdout);
 }
 
@@ -206,6 +207,7 @@ void run_train(const TrainArgs& a) {
   if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw UsageError("train", "--lr must be positive");
   if (a.steps && *a.steps < 1) throw UsageError("train", "--steps must be >= 1");
+  if (!(a.host_gbps > 0)) throw UsageError("train", "--host-gbps must be positive");
   check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw UsageError("train", "--allreduce needs --chips");
@@ -215,14 +217,11 @@ void run_train(const TrainArgs& a) {
   const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
-  o.model = graph::model_spec(a.model);
+  o.model = model_from_flag(a.model);
   o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
-  try {
-    o.trainer.optimizer.kind = graph::optimizer_from_name(a.optimizer);
-  } catch (const Error& e) {
-    throw UsageError("--optimizer", e.why());
-  }
+  o.trainer.optimizer.kind =
+      parse_flag_value("--optimizer", [&] { return graph::optimizer_from_name(a.optimizer); });
   o.trainer.optimizer.lr = a.lr;
   o.trainer.seed = a.seed;
   o.trainer.host_bytes_per_second = a.host_gbps * 1e9;
@@ -264,20 +263,23 @@ void run_train(const TrainArgs& a) {
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
-  std::optional<OutputFile> report, html;
+  std::optional<OutputFile> report, html, trace_file;
   if (!a.report.empty() && writer) report.emplace(a.report, "report");
   if (!a.html.empty() && writer) html.emplace(a.html, "HTML report");
+  if (trace && writer) trace_file.emplace(a.trace, "trace file");
   if (!run->resumed_from().empty() && writer)
     std::fprintf(stderr, "resumed from %s\n", run->resumed_from().c_str());
   runtime::TrainingCallbacks cb;
   cb.progress = [writer](int epoch, int64_t steps, int64_t total, double loss) {
     if (writer) print_training_progress(epoch, steps, total, loss);
   };
-  cb.epoch_done = data_parallel ? print_data_parallel_epoch : print_chip_epoch;
+  cb.epoch_done = [data_parallel](const nlohmann::ordered_json& j) {
+    print_epoch(j, data_parallel);
+  };
   run->run(cb);
   const nlohmann::ordered_json r = report::tagged("train", run->report());
   if (report) write_json(*report, r);
-  if (trace && writer) trace->write(a.trace);
+  if (trace_file) trace->write(*trace_file);
   if (html)
     htmlreport::write_report({a.html, "train " + a.model, htmlreport::Kind::kTrain, r}, *html);
 }

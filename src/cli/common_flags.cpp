@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "graph/model_json.h"
 
 namespace tessera::cli {
 
@@ -28,6 +29,11 @@ nlohmann::json config_overrides(const std::vector<std::string>& sets) {
     o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
   }
   return o;
+}
+
+graph::ModelSpec model_from_flag(const std::string& name_or_path) {
+  if (name_or_path.ends_with(".json")) return graph::read_model_json(name_or_path);
+  return parse_flag_value("--model", [&] { return graph::zoo_spec(name_or_path); });
 }
 
 CLI::Option* add_json_flag(CLI::App& cmd, bool& json) {

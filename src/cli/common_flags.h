@@ -11,6 +11,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "cli/bench/integer_flags.h"
+#include "common/error.h"
+#include "graph/model.h"
 
 namespace CLI {
 class App;
@@ -30,6 +32,24 @@ CLI::Option* add_set_flag(CLI::App& cmd, std::vector<std::string>& sets);
 // (numbers, true/false, quoted strings), else taken as a string. Error for an item without '='
 // or with an empty KEY.
 nlohmann::json config_overrides(const std::vector<std::string>& sets);
+
+// The model a --model value names: a path ending in ".json" is a model file (its errors are bad
+// input, exit 1); anything else a zoo name, and an unknown one is a bad flag value (UsageError
+// "--model: unknown model 'x' (known: ...)").
+graph::ModelSpec model_from_flag(const std::string& name_or_path);
+
+// Runs `parse`, which reads the value of `flag`, and reports its tessera::Error as a UsageError
+// naming the flag: a value the command refuses is a command-line error.
+template <typename F>
+auto parse_flag_value(const std::string& flag, F&& parse) {
+  try {
+    return parse();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(flag, e.why());
+  }
+}
 
 // --json: print JSON on standard output instead of text.
 CLI::Option* add_json_flag(CLI::App& cmd, bool& json);

@@ -3,6 +3,9 @@
 #include <bit>
 #include <iterator>
 
+#include <fmt/format.h>
+
+#include "core/host_memory.h"
 #include "core/units.h"
 
 namespace tessera::core {
@@ -42,6 +45,10 @@ constexpr LatencyDefault kLatencyDefaults[] = {
 static_assert(std::size(kLatencyDefaults) == isa::kNumLatencyClasses - 1,
               "a default for every latency class but None (isa/latency_classes.def)");
 
+// Vector memory is addressed by word in 32-bit immediates (DMA and the compiler's addresses), so it
+// holds at most 2^31 words.
+constexpr int64_t kMaxVmemBytes = int64_t{1} << 33;
+
 bool is_pow2(int64_t x) {
   return x > 0 && std::has_single_bit(static_cast<uint64_t>(x));
 }
@@ -68,8 +75,9 @@ CoreSpec read_core_spec(ConfigReader& r) {
                                              "vector registers (sublanes x lanes x 32 bit)"));
   s.mask_regs = static_cast<int>(
       r.get_int("core.vector.mask_regs", 8, {1, 64}, "registers", "mask registers"));
-  s.vmem_bytes = r.get_int("core.vector.vmem_bytes", 16ll << 20, {1024, 1ll << 34}, "bytes",
-                           "vector memory per core");
+  s.vmem_bytes = r.get_int("core.vector.vmem_bytes", 16ll << 20, {1024, kMaxVmemBytes}, "bytes",
+                           "vector memory per core (at most 8 GiB: a word address is a 32-bit "
+                           "immediate)");
 
   // The registered units' sections (MXU, transpose, reduce/permute, EUP, RNG), in table order.
   for (const UnitRegistration& u : core_units())
@@ -116,9 +124,13 @@ CoreSpec read_core_spec(ConfigReader& r) {
               "vector memory must be a whole number of rows (4 * lanes bytes)");
     r.require(s.xu_fifo * s.sublanes >= s.lanes, "core.xu.fifo",
               "the transpose FIFO must hold lanes/sublanes slices");
-    r.require(
-        s.hbm_bytes % 4 == 0 && s.hbm_bytes <= (4ll << 30) * 4, "core.hbm.bytes",
-        "HBM must be whole 32-bit words and addressable by a 32-bit word address (<= 16 GiB)");
+    r.require(s.hbm_bytes % 4 == 0 && s.hbm_bytes <= (4ll << 30) * 4, "core.hbm.bytes",
+              fmt::format("{} bytes: HBM must be whole 32-bit words and addressable by a 32-bit "
+                          "word address (<= 16 GiB)",
+                          s.hbm_bytes));
+    // One core must fit the host (core/host_memory.h).
+    const HostMemory need = host_memory(s, 1);
+    r.require(need.bytes <= host_memory_bytes(), need.key, need.why);
   }
   return s;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/int_math.h"
 #include "kernels/bundle_builder.h"
 #include "kernels/loop_roll.h"
 
@@ -24,10 +25,6 @@ constexpr int kRegZero = 0, kRegBlock = 1;
 constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (weights, panel, out)
 constexpr int kVIn = 0, kVWeight = 3, kVPop = 6;  // vreg rotations: 3, 3 and 2 registers
 constexpr int kWeightSlots = 6;
-
-int ceil_div(int64_t a, int64_t b) {
-  return static_cast<int>((a + b - 1) / b);
-}
 
 struct Tile {
   int mc, nt, kt;
@@ -94,7 +91,7 @@ class GemmGenerator {
 void GemmGenerator::layout() {
   GemmPlan& p = m_plan;
   const int64_t rows = m_spec.vmem_rows();
-  const int Mp = ceil_div(p.M, p.S) * p.S;
+  const int Mp = static_cast<int>(ceil_div(p.M, p.S) * p.S);
   int Mb = Mp;
   if (p.KT > 1) Mb = std::min(Mb, m_spec.mxu_acc_blocks * p.S);
   const int weight_slots = p.K % p.R ? 2 * kWeightSlots : kWeightSlots;
@@ -109,7 +106,7 @@ void GemmGenerator::layout() {
                             std::to_string(p.S) + "-row A panel of K = " + std::to_string(p.K) +
                             " plus weight and output buffers");
   p.Mb = Mb;
-  p.MC = ceil_div(p.M, Mb);
+  p.MC = static_cast<int>(ceil_div(p.M, Mb));
   m_panels = p.MC > 1 ? 2 : 1;
   m_panel_base[1] = static_cast<int64_t>(p.KT) * Mb;
   m_weight_base = m_panels * m_panel_base[1];
@@ -126,7 +123,7 @@ void GemmGenerator::plan_tiles() {
       for (int kt = 0; kt < p.KT; ++kt) {
         const bool is_ragged = p.K % p.R != 0 && kt == p.KT - 1;
         const int slot = is_ragged ? kWeightSlots + ragged++ % kWeightSlots : full++ % kWeightSlots;
-        const int P = ceil_div(rows_valid(mc), p.S);
+        const int P = static_cast<int>(ceil_div(rows_valid(mc), p.S));
         m_tiles.push_back(Tile{mc, nt, kt, P, step, slot});
         m_first_push_steps.insert(push_step(m_tiles.back(), 0));
         step += p.double_buffer ? std::max(P, m_rs) : m_rs + P;
@@ -308,7 +305,7 @@ void GemmGenerator::place_waits() {
 isa::Program GemmGenerator::generate() {
   GemmPlan& p = m_plan;
   m_rs = p.R / p.S;
-  const int latency_pushes = ceil_div(p.S + p.R + p.C - 2, p.S) + 1;
+  const int latency_pushes = static_cast<int>(ceil_div(p.S + p.R + p.C - 2, p.S)) + 1;
   m_lag = std::min(m_spec.mxu_result_fifo, latency_pushes);
   layout();
   plan_tiles();
@@ -348,7 +345,7 @@ isa::Program GemmGenerator::generate() {
   prog.data.push_back(
       isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
   for (int mc = 0; mc < p.MC; ++mc) {
-    const int64_t Mp = ceil_div(rows_valid(mc), p.S) * static_cast<int64_t>(p.S);
+    const int64_t Mp = ceil_div(rows_valid(mc), p.S) * p.S;
     p.formula_cycles += static_cast<int64_t>(p.KT) * p.NT * (2ll * p.R + p.C + Mp - 2);
   }
   return prog;
@@ -371,8 +368,8 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.R = spec.mxu_rows, plan.C = spec.mxu_cols, plan.S = spec.sublanes;
   if (plan.R / plan.S < 1 || plan.R % plan.S != 0)
     throw Error("gemm", "MXU rows must be a positive multiple of sublanes");
-  plan.KT = ceil_div(K, plan.R);
-  plan.NT = ceil_div(N, plan.C);
+  plan.KT = static_cast<int>(ceil_div(K, plan.R));
+  plan.NT = static_cast<int>(ceil_div(N, plan.C));
   plan.double_buffer = spec.mxu_double_buffer;
   plan.a_hbm = at.a_hbm;
   plan.b_hbm = at.b_hbm;

@@ -20,7 +20,7 @@ Suite suite_of(const std::string& name) {
   if (name == "S") return {64, 1, 8, 8, 0.2};
   if (name == "M") return {960, 4, 16, 16, 2.0};
   if (name == "L") return {15360, 16, 32, 32, 20.0};
-  throw Error("--suite", fmt::format("unknown suite '{}' (S, M, L)", name));
+  throw UsageError("--suite", fmt::format("unknown suite '{}' (S, M, L)", name));
 }
 
 }  // namespace

@@ -194,7 +194,7 @@ LogicalGraph gen_family(const std::string& family, int n, uint64_t seed) {
     return gen_planted(n, k, std::min(1.0, 6.0 / (n / double(k))), 1.0 / n, seed);
   }
   if (family == "random") return gen_random(n, 4.0, seed);
-  throw Error(
+  throw UsageError(
       "family",
       fmt::format("unknown graph family '{}' (mlp, conv, tiles, dag, planted, random)", family));
 }

@@ -60,12 +60,13 @@ std::vector<int> place_core(const CoreProblem& pb, const MapOptions& opt, int to
   if (m == "sa") return refine(place_random(pb, seed), 1.0, 0);
   if (m == "greedy+refine") return refine(place_greedy(pb), opt.refine_t_scale, opt.refine_window);
   if (m == "rl" || m == "rl+refine") {
-    if (!opt.policy) throw Error("--policy", fmt::format("method '{}' needs a trained policy", m));
+    if (!opt.policy)
+      throw UsageError("--policy", fmt::format("method '{}' needs a trained policy", m));
     std::vector<int> pos = place_rl(pb, *opt.policy);
     if (m == "rl") return pos;
     return refine(std::move(pos), opt.refine_t_scale, opt.refine_window);
   }
-  throw Error("--method", fmt::format("unknown method '{}'", m));
+  throw UsageError("--method", fmt::format("unknown method '{}'", m));
 }
 
 bool is_system_refine(const MapOptions& opt) {
@@ -80,7 +81,7 @@ std::vector<int> system_start(const CoreProblem& pb, const MapOptions& opt, int 
     return place_random(pb, opt.seed * 7919ULL + static_cast<uint64_t>(p));
   if (opt.method == "greedy+refine") return place_greedy(pb);
   if (!opt.policy)
-    throw Error("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
+    throw UsageError("--policy", fmt::format("method '{}' needs a trained policy", opt.method));
   return place_rl(pb, *opt.policy);
 }
 
@@ -151,7 +152,7 @@ std::vector<int> processor_stage(const LogicalGraph& g, const SystemSpec& sys,
 MapResult map_graph(const LogicalGraph& g, const SystemSpec& sys, const MapOptions& opt) {
   auto known = core_methods();
   if (std::find(known.begin(), known.end(), opt.method) == known.end())
-    throw Error("--method", fmt::format("unknown method '{}'", opt.method));
+    throw UsageError("--method", fmt::format("unknown method '{}'", opt.method));
   MapResult res;
   auto t0 = Clock::now();
   res.proc = processor_stage(g, sys, opt.processor_stage, opt.seed);

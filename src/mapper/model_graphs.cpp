@@ -92,14 +92,14 @@ LogicalGraph cnn_graph(int t) {
 
 LogicalGraph gen_from_model(const std::string& model, int group) {
   if (model == "mlp") {
-    if (group < 1) throw Error("--group", "must be >= 1");
+    if (group < 1) throw UsageError("--group", "must be >= 1");
     return mlp_graph(group);
   }
   if (model == "cnn") {
-    if (group < 1 || group > 14) throw Error("--group", "cnn tile side must be in [1, 14]");
+    if (group < 1 || group > 14) throw UsageError("--group", "cnn tile side must be in [1, 14]");
     return cnn_graph(group);
   }
-  throw Error("--from-model", fmt::format("unknown model '{}' (mlp, cnn)", model));
+  throw UsageError("--from-model", fmt::format("unknown model '{}' (mlp, cnn)", model));
 }
 
 }  // namespace tessera::mapper

@@ -2,9 +2,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <string_view>
 
 #include "common/error.h"
+#include "common/file_io.h"
 #include "mapper/rng.h"
 
 namespace tessera::mapper {
@@ -141,67 +142,83 @@ void Policy::set_params(const Eigen::VectorXd& p) {
 }
 
 // File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, f64 bound,
-// f64 sigma_steps, u32 parameter count, then the parameters as f64 in params() order.
-void Policy::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path, "cannot open file for writing");
-  auto u32 = [&](uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
-  auto f64 = [&](double v) { out.write(reinterpret_cast<const char*>(&v), 8); };
-  out.write(kMagic, 8);
-  u32(kVersion);
-  u32(kPolicyInputs);
-  u32(static_cast<uint32_t>(m_hidden));
-  f64(m_bound);
-  f64(m_sigma_steps);
-  Eigen::VectorXd p = params();
-  u32(static_cast<uint32_t>(p.size()));
-  for (int i = 0; i < p.size(); ++i) f64(p[i]);
-  if (!out) throw Error(path, "write failed");
+// f64 sigma_steps, u32 parameter count, then the parameters as f64 in params() order, and nothing
+// after them.
+namespace {
+
+constexpr size_t kHeaderBytes = 40;  // magic to parameter count
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
-Policy Policy::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "cannot open policy file");
-  auto need = [&](size_t off, const char* what) {
-    if (!in)
-      throw Error(fmt::format("{}: offset {}", path, off),
-                  fmt::format("truncated file (reading {})", what));
-  };
-  char magic[8];
-  in.read(magic, 8);
-  need(0, "magic");
-  if (std::memcmp(magic, kMagic, 8) != 0)
-    throw Error(path + ": offset 0", "not a tessera policy file (bad magic)");
-  uint32_t version = 0, inputs = 0, hidden = 0, count = 0;
-  double bound = 0.0, sigma = 0.0;
-  in.read(reinterpret_cast<char*>(&version), 4);
-  in.read(reinterpret_cast<char*>(&inputs), 4);
-  in.read(reinterpret_cast<char*>(&hidden), 4);
-  in.read(reinterpret_cast<char*>(&bound), 8);
-  in.read(reinterpret_cast<char*>(&sigma), 8);
-  in.read(reinterpret_cast<char*>(&count), 4);
-  need(8, "header");
-  if (version != kVersion)
-    throw Error(path + ": offset 8", fmt::format("unsupported version {}", version));
+template <typename T>
+T take(std::string_view bytes, size_t at) {
+  T v;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::string Policy::encode() const {
+  std::string out(kMagic, 8);
+  put(out, kVersion);
+  put(out, static_cast<uint32_t>(kPolicyInputs));
+  put(out, static_cast<uint32_t>(m_hidden));
+  put(out, m_bound);
+  put(out, m_sigma_steps);
+  const Eigen::VectorXd p = params();
+  put(out, static_cast<uint32_t>(p.size()));
+  for (int i = 0; i < p.size(); ++i) put(out, p[i]);
+  return out;
+}
+
+void Policy::save(const std::string& path) const {
+  write_file(path, encode(), "policy file");
+}
+
+Policy Policy::decode(std::string_view bytes, const std::string& path) {
+  const auto at = [&](size_t offset) { return fmt::format("{}: offset {}", path, offset); };
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    throw Error(at(0), "not a tessera policy file (bad magic)");
+  if (bytes.size() < kHeaderBytes)
+    throw Error(at(8), fmt::format("truncated file (reading header): {} bytes, the header has {}",
+                                   bytes.size(), kHeaderBytes));
+  const auto version = take<uint32_t>(bytes, 8);
+  const auto inputs = take<uint32_t>(bytes, 12);
+  const auto hidden = take<uint32_t>(bytes, 16);
+  const auto bound = take<double>(bytes, 20);
+  const auto sigma = take<double>(bytes, 28);
+  const auto count = take<uint32_t>(bytes, 36);
+  if (version != kVersion) throw Error(at(8), fmt::format("unsupported version {}", version));
   if (inputs != kPolicyInputs)
-    throw Error(path + ": offset 12", fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
-  if (hidden < 1 || hidden > 4096)
-    throw Error(path + ": offset 16", fmt::format("bad hidden size {}", hidden));
-  if (!(bound > 0.0) || !(sigma > 0.0))
-    throw Error(path + ": offset 20", "bound and sigma must be > 0");
+    throw Error(at(12), fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
+  if (hidden < 1 || hidden > 4096) throw Error(at(16), fmt::format("bad hidden size {}", hidden));
+  if (!(bound > 0.0) || !(sigma > 0.0) || !std::isfinite(bound) || !std::isfinite(sigma))
+    throw Error(at(20), "bound and sigma must be finite and > 0");
   Policy pol(static_cast<int>(hidden), bound, sigma);
   if (count != static_cast<uint32_t>(pol.num_params()))
-    throw Error(path + ": offset 36",
-                fmt::format("{} parameters, expected {}", count, pol.num_params()));
+    throw Error(at(36), fmt::format("{} parameters, expected {}", count, pol.num_params()));
+  const size_t size = kHeaderBytes + 8 * size_t{count};
+  if (bytes.size() < size)
+    throw Error(at(bytes.size()),
+                fmt::format("truncated file (reading parameters): {} bytes, {} parameters need {}",
+                            bytes.size(), count, size));
+  if (bytes.size() > size)
+    throw Error(at(size), fmt::format("{} bytes after the last parameter", bytes.size() - size));
   Eigen::VectorXd p(count);
   for (uint32_t i = 0; i < count; ++i) {
-    in.read(reinterpret_cast<char*>(&p[i]), 8);
-    need(40 + 8 * i, "parameters");
-    if (!std::isfinite(p[i]))
-      throw Error(fmt::format("{}: offset {}", path, 40 + 8 * i), "non-finite parameter");
+    p[i] = take<double>(bytes, kHeaderBytes + 8 * size_t{i});
+    if (!std::isfinite(p[i])) throw Error(at(kHeaderBytes + 8 * size_t{i}), "non-finite parameter");
   }
   pol.set_params(p);
   return pol;
+}
+
+Policy Policy::load(const std::string& path) {
+  return decode(read_file(path, "policy file"), path);
 }
 
 Eigen::VectorXd position_log_probs(double mu, int m, double bound, double sigma_steps) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -59,7 +60,11 @@ class Policy {
   double sigma_steps() const { return m_sigma_steps; }
   void set_sigma_steps(double s) { m_sigma_steps = s; }
 
-  void save(const std::string& path) const;
+  // The policy file (format in policy.cpp); errors name the file, and the byte offset of what a
+  // file that is truncated, too long or malformed got wrong.
+  std::string encode() const;
+  static Policy decode(std::string_view bytes, const std::string& path);
+  void save(const std::string& path) const;  // checked writes (common/file_io.h)
   static Policy load(const std::string& path);
 
  private:

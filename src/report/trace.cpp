@@ -12,8 +12,7 @@
 #include "report/trace.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -95,25 +94,38 @@ void ChromeTrace::counter(std::string_view track, std::string_view name, int64_t
 
 namespace {
 
-// Joins events with commas, one per line.
+// Joins events with commas, one per line, into a buffer handed to `sink` in pieces of about
+// kChunk bytes (the rest at the last flush), so a long trace is never held whole.
 class Writer {
  public:
-  explicit Writer(std::ostream& out) : m_out(out) {}
+  static constexpr size_t kChunk = size_t{1} << 20;
+  explicit Writer(const std::function<void(std::string_view)>& sink) : m_sink(sink) {}
+  void raw(std::string_view text) {
+    m_buf += text;
+    if (m_buf.size() >= kChunk) flush();
+  }
   void event(const std::string& text) {
-    m_out << (m_first ? "\n" : ",\n") << text;
+    raw(m_first ? "\n" : ",\n");
+    raw(text);
     m_first = false;
+  }
+  void flush() {
+    m_sink(m_buf);
+    m_buf.clear();
   }
 
  private:
-  std::ostream& m_out;
+  const std::function<void(std::string_view)>& m_sink;
+  std::string m_buf;
   bool m_first = true;
 };
 
-void write_trace(std::ostream& out, const std::string& process, double clock_hz,
-                 const std::vector<std::string>& tracks, size_t dropped, const auto& events) {
+void write_trace(const std::function<void(std::string_view)>& sink, const std::string& process,
+                 double clock_hz, const std::vector<std::string>& tracks, size_t dropped,
+                 const auto& events) {
   const double us_per_cycle = 1e6 / clock_hz;
-  out << "{\"traceEvents\": [";
-  Writer w(out);
+  Writer w(sink);
+  w.raw("{\"traceEvents\": [");
   std::string s;
   s = fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": )",
                   kPid);
@@ -148,26 +160,31 @@ void write_trace(std::ostream& out, const std::string& process, double clock_hz,
     }
     w.event(s);
   }
-  out << fmt::format(
+  w.raw(fmt::format(
       "\n], \"displayTimeUnit\": \"ns\", \"otherData\": {{\"clock_hz\": {}, \"events\": {}, "
       "\"dropped_events\": {}}}}}\n",
-      number(clock_hz), events.size(), dropped);
+      number(clock_hz), events.size(), dropped));
+  w.flush();
 }
 
 }  // namespace
 
 nlohmann::json ChromeTrace::to_json() const {
-  std::ostringstream out;
-  write_trace(out, m_process, m_clock_hz, m_tracks, m_dropped, m_events);
-  return nlohmann::json::parse(out.str());
+  std::string text;
+  write_trace([&text](std::string_view piece) { text += piece; }, m_process, m_clock_hz, m_tracks,
+              m_dropped, m_events);
+  return nlohmann::json::parse(text);
+}
+
+void ChromeTrace::write(OutputFile& out) const {
+  write_trace([&out](std::string_view piece) { out.write(piece); }, m_process, m_clock_hz, m_tracks,
+              m_dropped, m_events);
+  out.close();
 }
 
 void ChromeTrace::write(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path, "cannot open the trace file for writing");
-  write_trace(out, m_process, m_clock_hz, m_tracks, m_dropped, m_events);
-  out.flush();
-  if (!out) throw Error(path, "writing the trace file failed");
+  OutputFile out(path, "trace file");
+  write(out);
 }
 
 }  // namespace tessera::report

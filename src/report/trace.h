@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/file_io.h"
+
 namespace tessera::report {
 
 // One track per unit (scalar, vector, mxu, ...), times in simulated cycles.
@@ -36,7 +38,9 @@ class ChromeTrace final : public TraceSink {
   void counter(std::string_view track, std::string_view name, int64_t time, double value) override;
 
   nlohmann::json to_json() const;
-  void write(const std::string& path) const;  // throws tessera::Error if the file can't be written
+  // Writes the JSON to `out` and closes it; errors name the file and the reason (file_io.h).
+  void write(OutputFile& out) const;
+  void write(const std::string& path) const;  // opened as "trace file"
   size_t event_count() const { return m_events.size(); }
   size_t dropped() const { return m_dropped; }
 

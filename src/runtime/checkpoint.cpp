@@ -282,10 +282,29 @@ void refuse_existing_checkpoints(const std::string& dir) {
                 "already holds checkpoints (continue with --resume, or use an empty directory)");
 }
 
-void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep) {
+namespace {
+
+void create_checkpoint_dir(const std::string& dir) {
   std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw Error(dir, "is a file, not a checkpoint directory");
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir, "cannot create checkpoint directory: " + ec.message());
+}
+
+}  // namespace
+
+void prepare_checkpoint_dir(const std::string& dir) {
+  create_checkpoint_dir(dir);
+  const std::string probe = (std::filesystem::path(dir) / ".write-check.tmp").string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail_errno(dir, "cannot write checkpoints to this directory");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep) {
+  create_checkpoint_dir(dir);
   write_checkpoint((std::filesystem::path(dir) / checkpoint_file_name(step)).string(), c);
   prune_checkpoints(dir, keep);
 }

@@ -69,6 +69,9 @@ void prune_checkpoints(const std::string& dir, int keep);
 Checkpoint read_newest_checkpoint(const std::string& dir, std::string* path);
 // Error naming `dir` when it already holds checkpoints (a fresh run must not mix with them);
 void refuse_existing_checkpoints(const std::string& dir);
+// before training, creates `dir` if needed and checks that a file can be created in it (Error
+// naming `dir`: a file, not creatable, not writable, with the reason);
+void prepare_checkpoint_dir(const std::string& dir);
 // creates `dir` if needed, writes `c` as checkpoint_file_name(step) and prunes to `keep`.
 void save_checkpoint(const std::string& dir, int64_t step, const Checkpoint& c, int keep);
 

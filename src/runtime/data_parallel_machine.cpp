@@ -10,16 +10,17 @@ namespace tessera::runtime {
 
 system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips,
                                         int cores_per_chip) {
-  if (chips < 1) throw Error("train", fmt::format("--chips {}: need at least 1", chips));
+  if (chips < 1) throw UsageError("train", fmt::format("--chips {}: need at least 1", chips));
   if (cores_per_chip < 0)
-    throw Error("train", fmt::format("--cores-per-chip {}: need at least 1", cores_per_chip));
+    throw UsageError("train", fmt::format("--cores-per-chip {}: need at least 1", cores_per_chip));
   system::SystemSpec s = file;
   if (file.chips > 1) {
     if (chips != file.chips)
-      throw Error("train", fmt::format("--chips {} does not match the config's system.chips {}",
-                                       chips, file.chips));
+      throw UsageError(
+          "train",
+          fmt::format("--chips {} does not match the config's system.chips {}", chips, file.chips));
     if (cores_per_chip != 0 && cores_per_chip != file.cores_per_chip)
-      throw Error(
+      throw UsageError(
           "train",
           fmt::format("--cores-per-chip {} does not match the config's system.cores_per_chip {}",
                       cores_per_chip, file.cores_per_chip));
@@ -36,7 +37,7 @@ system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chip
 
 void check_data_parallel_batch(const system::SystemSpec& system, int batch) {
   if (batch < system.processors())
-    throw Error(
+    throw UsageError(
         "train",
         fmt::format("batch {} has fewer samples than the {} processors ({} chips x {} cores)",
                     batch, system.processors(), system.chips, system.cores_per_chip));
@@ -55,7 +56,7 @@ compiler::CollectiveAlgorithm allreduce_for(const std::string& name,
   if (name == "ring") return compiler::CollectiveAlgorithm::kRing;
   if (name == "torus") return compiler::CollectiveAlgorithm::kTorus;
   if (!name.empty() && name != "auto")
-    throw Error("--allreduce", fmt::format("'{}': expected auto, ring or torus", name));
+    throw UsageError("--allreduce", fmt::format("'{}': expected auto, ring or torus", name));
   int dimensions = 0;
   for (int d : system::collective_grid(machine)) dimensions += d > 1 ? 1 : 0;
   return dimensions >= 2 ? compiler::CollectiveAlgorithm::kTorus

@@ -12,11 +12,12 @@ namespace tessera::runtime {
 // The system of a `--chips` run. `file` is the config's system section; chips >= 1; cores_per_chip
 // 0 = the file's. A file describing more than one chip fixes the machine: --chips (and a given
 // --cores-per-chip other than the file's) must match it. Otherwise --chips N makes one board of N
-// chips in a ring (a line for 2 chips) with the file's link, barrier and host settings.
+// chips in a ring (a line for 2 chips) with the file's link, barrier and host settings. Flag
+// values it refuses are UsageErrors (common/error.h).
 system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chips,
                                         int cores_per_chip);
 
-// Error("train", ...) when a global batch of `batch` samples has fewer than the system's
+// UsageError("train", ...) when a global batch of `batch` samples has fewer than the system's
 // processors.
 void check_data_parallel_batch(const system::SystemSpec& system, int batch);
 
@@ -29,7 +30,7 @@ system::SystemSpec data_parallel_machine(const std::string& config_path, int chi
 // the torus where the machine's grid has two or more dimensions larger than 1 (cores of a chip x
 // chips, or a 2-D torus of chips: fewer supersteps, measured faster on board4.json and
 // pod-torus.json), else the ring (a one-dimensional grid, where the two are the same exchange bit
-// for bit). Error for other names.
+// for bit). UsageError for other names.
 compiler::CollectiveAlgorithm allreduce_for(const std::string& name,
                                             const system::SystemSpec& machine);
 

@@ -71,13 +71,14 @@ std::string written_by(const nlohmann::ordered_json& identity) {
 RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
                  const std::function<std::unique_ptr<Trainer>()>& make_trainer)
     : m_train(train), m_test(test), m_options(std::move(options)) {
-  if (m_options.epochs < 1) throw Error("train", "--epochs must be >= 1");
-  if (m_options.checkpoint_every < 0) throw Error("train", "--checkpoint-every must be >= 0");
-  if (m_options.checkpoint_keep < 1) throw Error("train", "checkpoints to keep must be >= 1");
+  // The options of `tessera train`'s flags: a value refused here is a command-line error.
+  if (m_options.epochs < 1) throw UsageError("train", "--epochs must be >= 1");
+  if (m_options.checkpoint_every < 0) throw UsageError("train", "--checkpoint-every must be >= 0");
+  if (m_options.checkpoint_keep < 1) throw UsageError("train", "--checkpoint-keep must be >= 1");
   if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
-    throw Error("train", "--checkpoint-every needs --checkpoint-dir");
+    throw UsageError("train", "--checkpoint-every needs --checkpoint-dir");
   if (m_options.resume && m_options.checkpoint_dir.empty())
-    throw Error("train", "--resume needs --checkpoint-dir");
+    throw UsageError("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
   for (const Dataset* d : {&train, &test}) check_fits_model(*d, m_options.model);
   m_trainer = make_trainer();
@@ -85,6 +86,8 @@ RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
     resume();
   else
     refuse_existing_checkpoints(m_options.checkpoint_dir);
+  if (!m_options.checkpoint_dir.empty() && m_trainer->writes_files())
+    prepare_checkpoint_dir(m_options.checkpoint_dir);
 }
 
 RunLoop::~RunLoop() = default;

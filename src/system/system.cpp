@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_memory.h"
 #include "system/communicator_codec.h"
 #include "system/functional_system.h"
 
@@ -38,44 +39,40 @@ auto collectively(F&& body) {
 
 }  // namespace
 
-System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image,
-               SystemOptions options)
+template <typename ProgramOf>
+System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
+               const ProgramOf& program_of, SystemOptions options)
     : m_spec(spec),
       m_comm(&comm_of(options)),
       m_local(local_block(spec, options)),
       m_clock_hz(core.clock_hz),
       m_groups(spec.processors(), options.sync_group_size) {
   validate_system_spec(spec);
-  m_cores.resize(static_cast<size_t>(spec.processors()));
+  if (programs != static_cast<size_t>(spec.processors()))
+    throw Error("system",
+                fmt::format("{} programs for {} processors", programs, spec.processors()));
+  core::check_host_memory(core, m_local.count);
+  m_cores.resize(programs);
   for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] =
-        std::make_unique<core::Core>(core, image.with_index(static_cast<uint32_t>(p)), o);
+    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, program_of(p), o);
   }
   init(core, options);
 }
 
+System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image,
+               SystemOptions options)
+    : System(
+          core, spec, static_cast<size_t>(spec.processors()),
+          [&image](int p) { return image.with_index(static_cast<uint32_t>(p)); }, options) {}
+
 System::System(const core::CoreSpec& core, const SystemSpec& spec,
                const std::vector<isa::Program>& programs, SystemOptions options)
-    : m_spec(spec),
-      m_comm(&comm_of(options)),
-      m_local(local_block(spec, options)),
-      m_clock_hz(core.clock_hz),
-      m_groups(spec.processors(), options.sync_group_size) {
-  validate_system_spec(spec);
-  if (static_cast<int>(programs.size()) != spec.processors())
-    throw Error("system",
-                fmt::format("{} programs for {} processors", programs.size(), spec.processors()));
-  m_cores.resize(programs.size());
-  for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
-    core::TimedOptions o;
-    o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] =
-        std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
-  }
-  init(core, options);
-}
+    : System(
+          core, spec, programs.size(),
+          [&programs](int p) -> const isa::Program& { return programs[static_cast<size_t>(p)]; },
+          options) {}
 
 System::~System() = default;
 

@@ -133,6 +133,11 @@ class System {
       fabric::Picos ps) const;  // the first cycle at or after ps (0.5 ps tolerance)
 
  private:
+  // What both constructors do: `programs` programs (an error unless one per processor), the
+  // local processors' cores running program_of(p) (an isa::Program, or a reference to one).
+  template <typename ProgramOf>
+  System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
+         const ProgramOf& program_of, SystemOptions options);
   void init(const core::CoreSpec& core, SystemOptions options);
   int64_t run_group(int g);
   void exchange(int g, int64_t step, const std::vector<int>& waiting,

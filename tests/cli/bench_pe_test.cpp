@@ -2,6 +2,7 @@
 // this build tree) and checks the JSON it prints. No timing assertions: only that the figures
 // exist and agree with each other and with the simulated tile.
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -83,9 +84,14 @@ TEST_F(BenchPeCli, UnknownVectorIsa_bad) {
 }
 
 TEST_F(BenchPeCli, FixedExponentOutOfRange_bad) {
-  const auto r = run_cli("bench pe --m 8 --k 8 --n 8 --fixed-exponent 999", true);
-  EXPECT_EQ(r.status >> 8, 1);
-  EXPECT_EQ(r.out, "tessera: error: PeConfig.fixed_exponent: 999 is out of range [-400, 400]\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--fixed-exponent 999", "--fixed-exponent: 999 is out of range [-400, 400]"},
+      {"--acc-width 999", "--acc-width: 999 is out of range [4, 100]"}};
+  for (const auto& [flag, message] : cases) {
+    const auto r = run_cli("bench pe --m 8 --k 8 --n 8 " + flag, true);
+    EXPECT_EQ(r.status >> 8, 2) << flag;  // a flag value the command refuses
+    EXPECT_EQ(r.out, "tessera: error: " + message + "\n");
+  }
 }
 
 }  // namespace

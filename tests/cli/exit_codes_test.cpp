@@ -137,4 +137,70 @@ TEST_F(ExitCodes, AnUnwritableReportFailsBeforeTraining_bad) {
             "directory\n");
 }
 
+// `tessera ARGS` ends with exit code `code` and the one error line `message`.
+void expect_error(const std::string& args, int code, const std::string& message) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, code) << args;
+  EXPECT_EQ(r.err, "tessera: error: " + message + "\n") << args;
+}
+
+TEST_F(ExitCodes, FlagValuesCheckedByLibrariesAreUsageErrorsNamingTheFlag_bad) {
+  const std::string zoo = "--model: unknown model 'foo' (known: mlp, cnn, cnn_small)";
+  expect_error("train --model foo --steps 1", 2, zoo);
+  expect_error("compile --model foo", 2, zoo);
+  expect_error("bench train --model foo", 2, zoo);
+  expect_error("train --chips 0 --steps 1", 2, "train: --chips 0: need at least 1");
+  expect_error("train --chips 2 --allreduce tree --steps 1", 2,
+               "--allreduce: 'tree': expected auto, ring or torus");
+  expect_error("train --host-gbps 0 --steps 1", 2, "train: --host-gbps must be positive");
+  expect_error("map --family foo --mesh 4x4", 2,
+               "family: unknown graph family 'foo' (mlp, conv, tiles, dag, planted, random)");
+  expect_error("map --from-model foo --mesh 4x4", 2,
+               "--from-model: unknown model 'foo' (mlp, cnn)");
+  expect_error("map --family dag --mesh 4x4 --method foo", 2, "--method: unknown method 'foo'");
+}
+
+TEST_F(ExitCodes, TrainingLoopFlagsAreUsageErrors_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  expect_error("train --checkpoint-keep 0 --steps 1", 2, "train: --checkpoint-keep must be >= 1");
+  expect_error("train --checkpoint-every 5 --steps 1", 2,
+               "train: --checkpoint-every needs --checkpoint-dir");
+}
+
+TEST_F(ExitCodes, NumbersInListsAndPairsAreCheckedNotConverted_bad) {
+  expect_error("map train --sizes 64,abc --iterations 1 --out /dev/null", 2,
+               "--sizes: 'abc' is not a positive node count");
+  expect_error("map train --sizes 99999999999 --iterations 1 --out /dev/null", 2,
+               "--sizes: '99999999999' is not a positive node count");
+  const Result r = run("map --family dag --nodes 0 --mesh 4x4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--nodes: must be a positive integer, got '0'"), std::string::npos) << r.err;
+  const std::string big = "9223372036854775807:9223372036854775807";
+  expect_error("run " + kSource + "/examples/matmul.s --dump-vmem " + big, 2,
+               "--dump-vmem " + big + ": rows outside vector memory (0..32767)");
+}
+
+TEST_F(ExitCodes, AMatmulTooLargeForTheSimulatedMemoryAllocatesNothing_bad) {
+  expect_error("bench mxu --m 100000 --k 100000 --n 100000", 1, "gemm: HBM cannot hold A, B and C");
+}
+
+TEST_F(ExitCodes, AnUnwritableTraceFailsBeforeTheRun_bad) {
+  expect_error(
+      "run " + kSource + "/examples/matmul.s --trace /nonexistent/t.json", 1,
+      "/nonexistent/t.json: cannot open trace file for writing: No such file or directory");
+}
+
+TEST_F(ExitCodes, VectorMemoryBeyondAWordAddressIsRefusedAtConfigRead_bad) {
+  expect_error("train --steps 1 --set core.vector.vmem_bytes=17179869184", 1,
+               "<built-in defaults> + overrides: key 'core.vector.vmem_bytes': value 17179869184 "
+               "is out of range [1024, 8589934592] (bytes)");
+}
+
+TEST_F(ExitCodes, ACheckpointDirectoryThatIsAFileFailsBeforeTraining_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const std::string file = kSource + "/README.md";
+  expect_error("train --steps 1 --checkpoint-dir " + file, 1,
+               file + ": is a file, not a checkpoint directory");
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "core/host_memory.h"
 #include "core/spec.h"
 #include "support/bad_paths.h"
 #include "support/error_of.h"
@@ -162,6 +163,50 @@ TEST(ConfigFiles, CrossKeyConstraint_bad) {
       "test.json: key 'core.mxu.cols': MXU columns cannot exceed the vector lanes");
   EXPECT_EQ(error_of(R"({"core": {"vector": {"lanes": 96}}})"),
             "test.json: key 'core.vector.lanes': lanes must be a power of two (reduction tree)");
+}
+
+TEST(ConfigFiles, SizesTheIsaCannotAddressAreNamedWithValueAndLimit_bad) {
+  EXPECT_EQ(error_of(R"({"core": {"vector": {"vmem_bytes": 17179869184}}})"),
+            "test.json: key 'core.vector.vmem_bytes': value 17179869184 is out of range [1024, "
+            "8589934592] (bytes)");
+  EXPECT_EQ(read_text(R"({"core": {"vector": {"vmem_bytes": 8589934592}}})").vmem_bytes,
+            int64_t{8} << 30);
+  EXPECT_EQ(error_of(R"({"core": {"hbm": {"bytes": 34359738368}}})"),
+            "test.json: key 'core.hbm.bytes': 34359738368 bytes: HBM must be whole 32-bit words "
+            "and addressable by a 32-bit word address (<= 16 GiB)");
+}
+
+TEST(ConfigFiles, HostMemoryCountsCommittedPartsPerCoreAndReservationsOnce) {
+  CoreSpec s = read_text("{}");
+  const HostMemory one = host_memory(s, 1);
+  EXPECT_EQ(one.key, "core.vector.vmem_bytes");  // 16 MiB, then 1 MiB of MXU accumulators
+  EXPECT_GT(one.bytes, s.vmem_bytes);
+  EXPECT_LT(one.bytes, 2 * s.vmem_bytes);
+  // Vector memory is reserved (committed as written): one core's counts, however many cores.
+  CoreSpec more_vmem = s;
+  more_vmem.vmem_bytes *= 2;
+  EXPECT_EQ(host_memory(more_vmem, 8).bytes - host_memory(s, 8).bytes, s.vmem_bytes);
+  // MXU accumulators are committed when a core is built: every core's counts.
+  CoreSpec more_acc = s;
+  more_acc.mxu_acc_blocks *= 2;
+  const int64_t acc_bytes = int64_t{4} * s.mxu_acc_blocks * s.sublanes * s.mxu_cols;
+  EXPECT_EQ(host_memory(more_acc, 8).bytes - host_memory(s, 8).bytes, 8 * acc_bytes);
+}
+
+TEST(ConfigFiles, CoresBeyondTheHostNameTheKeyOfTheLargestPart_bad) {
+  CoreSpec s = read_text("{}");
+  s.mxu_acc_blocks = 65536;  // 65536 blocks x 8 rows x 128 columns x 4 bytes = 256 MiB a core
+  const HostMemory many = host_memory(s, 1 << 20);
+  EXPECT_GT(many.bytes, host_memory_bytes());
+  EXPECT_EQ(many.key, "core.mxu.acc_blocks");
+  EXPECT_EQ(many.why.rfind("1048576 cores commit 2.62e+05 GiB when built (register files, MXU "
+                           "accumulators) and reserve 0.0156 GiB each of vector and scalar "
+                           "memory: 2.62e+05 GiB, 2.62e+05 GiB of it for this key; this host has ",
+                           0),
+            0u)
+      << many.why;
+  EXPECT_THROW(check_host_memory(s, 1 << 20), Error);
+  EXPECT_NO_THROW(check_host_memory(read_text("{}"), 1));
 }
 
 TEST(ConfigFiles, JsonSyntaxErrorNamesLineAndColumn_bad) {

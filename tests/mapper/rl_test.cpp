@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -137,6 +138,65 @@ TEST(Policy, SaveLoadRoundTripsAndBadFilesAreRejected_bad) {
     EXPECT_EQ(e.why(), "not a tessera policy file (bad magic)");
   }
   std::remove(path.c_str());
+}
+
+TEST(Policy, EveryTruncationAndTrailingBytesAreNamedErrors_bad) {
+  Policy pol(2);
+  pol.init(3);
+  const std::string bytes = pol.encode();
+  EXPECT_EQ(Policy::decode(bytes, "p.bin").params(), pol.params());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    try {
+      Policy::decode(std::string_view(bytes).substr(0, n), "p.bin");
+      FAIL() << n << " bytes accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where().rfind("p.bin: offset ", 0), 0u) << e.what();
+    }
+  }
+  try {
+    Policy::decode(bytes.substr(0, 50), "p.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "p.bin: offset 50: truncated file (reading parameters): 50 bytes, 35 parameters "
+                 "need 320");
+  }
+  try {
+    Policy::decode(bytes + "xyz", "p.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "p.bin: offset 320: 3 bytes after the last parameter");
+  }
+}
+
+TEST(Policy, ReadAndWriteErrorsNameTheFileAndTheReason_bad) {
+  try {
+    Policy::load("/nonexistent-dir/p.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent-dir/p.bin: cannot open policy file");
+  }
+  try {
+    Policy::load("/");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/: is a directory, not a file");
+  }
+  try {
+    Policy(2).save("/nonexistent-dir/p.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent-dir/p.bin: cannot open policy file for writing: No such file or "
+                 "directory");
+  }
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  try {
+    Policy(2).save("/dev/full");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/dev/full: cannot write policy file: No space left on device");
+  }
 }
 
 TEST(Training, IsDeterministic) {

@@ -145,8 +145,36 @@ TEST(Trace, WriteToAnUnwritablePath_bad) {
     t.write("/nonexistent-dir/t.json");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent-dir/t.json: cannot open the trace file for writing");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent-dir/t.json: cannot open trace file for writing: No such file or "
+                 "directory");
   }
+}
+
+TEST(Trace, AFailedWriteNamesTheFileAndTheReason_bad) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  ChromeTrace t("core", 1e9);
+  t.span("mxu", "mmul", 3, 8, "d");
+  try {
+    t.write("/dev/full");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/dev/full: cannot write trace file: No space left on device");
+  }
+}
+
+TEST(Trace, ATraceOfManyMegabytesIsWrittenWhole) {
+  ChromeTrace t("core", 1e9);
+  for (int i = 0; i < 40000; ++i) t.span("vector", "vadd", i, 1, std::string(40, 'x'));
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("tessera_trace_big_" + std::to_string(::getpid()) + ".json"))
+                        .string();
+  t.write(path);
+  EXPECT_GT(std::filesystem::file_size(path), size_t{4} << 20);  // several write pieces
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  EXPECT_EQ(j, t.to_json());
 }
 
 TEST(Trace, NonPositiveClock_bad) {

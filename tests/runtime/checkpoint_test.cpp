@@ -349,6 +349,33 @@ TEST(TrainingResume, FreshRunIntoADirectoryWithCheckpointsIsRefused_bad) {
                 ": already holds checkpoints (continue with --resume, or use an empty directory)");
 }
 
+TEST(CheckpointFiles, AnUnusableDirectoryIsRefusedBeforeTraining_bad) {
+  TempDir dir;
+  write_bytes(dir.file("file"), "x");
+  // Refused by the constructor, before any step: a file, a directory below a file.
+  TrainingRunOptions o = options(graph::OptimizerKind::kSgd, dir.file("file"));
+  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }),
+            dir.file("file") + ": is a file, not a checkpoint directory");
+  o.checkpoint_dir = dir.file("file") + "/sub";
+  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }),
+            dir.file("file") + "/sub: cannot create checkpoint directory: Not a directory");
+  // A directory that does not exist yet is created, and nothing is left in it.
+  o.checkpoint_dir = dir.file("a/b");
+  EXPECT_EQ(error_of([&] { TrainingRun r(data().train, data().test, o); }), "(no error)");
+  EXPECT_TRUE(fs::is_directory(dir.file("a/b")));
+  EXPECT_TRUE(fs::is_empty(dir.file("a/b")));
+}
+
+TEST(CheckpointFiles, AReadOnlyDirectoryIsRefused_bad) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
+  TempDir dir;
+  fs::create_directory(dir.file("ro"));
+  fs::permissions(dir.file("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_EQ(error_of([&] { prepare_checkpoint_dir(dir.file("ro")); }),
+            dir.file("ro") + ": cannot write checkpoints to this directory: Permission denied");
+  fs::permissions(dir.file("ro"), fs::perms::owner_all);
+}
+
 TEST(TrainingReport, EpochFiguresMatchTheCoreOverTheTrainingSteps) {
   TrainingRunOptions o = options(graph::OptimizerKind::kAdam, "");
   o.epochs = 1;

@@ -116,10 +116,7 @@ void check_results(const system::System& machine, const compiler::CollectiveSpec
 
 void bench_allreduce(const AllReduceArgs& a) {
   const uint64_t bytes = a.exchange.bytes;
-  if (bytes < 4 || bytes % 4 != 0)
-    throw UsageError("--bytes", fmt::format("{}: a positive multiple of 4", bytes));
-  if (bytes / 4 > 0x3fffffffull)
-    throw UsageError("--bytes", fmt::format("{}: at most 4 GiB", bytes));
+  check_exchange_bytes(bytes);
   const system::SystemSpec sys = allreduce_system(a);
   const int n = sys.processors();
   const int directions = a.exchange.directions;

@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,19 +25,7 @@ namespace tessera::bench {
 namespace {
 
 std::vector<int> parse_counts(const std::string& list) {
-  std::vector<int> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      const int v = std::stoi(item, &used);
-      if (used != item.size() || v < 1) throw std::invalid_argument(item);
-      out.push_back(v);
-    } catch (const std::exception&) {
-      throw UsageError("--procs", fmt::format("'{}' is not a positive processor count", item));
-    }
-  }
+  std::vector<int> out = cli::positive_integer_list(list, "--procs", "processor count");
   if (out.empty()) throw UsageError("--procs", "empty list");
   return out;
 }

@@ -22,6 +22,13 @@ void add_exchange_flags(CLI::App& cmd, ExchangeFlags& f) {
       ->capture_default_str();
 }
 
+void check_exchange_bytes(uint64_t bytes) {
+  if (bytes < 4 || bytes % 4 != 0)
+    throw UsageError("--bytes", fmt::format("{}: a positive multiple of 4", bytes));
+  if (bytes / 4 > 0x3fffffffull)
+    throw UsageError("--bytes", fmt::format("{}: at most 4 GiB", bytes));
+}
+
 void set_topology(system::SystemSpec& s, const std::string& name) {
   if (name == "line") {
     s.topology = system::Topology::kLine;

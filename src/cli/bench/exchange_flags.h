@@ -24,6 +24,9 @@ struct ExchangeFlags {
 // --chips, --topology, --bytes, --directions.
 void add_exchange_flags(CLI::App& cmd, ExchangeFlags& f);
 
+// UsageError unless --bytes is a positive multiple of 4 of at most 4 GiB.
+void check_exchange_bytes(uint64_t bytes);
+
 // Sets s.topology from `name` (line, ring, torus2d) for s.chips chips; torus2d's dims are the
 // factorisation of s.chips closest to a square (dims_y <= dims_x).
 void set_topology(system::SystemSpec& s, const std::string& name);

@@ -54,6 +54,7 @@ system::SystemSpec bench_system(const FabricBenchArgs& a) {
 }
 
 void bench_fabric(const FabricBenchArgs& a) {
+  check_exchange_bytes(a.exchange.bytes);
   const system::SystemSpec s = bench_system(a);
   fabric::Fabric f(s, a.seed);
   fabric::RingAllreduceResult r;

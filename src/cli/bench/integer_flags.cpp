@@ -1,9 +1,13 @@
 #include "cli/bench/integer_flags.h"
 
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include "common/error.h"
 
 namespace tessera::cli {
 
@@ -30,6 +34,24 @@ CLI::Option* check_non_negative_integer(CLI::Option* option) {
 
 CLI::Option* check_positive_integer(CLI::Option* option) {
   return check_integer(option, true);
+}
+
+std::vector<int> positive_integer_list(const std::string& list, const std::string& flag,
+                                       const std::string& what) {
+  std::vector<int> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(item, &used);
+      if (used != item.size() || v < 1) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {  // std::stoi's invalid_argument and out_of_range
+      throw UsageError(flag, fmt::format("'{}' is not a positive {}", item, what));
+    }
+  }
+  return out;
 }
 
 }  // namespace tessera::cli

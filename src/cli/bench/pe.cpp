@@ -53,7 +53,12 @@ core::CoreSpec pe_spec(const BenchPeArgs& a) {
     s.term.tile.pe.fixed_exponent_mode = true;
     s.term.tile.pe.fixed_exponent = *a.fixed_exponent;
   }
-  s.term.tile.validate();
+  try {
+    s.term.tile.validate();
+  } catch (const Error& e) {  // the config's values were checked when it was read: a flag's fails
+    throw UsageError(e.where() == "PeConfig.fixed_exponent" ? "--fixed-exponent" : "--acc-width",
+                     e.why());
+  }
   return s;
 }
 

@@ -33,7 +33,6 @@
 #include "core/spec.h"
 #include "graph/host_trainer.h"
 #include "graph/model.h"
-#include "graph/model_json.h"
 #include "runtime/train_chip.h"
 #include "system/machine_spec.h"
 
@@ -85,7 +84,7 @@ CoreCounters counters(const core::Core& c) {
 void bench_train(const BenchTrainArgs& a) {
   if (a.batch < 1) throw UsageError("bench train", "--batch must be >= 1");
   if (a.steps < 1) throw UsageError("bench train", "--steps must be >= 1");
-  const graph::ModelSpec model = graph::model_spec(a.model);
+  const graph::ModelSpec model = cli::model_from_flag(a.model);
   const core::CoreSpec spec = system::load_machine_spec(a.config).core;
   openblas_set_num_threads(1);
 
