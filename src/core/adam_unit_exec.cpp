@@ -18,16 +18,19 @@
 
 #include "core/fault.h"
 #include "core/machine.h"
+#include "core/units/dma_unit.h"
 
 namespace tessera::core {
 
 OpTiming Machine::exec_adam(const DecodedOp& op, int64_t now) {
+  DmaUnit& dma_unit = unit_of_type<DmaUnit>();
+  DmaEngine& dma = dma_unit.engine();
   const int64_t addr = m_state.sreg(op.a);
   const int64_t start = std::max(now, m_adam.busy_until());
-  if (m_timed_dma) m_adam.path().block(start, static_cast<int64_t>(std::ceil(m_dma.data_free())));
-  const int64_t done = m_adam.run(m_state.hbm, addr, start, &m_hbm_encoder);
+  if (m_timed_dma) m_adam.path().block(start, static_cast<int64_t>(std::ceil(dma.data_free())));
+  const int64_t done = m_adam.run(m_state.hbm, addr, start, &dma_unit.hbm_encoder());
   if (m_timed_dma) {
-    for (const auto& [from, to] : m_adam.path().log()) m_dma.reserve(from, to);
+    for (const auto& [from, to] : m_adam.path().log()) dma.reserve(from, to);
     m_adam.add_completion(op.c, done);
   } else {
     m_state.flags[static_cast<size_t>(op.c)] += 1;

@@ -20,7 +20,7 @@ int64_t Machine::vmem_row(int64_t row, const DecodedOp& op) const {
   if (row < 0 || row >= m_spec.vmem_rows())
     throw UnitFault(fmt::format("{}: vector memory row {} out of range 0..{}",
                                 isa::op_info(op.op).mnemonic, row, m_spec.vmem_rows() - 1));
-  if (!m_held.empty()) check_not_held(row * m_spec.lanes, m_spec.lanes, op);
+  if (!m_held.empty()) m_held.check(row * m_spec.lanes, m_spec.lanes, isa::op_info(op.op).mnemonic);
   return row;
 }
 
@@ -89,7 +89,7 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
           throw UnitFault(
               fmt::format("{}: element {} addresses vector memory word {} out of range 0..{}",
                           isa::op_info(op.op).mnemonic, i, w, words - 1));
-        if (!m_held.empty()) check_not_held(w, 1, op);
+        if (!m_held.empty()) m_held.check(w, 1, isa::op_info(op.op).mnemonic);
       }
       if (load) {
         uint32_t* d = s.vreg(op.d);

@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include "core/units/dma_unit.h"
 #include "core/units/eup_unit.h"
 #include "core/units/mxu_unit.h"
 #include "core/units/reduce_permute_unit.h"
@@ -10,6 +11,7 @@ namespace tessera::core {
 
 UnitTable core_units() {
   static const UnitRegistration kUnits[] = {
+      {isa::Unit::Dma, make_unit<DmaUnit>},
       {isa::Unit::Mxu, make_unit<MxuUnit>, MxuUnit::read_spec},
       {isa::Unit::Xu, make_unit<TransposeUnit>, TransposeUnit::read_spec},
       {isa::Unit::Rpu, make_unit<ReducePermuteUnit>, ReducePermuteUnit::read_spec},
