@@ -2,10 +2,10 @@
 // op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
 // Machine::execute; they differ only in when a bundle issues and in how DMA completes.
 //
-// Units: the registered units (units.h: MXU, transpose, reduce/permute, EUP, RNG, DMA) execute
-// their ops behind the CoreUnit interface (unit.h), each owning its state and timing; the Machine
-// executes the rest itself (scalar, vector ALU, vector memory, sync flags and exchange,
-// adam.start).
+// Units: the registered units (units.h: DMA with the Adam unit's launcher, MXU, transpose,
+// reduce/permute, EUP, RNG) execute their ops behind the CoreUnit interface (unit.h), each owning
+// its state and timing; the Machine executes the rest itself (scalar, vector ALU, vector memory,
+// sync flags and exchange).
 //
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
 // (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
@@ -73,24 +73,24 @@ class Machine {
     TESSERA_CHECK(found != nullptr, "the core has the unit looked up by type");
     return *found;
   }
-  // The MXU of the registered MxuUnit and the HBM encoder of the DmaUnit (unit_of_type).
+  // The MXU of the registered MxuUnit; the HBM encoder and the Adam unit of the DmaUnit
+  // (unit_of_type).
   Mxu& mxu();
   const Mxu& mxu() const;
   HbmEncoder& hbm_encoder();
   const HbmEncoder& hbm_encoder() const;
+  AdamUnit& adam();
+  const AdamUnit& adam() const;
   EventCounts& events() { return m_ev; }
   const EventCounts& events() const { return m_ev; }
 
   // Value of the cycle counter special register for the bundle being executed.
-  // Also completes the Adam unit runs and the flag-signalling units' work that finished by c
-  // (their sync flags, and the data of DMA requests).
+  // Also completes the flag-signalling units' work that finished by c (their sync flags, the data
+  // of DMA requests).
   void set_cycle(int64_t c) {
     m_cycle = c;
-    m_adam.retire(c, m_state.flags);
     for (CoreUnit* u : m_flag_units) u->retire(c);
   }
-  AdamUnit& adam() { return m_adam; }
-  const AdamUnit& adam() const { return m_adam; }
   // Sends buffered by xsend since the last sync, in program order (exchange.h).
   std::vector<OutboundSend>& outbox() { return m_outbox; }
   // Number of processors xsend may address (0 .. n-1); 1 for a core outside a system.
@@ -126,7 +126,6 @@ class Machine {
   OpTiming exec_sync(const DecodedOp& op, int64_t now);  // wait, signal
   // The fault of a wait for `op.imm` on flag `op.a` (now `value`) that nothing can satisfy.
   static UnitFault wait_fault(const DecodedOp& op, int64_t value);
-  OpTiming exec_adam(const DecodedOp& op, int64_t now);                    // adam_unit_exec.cpp
   OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
@@ -138,7 +137,6 @@ class Machine {
   ArchState m_state;
   EventCounts m_ev;
   HeldReceives m_held;  // before the units, which refer to it
-  AdamUnit m_adam;
   std::vector<std::unique_ptr<CoreUnit>> m_units;
   std::array<CoreUnit*, isa::kNumUnits> m_unit_of{};  // by isa::Unit; nullptr: the Machine's own
   // By opcode: m_unit_of of its unit column, nullptr for the exchange's ops (the Machine's).

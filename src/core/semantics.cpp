@@ -1,6 +1,6 @@
 // Machine construction, readiness and the dispatch of every op to its unit's semantics: a
 // registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vector.cpp,
-// exec_vmem.cpp, exec_sync.cpp, exec_exchange.cpp, adam_unit_exec.cpp).
+// exec_vmem.cpp, exec_sync.cpp, exec_exchange.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -30,7 +30,6 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
     : m_spec(spec),
       m_timed_dma(timed_dma),
       m_state(spec),
-      m_adam(spec),
       m_words(spec.sublanes * spec.lanes),
       m_tmp(static_cast<size_t>(m_words), 0u) {
   const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held};
@@ -64,6 +63,14 @@ const HbmEncoder& Machine::hbm_encoder() const {
   return unit_of_type<DmaUnit>().hbm_encoder();
 }
 
+AdamUnit& Machine::adam() {
+  return unit_of_type<DmaUnit>().adam();
+}
+
+const AdamUnit& Machine::adam() const {
+  return unit_of_type<DmaUnit>().adam();
+}
+
 void Machine::prepare(const DecodedBundle& b) {
   for (int i = 0; i < b.n_copies; ++i) {
     const ShadowCopy& c = b.copies[i];
@@ -89,19 +96,14 @@ int64_t Machine::flag_ready(int flag, int64_t value, int64_t want) const {
   int64_t at = -1;
   for (size_t i = 0; at < 0 && i < m_flag_units.size(); ++i)
     at = m_flag_units[i]->flag_ready(flag, value, want);
-  if (at < 0) at = m_adam.flag_ready(flag, value, want);  // a flag adam.start signals
   return at;
 }
 
 int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
-  if (op.op != Opcode::ADAMSTART)
-    if (const CoreUnit* u = m_unit_of_op[static_cast<size_t>(op.op)])
-      return std::max(u->ready(op, now, cause), now);
+  if (const CoreUnit* u = m_unit_of_op[static_cast<size_t>(op.op)])
+    return std::max(u->ready(op, now, cause), now);
   int64_t t = now;
   switch (op.op) {
-    case Opcode::ADAMSTART:
-      t = m_adam.busy_until(), cause = StallCause::DmaQueue;
-      break;
     case Opcode::XWAIT:
     case Opcode::SYNC:
     case Opcode::XSYNC:
@@ -124,7 +126,6 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   ++m_ev.unit_ops[static_cast<size_t>(op.unit)];
-  if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
   if (CoreUnit* u = m_unit_of_op[static_cast<size_t>(op.op)]) return u->execute(op, now);
   const isa::OpInfo& info = isa::op_info(op.op);
   if (op.op == Opcode::HALT) complete_exchange();  // ready() has held the bundle until it was done

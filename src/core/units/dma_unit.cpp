@@ -22,9 +22,13 @@ void check_range(std::string_view what, std::string_view mem, int64_t addr, int6
 }  // namespace
 
 DmaUnit::DmaUnit(const UnitEnv& env)
-    : CoreUnit(env), m_engine(env.spec), m_encoder(env.spec.hbm_encoding) {}
+    : CoreUnit(env),
+      m_engine(env.spec),
+      m_encoder(env.spec.hbm_encoding),
+      m_adam(env, m_engine, m_encoder) {}
 
 int64_t DmaUnit::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
+  if (op.op == Opcode::ADAMSTART) return m_adam.ready(op, now, cause);
   cause = StallCause::DmaQueue;
   return m_engine.queue_ready(now);
 }
@@ -94,6 +98,7 @@ DmaRequest DmaUnit::request(const DecodedOp& op) {
 }
 
 OpTiming DmaUnit::execute(const DecodedOp& op, int64_t now) {
+  if (op.op == Opcode::ADAMSTART) return m_adam.execute(op, now);
   ArchState& s = m_state;
   DmaRequest r = request(op);
   const int64_t bytes = r.words() * 4;
@@ -117,10 +122,12 @@ OpTiming DmaUnit::execute(const DecodedOp& op, int64_t now) {
 
 void DmaUnit::retire(int64_t now) {
   m_engine.retire(now, m_state);
+  m_adam.retire(now);
 }
 
 int64_t DmaUnit::flag_ready(int flag, int64_t value, int64_t want) const {
-  return m_engine.flag_ready(flag, value, want);
+  const int64_t at = m_engine.flag_ready(flag, value, want);
+  return at >= 0 ? at : m_adam.flag_ready(flag, value, want);
 }
 
 int64_t DmaUnit::drain() {

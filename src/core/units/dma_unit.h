@@ -1,4 +1,6 @@
-// The DMA unit: the core's DMA engine (core/dma.h) and its HBM encoder (core/hbm_encoding.h).
+// The DMA unit: the core's DMA engine (core/dma.h), its HBM encoder (core/hbm_encoding.h) and the
+// launcher of the Adam unit (units/adam_launcher.h), which shares both. It executes the ops of the
+// DMA column: the dma ops below, and adam.start, which it hands to the launcher.
 //   dma.hv  sD, sA, sB, #C   HBM words [sA, sA+sB) -> vector memory words [sD, sD+sB)
 //   dma.vh  sD, sA, sB, #C   vector memory words [sA, sA+sB) -> HBM words [sD, sD+sB)
 //   dma.hs / dma.sh          the same with scalar memory
@@ -19,6 +21,7 @@
 #include "core/dma.h"
 #include "core/hbm_encoding.h"
 #include "core/unit.h"
+#include "core/units/adam_launcher.h"
 
 namespace tessera::core {
 
@@ -36,6 +39,8 @@ class DmaUnit final : public CoreUnit {
   DmaEngine& engine() { return m_engine; }
   HbmEncoder& hbm_encoder() { return m_encoder; }
   const HbmEncoder& hbm_encoder() const { return m_encoder; }
+  AdamUnit& adam() { return m_adam.adam(); }
+  const AdamUnit& adam() const { return m_adam.adam(); }
 
  private:
   // The request of a DMA op, read from the registers (and the descriptor, whose scalar memory read
@@ -44,6 +49,7 @@ class DmaUnit final : public CoreUnit {
 
   DmaEngine m_engine;
   HbmEncoder m_encoder;
+  AdamLauncher m_adam;  // refers to m_engine and m_encoder
 };
 
 }  // namespace tessera::core
