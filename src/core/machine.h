@@ -2,9 +2,9 @@
 // op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
 // Machine::execute; they differ only in when a bundle issues and in how DMA completes.
 //
-// Units: the registered units (units.h: DMA with the Adam unit's launcher, MXU, transpose,
-// reduce/permute, EUP, RNG) execute their ops behind the CoreUnit interface (unit.h), each owning
-// its state and timing; the Machine executes the rest itself (scalar, vector ALU, vector memory,
+// Units: the registered units (units.h: vector ALU, DMA with the Adam unit's launcher, MXU,
+// transpose, reduce/permute, EUP, RNG) execute their ops behind the CoreUnit interface (unit.h),
+// each owning its state and timing; the Machine executes the rest itself (scalar, vector memory,
 // sync flags and exchange).
 //
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
@@ -15,7 +15,7 @@
 // time.
 //
 // Timing of the Machine's own ops (the registered units' headers give theirs):
-//   scalar, vector ALU, vld, vst: one cycle; result ready at start + latency(class).
+//   scalar, vld, vst: one cycle; result ready at start + latency(class).
 //   wait: see ready().
 #pragma once
 
@@ -121,7 +121,6 @@ class Machine {
 
  private:
   OpTiming exec_scalar(const DecodedOp& op, int64_t now, Control& ctl);
-  OpTiming exec_vector(const DecodedOp& op, int64_t now);
   OpTiming exec_vmem(const DecodedOp& op, int64_t now);
   OpTiming exec_sync(const DecodedOp& op, int64_t now);  // wait, signal
   // The fault of a wait for `op.imm` on flag `op.a` (now `value`) that nothing can satisfy.

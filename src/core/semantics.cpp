@@ -1,6 +1,6 @@
 // Machine construction, readiness and the dispatch of every op to its unit's semantics: a
-// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vector.cpp,
-// exec_vmem.cpp, exec_sync.cpp, exec_exchange.cpp).
+// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vmem.cpp, exec_sync.cpp,
+// exec_exchange.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -133,11 +133,10 @@ OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   switch (info.slot) {
     case isa::SlotClass::Scalar:
       return exec_scalar(op, now, ctl);
-    case isa::SlotClass::VecAlu:
-      return exec_vector(op, now);
     case isa::SlotClass::VecLoad:
     case isa::SlotClass::VecStore:
       return exec_vmem(op, now);
+    case isa::SlotClass::VecAlu:
     case isa::SlotClass::Matrix:
     case isa::SlotClass::Ext:
       break;
