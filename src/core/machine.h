@@ -2,10 +2,10 @@
 // op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
 // Machine::execute; they differ only in when a bundle issues and in how DMA completes.
 //
-// Units: the registered units (units.h: vector ALU, DMA with the Adam unit's launcher, MXU,
-// transpose, reduce/permute, EUP, RNG) execute their ops behind the CoreUnit interface (unit.h),
-// each owning its state and timing; the Machine executes the rest itself (scalar, vector memory,
-// sync flags and exchange).
+// Units: the registered units (units.h: vector ALU, vector memory, DMA with the Adam unit's
+// launcher, MXU, transpose, reduce/permute, EUP, RNG) execute their ops behind the CoreUnit
+// interface (unit.h), each owning its state and timing; the Machine executes the rest itself
+// (scalar, sync flags and exchange).
 //
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
 // (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
@@ -15,7 +15,7 @@
 // time.
 //
 // Timing of the Machine's own ops (the registered units' headers give theirs):
-//   scalar, vld, vst: one cycle; result ready at start + latency(class).
+//   scalar: one cycle; result ready at start + latency(class).
 //   wait: see ready().
 #pragma once
 
@@ -121,7 +121,6 @@ class Machine {
 
  private:
   OpTiming exec_scalar(const DecodedOp& op, int64_t now, Control& ctl);
-  OpTiming exec_vmem(const DecodedOp& op, int64_t now);
   OpTiming exec_sync(const DecodedOp& op, int64_t now);  // wait, signal
   // The fault of a wait for `op.imm` on flag `op.a` (now `value`) that nothing can satisfy.
   static UnitFault wait_fault(const DecodedOp& op, int64_t value);
@@ -129,7 +128,6 @@ class Machine {
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
   int64_t flag_ready(int flag, int64_t value, int64_t want) const;
-  int64_t vmem_row(int64_t row, const DecodedOp& op) const;
 
   const CoreSpec& m_spec;
   bool m_timed_dma;
@@ -143,7 +141,6 @@ class Machine {
   std::vector<CoreUnit*> m_flag_units;  // those whose signals_flags()
   int m_words;                          // sublanes * lanes
   int64_t m_cycle = 0;
-  std::vector<uint32_t> m_tmp;  // one vreg scratch
   std::vector<OutboundSend> m_outbox;
   uint32_t m_exchange_procs = 1;
   bool m_exchange_timing_only = false;

@@ -1,5 +1,5 @@
 // Machine construction, readiness and the dispatch of every op to its unit's semantics: a
-// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vmem.cpp, exec_sync.cpp,
+// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_sync.cpp,
 // exec_exchange.cpp).
 #include <algorithm>
 #include <cstring>
@@ -27,11 +27,7 @@ std::string_view to_string(StallCause c) {
 }
 
 Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
-    : m_spec(spec),
-      m_timed_dma(timed_dma),
-      m_state(spec),
-      m_words(spec.sublanes * spec.lanes),
-      m_tmp(static_cast<size_t>(m_words), 0u) {
+    : m_spec(spec), m_timed_dma(timed_dma), m_state(spec), m_words(spec.sublanes * spec.lanes) {
   const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held};
   for (const UnitRegistration& r : units) {
     CoreUnit*& slot = m_unit_of[static_cast<size_t>(r.unit)];
@@ -133,10 +129,9 @@ OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   switch (info.slot) {
     case isa::SlotClass::Scalar:
       return exec_scalar(op, now, ctl);
+    case isa::SlotClass::VecAlu:
     case isa::SlotClass::VecLoad:
     case isa::SlotClass::VecStore:
-      return exec_vmem(op, now);
-    case isa::SlotClass::VecAlu:
     case isa::SlotClass::Matrix:
     case isa::SlotClass::Ext:
       break;

@@ -6,6 +6,7 @@
 #include "core/units/reduce_permute_unit.h"
 #include "core/units/rng_unit.h"
 #include "core/units/transpose_unit.h"
+#include "core/units/vector_memory_unit.h"
 #include "core/units/vector_unit.h"
 
 namespace tessera::core {
@@ -13,6 +14,7 @@ namespace tessera::core {
 UnitTable core_units() {
   static const UnitRegistration kUnits[] = {
       {isa::Unit::Vector, make_unit<VectorUnit>},
+      {isa::Unit::VectorMem, make_unit<VectorMemoryUnit>},
       {isa::Unit::Dma, make_unit<DmaUnit>},
       {isa::Unit::Mxu, make_unit<MxuUnit>, MxuUnit::read_spec},
       {isa::Unit::Xu, make_unit<TransposeUnit>, TransposeUnit::read_spec},
