@@ -4,8 +4,17 @@
 //
 // Units: the registered units (units.h: vector ALU, vector memory, DMA with the Adam unit's
 // launcher, MXU, transpose, reduce/permute, EUP, RNG) execute their ops behind the CoreUnit
-// interface (unit.h), each owning its state and timing; the Machine executes the rest itself
-// (scalar, sync flags and exchange).
+// interface (unit.h), each owning its state and timing.
+//
+// The sequencer: the Machine itself executes the ops that decide how the bundle stream goes on,
+// and they stay here rather than behind CoreUnit, whose execute returns only timing:
+//   * the scalar unit (exec_scalar.cpp): branches, loop and halt end a bundle through Control,
+//     and %cycle_lo/hi read the issue cycle (set_cycle);
+//   * the sync flags (exec_sync.cpp): wait and signal on the flags that every flag-signalling
+//     unit increments; a wait's readiness asks those units (ready());
+//   * the exchange (exec_exchange.cpp; sync, xsync, xwait, xsend*): sync ends the compute phase
+//     through Control, and the system's BSP drives the rest from outside the core (outbox,
+//     receive, set_exchange_done); xsend is counted in the DMA column but executed here.
 //
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
 // (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
