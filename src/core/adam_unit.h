@@ -144,14 +144,14 @@ class AdamUnit {
   // otherwise), and it counts them per tensor kind.
   int64_t run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder* encoder = nullptr);
 
-  // Completion flags owed to the tensor core (timed: at the run's end; see adam_unit_exec.cpp).
+  // Completion flags owed to the tensor core (timed: at the run's end; units/adam_launcher.h).
   void add_completion(int flag, int64_t done) { m_pending.push_back({done, flag}); }
   void retire(int64_t now, std::vector<uint32_t>& flags);
   int64_t flag_ready(int flag, int64_t value, int64_t need) const;
   int64_t last_completion() const;
 
   int64_t busy_until() const { return m_busy_until; }
-  // The HBM path shared with the core's DMA (adam_unit_exec.cpp): block() before a run, log()
+  // The HBM path shared with the core's DMA (units/adam_launcher.h): block() before a run, log()
   // after.
   AdamHbmPath& path() { return m_path; }
   int64_t t() const { return m_t; }

@@ -72,7 +72,6 @@ void Core::issue_one() {
         m_options.trace->span("stall", to_string(cause), m_next, t - m_next,
                               fmt::format("pc {}", pc));
     }
-    m_machine.dma().retire(t, s);
     m_machine.set_cycle(t);
     m_machine.prepare(b);
     for (int i = 0; i < b.n_ops; ++i) {
@@ -155,9 +154,8 @@ void Core::resume(int64_t cycle) {
 }
 
 void Core::finish() {
-  ArchState& s = m_machine.state();
   int64_t end = m_last_issue + 1;
-  end = std::max(end, m_machine.dma().retire_all(s));
+  end = std::max(end, m_machine.drain());
   for (int64_t r : m_sready) end = std::max(end, r);
   for (int64_t r : m_vready) end = std::max(end, r);
   for (int64_t r : m_mready) end = std::max(end, r);

@@ -57,7 +57,7 @@ class DmaEngine {
   // -1 if they cannot bring it there.
   int64_t flag_ready(int flag, int64_t value, int64_t need) const;
   int outstanding() const { return m_count; }
-  // Shared HBM (core/adam_unit_exec.cpp): the end of the data already scheduled on the path, and
+  // Shared HBM (units/adam_launcher.h): the end of the data already scheduled on the path, and
   // cycles [from, to) another client (the Adam unit) holds: later requests stream their bytes in
   // the gaps around them. Without reservations the timing is exactly the rule above.
   double data_free() const { return m_data_free; }

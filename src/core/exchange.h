@@ -39,7 +39,9 @@
 // sources (or twice from one) depend on this order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "core/state.h"
@@ -64,6 +66,22 @@ struct HeldReceive {
   uint32_t addr = 0;
   XCombine combine = XCombine::Store;
   std::vector<uint32_t> words;
+};
+
+// The receives a pending xsync exchange holds, in delivery order. The Machine fills and applies
+// them; every unit that reads or writes vector memory checks its words against them (the
+// split-phase contract above).
+class HeldReceives {
+ public:
+  bool empty() const { return m_held.empty(); }
+  void hold(uint32_t addr, XCombine combine, const uint32_t* words, size_t n);
+  // UnitFault if vmem words [first, first+count) overlap held words; `what` names the access.
+  void check(int64_t first, int64_t count, std::string_view what) const;
+  // Stores / combines every held receive into `s` in order and forgets them.
+  void apply(ArchState& s);
+
+ private:
+  std::vector<HeldReceive> m_held;
 };
 
 // Applies `n` received words at vmem words [addr, addr+n) of `s` (range checked by the sender).

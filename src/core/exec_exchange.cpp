@@ -37,12 +37,33 @@ void apply_receive(ArchState& s, uint32_t addr, XCombine combine, const uint32_t
   }
 }
 
+void HeldReceives::hold(uint32_t addr, XCombine combine, const uint32_t* words, size_t n) {
+  m_held.push_back(HeldReceive{addr, combine, std::vector<uint32_t>(words, words + n)});
+}
+
+void HeldReceives::check(int64_t first, int64_t count, std::string_view what) const {
+  for (const HeldReceive& h : m_held)
+    if (first < int64_t{h.addr} + static_cast<int64_t>(h.words.size()) &&
+        int64_t{h.addr} < first + count)
+      throw UnitFault(fmt::format(
+          "{}: vector memory words [{}, {}) overlap words [{}, {}) that the pending xsync "
+          "exchange is still receiving (touch them after xwait)",
+          what, first, first + count, h.addr,
+          int64_t{h.addr} + static_cast<int64_t>(h.words.size())));
+}
+
+void HeldReceives::apply(ArchState& s) {
+  for (const HeldReceive& h : m_held)
+    apply_receive(s, h.addr, h.combine, h.words.data(), h.words.size());
+  m_held.clear();
+}
+
 void Machine::receive(uint32_t addr, XCombine combine, const uint32_t* words, size_t n) {
   if (!m_exchange_pending) {
     apply_receive(m_state, addr, combine, words, n);
     return;
   }
-  m_held.push_back(HeldReceive{addr, combine, std::vector<uint32_t>(words, words + n)});
+  m_held.hold(addr, combine, words, n);
 }
 
 void Machine::deliver_to_self() {
@@ -51,23 +72,10 @@ void Machine::deliver_to_self() {
   m_outbox.clear();
 }
 
-void Machine::check_not_held(int64_t first, int64_t count, const DecodedOp& op) const {
-  for (const HeldReceive& h : m_held)
-    if (first < int64_t{h.addr} + static_cast<int64_t>(h.words.size()) &&
-        int64_t{h.addr} < first + count)
-      throw UnitFault(fmt::format(
-          "{}: vector memory words [{}, {}) overlap words [{}, {}) that the pending xsync "
-          "exchange is still receiving (touch them after xwait)",
-          isa::op_info(op.op).mnemonic, first, first + count, h.addr,
-          int64_t{h.addr} + static_cast<int64_t>(h.words.size())));
-}
-
 void Machine::complete_exchange() {
   if (!m_exchange_pending) return;
   m_exchange_pending = false;
-  for (const HeldReceive& h : m_held)
-    apply_receive(m_state, h.addr, h.combine, h.words.data(), h.words.size());
-  m_held.clear();
+  m_held.apply(m_state);
 }
 
 OpTiming Machine::exec_exchange(const DecodedOp& op, int64_t now, Control& ctl) {
@@ -96,7 +104,7 @@ OpTiming Machine::exec_exchange(const DecodedOp& op, int64_t now, Control& ctl) 
     if (uint64_t{at} + n > size)
       throw UnitFault(fmt::format("{}: {} vector memory words [{}, {}) outside [0, {})", name, what,
                                   at, uint64_t{at} + n, size));
-  if (n > 0 && !m_held.empty()) check_not_held(src, n, op);
+  if (n > 0 && !m_held.empty()) m_held.check(src, n, name);
   if (n > 0) {
     OutboundSend o;
     o.dst_proc = proc;

@@ -2,9 +2,19 @@
 // op, defined ONCE. Both interpreters (functional.h, core.h) execute bundles through
 // Machine::execute; they differ only in when a bundle issues and in how DMA completes.
 //
-// Units: the registered units (units.h: MXU, transpose, reduce/permute, EUP, RNG) execute their
-// ops behind the CoreUnit interface (unit.h), each owning its state and timing; the Machine
-// executes the rest itself (scalar, vector ALU, vector memory, DMA, sync and exchange, adam.start).
+// Units: the registered units (units.h: vector ALU, vector memory, DMA with the Adam unit's
+// launcher, MXU, transpose, reduce/permute, EUP, RNG) execute their ops behind the CoreUnit
+// interface (unit.h), each owning its state and timing.
+//
+// The sequencer: the Machine itself executes the ops that decide how the bundle stream goes on,
+// and they stay here rather than behind CoreUnit, whose execute returns only timing:
+//   * the scalar unit (exec_scalar.cpp): branches, loop and halt end a bundle through Control,
+//     and %cycle_lo/hi read the issue cycle (set_cycle);
+//   * the sync flags (exec_sync.cpp): wait and signal on the flags that every flag-signalling
+//     unit increments; a wait's readiness asks those units (ready());
+//   * the exchange (exec_exchange.cpp; sync, xsync, xwait, xsend*): sync ends the compute phase
+//     through Control, and the system's BSP drives the rest from outside the core (outbox,
+//     receive, set_exchange_done); xsend is counted in the DMA column but executed here.
 //
 // Time: execute(op, now) runs the op in the bundle issuing at cycle `now`. A unit whose state
 // (busy input port, result not yet ready, ...) does not allow the op at `now` performs it at its
@@ -14,8 +24,8 @@
 // time.
 //
 // Timing of the Machine's own ops (the registered units' headers give theirs):
-//   scalar, vector ALU, vld, vst: one cycle; result ready at start + latency(class).
-//   DMA: DmaEngine (queue, latency, shared bandwidth). wait: see ready().
+//   scalar: one cycle; result ready at start + latency(class).
+//   wait: see ready().
 #pragma once
 
 #include <array>
@@ -24,11 +34,12 @@
 #include <span>
 #include <vector>
 
+#include "common/error.h"
 #include "core/adam_unit.h"
 #include "core/decoded.h"
-#include "core/dma.h"
 #include "core/events.h"
 #include "core/exchange.h"
+#include "core/fault.h"
 #include "core/hbm_encoding.h"
 #include "core/mxu.h"
 #include "core/spec.h"
@@ -59,28 +70,36 @@ class Machine {
   const CoreSpec& spec() const { return m_spec; }
   ArchState& state() { return m_state; }
   const ArchState& state() const { return m_state; }
-  // The MXU of the registered MxuUnit (TESSERA_CHECK that there is one).
-  Mxu& mxu();
-  const Mxu& mxu() const;
   // The registered units, in registration order; the one executing `u`'s ops, or nullptr.
   std::span<const std::unique_ptr<CoreUnit>> units() const { return m_units; }
   CoreUnit* unit(isa::Unit u) const { return m_unit_of[static_cast<size_t>(u)]; }
-  DmaEngine& dma() { return m_dma; }
-  HbmEncoder& hbm_encoder() { return m_hbm_encoder; }
-  const HbmEncoder& hbm_encoder() const { return m_hbm_encoder; }
+  // The registered unit of type U (TESSERA_CHECK that there is one).
+  template <class U>
+  U& unit_of_type() const {
+    U* found = nullptr;
+    for (size_t i = 0; found == nullptr && i < m_units.size(); ++i)
+      found = dynamic_cast<U*>(m_units[i].get());
+    TESSERA_CHECK(found != nullptr, "the core has the unit looked up by type");
+    return *found;
+  }
+  // The MXU of the registered MxuUnit; the HBM encoder and the Adam unit of the DmaUnit
+  // (unit_of_type).
+  Mxu& mxu();
+  const Mxu& mxu() const;
+  HbmEncoder& hbm_encoder();
+  const HbmEncoder& hbm_encoder() const;
+  AdamUnit& adam();
+  const AdamUnit& adam() const;
   EventCounts& events() { return m_ev; }
   const EventCounts& events() const { return m_ev; }
 
   // Value of the cycle counter special register for the bundle being executed.
-  // Also completes the Adam unit runs and the flag-signalling units' work that finished by c
-  // (their sync flags).
+  // Also completes the flag-signalling units' work that finished by c (their sync flags, the data
+  // of DMA requests).
   void set_cycle(int64_t c) {
     m_cycle = c;
-    m_adam.retire(c, m_state.flags);
     for (CoreUnit* u : m_flag_units) u->retire(c);
   }
-  AdamUnit& adam() { return m_adam; }
-  const AdamUnit& adam() const { return m_adam; }
   // Sends buffered by xsend since the last sync, in program order (exchange.h).
   std::vector<OutboundSend>& outbox() { return m_outbox; }
   // Number of processors xsend may address (0 .. n-1); 1 for a core outside a system.
@@ -105,41 +124,37 @@ class Machine {
   int64_t ready(const DecodedOp& op, int64_t now, StallCause& cause) const;
   // Executes `op` (semantics + unit timing). Throws UnitFault on misuse.
   OpTiming execute(const DecodedOp& op, int64_t now, Control& ctl);
+  // The timed core's program has halted: completes the units' outstanding work (CoreUnit::drain);
+  // returns the cycle the last of it completed, or -1 if there was none.
+  int64_t drain();
 
  private:
   OpTiming exec_scalar(const DecodedOp& op, int64_t now, Control& ctl);
-  OpTiming exec_vector(const DecodedOp& op, int64_t now);
-  OpTiming exec_vmem(const DecodedOp& op, int64_t now);
-  OpTiming exec_misc(const DecodedOp& op, int64_t now);
-  OpTiming exec_adam(const DecodedOp& op, int64_t now);                    // adam_unit_exec.cpp
+  OpTiming exec_sync(const DecodedOp& op, int64_t now);  // wait, signal
+  // The fault of a wait for `op.imm` on flag `op.a` (now `value`) that nothing can satisfy.
+  static UnitFault wait_fault(const DecodedOp& op, int64_t value);
   OpTiming exec_exchange(const DecodedOp& op, int64_t now, Control& ctl);  // exec_exchange.cpp
   OpTiming fixed(const DecodedOp& op, int64_t now) const;
   void complete_exchange();  // the wait of a pending xsync exchange: applies the held data
-  // UnitFault if vmem words [first, first+count) overlap data the pending exchange holds.
-  void check_not_held(int64_t first, int64_t count, const DecodedOp& op) const;
   int64_t flag_ready(int flag, int64_t value, int64_t want) const;
-  int64_t vmem_row(int64_t row, const DecodedOp& op) const;
 
   const CoreSpec& m_spec;
   bool m_timed_dma;
   ArchState m_state;
   EventCounts m_ev;
-  DmaEngine m_dma;
-  HbmEncoder m_hbm_encoder;
-  AdamUnit m_adam;
+  HeldReceives m_held;  // before the units, which refer to it
   std::vector<std::unique_ptr<CoreUnit>> m_units;
   std::array<CoreUnit*, isa::kNumUnits> m_unit_of{};  // by isa::Unit; nullptr: the Machine's own
-  std::vector<CoreUnit*> m_flag_units;                // those whose signals_flags()
-  Mxu* m_mxu = nullptr;                               // the MxuUnit's, if registered
-  int m_words;                                        // sublanes * lanes
+  // By opcode: m_unit_of of its unit column, nullptr for the exchange's ops (the Machine's).
+  std::array<CoreUnit*, isa::kNumOpcodes> m_unit_of_op{};
+  std::vector<CoreUnit*> m_flag_units;  // those whose signals_flags()
+  int m_words;                          // sublanes * lanes
   int64_t m_cycle = 0;
-  std::vector<uint32_t> m_tmp;  // one vreg scratch
   std::vector<OutboundSend> m_outbox;
   uint32_t m_exchange_procs = 1;
   bool m_exchange_timing_only = false;
   bool m_exchange_pending = false;
   int64_t m_exchange_done = 0;
-  std::vector<HeldReceive> m_held;
 };
 
 }  // namespace tessera::core

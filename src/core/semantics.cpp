@@ -1,6 +1,6 @@
 // Machine construction, readiness and the dispatch of every op to its unit's semantics: a
-// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_vector.cpp,
-// exec_vmem.cpp, exec_misc.cpp, exec_exchange.cpp, adam_unit_exec.cpp).
+// registered unit (units.h) or the Machine's own (exec_scalar.cpp, exec_sync.cpp,
+// exec_exchange.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "core/fault.h"
 #include "core/machine.h"
+#include "core/units/dma_unit.h"
 #include "core/units/mxu_unit.h"
 
 namespace tessera::core {
@@ -26,15 +27,8 @@ std::string_view to_string(StallCause c) {
 }
 
 Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
-    : m_spec(spec),
-      m_timed_dma(timed_dma),
-      m_state(spec),
-      m_dma(spec),
-      m_hbm_encoder(spec.hbm_encoding),
-      m_adam(spec),
-      m_words(spec.sublanes * spec.lanes),
-      m_tmp(static_cast<size_t>(m_words), 0u) {
-  const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma};
+    : m_spec(spec), m_timed_dma(timed_dma), m_state(spec), m_words(spec.sublanes * spec.lanes) {
+  const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held};
   for (const UnitRegistration& r : units) {
     CoreUnit*& slot = m_unit_of[static_cast<size_t>(r.unit)];
     if (slot != nullptr)
@@ -43,18 +37,34 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
     m_units.push_back(r.make(env));
     slot = m_units.back().get();
     if (slot->signals_flags()) m_flag_units.push_back(slot);
-    if (auto* mxu = dynamic_cast<MxuUnit*>(slot)) m_mxu = &mxu->mxu();
   }
+  for (const isa::OpInfo& info : isa::kOpTable)
+    if (!is_exchange_op(info.op))
+      m_unit_of_op[static_cast<size_t>(info.op)] = m_unit_of[static_cast<size_t>(info.unit)];
 }
 
 Mxu& Machine::mxu() {
-  TESSERA_CHECK(m_mxu != nullptr, "the core has an MXU unit");
-  return *m_mxu;
+  return unit_of_type<MxuUnit>().mxu();
 }
 
 const Mxu& Machine::mxu() const {
-  TESSERA_CHECK(m_mxu != nullptr, "the core has an MXU unit");
-  return *m_mxu;
+  return unit_of_type<MxuUnit>().mxu();
+}
+
+HbmEncoder& Machine::hbm_encoder() {
+  return unit_of_type<DmaUnit>().hbm_encoder();
+}
+
+const HbmEncoder& Machine::hbm_encoder() const {
+  return unit_of_type<DmaUnit>().hbm_encoder();
+}
+
+AdamUnit& Machine::adam() {
+  return unit_of_type<DmaUnit>().adam();
+}
+
+const AdamUnit& Machine::adam() const {
+  return unit_of_type<DmaUnit>().adam();
 }
 
 void Machine::prepare(const DecodedBundle& b) {
@@ -75,33 +85,21 @@ void Machine::prepare(const DecodedBundle& b) {
 }
 
 OpTiming Machine::fixed(const DecodedOp& op, int64_t now) const {
-  return OpTiming{now, 1, now + m_spec.latency_of(isa::op_info(op.op).latency)};
+  return fixed_timing(m_spec, op, now);
 }
 
 int64_t Machine::flag_ready(int flag, int64_t value, int64_t want) const {
-  int64_t at = m_dma.flag_ready(flag, value, want);
-  if (at < 0) at = m_adam.flag_ready(flag, value, want);  // a flag adam.start signals
+  int64_t at = -1;
   for (size_t i = 0; at < 0 && i < m_flag_units.size(); ++i)
     at = m_flag_units[i]->flag_ready(flag, value, want);
   return at;
 }
 
 int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
-  if (const CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)])
+  if (const CoreUnit* u = m_unit_of_op[static_cast<size_t>(op.op)])
     return std::max(u->ready(op, now, cause), now);
   int64_t t = now;
   switch (op.op) {
-    case Opcode::DMAHV:
-    case Opcode::DMAVH:
-    case Opcode::DMAHS:
-    case Opcode::DMASH:
-    case Opcode::DMAHV2:
-    case Opcode::DMAVH2:
-      t = m_dma.queue_ready(now), cause = StallCause::DmaQueue;
-      break;
-    case Opcode::ADAMSTART:
-      t = m_adam.busy_until(), cause = StallCause::DmaQueue;
-      break;
     case Opcode::XWAIT:
     case Opcode::SYNC:
     case Opcode::XSYNC:
@@ -112,11 +110,7 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
       const int64_t value = m_state.flags[op.a];
       if (value >= op.imm) break;
       const int64_t at = flag_ready(op.a, value, op.imm);
-      if (at < 0)
-        throw UnitFault(
-            fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
-                        "no outstanding DMA signals it enough",
-                        op.a, op.imm, value));
+      if (at < 0) throw wait_fault(op, value);
       t = at, cause = StallCause::SyncWait;
       break;
     }
@@ -128,29 +122,33 @@ int64_t Machine::ready(const DecodedOp& op, int64_t now, StallCause& cause) cons
 
 OpTiming Machine::execute(const DecodedOp& op, int64_t now, Control& ctl) {
   ++m_ev.unit_ops[static_cast<size_t>(op.unit)];
-  if (CoreUnit* u = m_unit_of[static_cast<size_t>(op.unit)]) return u->execute(op, now);
+  if (CoreUnit* u = m_unit_of_op[static_cast<size_t>(op.op)]) return u->execute(op, now);
   const isa::OpInfo& info = isa::op_info(op.op);
-  if (op.op == Opcode::ADAMSTART) return exec_adam(op, now);
   if (op.op == Opcode::HALT) complete_exchange();  // ready() has held the bundle until it was done
   if (is_exchange_op(op.op)) return exec_exchange(op, now, ctl);
   switch (info.slot) {
     case isa::SlotClass::Scalar:
       return exec_scalar(op, now, ctl);
     case isa::SlotClass::VecAlu:
-      return exec_vector(op, now);
     case isa::SlotClass::VecLoad:
     case isa::SlotClass::VecStore:
-      return exec_vmem(op, now);
     case isa::SlotClass::Matrix:
     case isa::SlotClass::Ext:
-      throw UnitFault(fmt::format("{}: no unit of this core executes {} ops", info.mnemonic,
-                                  isa::to_string(info.unit)));
-    case isa::SlotClass::Misc:
-      return exec_misc(op, now);
-    case isa::SlotClass::Any:
       break;
+    case isa::SlotClass::Misc:
+      if (op.unit == Unit::Sync) return exec_sync(op, now);
+      break;
+    case isa::SlotClass::Any:
+      return OpTiming{now, 1, now};
   }
-  return OpTiming{now, 1, now};
+  throw UnitFault(fmt::format("{}: no unit of this core executes {} ops", info.mnemonic,
+                              isa::to_string(info.unit)));
+}
+
+int64_t Machine::drain() {
+  int64_t last = -1;
+  for (const auto& u : m_units) last = std::max(last, u->drain());
+  return last;
 }
 
 }  // namespace tessera::core

@@ -1,7 +1,9 @@
 // CoreUnit: the interface of a pluggable unit of the tensor core (MXU, transpose, reduce/permute,
-// EUP, RNG, ...), and UnitRegistration, the one line that puts a unit into the core (units.h).
+// EUP, RNG, vector ALU, vector memory, DMA, ...), and UnitRegistration, the one line that puts a
+// unit into the core (units.h).
 //
-// A unit executes the ops whose unit column in isa/opcodes.def is its isa::Unit. Machine (the
+// A unit executes the ops whose unit column in isa/opcodes.def is its isa::Unit, except the
+// exchange's (core/exchange.h), which the Machine executes whatever their column. Machine (the
 // core's semantics, machine.h) owns one instance of every registered unit and, for such an op:
 //   * ready(op, now, cause): asks when the op may issue on the state before its bundle (the timed
 //     core issues a bundle at the latest ready cycle of its ops, and charges the stall to the
@@ -22,6 +24,10 @@
 //     flag is short, flag_ready(flag, value, want): the cycle its increments bring the flag from
 //     `value` to `want`, or -1 if they do not. In the functional interpreter (env.timed false) the
 //     unit increments the flag at once when it starts the work.
+//   * drain(): when the timed core's program has halted, completes the work still outstanding and
+//     returns the cycle the last of it completed (-1: none); the core's run ends no earlier.
+//   * Vector memory: a unit that reads or writes it checks the words against env.held (words a
+//     pending split-phase exchange still receives; exchange.h) before it touches them.
 // Functional and timed cores share every unit: the functional interpreter simply ignores timing.
 // The unit's private state (FIFOs, busy-until cycles, scratch) lives in the unit, not in Machine.
 #pragma once
@@ -35,6 +41,7 @@
 #include "common/config.h"
 #include "core/decoded.h"
 #include "core/events.h"
+#include "core/exchange.h"
 #include "core/spec.h"
 #include "core/state.h"
 #include "report/stats.h"
@@ -47,18 +54,28 @@ struct OpTiming {
   int64_t dest_ready = 0;  // cycle its destination register may be read (if it has one)
 };
 
+// The timing of a one-cycle op: performed at `now`, its result ready after its latency class.
+inline OpTiming fixed_timing(const CoreSpec& spec, const DecodedOp& op, int64_t now) {
+  return OpTiming{now, 1, now + spec.latency_of(isa::op_info(op.op).latency)};
+}
+
 // What a unit may use of the core it belongs to; all references outlive the unit.
 struct UnitEnv {
   const CoreSpec& spec;
-  ArchState& state;     // registers and memories
-  EventCounts& events;  // the core's event counters (energy and statistics)
-  bool timed;           // the timed core (true) or the functional interpreter (false)
+  ArchState& state;          // registers and memories
+  EventCounts& events;       // the core's event counters (energy and statistics)
+  bool timed;                // the timed core (true) or the functional interpreter (false)
+  const HeldReceives& held;  // vector memory words a pending xsync exchange holds (exchange.h)
 };
 
 class CoreUnit {
  public:
   explicit CoreUnit(const UnitEnv& env)
-      : m_spec(env.spec), m_state(env.state), m_events(env.events), m_timed(env.timed) {}
+      : m_spec(env.spec),
+        m_state(env.state),
+        m_events(env.events),
+        m_timed(env.timed),
+        m_held(env.held) {}
   virtual ~CoreUnit() = default;
   CoreUnit(const CoreUnit&) = delete;
   CoreUnit& operator=(const CoreUnit&) = delete;
@@ -69,14 +86,17 @@ class CoreUnit {
   virtual bool signals_flags() const { return false; }
   virtual void retire(int64_t now) {}
   virtual int64_t flag_ready(int flag, int64_t value, int64_t want) const { return -1; }
+  virtual int64_t drain() { return -1; }
 
  protected:
   int words() const { return m_spec.sublanes * m_spec.lanes; }  // 32-bit words of one vreg
+  OpTiming fixed(const DecodedOp& op, int64_t now) const { return fixed_timing(m_spec, op, now); }
 
   const CoreSpec& m_spec;
   ArchState& m_state;
   EventCounts& m_events;
   bool m_timed;
+  const HeldReceives& m_held;
 };
 
 // One registered unit. `read_spec` declares and reads the unit's section of the core config

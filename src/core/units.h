@@ -7,8 +7,8 @@
 namespace tessera::core {
 
 // The registered units, in the order their config sections are read and their statistics are
-// reported. Each isa::Unit appears at most once; ops of units not listed here (scalar, vector,
-// vector memory, DMA, sync) are the Machine's own.
+// reported. Each isa::Unit appears at most once; the ops of the scalar and sync columns and the
+// exchange's ops are the Machine's own (machine.h).
 UnitTable core_units();
 
 }  // namespace tessera::core

@@ -1,4 +1,4 @@
-// The Adam unit's DMA path and the core's DMA engine share the HBM data path (adam_unit_exec.cpp):
+// The Adam unit's DMA path and the core's DMA engine share the HBM data path (adam_launcher.h):
 // whoever issues first keeps its cycles, the other streams around them. Values are unaffected
 // (the timed core's values equal the functional interpreter's: the equivalence tests).
 #include <random>

@@ -177,6 +177,18 @@ TEST(UnitRegistry, EveryMatrixAndExtendedOpHasARegisteredUnit) {
     EXPECT_EQ(m.units()[i].get(), m.unit(core_units()[i].unit)) << i;
 }
 
+TEST(UnitRegistry, EveryOpButTheSequencersHasARegisteredUnit) {
+  const CoreSpec spec = test::small_spec();
+  const Machine m(spec, /*timed_dma=*/true);
+  for (const isa::OpInfo& info : isa::kOpTable) {
+    const bool sequencer = info.unit == isa::Unit::None || info.unit == isa::Unit::Scalar ||
+                           info.unit == isa::Unit::Sync || is_exchange_op(info.op);
+    if (!sequencer) {
+      EXPECT_NE(m.unit(info.unit), nullptr) << info.mnemonic;
+    }
+  }
+}
+
 TEST(UnitRegistry, EveryRegisteredUnitsConfigSectionIsInTheSchema) {
   ConfigReader r = ConfigReader::schema();
   read_core_spec(r);

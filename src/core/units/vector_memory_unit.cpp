@@ -1,26 +1,23 @@
-// Vector memory semantics. Vector memory is vmem_rows() rows of `lanes` 32-bit words.
-//   vld/vst      sublane s <-> row (base + s), base = sA + imm (sB + imm for stores)
-//   vld.s/vst.s  sublane s <-> row (base + s * stride), stride a signed scalar register
-//   vld.x/vst.x  element [s][l] <-> word (base * lanes + index[s][l]), index a signed int32 vreg;
-//                a scatter writes elements in order s, l, so later lanes win
-//   vst.m        vst writing only the elements whose mask bit is set
-// Every address is checked before anything is written; an out-of-range row or word faults.
+#include "core/units/vector_memory_unit.h"
+
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "core/fault.h"
-#include "core/machine.h"
 
 namespace tessera::core {
 
 using isa::Opcode;
 
-int64_t Machine::vmem_row(int64_t row, const DecodedOp& op) const {
+VectorMemoryUnit::VectorMemoryUnit(const UnitEnv& env)
+    : CoreUnit(env), m_gather(static_cast<size_t>(words()), 0u) {}
+
+int64_t VectorMemoryUnit::checked_row(int64_t row, const DecodedOp& op) const {
   if (row < 0 || row >= m_spec.vmem_rows())
     throw UnitFault(fmt::format("{}: vector memory row {} out of range 0..{}",
                                 isa::op_info(op.op).mnemonic, row, m_spec.vmem_rows() - 1));
-  if (!m_held.empty()) check_not_held(row * m_spec.lanes, m_spec.lanes, op);
+  if (!m_held.empty()) m_held.check(row * m_spec.lanes, m_spec.lanes, isa::op_info(op.op).mnemonic);
   return row;
 }
 
@@ -32,20 +29,20 @@ int64_t sgn(uint32_t x) {
 
 }  // namespace
 
-OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
+OpTiming VectorMemoryUnit::execute(const DecodedOp& op, int64_t now) {
   ArchState& s = m_state;
-  const int S = m_spec.sublanes, L = m_spec.lanes, n = m_words;
+  const int S = m_spec.sublanes, L = m_spec.lanes, n = words();
   const bool load = isa::op_info(op.op).slot == isa::SlotClass::VecLoad;
   // Loads: base register a, stride register b / index vreg b. Stores: data vreg a, base b,
   // stride / index / mask c.
   const int64_t base = sgn(s.sreg(load ? op.a : op.b)) + op.imm;
   const uint8_t aux = load ? op.b : op.c;
-  m_ev.vreg_elements += static_cast<int64_t>(op.vreg_reads + (load ? 1 : 0)) * n;
+  m_events.vreg_elements += static_cast<int64_t>(op.vreg_reads + (load ? 1 : 0)) * n;
   const int64_t bytes = int64_t{4} * n;
   if (load)
-    m_ev.vmem_read_bytes += bytes;
+    m_events.vmem_read_bytes += bytes;
   else
-    m_ev.vmem_write_bytes += bytes;
+    m_events.vmem_write_bytes += bytes;
   uint32_t* mem = s.vmem.data();
   switch (op.op) {
     case Opcode::VLD:
@@ -55,7 +52,7 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
     case Opcode::VSTM: {
       const int64_t stride =
           (op.op == Opcode::VLDS || op.op == Opcode::VSTS) ? sgn(s.sreg(aux)) : 1;
-      for (int r = 0; r < S; ++r) vmem_row(base + r * stride, op);
+      for (int r = 0; r < S; ++r) checked_row(base + r * stride, op);
       if (stride == 1 && op.op != Opcode::VSTM) {  // S consecutive rows: one block copy
         uint32_t* rows = mem + base * L;
         if (load)
@@ -89,12 +86,12 @@ OpTiming Machine::exec_vmem(const DecodedOp& op, int64_t now) {
           throw UnitFault(
               fmt::format("{}: element {} addresses vector memory word {} out of range 0..{}",
                           isa::op_info(op.op).mnemonic, i, w, words - 1));
-        if (!m_held.empty()) check_not_held(w, 1, op);
+        if (!m_held.empty()) m_held.check(w, 1, isa::op_info(op.op).mnemonic);
       }
       if (load) {
         uint32_t* d = s.vreg(op.d);
-        for (int i = 0; i < n; ++i) m_tmp[i] = mem[base * L + sgn(idx[i])];
-        std::memcpy(d, m_tmp.data(), static_cast<size_t>(n) * 4);
+        for (int i = 0; i < n; ++i) m_gather[i] = mem[base * L + sgn(idx[i])];
+        std::memcpy(d, m_gather.data(), static_cast<size_t>(n) * 4);
       } else {
         const uint32_t* v = s.vreg(op.a);
         for (int i = 0; i < n; ++i) mem[base * L + sgn(idx[i])] = v[i];

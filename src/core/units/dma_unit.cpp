@@ -1,21 +1,10 @@
-// DMA and sync semantics.
-//   dma.hv  sD, sA, sB, #C   HBM words [sA, sA+sB) -> vector memory words [sD, sD+sB)
-//   dma.vh  sD, sA, sB, #C   vector memory words [sA, sA+sB) -> HBM words [sD, sD+sB)
-//   dma.hs / dma.sh          the same with scalar memory
-//   dma.hv.2d / dma.vh.2d    sB is the scalar memory address of the descriptor
-//                            {count, chunk_words, src_stride, dst_stride} (strides signed, words)
-// Addresses and sizes are unsigned 32-bit words. Every chunk's range is checked at issue (the
-// bundle faults, the DMA never starts); a request may move at most as many words as its on-chip
-// memory holds. The functional interpreter moves the data and increments flag C at once; the
-// timed core queues the request (dma.h) and does both at completion.
-//   wait #A, imm   waits until flag A >= imm, then flag A -= imm (a wait nothing can satisfy
-//   faults) signal #A, imm flag A += imm
+#include "core/units/dma_unit.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "core/fault.h"
-#include "core/machine.h"
 
 namespace tessera::core {
 
@@ -32,33 +21,21 @@ void check_range(std::string_view what, std::string_view mem, int64_t addr, int6
 
 }  // namespace
 
-OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
-  ArchState& s = m_state;
+DmaUnit::DmaUnit(const UnitEnv& env)
+    : CoreUnit(env),
+      m_engine(env.spec),
+      m_encoder(env.spec.hbm_encoding),
+      m_adam(env, m_engine, m_encoder) {}
+
+int64_t DmaUnit::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
+  if (op.op == Opcode::ADAMSTART) return m_adam.ready(op, now, cause);
+  cause = StallCause::DmaQueue;
+  return m_engine.queue_ready(now);
+}
+
+DmaRequest DmaUnit::request(const DecodedOp& op) {
+  const ArchState& s = m_state;
   const std::string_view name = isa::op_info(op.op).mnemonic;
-  switch (op.op) {
-    case Opcode::WAIT: {
-      const int64_t value = s.flags[op.a];
-      if (value < op.imm)
-        throw UnitFault(
-            fmt::format("wait on sync flag {} for {} can never finish: the flag is {} and "
-                        "no outstanding DMA signals it enough",
-                        op.a, op.imm, value));
-      s.flags[op.a] = static_cast<uint32_t>(value - op.imm);
-      return fixed(op, now);
-    }
-    case Opcode::SIGNAL:
-      s.flags[op.a] += static_cast<uint32_t>(op.imm);
-      return fixed(op, now);
-    case Opcode::DMAHV:
-    case Opcode::DMAVH:
-    case Opcode::DMAHS:
-    case Opcode::DMASH:
-    case Opcode::DMAHV2:
-    case Opcode::DMAVH2:
-      break;
-    default:
-      throw UnitFault(fmt::format("{}: not implemented by this core", name));
-  }
   DmaRequest r;
   r.flag = op.c;
   const bool two_d = op.op == Opcode::DMAHV2 || op.op == Opcode::DMAVH2;
@@ -71,7 +48,7 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
     r.chunk = s.smem[at + 1];
     r.src_stride = static_cast<int32_t>(s.smem[at + 2]);
     r.dst_stride = static_cast<int32_t>(s.smem[at + 3]);
-    m_ev.smem_read_bytes += 16;
+    m_events.smem_read_bytes += 16;
   } else {
     r.count = 1;
     r.chunk = s.sreg(op.b);
@@ -93,10 +70,12 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
       r.dir = DmaDir::HbmToSmem, src_mem = "HBM", dst_mem = "scalar memory";
       src_size = s.hbm.size(), dst_size = onchip = s.smem.size();
       break;
-    default:
+    case Opcode::DMASH:
       r.dir = DmaDir::SmemToHbm, src_mem = "scalar memory", dst_mem = "HBM";
       src_size = onchip = s.smem.size(), dst_size = s.hbm.size();
       break;
+    default:
+      throw UnitFault(fmt::format("{}: not implemented by this core", name));
   }
   if (r.chunk > 0 && r.count > onchip / r.chunk)
     throw UnitFault(fmt::format("{}: {} x {} words exceed the {} words of on-chip memory", name,
@@ -112,26 +91,47 @@ OpTiming Machine::exec_misc(const DecodedOp& op, int64_t now) {
       const int64_t stride = r.dir == DmaDir::HbmToVmem ? r.dst_stride : r.src_stride;
       const int64_t lo = std::min(at, at + last * stride),
                     hi = std::max(at, at + last * stride) + r.chunk;
-      check_not_held(lo, hi - lo, op);  // the whole span, strides included
+      m_held.check(lo, hi - lo, name);  // the whole span, strides included
     }
   }
+  return r;
+}
+
+OpTiming DmaUnit::execute(const DecodedOp& op, int64_t now) {
+  if (op.op == Opcode::ADAMSTART) return m_adam.execute(op, now);
+  ArchState& s = m_state;
+  DmaRequest r = request(op);
   const int64_t bytes = r.words() * 4;
-  r.hbm_bytes = m_hbm_encoder.charge(r, s, s.pc);
-  ++m_ev.dma_requests;
-  m_ev.dma_bytes += bytes;
+  r.hbm_bytes = m_encoder.charge(r, s, s.pc);
+  ++m_events.dma_requests;
+  m_events.dma_bytes += bytes;
   const bool to_hbm = r.dir == DmaDir::VmemToHbm || r.dir == DmaDir::SmemToHbm;
-  (to_hbm ? m_ev.hbm_write_bytes : m_ev.hbm_read_bytes) += r.hbm_bytes;
-  if (r.dir == DmaDir::HbmToVmem) m_ev.vmem_write_bytes += bytes;
-  if (r.dir == DmaDir::VmemToHbm) m_ev.vmem_read_bytes += bytes;
-  if (r.dir == DmaDir::HbmToSmem) m_ev.smem_write_bytes += bytes;
-  if (r.dir == DmaDir::SmemToHbm) m_ev.smem_read_bytes += bytes;
-  if (!m_timed_dma) {
+  (to_hbm ? m_events.hbm_write_bytes : m_events.hbm_read_bytes) += r.hbm_bytes;
+  if (r.dir == DmaDir::HbmToVmem) m_events.vmem_write_bytes += bytes;
+  if (r.dir == DmaDir::VmemToHbm) m_events.vmem_read_bytes += bytes;
+  if (r.dir == DmaDir::HbmToSmem) m_events.smem_write_bytes += bytes;
+  if (r.dir == DmaDir::SmemToHbm) m_events.smem_read_bytes += bytes;
+  if (!m_timed) {
     dma_transfer(r, s);
     return OpTiming{now, 1, now};
   }
-  const int64_t start = m_dma.queue_ready(now);
-  const int64_t done = m_dma.enqueue(r, start);
+  const int64_t start = m_engine.queue_ready(now);
+  const int64_t done = m_engine.enqueue(r, start);
   return OpTiming{start, static_cast<int32_t>(std::min<int64_t>(done - start, 1 << 30)), start};
+}
+
+void DmaUnit::retire(int64_t now) {
+  m_engine.retire(now, m_state);
+  m_adam.retire(now);
+}
+
+int64_t DmaUnit::flag_ready(int flag, int64_t value, int64_t want) const {
+  const int64_t at = m_engine.flag_ready(flag, value, want);
+  return at >= 0 ? at : m_adam.flag_ready(flag, value, want);
+}
+
+int64_t DmaUnit::drain() {
+  return m_engine.retire_all(m_state);
 }
 
 }  // namespace tessera::core

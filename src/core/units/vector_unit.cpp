@@ -1,15 +1,11 @@
-// Vector ALU semantics: every op is a loop over the sublanes * lanes words of its registers.
-// fp32 arithmetic is IEEE single precision with round to nearest even (the build forbids FP
-// contraction and fast-math; subnormals are kept); min/max are numerics::fmin_ieee/fmax_ieee.
-// Conversions: fp32 -> int32 rounds to nearest even, saturates to [INT32_MIN, INT32_MAX] and maps
-// NaN to 0; int32 -> fp32 rounds to nearest even; fp32 -> bf16 is numerics::bf16_from_f32.
+#include "core/units/vector_unit.h"
+
 #include <immintrin.h>
 
 #include <bit>
 #include <cmath>
 #include <limits>
 
-#include "core/machine.h"
 #include "numerics/bf16.h"
 #include "numerics/host_cpu.h"
 #include "numerics/reduce.h"
@@ -83,11 +79,11 @@ void fma_rows(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t*
 
 }  // namespace
 
-OpTiming Machine::exec_vector(const DecodedOp& op, int64_t now) {
+OpTiming VectorUnit::execute(const DecodedOp& op, int64_t now) {
   ArchState& s = m_state;
-  const int n = m_words;
-  m_ev.vector_elements += n;
-  m_ev.vreg_elements += static_cast<int64_t>(op.vreg_reads + 1) * n;
+  const int n = words();
+  m_events.vector_elements += n;
+  m_events.vreg_elements += static_cast<int64_t>(op.vreg_reads + 1) * n;
   // Fields name vector registers only for some ops (others: masks, a scalar); only form
   // pointers into the vector register file for indices inside it.
   const int nv = s.vector_regs() + kShadowRegs;
