@@ -1,5 +1,7 @@
 #include "cli/common_flags.h"
 
+#include <regex>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,11 @@ nlohmann::json config_overrides(const std::vector<std::string>& sets) {
       throw UsageError("--set", "wants KEY=VALUE, got '" + kv + "'");
     const std::string value = kv.substr(eq + 1);
     const nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+    // A value that is not JSON is taken as a string, except a JSON number that failed to parse,
+    // which can only have overflowed a double.
+    static const std::regex kJsonNumber(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+    if (parsed.is_discarded() && std::regex_match(value, kJsonNumber))
+      throw UsageError("--set", kv.substr(0, eq) + ": the number " + value + " is out of range");
     o[kv.substr(0, eq)] = parsed.is_discarded() ? nlohmann::json(value) : parsed;
   }
   return o;

@@ -196,6 +196,11 @@ TEST_F(ExitCodes, VectorMemoryBeyondAWordAddressIsRefusedAtConfigRead_bad) {
                "is out of range [1024, 8589934592] (bytes)");
 }
 
+TEST_F(ExitCodes, AnOverflowingNumberInSetIsAUsageError_bad) {
+  expect_error("train --steps 1 --set core.clock_hz=1e400", 2,
+               "--set: core.clock_hz: the number 1e400 is out of range");
+}
+
 TEST_F(ExitCodes, ACheckpointDirectoryThatIsAFileFailsBeforeTraining_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const std::string file = kSource + "/README.md";
