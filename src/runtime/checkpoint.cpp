@@ -239,10 +239,12 @@ std::string checkpoint_file_name(int64_t step) {
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  // Advanced with increment(ec): operator++ would throw filesystem_error on a failed read.
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     std::error_code type_ec;
-    if (e.is_regular_file(type_ec) && std::regex_match(name, name_pattern())) names.push_back(name);
+    if (it->is_regular_file(type_ec) && std::regex_match(name, name_pattern()))
+      names.push_back(name);
   }
   if (ec) throw Error(dir, "cannot list checkpoint directory: " + ec.message());
   std::sort(names.begin(), names.end());
