@@ -52,6 +52,9 @@ void Core::issue_one() {
   if (b.fault >= 0)
     throw SimFault(pc, m_next, bundle_text(raw), m_program->faults[static_cast<size_t>(b.fault)]);
 
+  const int64_t from = m_next;
+  const EventCounts& ev = m_machine.events();
+  const int64_t hbm_before = ev.hbm_read_bytes + ev.hbm_write_bytes;
   int64_t t = m_next;
   StallCause cause = StallCause::None;
   if (m_fetch_ready > t) t = m_fetch_ready, cause = StallCause::Branch;
@@ -90,6 +93,9 @@ void Core::issue_one() {
   } catch (const UnitFault& f) {
     throw SimFault(pc, t, bundle_text(raw), f.what());
   }
+  if (m_mxu_attr != nullptr)
+    m_mxu_attr->record_bundle(pc, t + 1 - from,
+                              ev.hbm_read_bytes + ev.hbm_write_bytes - hbm_before);
   ++m_bundles;
   ++m_machine.events().bundles;
   m_last_issue = t;

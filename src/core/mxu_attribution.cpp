@@ -10,6 +10,8 @@ MxuWork& MxuWork::operator+=(const MxuWork& o) {
   busy_cycles += o.busy_cycles;
   tile_imbalance += o.tile_imbalance;
   term += o.term;
+  cycles += o.cycles;
+  hbm_bytes += o.hbm_bytes;
   return *this;
 }
 
@@ -29,6 +31,8 @@ MxuWork operator-(MxuWork a, const MxuWork& b) {
   t.terms_skipped_oob -= u.terms_skipped_oob;
   t.pe_stall_cycles -= u.pe_stall_cycles;
   t.lane_idle_cycles -= u.lane_idle_cycles;
+  a.cycles -= b.cycles;
+  a.hbm_bytes -= b.hbm_bytes;
   return a;
 }
 
@@ -70,17 +74,24 @@ void MxuAttribution::before(int64_t pc, Mxu& mxu) const {
   if (bits != mxu.term_acc_width()) mxu.set_term_acc_width(bits);
 }
 
+MxuWork& MxuAttribution::slot(int32_t r) {
+  if (r < 0) return m_other;
+  if (static_cast<size_t>(r) >= m_work.size()) m_work.resize(static_cast<size_t>(r) + 1);
+  return m_work[static_cast<size_t>(r)];
+}
+
 void MxuAttribution::record(int64_t pc, const MxuStats& now) {
   if (!m_count) return;
   const MxuWork w = work_of(now);
-  const int32_t r = region(pc);
-  if (r < 0) {
-    m_other += w - m_last;
-  } else {
-    if (static_cast<size_t>(r) >= m_work.size()) m_work.resize(static_cast<size_t>(r) + 1);
-    m_work[static_cast<size_t>(r)] += w - m_last;
-  }
+  slot(region(pc)) += w - m_last;
   m_last = w;
+}
+
+void MxuAttribution::record_bundle(int64_t pc, int64_t cycles, int64_t hbm_bytes) {
+  if (!m_count) return;
+  MxuWork& w = slot(region(pc));
+  w.cycles += cycles;
+  w.hbm_bytes += hbm_bytes;
 }
 
 }  // namespace tessera::core

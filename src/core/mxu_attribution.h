@@ -14,10 +14,14 @@
 
 namespace tessera::core {
 
-// Integer counters of MXU pushes; they add up (operator+=, operator-).
+// Integer counters of MXU pushes, and of the bundles issued in a region (record_bundle); they add
+// up (operator+=, operator-).
 struct MxuWork {
   int64_t pushes = 0, macs = 0, busy_cycles = 0, tile_imbalance = 0;
   numerics::TermMatmulStats term;
+  // Issue cycles of the region's bundles (each bundle's stall cycles plus its issue cycle) and the
+  // HBM bytes (read + written, as the HBM data path carries them) of the DMA requests they issued.
+  int64_t cycles = 0, hbm_bytes = 0;
 
   MxuWork& operator+=(const MxuWork& o);
   friend MxuWork operator-(MxuWork a, const MxuWork& b);
@@ -38,6 +42,9 @@ class MxuAttribution {
   void before(int64_t pc, Mxu& mxu) const;
   // After an mmul* issued at `pc`: its work = now - the stats after the previous record/begin.
   void record(int64_t pc, const MxuStats& now);
+  // After the bundle at `pc` issued: it took `cycles` (from the previous bundle's issue) and its
+  // DMA requests carry `hbm_bytes` on the HBM data path.
+  void record_bundle(int64_t pc, int64_t cycles, int64_t hbm_bytes);
 
   // Per region index, cumulative since construction (regions never recorded: zeros, or absent
   // past the highest index recorded); and the work of unmapped pcs.
@@ -53,6 +60,7 @@ class MxuAttribution {
   int m_default_bits = 0;
   MxuWork m_last;
   int32_t region(int64_t pc) const;
+  MxuWork& slot(int32_t region);
 };
 
 }  // namespace tessera::core

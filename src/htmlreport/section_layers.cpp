@@ -1,5 +1,7 @@
 // Per-layer MXU work from a training report's "pe" block (its last epoch): pushes, MACs, busy
 // cycles, the achieved fraction of the MXU's peak (MACs / (busy cycles x rows x cols)) and energy;
+// the layer's issue cycles, HBM bytes and roofline bound (runtime/roofline.h) with a roofline
+// chart (one point per layer and phase: MACs per HBM byte, MACs per issue cycle);
 // for term-serial PEs, the speed-up against bit-parallel PEs and the shares of term slots
 // processed, skipped as zero and skipped as out of bounds.
 #include "htmlreport/sections.h"
@@ -25,27 +27,52 @@ std::string layer_name(const Json& l) {
 
 Json layers_section(const std::vector<Input>& in) {
   Json rows = Json::array();
+  Json bounds = Json::array();
   Bars cycles("MXU busy cycles per layer", "cycles");
+  Json roofline = {{"type", "roofline"},
+                   {"title", "Roofline per layer and phase (last epoch)"},
+                   {"x", "MACs per HBM byte"},
+                   {"y", "MACs per cycle"},
+                   {"peak", 0.0},
+                   {"bandwidth", 0.0},
+                   {"points", Json::array()}};
   for (const Input& i : in) {
     const Json* pe = pe_block(i);
     if (!pe) continue;
     const double peak = mxu_peak_macs(i);
+    roofline["peak"] = peak;
+    roofline["bandwidth"] = number_at(field(i.data, "resolved_config"), "core.hbm.bytes_per_cycle");
     for (const Json& l : list_at(*pe, "layers")) {
       const double busy = number_at(l, "busy_cycles"), macs = number_at(l, "macs");
+      const double issued = number_at(l, "cycles"), bytes = number_at(l, "hbm_bytes");
       rows.push_back({i.label, text_at(l, "layer"), text_at(l, "phase"), number_at(l, "pushes"),
                       macs, busy, busy > 0 && peak > 0 ? macs / (busy * peak) : 0.0,
                       number_at(l, "energy_pj") * 1e-6});
+      bounds.push_back({i.label, text_at(l, "layer"), text_at(l, "phase"), issued, bytes,
+                        number_at(l, "bound_cycles"), text_at(l, "bound_by"),
+                        number_at(l, "bound_fraction")});
       cycles.add(i.label, layer_name(l), busy);
+      if (bytes > 0 && issued > 0)
+        roofline["points"].push_back({{"series", i.label},
+                                      {"name", i.label + " " + layer_name(l)},
+                                      {"x", macs / bytes},
+                                      {"y", macs / issued}});
     }
   }
   if (rows.empty()) return nullptr;
-  return make_section(
-      "layers", "Per layer",
-      Json::array(
-          {cycles.to_json(), make_table("MXU work per layer (last epoch)",
+  Json charts = Json::array({cycles.to_json(),
+                             make_table("MXU work per layer (last epoch)",
                                         {"run", "layer", "phase", "pushes", "MACs", "busy cycles",
                                          "achieved fraction of peak", "energy uJ"},
-                                        std::move(rows))}));
+                                        std::move(rows)),
+                             make_table("Roofline bound per layer (last epoch)",
+                                        {"run", "layer", "phase", "cycles", "HBM bytes",
+                                         "bound cycles", "bound by", "achieved fraction of bound"},
+                                        std::move(bounds))});
+  if (!roofline["points"].empty() && number_at(roofline, "peak") > 0 &&
+      number_at(roofline, "bandwidth") > 0)
+    charts.push_back(std::move(roofline));
+  return make_section("layers", "Per layer", std::move(charts));
 }
 
 Json term_serial_section(const std::vector<Input>& in) {

@@ -1,5 +1,6 @@
-// Training curves: loss and accuracy per epoch, simulated and host seconds per epoch, and the
-// optimizer's cycles per step (the only per-step series a training report keeps).
+// Training curves: loss and accuracy per epoch, simulated and host seconds per epoch, and per
+// training step (steps numbered across epochs): the step's loss and simulated cycles (the epoch's
+// "per_step") and the optimizer's cycles.
 #include "htmlreport/sections.h"
 
 namespace tessera::htmlreport {
@@ -9,10 +10,21 @@ Json training_section(const std::vector<Input>& in) {
   Lines accuracy("Accuracy per epoch", "epoch", "accuracy");
   Lines seconds("Time per epoch", "epoch", "seconds");
   Lines optimizer("Optimizer cycles per step", "step", "cycles");
+  Lines step_loss("Loss per step", "step", "loss");
+  Lines step_cycles("Simulated cycles per step", "step", "cycles");
   for (const Input& i : in) {
     if (i.kind != Kind::kTrain) continue;
-    int64_t step = 0;
+    int64_t step = 0, first = 0;
     for (const Json& e : list_at(i.data, "epochs")) {
+      const Json& per_step = field(e, "per_step");
+      const Json& losses = list_at(per_step, "loss");
+      const Json& cycles = list_at(per_step, "cycles");
+      for (size_t k = 0; k < losses.size() && k < cycles.size(); ++k) {
+        const double x = static_cast<double>(first + static_cast<int64_t>(k) + 1);
+        step_loss.add(i.label, x, losses[k].is_number() ? losses[k].get<double>() : 0.0);
+        step_cycles.add(i.label, x, cycles[k].is_number() ? cycles[k].get<double>() : 0.0);
+      }
+      first += static_cast<int64_t>(number_at(e, "steps"));
       const double epoch = number_at(e, "epoch");
       loss.add(i.label + " train", epoch, number_at(e, "loss"));
       loss.add(i.label + " test", epoch, number_at(e, "test_loss"));
@@ -26,6 +38,10 @@ Json training_section(const std::vector<Input>& in) {
   }
   if (loss.empty()) return nullptr;
   Json charts = Json::array({loss.to_json(), accuracy.to_json(), seconds.to_json()});
+  if (!step_loss.empty()) {
+    charts.push_back(step_loss.to_json());
+    charts.push_back(step_cycles.to_json());
+  }
   if (!optimizer.empty()) charts.push_back(optimizer.to_json());
   return make_section("training", "Training curves", std::move(charts));
 }

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "core/term_mxu_report.h"
+#include "runtime/roofline.h"
 
 namespace tessera::runtime {
 
@@ -69,6 +70,12 @@ nlohmann::ordered_json work_json(const core::CoreSpec& spec, const core::MxuWork
   j["pushes"] = w.pushes;
   j["macs"] = w.macs;
   j["busy_cycles"] = w.busy_cycles;
+  j["cycles"] = w.cycles;
+  j["hbm_bytes"] = w.hbm_bytes;
+  const RooflineBound b = roofline_bound(spec, w.macs, w.hbm_bytes);
+  j["bound_cycles"] = b.cycles;
+  j["bound_by"] = b.by;
+  j["bound_fraction"] = w.cycles > 0 ? b.cycles / static_cast<double>(w.cycles) : 0.0;
   if (spec.mxu_pe != core::MxuPe::TermSerial) {
     j["energy_pj"] = s.bf16_energy_pj;
     return j;
@@ -107,10 +114,10 @@ namespace {
 
 template <class W, class F>
 void each_work_counter(W& w, F&& f) {
-  for (auto* v :
-       {&w.pushes, &w.macs, &w.busy_cycles, &w.tile_imbalance, &w.term.macs, &w.term.pe_steps,
-        &w.term.tile_steps, &w.term.cycles, &w.term.terms_processed, &w.term.terms_skipped_zero,
-        &w.term.terms_skipped_oob, &w.term.pe_stall_cycles, &w.term.lane_idle_cycles})
+  for (auto* v : {&w.pushes, &w.macs, &w.busy_cycles, &w.tile_imbalance, &w.term.macs,
+                  &w.term.pe_steps, &w.term.tile_steps, &w.term.cycles, &w.term.terms_processed,
+                  &w.term.terms_skipped_zero, &w.term.terms_skipped_oob, &w.term.pe_stall_cycles,
+                  &w.term.lane_idle_cycles, &w.cycles, &w.hbm_bytes})
     f(*v);
 }
 
@@ -123,7 +130,7 @@ nlohmann::ordered_json counters_json(const core::MxuWork& w) {
 core::MxuWork counters_from(const nlohmann::ordered_json& a, const std::string& path) {
   core::MxuWork w;
   size_t i = 0;
-  if (!a.is_array() || a.size() != 13)
+  if (!a.is_array() || a.size() != 15)
     throw Error(path, "corrupt checkpoint progress (pe counters)");
   each_work_counter(w, [&](int64_t& v) {
     if (!a[i].is_number_integer()) throw Error(path, "corrupt checkpoint progress (pe counters)");

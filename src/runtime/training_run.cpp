@@ -86,7 +86,10 @@ class SingleChipTrainer final : public Trainer {
     const StepCounters before = snapshot();
     const PeWork pe_before = m_chip.pe_attribution().work();
     const float loss = m_chip.step(b.images.data(), b.labels.data(), b.size);
-    add_difference(m_counters, snapshot(), before);
+    const StepCounters after = snapshot();
+    add_difference(m_counters, after, before);
+    m_step_loss.push_back(static_cast<double>(loss));
+    m_step_cycles.push_back(after.cycles - before.cycles);
     m_pe.add_step(m_chip.pe_attribution().keys(), m_chip.pe_attribution().work() - pe_before);
     m_opt_steps.push_back(m_chip.last_optimizer_cost());
     return static_cast<double>(loss);
@@ -102,6 +105,8 @@ class SingleChipTrainer final : public Trainer {
     m_counters = StepCounters{};
     m_pe = PeTally{};
     m_opt_steps.clear();
+    m_step_loss.clear();
+    m_step_cycles.clear();
   }
 
   nlohmann::ordered_json epoch_report(const EpochResult& e) override;
@@ -115,6 +120,8 @@ class SingleChipTrainer final : public Trainer {
     c.progress["counters"] = counters_to_json(m_counters);
     c.progress["optimizer_steps"] = costs_to_json(m_opt_steps);
     c.progress["pe"] = m_pe.to_json();
+    c.progress["step_loss"] = m_step_loss;
+    c.progress["step_cycles"] = m_step_cycles;
     c.params = m_chip.params();
     c.state = m_chip.optimizer_state();
   }
@@ -131,6 +138,10 @@ class SingleChipTrainer final : public Trainer {
   StepCounters m_counters;
   std::vector<OptimizerCost> m_opt_steps;  // the epoch's optimizer updates so far, one per step
   PeTally m_pe;  // the epoch's MXU work per layer and phase (pe_attribution.h)
+  // The epoch's steps so far: loss and simulated cycles of each (empty after resuming from a
+  // checkpoint that does not keep them: the epoch's report then has no per_step).
+  std::vector<double> m_step_loss;
+  std::vector<int64_t> m_step_cycles;
 };
 
 StepCounters SingleChipTrainer::snapshot() const {
@@ -159,6 +170,22 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
   if (static_cast<int64_t>(m_opt_steps.size()) != step)
     throw Error(path, "corrupt checkpoint progress (optimizer per-step costs)");
   if (p.contains("pe")) m_pe = PeTally::from_json(p["pe"], path);
+  m_step_loss.clear();
+  m_step_cycles.clear();
+  if (p.contains("step_loss") || p.contains("step_cycles")) {
+    const bool ok = p.contains("step_loss") && p["step_loss"].is_array() &&
+                    p.contains("step_cycles") && p["step_cycles"].is_array() &&
+                    static_cast<int64_t>(p["step_loss"].size()) == step &&
+                    p["step_cycles"].size() == p["step_loss"].size();
+    if (!ok) throw Error(path, "corrupt checkpoint progress (per-step loss and cycles)");
+    for (size_t i = 0; i < p["step_loss"].size(); ++i) {
+      const auto &l = p["step_loss"][i], &c = p["step_cycles"][i];
+      if (!l.is_number() || !c.is_number_integer())
+        throw Error(path, "corrupt checkpoint progress (per-step loss and cycles)");
+      m_step_loss.push_back(l.get<double>());
+      m_step_cycles.push_back(c.get<int64_t>());
+    }
+  }
   try {
     m_chip.set_params(c.params);
     m_chip.set_optimizer_state(c.state);
@@ -177,7 +204,8 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
 // time of the epoch's steps in this process: the one figure a resume does not reproduce),
 // optimizer (optimizer_json: sums and per-step lists), pe (the MXU work of the training steps per
 // layer and phase: runtime/pe_attribution.h), hbm_encoding (runtime/hbm_report.h: compression per
-// tensor kind).
+// tensor kind), per_step ({"loss": [..], "cycles": [..]}: each training step's loss and simulated
+// cycles, the optimizer update included; absent when resumed from a checkpoint without them).
 nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   const StepCounters& c = m_counters;
   const double cycles = static_cast<double>(c.cycles);
@@ -207,6 +235,8 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   j["optimizer"] = optimizer_json(m_opt_steps, c.cycles);
   j["pe"] = pe_json(m_spec, m_pe);
   j["hbm_encoding"] = hbm_encoding_json(m_spec.hbm_encoding, c.hbm);
+  if (m_step_loss.size() == m_opt_steps.size())
+    j["per_step"] = {{"loss", m_step_loss}, {"cycles", m_step_cycles}};
   return j;
 }
 

@@ -157,6 +157,33 @@ void expect_training_summary(const std::string& dom, int run, const json& r) {
   }
 }
 
+// The layers section's roofline has both roofs and one point per layer and phase (of each run's
+// last epoch) with HBM bytes and cycles; the training section draws the per-step loss and cycles,
+// one point per step of each run.
+void expect_roofline_and_step_curves(const std::string& dom, const std::vector<json>& runs) {
+  const std::string layers = section(dom, "layers"), training = section(dom, "training");
+  EXPECT_EQ(count(layers, "data-chart=\"roofline\""), 1u);
+  EXPECT_EQ(count(layers, "class=\"line roof\""), 2u);
+  size_t points = 0, steps = 0;
+  for (const json& r : runs) {
+    for (const json& l : r["epochs"].back()["pe"]["layers"])
+      if (l["hbm_bytes"].get<double>() > 0 && l["cycles"].get<double>() > 0) ++points;
+    for (const json& e : r["epochs"]) {
+      ASSERT_EQ(e["per_step"]["loss"].size(), e["optimizer"]["per_step"]["cycles"].size());
+      ASSERT_EQ(e["per_step"]["cycles"].size(), e["per_step"]["loss"].size());
+      steps += e["per_step"]["loss"].size();
+    }
+  }
+  EXPECT_GT(points, 0u);
+  EXPECT_EQ(count(layers, "class=\"point\""), points);
+  for (const char* title : {"Loss per step", "Simulated cycles per step"}) {
+    const auto at = training.find("<figcaption>" + std::string(title) + "</figcaption>");
+    ASSERT_NE(at, std::string::npos) << title;
+    const std::string fig = training.substr(at, training.find("</figure>", at) - at);
+    EXPECT_EQ(count(fig, "<circle"), steps) << title;
+  }
+}
+
 class BrowserReport : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -202,6 +229,8 @@ TEST_F(BrowserReport, BitParallelAgainstTermSerialSideBySide) {
     expect_charts_drawn(p.dom, id);
   expect_training_summary(p.dom, 0, read_json(d + "/bit-parallel.json"));
   expect_training_summary(p.dom, 1, read_json(d + "/term-serial.json"));
+  expect_roofline_and_step_curves(
+      p.dom, {read_json(d + "/bit-parallel.json"), read_json(d + "/term-serial.json")});
 
   const Page html = open_page(d + "/train.html");
   expect_clean_load(html);

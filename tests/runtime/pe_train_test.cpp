@@ -29,7 +29,8 @@ graph::ModelSpec tiny() {
 
 struct TinyRun {
   PeTally tally;
-  core::MxuStats totals;  // the unit's own counters after the steps
+  core::MxuStats totals;              // the unit's own counters after the steps
+  int64_t cycles = 0, hbm_bytes = 0;  // the core's cycles and HBM bytes after the steps
 };
 
 // `steps` SGD steps on batch 8 of `images` (8 x 16) with labels 0..3.
@@ -46,6 +47,9 @@ TinyRun train_tiny(const core::CoreSpec& spec, const std::vector<float>& images,
     r.tally.add_step(t.pe_attribution().keys(), t.pe_attribution().work() - before);
   }
   r.totals = t.core().machine().mxu().stats();
+  r.cycles = t.core().cycles();
+  const core::EventCounts& ev = t.core().machine().events();
+  r.hbm_bytes = ev.hbm_read_bytes + ev.hbm_write_bytes;
   return r;
 }
 
@@ -79,7 +83,11 @@ void expect_tiny_keys(const PeTally& t, int steps) {
     EXPECT_EQ(t.work[i].pushes, kTiny[i].pushes_per_step * steps) << i;
     EXPECT_EQ(t.work[i].macs, t.work[i].pushes * 8 * 128 * 128) << i;
   }
-  EXPECT_EQ(t.other, core::MxuWork{});
+  // No mmul outside the regions: only the other bundles' issue cycles and HBM bytes go to other.
+  core::MxuWork no_mxu_work;
+  no_mxu_work.cycles = t.other.cycles;
+  no_mxu_work.hbm_bytes = t.other.hbm_bytes;
+  EXPECT_EQ(t.other, no_mxu_work);
   EXPECT_EQ(t.steps, steps);
 }
 
@@ -102,6 +110,20 @@ TEST(PeTrain, EveryMmulOfATrainingStepIsAttributedToItsLayerAndPhase) {
   EXPECT_EQ(all.macs, r.totals.macs);
   EXPECT_EQ(all.busy_cycles, r.totals.busy_cycles);
   EXPECT_EQ(all.busy_cycles, 8 * all.pushes);  // bf16 PEs: one sublane row per cycle
+}
+
+TEST(PeTrain, KernelsHaveIssueCyclesAndHbmBytesWithinTheSteps) {
+  const core::CoreSpec spec = chip_test::tpu_v2_like();
+  const TinyRun r = train_tiny(spec, ramp_images(), 2);
+  for (size_t i = 0; i < r.tally.keys.size(); ++i) {
+    EXPECT_GT(r.tally.work[i].cycles, 0) << i;
+    EXPECT_GT(r.tally.work[i].hbm_bytes, 0) << i;  // every MXU kernel moves its tiles by DMA
+  }
+  // Issue cycles and HBM bytes of the attributed (main) parts cannot exceed the whole steps'.
+  const core::MxuWork all = sum(r.tally);
+  EXPECT_LE(all.cycles, r.cycles);
+  EXPECT_LE(all.hbm_bytes, r.hbm_bytes);
+  EXPECT_GT(all.cycles, 0);
 }
 
 TEST(PeTrain, TermSerialTermsAddUpPerLayerAndZeroInputsProcessNoTerms) {

@@ -198,6 +198,15 @@ TEST_F(TrainCli, ResumedRunReportsWhatAnUninterruptedRunReports) {
   const nlohmann::json rep = nlohmann::json::parse(std::ifstream(d + "/full.json"));
   EXPECT_TRUE(rep["resolved_config"].contains("core.clock_hz"));
   EXPECT_EQ(rep["epochs"][1]["steps"], 2);
+  // Per step: the loss (equal batches: their mean is the epoch's) and the simulated cycles (their
+  // sum is the epoch's).
+  for (const auto& e : rep["epochs"]) {
+    const auto &loss = e["per_step"]["loss"], &cycles = e["per_step"]["cycles"];
+    ASSERT_EQ(loss.size(), 2u);
+    ASSERT_EQ(cycles.size(), 2u);
+    EXPECT_NEAR((loss[0].get<double>() + loss[1].get<double>()) / 2, e["loss"].get<double>(), 1e-6);
+    EXPECT_EQ(cycles[0].get<int64_t>() + cycles[1].get<int64_t>(), e["sim_cycles"].get<int64_t>());
+  }
 }
 
 }  // namespace

@@ -92,6 +92,49 @@
     legend(svg, c.series.map(function (s) { return s.name; }), m.left + w + 16, m.top);
   }
 
+  // Log-log: arithmetic intensity (MACs per HBM byte) on x, achieved MACs per cycle on y; the
+  // memory roof y = bandwidth x intensity and the compute roof y = peak as two lines.
+  function drawRoofline(fig, c) {
+    var m = { top: 10, right: 220, bottom: 36, left: 70 };
+    var w = kWidth - m.left - m.right, h = 260;
+    var svg = svgFor(fig, kWidth, h + m.top + m.bottom);
+    var g = svg.append("g").attr("transform", "translate(" + m.left + "," + m.top + ")");
+    var pts = c.points.filter(function (p) { return p.x > 0 && p.y > 0; });
+    var knee = c.peak / c.bandwidth;
+    var xs = d3.extent(pts.map(function (p) { return p.x; }).concat([knee]));
+    var ys = [d3.min(pts.map(function (p) { return p.y; }).concat([c.peak])), c.peak];
+    var x = d3.scale.log().domain([xs[0] / 4, xs[1] * 4]).range([0, w]);
+    var y = d3.scale.log().domain([ys[0] / 4, ys[1] * 2]).range([h, 0]);
+    var lo = x.domain()[0], hi = x.domain()[1];
+    var start = Math.max(lo, y.domain()[0] / c.bandwidth);  // where the memory roof enters
+    var roofs = [{ name: "memory roof", points: [[start, c.bandwidth * start], [knee, c.peak]] },
+                 { name: "compute roof", points: [[knee, c.peak], [hi, c.peak]] }];
+    var line = d3.svg.line().x(function (p) { return x(p[0]); }).y(function (p) { return y(p[1]); });
+    roofs.forEach(function (r, k) {
+      g.append("path").attr("class", "line roof").attr("d", line(r.points)).style("stroke", "#555")
+        .style("stroke-dasharray", k === 0 ? "6,3" : null)
+        .append("title").text(r.name);
+    });
+    g.append("text").attr("class", "roof-label").attr("x", w).attr("y", y(c.peak) - 4)
+      .style("text-anchor", "end").text("compute roof " + text(c.peak) + " " + c.y);
+    g.append("text").attr("class", "roof-label").attr("x", x(knee) - 4).attr("y", y(c.peak) - 4)
+      .style("text-anchor", "end").text("memory roof " + text(c.bandwidth) + " bytes per cycle");
+    g.selectAll("circle.point").data(pts).enter().append("circle").attr("class", "point").attr("r", 4)
+      .attr("cx", function (p) { return x(p.x); }).attr("cy", function (p) { return y(p.y); })
+      .style("fill", function (p) { return colour(p.series); })
+      .append("title").text(function (p) {
+        return p.name + ": " + text(p.x) + " " + c.x + ", " + text(p.y) + " " + c.y;
+      });
+    g.append("g").attr("class", "axis").attr("transform", "translate(0," + h + ")")
+      .call(d3.svg.axis().scale(x).orient("bottom").ticks(6, tick))
+      .append("text").attr("x", w).attr("y", 30).style("text-anchor", "end").text(c.x);
+    g.append("g").attr("class", "axis").call(d3.svg.axis().scale(y).orient("left").ticks(6, tick))
+      .append("text").attr("x", 4).attr("y", -2).text(c.y);
+    var names = [];
+    pts.forEach(function (p) { if (names.indexOf(p.series) < 0) names.push(p.series); });
+    legend(svg, names, m.left + w + 16, m.top);
+  }
+
   function drawTable(fig, c) {
     var table = fig.append("table");
     table.append("thead").append("tr").selectAll("th").data(c.columns).enter().append("th")
@@ -261,7 +304,8 @@
   }
 
   var draw = { bars: drawBars, lines: drawLines, table: drawTable, facts: drawFacts,
-               topology: drawTopology, mesh: drawMesh, timeline: drawTimeline };
+               topology: drawTopology, mesh: drawMesh, timeline: drawTimeline,
+               roofline: drawRoofline };
   var main = d3.select("#sections");
   data.sections.forEach(function (s) {
     d3.select("#toc").append("a").attr("href", "#" + s.id).text(s.title);
