@@ -33,7 +33,9 @@
 
 namespace tessera::runtime {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+// 2: the per-layer counters carry cycles and HBM bytes, and the progress keeps per-step loss and
+// cycles; a version-1 file is refused by version, not read with the counts missing.
+inline constexpr uint32_t kCheckpointVersion = 2;
 
 struct Checkpoint {
   nlohmann::ordered_json identity = nlohmann::ordered_json::object();
