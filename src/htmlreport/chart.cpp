@@ -1,6 +1,7 @@
 #include "htmlreport/chart.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tessera::htmlreport {
 namespace {
@@ -61,6 +62,12 @@ Json make_table(const std::string& title, std::vector<std::string> columns, Json
 double number_at(const Json& j, const char* key) {
   const Json& v = field(j, key);
   return v.is_number() ? v.get<double>() : 0.0;
+}
+
+int64_t count_at(const Json& j, const char* key, int64_t limit) {
+  const double v = number_at(j, key);
+  if (!(v >= 0 && v <= static_cast<double>(limit)) || v != std::trunc(v)) return 0;
+  return static_cast<int64_t>(v);
 }
 
 const Json& field(const Json& j, const char* key) {

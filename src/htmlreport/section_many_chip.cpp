@@ -20,9 +20,10 @@ Json topology_chart(const Input& i) {
   const Json& links_in = list_at(field(field(i.data, "system"), "fabric"), "links");
   if (links_in.empty()) return nullptr;
   const Json& c = field(i.data, "resolved_config");
-  const int chips = static_cast<int>(number_at(c, "system.chips"));
-  const int dx = static_cast<int>(number_at(c, "system.torus.dims_x"));
-  const int dy = static_cast<int>(number_at(c, "system.torus.dims_y"));
+  constexpr int64_t kMaxDrawn = int64_t{1} << 20;  // chips the page may draw
+  const int64_t chips = count_at(c, "system.chips", kMaxDrawn);
+  const int64_t dx = count_at(c, "system.torus.dims_x", kMaxDrawn);
+  const int64_t dy = count_at(c, "system.torus.dims_y", kMaxDrawn);
   const bool grid = text_at(c, "system.topology", "").starts_with("torus") && dx * dy == chips;
   Json links = Json::array();
   for (const Json& l : links_in) {
@@ -56,8 +57,8 @@ Json many_chip_section(const std::vector<Input>& in) {
                       number_at(e, "max_link_utilization"), number_at(e, "scaling_efficiency")});
       int g = 0;
       for (const Json& s : list_at(field(i.data, "system"), "sync_groups")) {
-        const std::string name = fmt::format("{} group {} ({} supersteps)", i.label, ++g,
-                                             static_cast<int64_t>(number_at(s, "supersteps")));
+        const std::string name =
+            fmt::format("{} group {} ({} supersteps)", i.label, ++g, count_at(s, "supersteps"));
         supersteps.add("barrier", name, number_at(s, "barrier_seconds"));
         supersteps.add("exchange", name, number_at(s, "exchange_seconds"));
       }

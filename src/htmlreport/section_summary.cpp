@@ -29,19 +29,17 @@ std::string workload(const Input& in) {
   switch (in.kind) {
     case Kind::kTrain: {
       int64_t steps = 0;
-      for (const Json& e : list_at(d, "epochs"))
-        steps += static_cast<int64_t>(number_at(e, "steps"));
+      for (const Json& e : list_at(d, "epochs")) steps += count_at(e, "steps", int64_t{1} << 40);
       return fmt::format("train {} on {}, batch {}, {} steps in {} epochs", text_at(d, "model"),
-                         text_at(d, "dataset"), static_cast<int64_t>(number_at(d, "batch")), steps,
+                         text_at(d, "dataset"), count_at(d, "batch"), steps,
                          list_at(d, "epochs").size());
     }
     case Kind::kStats:
       return fmt::format("run {} ({} bundles)", text_at(d, "program", "a program"),
-                         static_cast<int64_t>(number_at(d, "bundles")));
+                         count_at(d, "bundles"));
     case Kind::kAllreduce:
       return fmt::format("all-reduce of {} bytes on {} processors ({}, {} algorithm)",
-                         static_cast<int64_t>(number_at(d, "bytes")),
-                         static_cast<int64_t>(number_at(d, "processors")), text_at(d, "topology"),
+                         count_at(d, "bytes"), count_at(d, "processors"), text_at(d, "topology"),
                          text_at(d, "algorithm"));
     case Kind::kMap:
       return fmt::format("map {} nodes, method {}, routing {}", list_at(d, "placement").size(),

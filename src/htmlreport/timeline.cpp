@@ -1,6 +1,7 @@
 #include "htmlreport/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -26,7 +27,8 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
  public:
   std::map<int64_t, Track> tracks;
   std::vector<std::string> names;
-  std::string error;
+  std::string error;    // the JSON does not parse
+  std::string invalid;  // it parses, but a field is out of its range
   bool saw_events = false;
   bool in_cycles = true;  // every span has args {cycle, cycles} (tessera's traces do)
   int64_t events = 0, dropped = 0;
@@ -78,7 +80,7 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
  private:
   bool number(double v) {
     if (m_in_events && m_depth == 3) {
-      if (m_event_key == "tid") m_tid = static_cast<int64_t>(v);
+      if (m_event_key == "tid" && !integer(v, "an event's \"tid\"", m_tid)) return false;
       if (m_event_key == "ts") m_ts = v;
       if (m_event_key == "dur") m_dur = v;
     }
@@ -87,7 +89,17 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
       if (m_arg_key == "cycles") m_cycles = v, m_has_cycles = true;
     }
     if (m_depth == 2 && m_top_key == "otherData" && m_other_key == "dropped_events")
-      dropped = static_cast<int64_t>(v);
+      return integer(v, "\"otherData\".\"dropped_events\"", dropped);
+    return true;
+  }
+  // `out` = v if v is an integer within +-2^53 (exact in a double); else records why and stops.
+  bool integer(double v, const char* what, int64_t& out) {
+    constexpr double kLimit = 9007199254740992.0;  // 2^53
+    if (!(std::fabs(v) <= kLimit) || v != std::trunc(v)) {
+      invalid = fmt::format("{} is {}, not an integer within +-2^53", what, v);
+      return false;
+    }
+    out = static_cast<int64_t>(v);
     return true;
   }
   void commit() {
@@ -138,7 +150,9 @@ Json sorted_track(const Track& t, bool in_cycles) {
 
 Json parse_timeline(const std::string& path, std::string_view text) {
   TraceSax sax;
-  if (!nlohmann::json::sax_parse(text, &sax) || !sax.error.empty())
+  const bool parsed = nlohmann::json::sax_parse(text, &sax);
+  if (!sax.invalid.empty()) throw Error(path, "bad trace: " + sax.invalid);
+  if (!parsed || !sax.error.empty())
     throw Error(path, fmt::format("not a trace (JSON error: {})", sax.error));
   if (!sax.saw_events)
     throw Error(path, "not a Chrome trace-event file (no \"traceEvents\" array)");

@@ -89,6 +89,19 @@ TEST(ReportTimeline, ANonTrace_bad) {
   EXPECT_THROW(parse_timeline("t.json", "{"), Error);
 }
 
+TEST(ReportTimeline, AnIdOrCountOutOfRange_bad) {
+  EXPECT_EQ(testing::error_of([] {
+              parse_timeline("t.json", R"({"traceEvents": [{"ph": "X", "tid": 2.2e50}]})");
+            }),
+            "t.json: bad trace: an event's \"tid\" is 2.2e+50, not an integer within +-2^53");
+  EXPECT_EQ(testing::error_of([] {
+              parse_timeline("t.json",
+                             R"({"traceEvents": [], "otherData": {"dropped_events": 1.5}})");
+            }),
+            "t.json: bad trace: \"otherData\".\"dropped_events\" is 1.5, not an integer within "
+            "+-2^53");
+}
+
 TEST(ReportTimeline, TesseraTracesAreDrawnInCycles) {
   const Json t = parse_timeline("t.json", R"({"traceEvents": [
     {"name": "push", "ph": "X", "tid": 1, "ts": 0.5, "dur": 2, "args": {"cycle": 7, "cycles": 3}}]})");

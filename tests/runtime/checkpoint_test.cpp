@@ -93,9 +93,9 @@ TEST(CheckpointFormat, MagicAndVersionAreChecked_bad) {
   other[0] = 'X';
   EXPECT_EQ(error_of([&] { decode_checkpoint(other, "f"); }),
             "f: not a tessera checkpoint (bad magic)");
-  bytes[8] = 2;
+  bytes[8] = 1;  // a file of the previous format
   EXPECT_EQ(error_of([&] { decode_checkpoint(bytes, "f"); }),
-            "f: checkpoint format version 2 is not supported (this build reads 1)");
+            "f: checkpoint format version 1 is not supported (this build reads 2)");
 }
 
 TEST(CheckpointFormat, IdentityMismatchNamesKeyAndBothValues_bad) {
