@@ -64,10 +64,13 @@ double number_at(const Json& j, const char* key) {
   return v.is_number() ? v.get<double>() : 0.0;
 }
 
+bool integral_within(double v, double lo, double hi) {
+  return v >= lo && v <= hi && v == std::trunc(v);
+}
+
 int64_t count_at(const Json& j, const char* key, int64_t limit) {
   const double v = number_at(j, key);
-  if (!(v >= 0 && v <= static_cast<double>(limit)) || v != std::trunc(v)) return 0;
-  return static_cast<int64_t>(v);
+  return integral_within(v, 0, static_cast<double>(limit)) ? static_cast<int64_t>(v) : 0;
 }
 
 const Json& field(const Json& j, const char* key) {

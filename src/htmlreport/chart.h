@@ -57,6 +57,8 @@ Json make_table(const std::string& title, std::vector<std::string> columns, Json
 // user input): never operator[] on a const Json, which is undefined for a missing key.
 // The number at `key` of `j`, or 0 when `j` is not an object, the key is absent or not a number.
 double number_at(const Json& j, const char* key);
+// True if v is an integer in [lo, hi] (false for NaN): a double that converts to int64_t exactly.
+bool integral_within(double v, double lo, double hi);
 // A count or index field: its value if it is an integer in [0, limit], else 0 (as number_at gives
 // for a missing field), so that no out-of-range number reaches an integer conversion.
 int64_t count_at(const Json& j, const char* key, int64_t limit = int64_t{1} << 53);

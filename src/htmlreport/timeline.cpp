@@ -1,7 +1,6 @@
 #include "htmlreport/timeline.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -10,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/file_io.h"
+#include "htmlreport/chart.h"
 
 namespace tessera::htmlreport {
 namespace {
@@ -95,7 +95,7 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
   // `out` = v if v is an integer within +-2^53 (exact in a double); else records why and stops.
   bool integer(double v, const char* what, int64_t& out) {
     constexpr double kLimit = 9007199254740992.0;  // 2^53
-    if (!(std::fabs(v) <= kLimit) || v != std::trunc(v)) {
+    if (!integral_within(v, -kLimit, kLimit)) {
       invalid = fmt::format("{} is {}, not an integer within +-2^53", what, v);
       return false;
     }
