@@ -168,6 +168,12 @@ void Codegen::op(Opcode o, int d, int a, int b, int c, int32_t imm) {
   m_em.emit(make(o, d, a, b, c, imm));
 }
 
+void Codegen::op_rows(Opcode o, int d, int a, int b, int c, int32_t imm, int64_t row_lo,
+                      int64_t row_hi) {
+  touch(row_hi + 1);
+  m_em.emit(make(o, d, a, b, c, imm), row_lo, row_hi);
+}
+
 void Codegen::put(Opcode o, int d, int a, int b, int c, int32_t imm) {
   if (m_packed)
     m_em.emit(make(o, d, a, b, c, imm));
@@ -203,6 +209,16 @@ void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {
           std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
     m_data.push_back(d);
   }
+}
+
+int64_t Codegen::reserve_smem(int64_t words) {
+  const int64_t at = m_smem_next;
+  if (at + words > m_spec.smem_words)
+    throw Error("compiler", "scalar memory of " + std::to_string(m_spec.smem_words) +
+                                " words cannot hold " + std::to_string(words) + " more from word " +
+                                std::to_string(at));
+  m_smem_next = at + words;
+  return at;
 }
 
 isa::Program Codegen::finish() {

@@ -89,6 +89,10 @@ class Codegen {
   // row + s * stride = sublane s; `stride_reg` must hold `stride`.
   void vst_strided(int v, int64_t row, int stride_reg, int stride);
   void op(isa::Opcode op, int d, int a = 0, int b = 0, int c = 0, int32_t imm = 0);
+  // A vector-memory op whose address is known at run time only (a register base): it may touch
+  // rows [row_lo, row_hi], which orders it against the other accesses there.
+  void op_rows(isa::Opcode op, int d, int a, int b, int c, int32_t imm, int64_t row_lo,
+               int64_t row_hi);
 
   // Hand-laid code (see above); operands go to the fields d, a, b, c, imm as the operand
   // signatures in isa/opcodes.def place them.
@@ -117,6 +121,9 @@ class Codegen {
   // vector-memory rows [0, vmem_rows) it touches (-1: its vld/vst [s0+imm] operands tell).
   void append(const isa::Program& kernel, int64_t vmem_rows = -1);
   int64_t next_smem() const { return m_smem_next; }
+  // Scalar-memory words [at, at + words) for a kernel's run-time data (ids loaded by DMA); later
+  // appended kernels' data go after them. Error when the scalar memory is too small.
+  int64_t reserve_smem(int64_t words);
   // Highest vector-memory row + 1 any kernel touched so far (loads, stores, DMA destinations).
   int64_t vmem_peak_rows() const { return m_vmem_peak; }
 

@@ -45,6 +45,12 @@ core::CoreSpec lowering_spec(const core::CoreSpec& spec, const CompileOptions& o
 
 CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
                         const CompileOptions& options) {
+  if (options.batch < 1) throw Error("compile", "batch must be >= 1");
+  return compile(graph::build_model(model, options.batch), spec, options);
+}
+
+CompiledProgram compile(graph::Model model, const core::CoreSpec& spec,
+                        const CompileOptions& options) {
   const std::vector<std::string> names = pass_names(options);
   if (!options.dump_after.empty() && options.dump_after != "all" &&
       std::find(names.begin(), names.end(), options.dump_after) == names.end()) {
@@ -53,10 +59,10 @@ CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spe
     throw Error("compile", "unknown pass '" + options.dump_after +
                                "' for --dump-after (passes: " + list + ")");
   }
-  if (options.batch < 1) throw Error("compile", "batch must be >= 1");
   Pipeline p;
   p.options = options;
-  p.model = graph::build_model(model, options.batch);
+  p.options.batch = model.batch;
+  p.model = std::move(model);
   const core::CoreSpec lowered = lowering_spec(spec, options, p.model);
   p.spec = &lowered;
   p.machine = &spec;

@@ -127,6 +127,9 @@ std::vector<std::string> pass_names(const CompileOptions& options = {});
 
 CompiledProgram compile(const graph::ModelSpec& model, const core::CoreSpec& spec,
                         const CompileOptions& options);
+// A model already built (e.g. graph/gpt_model.h); its batch replaces options.batch.
+CompiledProgram compile(graph::Model model, const core::CoreSpec& spec,
+                        const CompileOptions& options);
 
 std::string stats_json(const CompileStats& s);
 

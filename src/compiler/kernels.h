@@ -37,6 +37,10 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
                  const StreamBody& body, const std::function<void(Codegen&)>& setup = {},
                  int64_t reserved_top = 0);
 
+// out = a `op` b (a vector-unit fp32 opcode) over [rows, row_len]; with `broadcast` b is one row
+// of row_len repeated for every row, else as long as a.
+void emit_binary(Codegen& cg, const std::string& name, isa::Opcode op, int64_t a, int64_t b,
+                 int64_t out, int64_t rows, int64_t row_len, bool broadcast);
 void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
               int64_t row_len, bool broadcast);
 void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n);
@@ -52,8 +56,13 @@ void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out
 void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                       int64_t cols);
 
+// Sublane 0 of the result = tree_sum over the S sublanes of `acc` (per lane). Uses rows
+// [tmp, tmp + 2S) of vector memory; s29 must hold 2.
+int sublane_tree_sum(Codegen& cg, int acc, int64_t tmp);
+
 // Softmax cross-entropy (graph/kernels.cpp chip numerics): loss[] = mean over the batch; or the
-// gradient (softmax - onehot) * f32(1/B) (the seed d loss is 1) into grad [B, C].
+// gradient (softmax - onehot) * f32(1/B) (the seed d loss is 1) into grad [B, C]. At most `lanes`
+// classes (emit_softmax_xent_rows in kernels_rows.h takes any count).
 void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels,
                        int64_t loss, int64_t grad, int64_t batch, int64_t classes);
 

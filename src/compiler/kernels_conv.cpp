@@ -22,19 +22,6 @@ std::string sizes(int64_t words, const Codegen& cg) {
          " words";
 }
 
-// Takes `words` of scratch at offset `at` (words from scratch.base); returns the HBM address.
-int64_t take(HbmScratch& s, int64_t& at, int64_t words, const std::string& what) {
-  const int64_t addr = s.base + at;
-  at += words;
-  s.peak = std::max(s.peak, at);
-  if (s.base + at > s.limit)
-    throw Error("compiler", "tensor '" + what + "' (" + std::to_string(words) +
-                                " words of scratch) does not fit HBM: it needs " +
-                                std::to_string((s.base + at) * 4) + " bytes, the core has " +
-                                std::to_string(s.limit * 4));
-  return addr;
-}
-
 // A [N, A, B, C] tensor at `src` copied into the zeroed [N, Ap, Bp, C] tensor at `dst`, element
 // (a, b) to (a * da + oa, b * db + ob); positions outside [0, Ap) x [0, Bp) are dropped.
 struct Placement {
@@ -168,7 +155,7 @@ int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::s
                      int64_t x, const ConvGeom& g) {
   if (g.pad == 0) return x;
   const int64_t hp = g.h + 2 * g.pad, wp = g.w + 2 * g.pad;
-  const int64_t xp = take(scratch, at, int64_t{g.n} * hp * wp * g.ci, name + ".padded");
+  const int64_t xp = scratch_take(scratch, at, int64_t{g.n} * hp * wp * g.ci, name + ".padded");
   emit_zero_hbm(cg, xp, int64_t{g.n} * hp * wp * g.ci);
   emit_place(cg, name + ".padded", x, xp, {g.n, g.h, g.w, g.ci, hp, wp, 1, g.pad, 1, g.pad});
   return xp;
@@ -187,6 +174,18 @@ void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words) {
   for (int64_t w0 = 0; w0 < words; w0 += rows * lanes)
     cg.dma(Opcode::DMAVH, dst + w0, 0, std::min(rows * lanes, words - w0));
   cg.wait_dmas();
+}
+
+int64_t scratch_take(HbmScratch& s, int64_t& at, int64_t words, const std::string& what) {
+  const int64_t addr = s.base + at;
+  at += words;
+  s.peak = std::max(s.peak, at);
+  if (s.base + at > s.limit)
+    throw Error("compiler", "tensor '" + what + "' (" + std::to_string(words) +
+                                " words of scratch) does not fit HBM: it needs " +
+                                std::to_string((s.base + at) * 4) + " bytes, the core has " +
+                                std::to_string(s.limit * 4));
+  return addr;
 }
 
 void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
@@ -210,7 +209,7 @@ void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const st
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
   const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
-  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
   emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
   emit_gemm(cg, stats, name, cols, w, y, static_cast<int>(M), static_cast<int>(K), g.co);
 }
@@ -220,19 +219,19 @@ void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratc
                             const ConvGeom& g) {
   int64_t at = 0;
   const int64_t eh = g.h + g.kh - 1, ew = g.w + g.kw - 1;
-  const int64_t e = take(scratch, at, int64_t{g.n} * eh * ew * g.co, name + ".dilated");
+  const int64_t e = scratch_take(scratch, at, int64_t{g.n} * eh * ew * g.co, name + ".dilated");
   emit_zero_hbm(cg, e, int64_t{g.n} * eh * ew * g.co);
   emit_place(
       cg, name + ".dilated", dy, e,
       {g.n, g.oh, g.ow, g.co, eh, ew, g.stride, g.kh - 1 - g.pad, g.stride, g.kw - 1 - g.pad});
   const int64_t K = int64_t{g.kh} * g.kw * g.co;
-  const int64_t wf = take(scratch, at, K * g.ci, name + ".flipped");
+  const int64_t wf = scratch_take(scratch, at, K * g.ci, name + ".flipped");
   emit_flip_kernel(cg, name + ".flipped", w, wf, g);
   // The stride-1 convolution of e: output H x W.
   const ConvGeom full{
       g.n, static_cast<int>(eh), static_cast<int>(ew), g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
   const int64_t M = int64_t{g.n} * g.h * g.w;
-  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
   emit_im2col(cg, name + ".im2col", e, cols, full, eh, ew, g.co, 1);
   emit_gemm(cg, stats, name, cols, wf, dx, static_cast<int>(M), static_cast<int>(K), g.ci);
 }
@@ -243,9 +242,9 @@ void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scrat
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
   const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
-  const int64_t cols = take(scratch, at, M * K, name + ".im2col");
+  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
   emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
-  const int64_t cols_t = take(scratch, at, M * K, name + ".im2col_t");
+  const int64_t cols_t = scratch_take(scratch, at, M * K, name + ".im2col_t");
   emit_transpose_chunked(cg, name + ".im2col", cols, cols_t, M, K);
   emit_gemm(cg, stats, name, cols_t, dy, dw, static_cast<int>(K), static_cast<int>(M), g.co);
 }

@@ -33,6 +33,10 @@ struct HbmScratch {
   int64_t peak = 0;
 };
 
+// Takes `words` of scratch at offset `at` (words from scratch.base; `at` advances); returns the
+// HBM address. An Error naming `what` when HBM is too small.
+int64_t scratch_take(HbmScratch& s, int64_t& at, int64_t words, const std::string& what);
+
 // C[M, N] = A[M, K] x B[K, N] through kernels/gemm (clears the vector memory a ragged K tile
 // reads).
 void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,

@@ -1,6 +1,6 @@
 // Element-wise kernels on the vector unit: a streamed loop over vregs (chunks of whole rows sized
 // to vector memory; DMA in, compute, DMA out), and the ops built on it: add (with a row-broadcast
-// bias), relu, relu_grad, SGD with momentum and Adam.
+// bias) and the other binary ops (mul), relu, relu_grad, SGD with momentum and Adam.
 #include <bit>
 
 #include "common/error.h"
@@ -58,14 +58,19 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
   }
 }
 
-void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
-              int64_t row_len, bool broadcast) {
+void emit_binary(Codegen& cg, const std::string& name, Opcode op, int64_t a, int64_t b, int64_t out,
+                 int64_t rows, int64_t row_len, bool broadcast) {
   emit_stream(cg, name, rows, row_len, {{a, false}, {b, broadcast}}, {out},
-              [](Codegen& c, const std::vector<int>& in) {
+              [op](Codegen& c, const std::vector<int>& in) {
                 const int r = c.vreg();
-                c.op(Opcode::VADDF, r, in[0], in[1]);
+                c.op(op, r, in[0], in[1]);
                 return std::vector<int>{r};
               });
+}
+
+void emit_add(Codegen& cg, const std::string& name, int64_t a, int64_t b, int64_t out, int64_t rows,
+              int64_t row_len, bool broadcast) {
+  emit_binary(cg, name, Opcode::VADDF, a, b, out, rows, row_len, broadcast);
 }
 
 void emit_relu(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t n) {

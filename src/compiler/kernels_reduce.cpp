@@ -16,10 +16,6 @@ namespace tessera::compiler {
 
 using isa::Opcode;
 
-namespace {
-
-// Sublane 0 of the result = tree_sum over the S sublanes of `acc` (per lane). Uses rows
-// [tmp, tmp + 2S) of vector memory; s29 must hold 2.
 int sublane_tree_sum(Codegen& cg, int acc, int64_t tmp) {
   int cur = acc;
   for (int h = cg.spec().sublanes; h > 1; h /= 2) {
@@ -32,6 +28,8 @@ int sublane_tree_sum(Codegen& cg, int acc, int64_t tmp) {
   }
   return cur;
 }
+
+namespace {
 
 void check_sublanes(const core::CoreSpec& spec) {
   if (std::popcount(static_cast<unsigned>(spec.sublanes)) != 1)

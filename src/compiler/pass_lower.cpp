@@ -5,11 +5,13 @@
 //   transpose             element-strided DMAs (the backward matmuls' transposed operands)
 //   add / relu / relu_grad / ones_like   streamed vector-unit kernels
 //   reduce_rows           column sum (vector unit + sublane tree)
-//   softmax_cross_entropy(_grad)         RPU + EUP row kernel
+//   softmax_cross_entropy(_grad)         RPU + EUP row kernel (blocked rows past the lanes)
 //   optimizer             SGD with momentum or Adam, in place on parameters and state; Adam on
 //                         the Adam unit by default (lower_adam_unit.cpp), after a barrier
 //   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector
-//   unit) reshape               nothing: plan-hbm gives the output its input's address (an alias)
+//   unit)
+//   reshape               nothing: plan-hbm gives the output its input's address (an alias)
+//   the transformer ops   lower_transformer.cpp (row kernels, EUP, RNG unit, batched GEMMs)
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
 
@@ -17,6 +19,8 @@
 #include "compiler/hbm_roles.h"
 #include "compiler/kernels.h"
 #include "compiler/kernels_conv.h"
+#include "compiler/kernels_pointwise.h"
+#include "compiler/kernels_rows.h"
 #include "compiler/lower_adam_unit.h"
 #include "compiler/mxu_regions.h"
 #include "compiler/pipeline.h"
@@ -44,6 +48,16 @@ void lower_matmul(Pipeline& p, Codegen& cg, const graph::Node& n) {
   emit_gemm(cg, p.out.stats, g.value(n.output).name, p.hbm.at(a.id), p.hbm.at(b.id),
             p.hbm.at(n.output), static_cast<int>(a.shape[0]), static_cast<int>(a.shape[1]),
             static_cast<int>(b.shape[1]));
+}
+
+// Softmax cross-entropy: rows of at most one vector row on the RPU row kernel (kernels.h), wider
+// ones (a byte vocabulary) on the blocked row kernel (kernels_rows.h).
+void emit_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels, int64_t loss,
+               int64_t grad, int64_t batch, int64_t classes) {
+  if (classes > cg.spec().lanes)
+    emit_softmax_xent_rows(cg, name, logits, labels, loss, grad, batch, classes);
+  else
+    emit_softmax_xent(cg, name, logits, labels, loss, grad, batch, classes);
 }
 
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
@@ -81,14 +95,14 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       return;
     }
     case OpKind::kSoftmaxCrossEntropy:
-      emit_softmax_xent(cg, name, in(0), in(1), dst, -1, in_v(0).shape[0], in_v(0).shape[1]);
+      emit_xent(cg, name, in(0), in(1), dst, -1, in_v(0).shape[0], in_v(0).shape[1]);
       return;
     case OpKind::kSoftmaxCrossEntropyGrad: {
       const graph::Value& seed = in_v(2);
       if (seed.producer < 0 || g.node(seed.producer).op != OpKind::kOnesLike)
         throw Error("compiler", "softmax_cross_entropy_grad '" + name +
                                     "': the loss seed must be ones_like(loss)");
-      emit_softmax_xent(cg, name, in(0), in(1), -1, dst, in_v(0).shape[0], in_v(0).shape[1]);
+      emit_xent(cg, name, in(0), in(1), -1, dst, in_v(0).shape[0], in_v(0).shape[1]);
       return;
     }
     case OpKind::kOnesLike:
@@ -100,12 +114,10 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       return;
     case OpKind::kReshape:  // an alias (plan-hbm) unless its output's address was fixed: then a
                             // copy
-      if (dst != in(0))
-        emit_stream(cg, name, count(out), 1, {{in(0), false}}, {dst},
-                    [](Codegen&, const std::vector<int>& v) { return v; });
+      if (dst != in(0)) emit_copy(cg, name, in(0), dst, count(out));
       return;
     default:
-      if (lower_conv_op(p, cg, n)) return;
+      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n)) return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");
   }

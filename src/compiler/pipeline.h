@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen.h"
 #include "compiler/compiler.h"
 #include "compiler/data_parallel.h"
 #include "graph/autodiff.h"
@@ -35,6 +36,9 @@ void pass_lower(Pipeline& p);
 // The gradient all-reduce (data_parallel.h): the program becomes the data-parallel image.
 void pass_allreduce(Pipeline& p);
 void pass_bucket_allreduce(Pipeline& p);
+
+// Lowers a node of the transformer ops (lower_transformer.cpp); false for any other op.
+bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 
 // Checks after each pass (tessera::Error on a broken invariant).
 void verify_plan(const Pipeline& p);
