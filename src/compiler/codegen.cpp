@@ -207,7 +207,7 @@ void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {
     if (d.space == isa::Space::Smem)
       m_smem_next =
           std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
-    m_data.push_back(d);
+    if (std::find(m_data.begin(), m_data.end(), d) == m_data.end()) m_data.push_back(d);
   }
 }
 

@@ -40,6 +40,7 @@ void lower_batch_matmul(Pipeline& p, Codegen& cg, HbmScratch& scratch, const gra
   const int64_t ta = n.attrs.transpose_a ? scratch_take(scratch, at, M * K, out.name + ".a_t") : -1;
   const int64_t tb = n.attrs.transpose_b ? scratch_take(scratch, at, K * N, out.name + ".b_t") : -1;
   const int64_t a = p.hbm.at(n.inputs[0]), b = p.hbm.at(n.inputs[1]), c = p.hbm.at(n.output);
+  const int64_t smem = cg.next_smem();  // the batches' GEMMs share one set of descriptors
   for (int64_t i = 0; i < batches; ++i) {
     int64_t ai = a + i * M * K, bi = b + i * K * N;
     if (ta >= 0) {
@@ -51,7 +52,7 @@ void lower_batch_matmul(Pipeline& p, Codegen& cg, HbmScratch& scratch, const gra
       bi = tb;
     }
     emit_gemm(cg, p.out.stats, out.name, ai, bi, c + i * M * N, static_cast<int>(M),
-              static_cast<int>(K), static_cast<int>(N));
+              static_cast<int>(K), static_cast<int>(N), smem);
   }
 }
 
