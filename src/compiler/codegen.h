@@ -62,6 +62,12 @@ class Codegen {
 
   int vreg();  // next register of the rotating pool
   int sreg();
+  // Both rotating pools start over (where no pool register holds a live value): repeated code
+  // then uses the same registers in every repetition, so the emitter can roll it into a loop.
+  void restart_pools() {
+    m_next_v = kConstRegs;
+    m_next_s = 1;
+  }
 
   // sD = imm
   void sli(int reg, int64_t value);

@@ -189,10 +189,10 @@ int64_t scratch_take(HbmScratch& s, int64_t& at, int64_t words, const std::strin
 }
 
 void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
-               int64_t c, int M, int K, int N, int64_t smem_base) {
+               int64_t c, int M, int K, int N, int64_t smem_base, bool loops) {
   kernels::GemmPlacement at{a, b, c, smem_base >= 0 ? smem_base : cg.next_smem()};
   try {
-    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at);
+    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at, loops);
     if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.plan);
     cg.append(gemm.program, gemm.plan.vmem_rows);
     stats.mxu_macs += gemm.plan.macs();

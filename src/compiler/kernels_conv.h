@@ -39,9 +39,10 @@ int64_t scratch_take(HbmScratch& s, int64_t& at, int64_t words, const std::strin
 
 // C[M, N] = A[M, K] x B[K, N] through kernels/gemm (clears the vector memory a ragged K tile
 // reads). Its DMA descriptors (counts and strides only) go to scalar memory from `smem_base`, by
-// default after everything there: GEMMs of one shape may share one copy.
+// default after everything there: GEMMs of one shape may share one copy. `loops` false: the
+// GEMM's straight code (kernels/gemm.h), for a caller that rolls a sequence of GEMMs itself.
 void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
-               int64_t c, int M, int K, int N, int64_t smem_base = -1);
+               int64_t c, int M, int K, int N, int64_t smem_base = -1, bool loops = true);
 
 using ConvGeom = graph::kernels::ConvGeom;
 

@@ -1,7 +1,7 @@
 // Permute (reorder a tensor's dims; the head split and merge of attention) by DMA: each chunk of
-// whole output slices of the first output dim is gathered into vector memory by 2-D DMAs (one per
-// run of the last two output dims: a contiguous run when the last dim stays last, else single
-// elements) and written back to HBM in one piece. Pure data movement: bit-exact.
+// whole output slices of the first output dim is gathered into vector memory by 2-D DMAs (each
+// moves the pieces along one output dim: contiguous runs of the last dim when it stays last, else
+// single elements) and written back to HBM in one piece. Pure data movement: bit-exact.
 #pragma once
 
 #include <cstdint>

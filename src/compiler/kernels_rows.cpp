@@ -390,10 +390,14 @@ void emit_softmax_xent_rows(Codegen& cg, const std::string& name, int64_t logits
     if (loss >= 0) {  // per row log(s) - d[label], summed per sublane over the valid rows
       const int pick = k.combine(kPick, Opcode::VADDF, kZero);
       const int per_row = k.binary(Opcode::VSUBF, k.eup(Opcode::ELOG, k.stat(kSum)), pick);
-      const int valid = cg.vreg(), kept = cg.vreg();
-      cg.op(Opcode::VBCASTI, valid, 0, 0, 0, static_cast<int32_t>(batch - first));
-      cg.op(Opcode::VCMPLTI, kCausalMask, kSublaneId, valid);
-      cg.op(Opcode::VSEL, kept, per_row, kZero, kCausalMask);
+      int kept = per_row;
+      if (batch - first < cg.spec().sublanes) {  // the last group: rows past the end add +0
+        const int valid = cg.vreg();
+        kept = cg.vreg();
+        cg.op(Opcode::VBCASTI, valid, 0, 0, 0, static_cast<int32_t>(batch - first));
+        cg.op(Opcode::VCMPLTI, kCausalMask, kSublaneId, valid);
+        cg.op(Opcode::VSEL, kept, per_row, kZero, kCausalMask);
+      }
       k.set_stat(kAcc, k.binary(Opcode::VADDF, k.stat(kAcc), kept));
     }
     if (grad < 0) return;

@@ -6,7 +6,8 @@
 //   gelu(_grad), scale, mul, dropout                streamed element-wise kernels (EUP, RNG unit)
 //   batch_matmul                                    per batch one GEMM (kernels/gemm); a
 //                                                   transposed operand first through the
-//                                                   transpose unit into HBM scratch
+//                                                   transpose unit into HBM scratch; the
+//                                                   batches rolled into one loop
 //   permute                                         gathering 2-D DMAs
 //   select, select_grad                             copies (and zeroing) through vector memory
 #include <algorithm>
@@ -41,7 +42,9 @@ void lower_batch_matmul(Pipeline& p, Codegen& cg, HbmScratch& scratch, const gra
   const int64_t tb = n.attrs.transpose_b ? scratch_take(scratch, at, K * N, out.name + ".b_t") : -1;
   const int64_t a = p.hbm.at(n.inputs[0]), b = p.hbm.at(n.inputs[1]), c = p.hbm.at(n.output);
   const int64_t smem = cg.next_smem();  // the batches' GEMMs share one set of descriptors
-  for (int64_t i = 0; i < batches; ++i) {
+  const int64_t first = cg.em().size();
+  for (int64_t i = 0; i < batches; ++i) {  // identical but for affine HBM addresses: rolled below
+    cg.restart_pools();
     int64_t ai = a + i * M * K, bi = b + i * K * N;
     if (ta >= 0) {
       emit_transpose(cg, out.name + ".a_t", ai, ta, K, M);
@@ -52,8 +55,9 @@ void lower_batch_matmul(Pipeline& p, Codegen& cg, HbmScratch& scratch, const gra
       bi = tb;
     }
     emit_gemm(cg, p.out.stats, out.name, ai, bi, c + i * M * N, static_cast<int>(M),
-              static_cast<int>(K), static_cast<int>(N), smem);
+              static_cast<int>(K), static_cast<int>(N), smem, false);
   }
+  cg.em().roll_since(first);
 }
 
 }  // namespace
@@ -70,6 +74,7 @@ bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const int64_t size = elements(out.shape);
   const int64_t last = out.shape.empty() ? 1 : out.shape.back();
   HbmScratch scratch{p.out.stats.hbm_words, p.spec->hbm_bytes / 4, p.scratch_words};
+  const int64_t first = cg.em().size();
   switch (n.op) {
     case OpKind::kEmbedding:
       emit_embedding(cg, name, in(0), in(1), dst, elements(shape(1)), last);
@@ -138,6 +143,7 @@ bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
       return false;
   }
   p.scratch_words = scratch.peak;
+  cg.em().roll_since(first);  // the row kernels' groups, the DMA runs, the batches' GEMMs
   return true;
 }
 

@@ -125,3 +125,21 @@ TEST(GptStep, ThreeAdamStepsOnTheChipAreBitIdenticalToTheHostChipNumerics) {
 
 }  // namespace
 }  // namespace tessera::compiler
+
+namespace tessera::compiler {
+namespace {
+
+TEST(GptStep, DefaultRecipeCompilesIntoTheConfiguredInstructionMemory) {
+  // d 128, 4 heads, 2 blocks, context 64, batch 32, Adam on the unit: compile() throws when the
+  // program exceeds instruction memory (the batched GEMMs, the row kernels' groups and the
+  // permutes' DMA runs are rolled into loops).
+  const core::CoreSpec spec =
+      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+  const CompiledProgram cp = compile(graph::build_gpt(graph::GptSpec{}, 32), spec, {});
+  EXPECT_LE(cp.stats.bundles, spec.imem_bundles);
+  EXPECT_LE(cp.stats.hbm_words * 4, spec.hbm_bytes);
+  EXPECT_LE(cp.stats.vmem_peak_rows, spec.vmem_rows());
+}
+
+}  // namespace
+}  // namespace tessera::compiler
