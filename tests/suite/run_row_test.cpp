@@ -78,6 +78,17 @@ TEST(SuiteRun, RowsTheCompilerCannotLowerAreReportedWithTheReason) {
   EXPECT_EQ(c.calls, 0);
 }
 
+TEST(SuiteRun, ARowWhoseTensorsExceedTheCoresHbmIsReportedWithTheSizes_bad) {
+  core::CoreSpec s = v2();
+  s.hbm_bytes = 64 * 1024;  // gemm_128: three 64 KiB matrices
+  CountingClock c;
+  const RowResult r = run_row(parse_row("gemm_128"), s, 1, c.clock());
+  ASSERT_TRUE(r.unsupported);
+  EXPECT_NE(r.unsupported->find("need 196608 bytes of HBM; the core has 65536"), std::string::npos)
+      << *r.unsupported;
+  EXPECT_EQ(r.cycles, 0);
+}
+
 TEST(SuiteRun, RowJsonHasEveryFigureOfARowThatRan) {
   CountingClock c;
   const RowResult r = run_row(parse_row("gemm_64"), v2(), 1, c.clock());
