@@ -102,6 +102,7 @@ RowResult run_row(const Row& row, const core::CoreSpec& spec, uint64_t seed,
   const core::EventCounts& ev = core->machine().events();
   r.sim_hbm_bytes = ev.hbm_read_bytes + ev.hbm_write_bytes;
   r.stalls = stall_causes(*core);
+  r.cycles_over_bound = r.bound.cycles > 0 ? static_cast<double>(r.cycles) / r.bound.cycles : 0.0;
   r.mxu_utilization = r.cycles > 0 ? r.bound.mxu / static_cast<double>(r.cycles) : 0.0;
 
   const int out = g.nodes().back().output;

@@ -36,8 +36,9 @@ struct RowResult {
   int64_t cycles = 0;
   Workload work;
   Bound bound;
-  double mxu_utilization = 0;  // work.macs / (mxu_count * R * C * cycles)
-  int64_t sim_hbm_bytes = 0;   // bytes the program's DMAs read from and wrote to HBM
+  double cycles_over_bound = 0;  // cycles / bound.cycles (0 for no work)
+  double mxu_utilization = 0;    // work.macs / (mxu_count * R * C * cycles)
+  int64_t sim_hbm_bytes = 0;     // bytes the program's DMAs read from and wrote to HBM
   std::vector<std::pair<std::string, int64_t>> stalls;  // non-zero causes, largest first
   double host_seconds = 0, host_setup_seconds = 0, ref_host_seconds = 0;
   std::string check;  // what was compared, and how

@@ -66,8 +66,7 @@ void print_row(const suite::RowResult& r) {
   std::printf(
       "%-28s %12lld cycles  bound %12.0f (%s)  x%-6.2f mxu %5.1f%%  host %.3f s  ref %.3f s\n",
       r.name.c_str(), static_cast<long long>(r.cycles), r.bound.cycles, r.bound.by.c_str(),
-      r.bound.cycles > 0 ? static_cast<double>(r.cycles) / r.bound.cycles : 0.0,
-      100 * r.mxu_utilization, r.host_seconds, r.ref_host_seconds);
+      r.cycles_over_bound, 100 * r.mxu_utilization, r.host_seconds, r.ref_host_seconds);
   std::fflush(stdout);
 }
 
