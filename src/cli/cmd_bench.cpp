@@ -23,6 +23,7 @@ constexpr bench::BenchCommand kBenchCommands[] = {
     {"fabric", "packet fabric simulator speed: synthetic ring all-reduce", bench::setup_fabric},
     {"train", "host seconds per training step: simulated chip vs fp32 host reference",
      bench::setup_train},
+    {"suite", "the standard workload suite on one core vs its roofline bound", bench::setup_suite},
 };
 
 }  // namespace

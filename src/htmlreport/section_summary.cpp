@@ -46,6 +46,8 @@ std::string workload(const Input& in) {
                          text_at(d, "method"), text_at(d, "routing"));
     case Kind::kMapBench:
       return fmt::format("mapper suite {} on {}", text_at(d, "suite"), text_at(d, "system"));
+    case Kind::kSuite:
+      return fmt::format("workload suite, {} rows", list_at(d, "rows").size());
   }
   return "";
 }
@@ -104,6 +106,8 @@ const char* kind_name(Kind k) {
       return "map";
     case Kind::kMapBench:
       return "map bench";
+    case Kind::kSuite:
+      return "workload suite";
   }
   return "?";
 }

@@ -2,7 +2,8 @@
 // other JSON and a current one from an older layout:
 //   {"format": "tessera-<kind>", "version": N, ...the report...}
 // Kinds: train (`tessera train --report`), stats (`tessera run --stats`), allreduce (`tessera
-// bench allreduce --json`), map (`tessera map --out`), map-bench (`tessera map bench --out`).
+// bench allreduce --json`), map (`tessera map --out`), map-bench (`tessera map bench --out`),
+// suite (`tessera bench suite --json`).
 // kReportVersion goes up whenever a kind's layout changes in a way a reader must know about.
 #pragma once
 

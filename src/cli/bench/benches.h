@@ -23,5 +23,6 @@ void setup_compile(CLI::App& cmd);    // compile.cpp
 void setup_allreduce(CLI::App& cmd);  // allreduce.cpp
 void setup_fabric(CLI::App& cmd);     // fabric.cpp
 void setup_train(CLI::App& cmd);      // train.cpp
+void setup_suite(CLI::App& cmd);      // suite.cpp
 
 }  // namespace tessera::bench

@@ -1,0 +1,27 @@
+// The graph of a suite row: the computation as the graph IR states it, which the fp32 reference
+// executor and the chip-numerics host reference run, and from which the row's program and its
+// roofline figures are derived. Inputs are the graph's inputs (named "a", "b", "x", "w"), the
+// row's result is the output of its last node.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "graph/graph.h"
+#include "suite/bound.h"
+#include "suite/row.h"
+
+namespace tessera::suite {
+
+// Why the row cannot run on the simulated core yet (what the compiler lacks), or nullopt.
+std::optional<std::string> unsupported_reason(const Row& row);
+
+// The row's graph; Error for a row unsupported_reason refuses.
+graph::Graph row_graph(const Row& row);
+
+// The row's intrinsic work (suite/bound.h): MACs of its matmul and conv2d nodes; 4 bytes per
+// element of every graph input and of the result; no vector element operations (a matmul or
+// convolution without bias has none). Error naming an op it has no figures for.
+Workload graph_workload(const graph::Graph& g);
+
+}  // namespace tessera::suite

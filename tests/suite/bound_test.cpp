@@ -1,0 +1,85 @@
+// The roofline bound (suite/bound.h) on hand-computed cases: each roof in turn the largest, ties,
+// no work; and the workload figures of a GEMM and a convolution graph.
+#include "suite/bound.h"
+
+#include <gtest/gtest.h>
+
+#include "suite/workload_graph.h"
+
+namespace tessera::suite {
+namespace {
+
+// 2 MXUs of 4 x 8 (64 MACs per cycle), 16 HBM bytes per cycle, 2 x 8 vector elements per cycle.
+CoreFigures small_core() {
+  CoreFigures f;
+  f.clock_hz = 1e9;
+  f.mxu_count = 2;
+  f.mxu_rows = 4;
+  f.mxu_cols = 8;
+  f.lanes = 8;
+  f.sublanes = 2;
+  f.hbm_bytes_per_cycle = 16;
+  return f;
+}
+
+TEST(SuiteBound, TheLargestRoofSetsTheBound) {
+  Bound b = roofline_bound(small_core(), {.macs = 6400, .hbm_bytes = 320, .vector_ops = 160});
+  EXPECT_DOUBLE_EQ(b.mxu, 100.0);
+  EXPECT_DOUBLE_EQ(b.hbm, 20.0);
+  EXPECT_DOUBLE_EQ(b.vector, 10.0);
+  EXPECT_DOUBLE_EQ(b.cycles, 100.0);
+  EXPECT_EQ(b.by, "mxu");
+  b = roofline_bound(small_core(), {.macs = 64, .hbm_bytes = 1600, .vector_ops = 16});
+  EXPECT_DOUBLE_EQ(b.cycles, 100.0);
+  EXPECT_EQ(b.by, "hbm");
+  b = roofline_bound(small_core(), {.macs = 64, .hbm_bytes = 16, .vector_ops = 1000});
+  EXPECT_DOUBLE_EQ(b.cycles, 62.5);
+  EXPECT_EQ(b.by, "vector");
+}
+
+TEST(SuiteBound, TiesGoToTheFirstRoofAndNoWorkIsBoundByTheMxu) {
+  const Bound tie = roofline_bound(small_core(), {.macs = 640, .hbm_bytes = 160, .vector_ops = 0});
+  EXPECT_DOUBLE_EQ(tie.cycles, 10.0);
+  EXPECT_EQ(tie.by, "mxu");
+  const Bound hv = roofline_bound(small_core(), {.macs = 0, .hbm_bytes = 160, .vector_ops = 160});
+  EXPECT_EQ(hv.by, "hbm");
+  const Bound none = roofline_bound(small_core(), {});
+  EXPECT_DOUBLE_EQ(none.cycles, 0.0);
+  EXPECT_EQ(none.by, "mxu");
+}
+
+TEST(SuiteBound, CoreFiguresComeFromTheCoreSpec) {
+  core::CoreSpec s;
+  s.clock_hz = 123e6;
+  s.mxu_rows = 32;
+  s.mxu_cols = 16;
+  s.lanes = 64;
+  s.sublanes = 4;
+  s.hbm_bytes_per_cycle = 99.5;
+  const CoreFigures f = core_figures(s);
+  EXPECT_DOUBLE_EQ(f.clock_hz, 123e6);
+  EXPECT_EQ(f.mxu_count, 1);
+  EXPECT_EQ(f.mxu_rows, 32);
+  EXPECT_EQ(f.mxu_cols, 16);
+  EXPECT_EQ(f.lanes, 64);
+  EXPECT_EQ(f.sublanes, 4);
+  EXPECT_DOUBLE_EQ(f.hbm_bytes_per_cycle, 99.5);
+}
+
+TEST(SuiteWorkload, GemmReadsTwoMatricesAndWritesOne) {
+  const Workload w = graph_workload(row_graph(parse_row("gemm_96")));
+  EXPECT_EQ(w.macs, 96 * 96 * 96);
+  EXPECT_EQ(w.hbm_bytes, 3 * 96 * 96 * 4);
+  EXPECT_EQ(w.vector_ops, 0);
+}
+
+TEST(SuiteWorkload, ConvCountsItsWindowsOverTheOutput) {
+  // x [2, 9, 9, 5], w [3, 3, 5, 7], stride 2, padding 1: output [2, 5, 5, 7].
+  const Workload w = graph_workload(row_graph(parse_row("conv_2x9x9x5x7x3x2x1")));
+  EXPECT_EQ(w.macs, int64_t{2} * 5 * 5 * 7 * 3 * 3 * 5);
+  EXPECT_EQ(w.hbm_bytes, (2 * 9 * 9 * 5 + 3 * 3 * 5 * 7 + 2 * 5 * 5 * 7) * 4);
+  EXPECT_EQ(w.vector_ops, 0);
+}
+
+}  // namespace
+}  // namespace tessera::suite

@@ -1,0 +1,109 @@
+// Running suite rows (suite/run_row.h) on small shapes of the suite's workloads: the simulated
+// result matches the chip-numerics host reference bit for bit (run_row throws otherwise), the
+// cycles respect the roofline bound, and a row the compiler cannot lower is reported, not run.
+#include "suite/run_row.h"
+
+#include <gtest/gtest.h>
+
+#include "core/spec.h"
+#include "suite/suite_json.h"
+
+namespace tessera::suite {
+namespace {
+
+core::CoreSpec v2() {
+  return core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+}
+
+// Counts calls; every body takes "one second".
+struct CountingClock {
+  int calls = 0;
+  HostClock clock() {
+    return [this](const std::function<void()>& body) {
+      body();
+      ++calls;
+      return 1.0;
+    };
+  }
+};
+
+void expect_ran(const RowResult& r) {
+  ASSERT_FALSE(r.unsupported) << *r.unsupported;
+  EXPECT_GT(r.cycles, 0);
+  EXPECT_GT(r.work.macs, 0);
+  EXPECT_GE(static_cast<double>(r.cycles), r.bound.cycles);
+  EXPECT_DOUBLE_EQ(r.mxu_utilization, r.bound.mxu / static_cast<double>(r.cycles));
+  EXPECT_GE(r.sim_hbm_bytes, r.work.hbm_bytes);  // every input read and the result written
+  EXPECT_EQ(r.check, "bit-exact vs the host reference executor in chip numerics");
+}
+
+TEST(SuiteRun, RaggedGemmMatchesTheChipReferenceWithinItsBound) {
+  CountingClock c;
+  const RowResult r = run_row(parse_row("gemm_200"), v2(), 7, c.clock());
+  expect_ran(r);
+  EXPECT_EQ(r.work.macs, 200 * 200 * 200);
+  EXPECT_EQ(c.calls, 4);  // setup, the simulation, the chip reference, the fp32 reference
+  EXPECT_EQ(r.host_seconds, 1.0);
+  EXPECT_EQ(r.ref_host_seconds, 1.0);
+}
+
+TEST(SuiteRun, StridedPaddedConvMatchesTheChipReferenceWithinItsBound) {
+  CountingClock c;
+  expect_ran(run_row(parse_row("conv_2x9x9x5x7x3x2x1"), v2(), 7, c.clock()));
+  expect_ran(run_row(parse_row("conv_1x6x6x130x3x1x1x0"), v2(), 8, c.clock()));
+}
+
+TEST(SuiteRun, SimulatedFiguresDoNotDependOnTheHostClock) {
+  CountingClock c;
+  const RowResult a = run_row(parse_row("gemm_64"), v2(), 1, c.clock());
+  const RowResult b = run_row(parse_row("gemm_64"), v2(), 1, c.clock());
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.sim_hbm_bytes, b.sim_hbm_bytes);
+  EXPECT_EQ(a.stalls, b.stalls);
+}
+
+TEST(SuiteRun, RowsTheCompilerCannotLowerAreReportedWithTheReason) {
+  CountingClock c;
+  for (const char* name :
+       {"layernorm_8x768", "softmax_8x8", "attention_2x8x4", "resnet18", "bert_64"}) {
+    const RowResult r = run_row(parse_row(name), v2(), 1, c.clock());
+    ASSERT_TRUE(r.unsupported) << name;
+    EXPECT_FALSE(r.unsupported->empty());
+    const nlohmann::ordered_json j = row_json(r);
+    EXPECT_EQ(j.size(), 3u) << j.dump();
+    EXPECT_EQ(j.at("name"), name);
+    EXPECT_EQ(j.at("supported"), false);
+    EXPECT_EQ(j.at("reason"), *r.unsupported);
+  }
+  EXPECT_EQ(c.calls, 0);
+}
+
+TEST(SuiteRun, ARowWhoseTensorsExceedTheCoresHbmIsReportedWithTheSizes_bad) {
+  core::CoreSpec s = v2();
+  s.hbm_bytes = 64 * 1024;  // gemm_128: three 64 KiB matrices
+  CountingClock c;
+  const RowResult r = run_row(parse_row("gemm_128"), s, 1, c.clock());
+  ASSERT_TRUE(r.unsupported);
+  EXPECT_NE(r.unsupported->find("need 196608 bytes of HBM; the core has 65536"), std::string::npos)
+      << *r.unsupported;
+  EXPECT_EQ(r.cycles, 0);
+}
+
+TEST(SuiteRun, RowJsonHasEveryFigureOfARowThatRan) {
+  CountingClock c;
+  const RowResult r = run_row(parse_row("gemm_64"), v2(), 1, c.clock());
+  const nlohmann::ordered_json j = row_json(r);
+  for (const char* key :
+       {"name", "supported", "cycles", "bound_cycles", "bound_by", "cycles_over_bound",
+        "mxu_utilization", "macs", "hbm_bytes", "vector_ops", "bound", "sim_hbm_bytes", "stalls",
+        "host_seconds", "host_setup_seconds", "ref_host_seconds", "check"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j.at("supported"), true);
+  EXPECT_EQ(j.at("cycles"), r.cycles);
+  EXPECT_DOUBLE_EQ(j.at("cycles_over_bound").get<double>(),
+                   static_cast<double>(r.cycles) / r.bound.cycles);
+  EXPECT_EQ(j.at("bound_by"), r.bound.by);
+}
+
+}  // namespace
+}  // namespace tessera::suite
