@@ -12,12 +12,13 @@
 namespace tessera::htmlreport {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Kind>, 5> kKinds{{
+constexpr std::array<std::pair<std::string_view, Kind>, 6> kKinds{{
     {"tessera-train", Kind::kTrain},
     {"tessera-stats", Kind::kStats},
     {"tessera-allreduce", Kind::kAllreduce},
     {"tessera-map", Kind::kMap},
     {"tessera-map-bench", Kind::kMapBench},
+    {"tessera-suite", Kind::kSuite},
 }};
 
 // Keys by which an untagged JSON is recognised as a report of a tessera from before the tag.

@@ -17,6 +17,7 @@ enum class Kind {
   kAllreduce,  // tessera bench allreduce --json
   kMap,        // tessera map --out
   kMapBench,   // tessera map bench --out
+  kSuite,      // tessera bench suite --json
 };
 
 struct Input {
