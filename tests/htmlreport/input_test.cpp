@@ -37,6 +37,8 @@ TEST(ReportInput, EachFormatTagNamesItsKind) {
   EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-map", "version": 1})").kind, Kind::kMap);
   EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-map-bench", "version": 1})").kind,
             Kind::kMapBench);
+  EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-suite", "version": 1})").kind,
+            Kind::kSuite);
 }
 
 TEST(ReportInput, TheLabelIsTheFileName) {
