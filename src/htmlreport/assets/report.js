@@ -39,7 +39,7 @@
     var names = c.series.map(function (s) { return s.name; });
     var longest = d3.max(c.categories, function (s) { return s.length; }) || 1;
     var m = { top: 10, right: 180, bottom: Math.min(160, 12 + 6 * longest), left: 70 };
-    var w = Math.max(kWidth, c.categories.length * 14) - m.left - m.right, h = 240;
+    var w = Math.max(kWidth, Math.min(1400, c.categories.length * 14)) - m.left - m.right, h = 240;
     var svg = svgFor(fig, w + m.left + m.right, h + m.top + m.bottom);
     var g = svg.append("g").attr("transform", "translate(" + m.left + "," + m.top + ")");
     var x = d3.scale.ordinal().domain(c.categories).rangeRoundBands([0, w], 0.15);
