@@ -34,11 +34,14 @@ Json Bars::to_json() const {
     for (const auto& [i, x] : values) v[i] = x;
     series.push_back({{"name", name}, {"values", v}});
   }
-  return Json{{"type", "bars"},
-              {"title", m_title},
-              {"unit", m_unit},
-              {"categories", m_categories},
-              {"series", std::move(series)}};
+  Json j{{"type", "bars"},
+         {"title", m_title},
+         {"unit", m_unit},
+         {"categories", m_categories},
+         {"series", std::move(series)}};
+  if (m_layout == BarLayout::kStacked) j["stacked"] = true;
+  if (m_layout == BarLayout::kLog) j["log"] = true;
+  return j;
 }
 
 void Lines::add(const std::string& series, double x, double y) {
@@ -59,9 +62,12 @@ Json make_table(const std::string& title, std::vector<std::string> columns, Json
   return Json{{"type", "table"}, {"title", title}, {"columns", columns}, {"rows", std::move(rows)}};
 }
 
-double number_at(const Json& j, const char* key) {
-  const Json& v = field(j, key);
+double number_of(const Json& v) {
   return v.is_number() ? v.get<double>() : 0.0;
+}
+
+double number_at(const Json& j, const char* key) {
+  return number_of(field(j, key));
 }
 
 bool integral_within(double v, double lo, double hi) {

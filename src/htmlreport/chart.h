@@ -2,6 +2,8 @@
 // each by its "type":
 //   bars:     {"type": "bars", "title", "unit", "categories": [..], "series": [{"name", "values"}]}
 //             grouped bars, one group per category, one bar per series (a run, or a quantity);
+//             with "stacked": true, one bar per category, the series stacked; with "log": true,
+//             on a logarithmic axis;
 //   lines:    {"type": "lines", "title", "x", "y", "series": [{"name", "points": [[x, y], ..]}]};
 //   table:    {"type": "table", "title", "columns": [..], "rows": [[..], ..]};
 //   facts:    {"type": "facts", "title", "runs": [..], "rows": [{"key", "label", "unit",
@@ -22,17 +24,24 @@ using Json = nlohmann::ordered_json;
 // A section of the page: {"id", "title", "charts": [..]}.
 Json make_section(const std::string& id, const std::string& title, Json charts);
 
-// Grouped bars built value by value: categories and series keep their order of first use; a
-// missing (series, category) value is 0.
+// How bars are drawn: grouped on a linear axis, stacked ("stacked": true: one bar per category,
+// the series' values on top of each other in series order), or grouped on a logarithmic axis
+// ("log": true; values <= 0 are not drawn).
+enum class BarLayout { kGrouped, kStacked, kLog };
+
+// Bars built value by value: categories and series keep their order of first use; a missing
+// (series, category) value is 0.
 class Bars {
  public:
-  Bars(std::string title, std::string unit) : m_title(std::move(title)), m_unit(std::move(unit)) {}
+  Bars(std::string title, std::string unit, BarLayout layout = BarLayout::kGrouped)
+      : m_title(std::move(title)), m_unit(std::move(unit)), m_layout(layout) {}
   void add(const std::string& series, const std::string& category, double value);
   bool empty() const { return m_series.empty(); }
   Json to_json() const;
 
  private:
   std::string m_title, m_unit;
+  BarLayout m_layout;
   std::vector<std::string> m_categories;
   std::vector<std::pair<std::string, std::vector<std::pair<size_t, double>>>> m_series;
 };
@@ -62,6 +71,8 @@ bool integral_within(double v, double lo, double hi);
 // A count or index field: its value if it is an integer in [0, limit], else 0 (as number_at gives
 // for a missing field), so that no out-of-range number reaches an integer conversion.
 int64_t count_at(const Json& j, const char* key, int64_t limit = int64_t{1} << 53);
+// `v` if it is a number, else 0.
+double number_of(const Json& v);
 // The value at `key` of `j`, or null.
 const Json& field(const Json& j, const char* key);
 // The array at `key` of `j`, or an empty array.

@@ -84,8 +84,8 @@ Json page_data(const std::vector<Input>& in, Json timeline) {
   }
   for (Json s :
        {summary_section(in), stalls_section(in), utilisation_section(in), energy_section(in),
-        training_section(in), layers_section(in), term_serial_section(in), many_chip_section(in),
-        mapper_section(in), compare_section(in), std::move(timeline)})
+        training_section(in), layers_section(in), term_serial_section(in), suite_section(in),
+        many_chip_section(in), mapper_section(in), compare_section(in), std::move(timeline)})
     if (!s.is_null()) sections.push_back(std::move(s));
   return Json{{"title", "tessera report: " + title}, {"runs", runs}, {"sections", sections}};
 }

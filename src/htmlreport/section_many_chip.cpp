@@ -5,9 +5,21 @@
 //              grid (torus), each directed link coloured by its utilisation;
 //   bars of compute / exchange / overlap seconds (last epoch) and of each synchronisation group's
 //   supersteps (barrier and exchange seconds); a table of the run-level figures.
+// Per training step of a data-parallel report's epochs ("per_step", steps numbered across
+// epochs):
+//   a timeline (timeline.h) with three tracks per run on the simulated clock (seconds from the
+//   first step's start, steps back to back): "steps" (each step, named with its supersteps),
+//   "compute" (the busiest processor's compute, from the step's start) and "exchange" (the
+//   barriers and exchange phases on the critical path, ending with the step), so that an overlap
+//   shows as compute and exchange at the same time;
+//   stacked bars per step splitting its time into compute only, overlap, exchange only and
+//   neither (max(0, seconds - compute - exchange)), which add up to the step's seconds.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "htmlreport/sections.h"
+#include "htmlreport/timeline.h"
 
 namespace tessera::htmlreport {
 namespace {
@@ -41,14 +53,79 @@ Json topology_chart(const Input& i) {
               {"unit", "utilisation"}};
 }
 
+// The n-th number of the array at `key` of `j`, or 0.
+double nth(const Json& j, const char* key, size_t n) {
+  const Json& v = list_at(j, key);
+  return n < v.size() ? number_of(v[n]) : 0.0;
+}
+
+// The timeline tracks and stacked bars of the run's per-step figures (see the top).
+class StepFigures {
+ public:
+  void add_run(const Input& i) {
+    SpanTrack steps{i.label + " steps", {}, {}, {}}, compute{i.label + " compute", {}, {}, {}},
+        exchange{i.label + " exchange", {}, {}, {}};
+    Bars bars(i.label + ": compute, exchange and overlap per step", "s", BarLayout::kStacked);
+    double t = 0;
+    int64_t number = 0;
+    for (const Json& e : list_at(i.data, "epochs")) {
+      const Json& p = field(e, "per_step");
+      for (size_t k = 0; k < list_at(p, "seconds").size(); ++k) {
+        const double wall = nth(p, "seconds", k), c = std::min(wall, nth(p, "compute_seconds", k)),
+                     x = std::min(wall, nth(p, "exchange_seconds", k));
+        const double both = std::max(0.0, c + x - wall);
+        const std::string step = fmt::format("step {}", ++number);
+        add_span(steps, t, wall, fmt::format("{}: {} supersteps", step, nth(p, "supersteps", k)));
+        add_span(compute, t, c, "compute");
+        add_span(
+            exchange, t + wall - x, x,
+            fmt::format("exchange and barriers (barriers {:.4g} s)", nth(p, "barrier_seconds", k)));
+        bars.add("compute only", step, c - both);
+        bars.add("overlap", step, both);
+        bars.add("exchange only", step, x - both);
+        bars.add("neither", step, std::max(0.0, wall - c - x));
+        t += wall;
+      }
+    }
+    if (bars.empty()) return;
+    m_tracks.insert(m_tracks.end(), {steps, compute, exchange});
+    m_bars.push_back(bars.to_json());
+  }
+
+  // The timeline and the bars (nothing when no run has per-step figures).
+  void append_to(Json& charts) const {
+    if (m_tracks.empty()) return;
+    charts.push_back(
+        timeline_chart("Training steps and their supersteps on the simulated clock "
+                       "(scroll to zoom, drag to pan)",
+                       "s", m_names, m_tracks));
+    for (const Json& b : m_bars) charts.push_back(b);
+  }
+
+ private:
+  void add_span(SpanTrack& track, double start, double dur, const std::string& name) {
+    auto at = std::find(m_names.begin(), m_names.end(), name);
+    if (at == m_names.end()) at = m_names.insert(at, name);
+    track.start.push_back(start);
+    track.dur.push_back(dur);
+    track.kind.push_back(static_cast<int>(at - m_names.begin()));
+  }
+
+  std::vector<std::string> m_names;
+  std::vector<SpanTrack> m_tracks;
+  std::vector<Json> m_bars;
+};
+
 }  // namespace
 
 Json many_chip_section(const std::vector<Input>& in) {
   Json charts = Json::array(), rows = Json::array();
   Bars split("Compute, exchange and overlap (last epoch)", "s");
   Bars supersteps("Supersteps per synchronisation group", "s");
+  StepFigures per_step;
   for (const Input& i : in) {
     if (is_data_parallel(i)) {
+      per_step.add_run(i);
       const Json& e = last_of(i.data, "epochs");
       for (const char* k : {"compute", "exchange", "overlap"})
         split.add(i.label, k, number_at(e, fmt::format("{}_seconds", k).c_str()));
@@ -76,6 +153,7 @@ Json many_chip_section(const std::vector<Input>& in) {
   if (rows.empty()) return nullptr;
   charts.push_back(split.to_json());
   if (!supersteps.empty()) charts.push_back(supersteps.to_json());
+  per_step.append_to(charts);
   charts.push_back(make_table("Run figures",
                               {"run", "processors", "all-reduce", "supersteps", "exchange share",
                                "busiest link", "efficiency"},

@@ -1,16 +1,18 @@
 // The mapper: a placement (`map --out`) drawn as its mesh, one panel per processor, cores
-// coloured by processor (the community stage's partition) and each directed on-chip link coloured
-// by the number of routes crossing it (counted from the "routes" hop strings; E x+1, W x-1,
-// N y-1, S y+1). Chart:
-//   {"type": "mesh", "title", "processors", "width", "height",
-//    "cells": [{"processor", "x", "y", "label"}], "links": [{"processor", "x", "y", "dir",
-//    "value"}]}
+// coloured by the community of their node in the logical graph (the placement's "community"; by
+// processor in a placement without it) and each directed on-chip link coloured by the number of
+// routes crossing it (counted from the "routes" hop strings; E x+1, W x-1, N y-1, S y+1). Chart:
+//   {"type": "mesh", "title", "processors", "width", "height", "colour_by": "community" |
+//    "processor", "cells": [{"processor", "x", "y", "label", "community" (-1: none)}],
+//    "links": [{"processor", "x", "y", "dir", "value"}]}
 // A suite benchmark (`map bench --out`) gives bars of each method's mean cost relative to the
 // best method of the family.
 #include <algorithm>
 #include <map>
 #include <string_view>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "htmlreport/sections.h"
 
@@ -28,14 +30,23 @@ Json mesh_chart(const Input& i) {
   std::map<std::string, std::pair<int, int>> where;
   Json cells = Json::array();
   int width = 1, height = 1, processors = 1;
+  bool communities = true;
   for (const Json& p : list_at(d, "placement")) {
     const int x = coordinate(p, "x"), y = coordinate(p, "y"),
               processor = coordinate(p, "processor");
+    constexpr int64_t kMaxCommunity = int64_t{1} << 31;
+    const Json& c = field(p, "community");
+    const bool has_community = c.is_number() && integral_within(c.get<double>(), 0, kMaxCommunity);
+    communities = communities && has_community;
     where[text_at(p, "node", "")] = {x, y};
     width = std::max(width, x + 1);
     height = std::max(height, y + 1);
     processors = std::max(processors, processor + 1);
-    cells.push_back({{"processor", processor}, {"x", x}, {"y", y}, {"label", text_at(p, "node")}});
+    cells.push_back({{"processor", processor},
+                     {"x", x},
+                     {"y", y},
+                     {"label", text_at(p, "node")},
+                     {"community", has_community ? count_at(p, "community", kMaxCommunity) : -1}});
   }
   std::map<std::tuple<int, int, int, char>, int> load;
   for (const Json& r : list_at(d, "routes")) {
@@ -53,13 +64,16 @@ Json mesh_chart(const Input& i) {
     links.push_back(
         {{"processor", p}, {"x", x}, {"y", y}, {"dir", std::string(1, dir)}, {"value", n}});
   }
-  return Json{{"type", "mesh"},
-              {"title", i.label + ": routes per link, cores coloured by processor"},
-              {"processors", processors},
-              {"width", width},
-              {"height", height},
-              {"cells", std::move(cells)},
-              {"links", std::move(links)}};
+  const char* colour_by = communities && !cells.empty() ? "community" : "processor";
+  return Json{
+      {"type", "mesh"},
+      {"title", fmt::format("{}: routes per link, cores coloured by {}", i.label, colour_by)},
+      {"processors", processors},
+      {"width", width},
+      {"height", height},
+      {"colour_by", colour_by},
+      {"cells", std::move(cells)},
+      {"links", std::move(links)}};
 }
 
 Json bench_chart(const Input& i) {

@@ -24,6 +24,18 @@ Json string_at(const Json& j, const char* key) {
   return v.is_string() ? v : Json(nullptr);
 }
 
+// The machine's name: "config" as a string, or the "name" of a "config" object (a suite's).
+Json config_name(const Json& j) {
+  const Json& c = field(j, "config");
+  return c.is_object() ? string_at(c, "name") : string_at(j, "config");
+}
+
+double rows_sum(const Json& r, const char* key) {
+  double s = 0;
+  for (const Json& row : list_at(r, "rows")) s += number_at(row, key);
+  return s;
+}
+
 std::string workload(const Input& in) {
   const Json& d = in.data;
   switch (in.kind) {
@@ -46,8 +58,12 @@ std::string workload(const Input& in) {
                          text_at(d, "method"), text_at(d, "routing"));
     case Kind::kMapBench:
       return fmt::format("mapper suite {} on {}", text_at(d, "suite"), text_at(d, "system"));
-    case Kind::kSuite:
-      return fmt::format("workload suite, {} rows", list_at(d, "rows").size());
+    case Kind::kSuite: {
+      int64_t supported = 0;
+      for (const Json& r : list_at(d, "rows")) supported += field(r, "supported") == true;
+      return fmt::format("workload suite: {} workloads, {} supported", list_at(d, "rows").size(),
+                         supported);
+    }
   }
   return "";
 }
@@ -73,7 +89,8 @@ Json value(const Input& in, const std::string& key) {
   const Json& d = in.data;
   if (key == "kind") return kind_name(in.kind);
   if (key == "workload") return workload(in);
-  if (key == "config" || key == "config_hash") return string_at(d, key.c_str());
+  if (key == "config") return config_name(d);
+  if (key == "config_hash") return string_at(d, "config_hash");
   const bool train = in.kind == Kind::kTrain;
   if (key == "sim_cycles")
     return train ? optional_sum(d, "sim_cycles")
@@ -83,9 +100,11 @@ Json value(const Input& in, const std::string& key) {
     if (in.kind == Kind::kStats) return field(d, "seconds");
     return in.kind == Kind::kAllreduce ? field(d, "sim_seconds") : Json(nullptr);
   }
-  if (key == "host_seconds")
-    return train ? optional_sum(d, "host_seconds")
-                 : (in.kind == Kind::kAllreduce ? field(d, "host_seconds") : Json(nullptr));
+  if (key == "host_seconds") {
+    if (train) return optional_sum(d, "host_seconds");
+    if (in.kind == Kind::kSuite) return rows_sum(d, "host_seconds");
+    return in.kind == Kind::kAllreduce ? field(d, "host_seconds") : Json(nullptr);
+  }
   if (train) return optional_sum(d, "energy_j");
   if (in.kind == Kind::kStats && field(d, "energy").is_object())
     return number_at(field(d, "energy"), "total_uj") * 1e-6;
@@ -107,7 +126,7 @@ const char* kind_name(Kind k) {
     case Kind::kMapBench:
       return "map bench";
     case Kind::kSuite:
-      return "workload suite";
+      return "suite";
   }
   return "?";
 }

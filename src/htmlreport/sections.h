@@ -25,9 +25,11 @@ Json layers_section(const std::vector<Input>& in);
 Json term_serial_section(const std::vector<Input>& in);
 // "<layer> <phase>" of an entry of a training report's pe.layers: how runs are aligned by layer.
 std::string layer_name(const Json& layer);
+// section_suite.cpp: the workload suite's cycles against the roofline bound per workload.
+Json suite_section(const std::vector<Input>& in);
 // section_many_chip.cpp: topology with per-link utilisation, supersteps, compute/exchange/overlap.
 Json many_chip_section(const std::vector<Input>& in);
-// section_mapper.cpp: the mesh with link loads and nodes coloured by processor; method costs.
+// section_mapper.cpp: the mesh with link loads and nodes coloured by community; method costs.
 Json mapper_section(const std::vector<Input>& in);
 // section_compare.cpp: two or more runs side by side, aligned by layer.
 Json compare_section(const std::vector<Input>& in);

@@ -126,27 +126,38 @@ class TraceSax : public nlohmann::json_sax<nlohmann::json> {
   std::unordered_map<std::string, int> m_name_ids;
 };
 
-// The track's spans in start order (the trace keeps recording order), starts as differences from
-// the previous start (short numbers in the page; the script adds them up).
-Json sorted_track(const Track& t, bool in_cycles) {
-  const std::vector<double>& start = in_cycles ? t.start_cycle : t.start;
-  const std::vector<double>& dur = in_cycles ? t.cycles : t.dur;
-  std::vector<size_t> order(start.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return start[a] < start[b]; });
-  Json delta = Json::array(), length = Json::array(), kind = Json::array();
-  double previous = 0;
-  for (size_t i : order) {
-    delta.push_back(start[i] - previous);
-    previous = start[i];
-    length.push_back(dur[i]);
-    kind.push_back(t.name_index[i]);
-  }
-  return Json{{"name", t.name}, {"start_delta", delta}, {"dur", length}, {"kind", kind}};
-}
-
 }  // namespace
+
+Json timeline_chart(const std::string& title, const std::string& unit,
+                    const std::vector<std::string>& names, const std::vector<SpanTrack>& tracks,
+                    int64_t dropped) {
+  Json out = Json::array();
+  double end = 0;
+  int64_t events = 0;
+  for (const SpanTrack& t : tracks) {
+    if (t.start.empty()) continue;
+    // Spans in start order, starts as differences from the previous start (short numbers in the
+    // page; the script adds them up).
+    std::vector<size_t> order(t.start.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return t.start[a] < t.start[b]; });
+    Json delta = Json::array(), length = Json::array(), kind = Json::array();
+    double previous = 0;
+    for (size_t i : order) {
+      delta.push_back(t.start[i] - previous);
+      previous = t.start[i];
+      length.push_back(t.dur[i]);
+      kind.push_back(t.kind[i]);
+      end = std::max(end, t.start[i] + t.dur[i]);
+    }
+    events += static_cast<int64_t>(t.start.size());
+    out.push_back({{"name", t.name}, {"start_delta", delta}, {"dur", length}, {"kind", kind}});
+  }
+  return Json{{"type", "timeline"}, {"title", title},          {"unit", unit},
+              {"end", end},         {"events", events},        {"dropped", dropped},
+              {"names", names},     {"tracks", std::move(out)}};
+}
 
 Json parse_timeline(const std::string& path, std::string_view text) {
   TraceSax sax;
@@ -156,23 +167,13 @@ Json parse_timeline(const std::string& path, std::string_view text) {
     throw Error(path, fmt::format("not a trace (JSON error: {})", sax.error));
   if (!sax.saw_events)
     throw Error(path, "not a Chrome trace-event file (no \"traceEvents\" array)");
-  Json tracks = Json::array();
-  double end = 0;
   const bool cycles = sax.in_cycles && sax.events > 0;
-  for (const auto& [tid, t] : sax.tracks) {
-    const std::vector<double>& start = cycles ? t.start_cycle : t.start;
-    const std::vector<double>& dur = cycles ? t.cycles : t.dur;
-    for (size_t i = 0; i < start.size(); ++i) end = std::max(end, start[i] + dur[i]);
-    if (!start.empty()) tracks.push_back(sorted_track(t, cycles));
-  }
-  return Json{{"type", "timeline"},
-              {"title", "Unit activity (scroll to zoom, drag to pan)"},
-              {"unit", cycles ? "cycles" : "us"},
-              {"end", end},
-              {"events", sax.events},
-              {"dropped", sax.dropped},
-              {"names", sax.names},
-              {"tracks", std::move(tracks)}};
+  std::vector<SpanTrack> tracks;
+  for (const auto& [tid, t] : sax.tracks)
+    tracks.push_back(
+        {t.name, cycles ? t.start_cycle : t.start, cycles ? t.cycles : t.dur, t.name_index});
+  return timeline_chart("Unit activity (scroll to zoom, drag to pan)", cycles ? "cycles" : "us",
+                        sax.names, tracks, sax.dropped);
 }
 
 Json timeline_section(const std::string& path) {

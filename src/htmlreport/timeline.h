@@ -11,11 +11,27 @@
 // so every span stays reachable.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "htmlreport/chart.h"
 
 namespace tessera::htmlreport {
+
+// A track of a timeline chart: per span its start, duration and the index of its name in the
+// chart's names.
+struct SpanTrack {
+  std::string name;
+  std::vector<double> start, dur;
+  std::vector<int> kind;
+};
+
+// The "timeline" chart of `tracks` (spans in any order; a track without spans is left out):
+// "end" is the latest span end, "events" the number of spans.
+Json timeline_chart(const std::string& title, const std::string& unit,
+                    const std::vector<std::string>& names, const std::vector<SpanTrack>& tracks,
+                    int64_t dropped = 0);
 
 // The timeline chart of the trace in `text` (the contents of `path`; errors name it).
 Json parse_timeline(const std::string& path, std::string_view text);

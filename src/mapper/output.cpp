@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "mapper/cdg.h"
+#include "mapper/communities.h"
 
 namespace tessera::mapper {
 
@@ -48,11 +49,13 @@ ordered_json result_json(const LogicalGraph& g, const SystemSpec& sys, const Map
   j["multicast"] = "replicate-at-source";
   j["seed"] = opt.seed;
   ordered_json place = ordered_json::array();
+  const std::vector<int> community = louvain(g, 1.0, opt.seed);
   for (int v = 0; v < g.num_nodes(); ++v)
     place.push_back({{"node", g.node(v).name},
                      {"processor", sys.processor_of(res.core[v])},
                      {"x", sys.x_of(res.core[v])},
-                     {"y", sys.y_of(res.core[v])}});
+                     {"y", sys.y_of(res.core[v])},
+                     {"community", community[static_cast<size_t>(v)]}});
   j["placement"] = place;
   ordered_json routes = ordered_json::array();
   for (const Route& r : res.routing.routes) {

@@ -1,11 +1,13 @@
 // Output of a mapping: the result JSON and the SVG picture.
 //
 // JSON: {"method", "routing", "multicast": "replicate-at-source", "placement": [{"node",
-// "processor", "x", "y"}], "routes": [{"edge", "src", "dst", "processor", "hops": "EENS"}],
-// "inter_processor":
+// "processor", "x", "y", "community"}], "routes": [{"edge", "src", "dst", "processor", "hops":
+// "EENS"}], "inter_processor":
 // [{"edge", "src", "dst", "from", "to", "hops"}], "metrics": {...}, "deadlock": {"free", "cycle"},
 // "noc": {...}} plus "stage_seconds" when timing is requested (left out by default so that the
-// same inputs give byte-identical files).
+// same inputs give byte-identical files). "community" is the node's community of the logical graph,
+// Louvain at resolution 1 with the run's seed (communities.h louvain: the processor stage's first
+// step, before its communities are merged or split to the processor count), whatever the method.
 // SVG: one panel per processor: cores as squares (grey = occupied, white = free, blue = placed,
 // labelled with the node id), every on-chip link as a short arrow coloured by its load on a
 // white -> red scale relative to the maximum load.

@@ -3,12 +3,81 @@
 #include <algorithm>
 #include <bit>
 #include <tuple>
+#include <vector>
 
 #include "common/error.h"
 
 namespace tessera::runtime {
 
 namespace {
+
+// One training step's figures (data_parallel_run.h, "per_step"): its loss, and in simulated
+// picoseconds the system's time, the busiest processor's compute, the barriers and exchange phases
+// on the critical path, and of those the barriers alone.
+struct StepFigures {
+  double loss = 0;
+  int64_t wall_ps = 0, compute_ps = 0, exchange_ps = 0, barrier_ps = 0, supersteps = 0;
+};
+
+// Calls f(name, field) for every integer field of `s` (one list for save, load and the report).
+template <class S, class F>
+void each_step_field(S& s, F&& f) {
+  f("wall_ps", s.wall_ps);
+  f("compute_ps", s.compute_ps);
+  f("exchange_ps", s.exchange_ps);
+  f("barrier_ps", s.barrier_ps);
+  f("supersteps", s.supersteps);
+}
+
+nlohmann::ordered_json steps_to_json(const std::vector<StepFigures>& steps) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const StepFigures& s : steps) {
+    nlohmann::ordered_json o{{"loss", s.loss}};
+    each_step_field(s, [&](const char* name, int64_t v) { o[name] = v; });
+    j.push_back(std::move(o));
+  }
+  return j;
+}
+
+std::vector<StepFigures> steps_from_json(const nlohmann::ordered_json& j, const std::string& path) {
+  const char* corrupt = "corrupt checkpoint progress (per-step figures)";
+  if (!j.is_array()) throw Error(path, corrupt);
+  std::vector<StepFigures> out;
+  for (const nlohmann::ordered_json& o : j) {
+    if (!o.is_object() || !o.contains("loss") || !o["loss"].is_number()) throw Error(path, corrupt);
+    StepFigures s;
+    s.loss = o["loss"].get<double>();
+    each_step_field(s, [&](const char* name, int64_t& v) {
+      if (!o.contains(name) || !o[name].is_number_integer()) throw Error(path, corrupt);
+      v = o[name].get<int64_t>();
+    });
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The epoch report's "per_step": one array per figure, times in seconds.
+nlohmann::ordered_json per_step_json(const std::vector<StepFigures>& steps) {
+  nlohmann::ordered_json loss = nlohmann::ordered_json::array(), supersteps = loss;
+  std::vector<double> seconds, compute, exchange, barrier, overlap;
+  auto s_of = [](int64_t ps) { return static_cast<double>(ps) * 1e-12; };
+  for (const StepFigures& s : steps) {
+    loss.push_back(s.loss);
+    seconds.push_back(s_of(s.wall_ps));
+    compute.push_back(s_of(s.compute_ps));
+    exchange.push_back(s_of(s.exchange_ps));
+    barrier.push_back(s_of(s.barrier_ps));
+    overlap.push_back(std::max(0.0, s_of(s.compute_ps) + s_of(s.exchange_ps) - s_of(s.wall_ps)));
+    supersteps.push_back(s.supersteps);
+  }
+  return {{"loss", loss},
+          {"seconds", seconds},
+          {"compute_seconds", compute},
+          {"exchange_seconds", exchange},
+          {"barrier_seconds", barrier},
+          {"overlap_seconds", overlap},
+          {"supersteps", supersteps}};
+}
 
 // The data-parallel Trainer: a DataParallelTrainer, the scaling baseline and the epoch's figures
 // (data_parallel_run.h).
@@ -34,7 +103,18 @@ class DataParallelRunTrainer final : public Trainer {
       const int shard = (m_options.trainer.batch + procs - 1) / procs;
       m_single_core_s = m_dp.single_core_step_seconds(shard, b.images.data(), b.labels.data());
     }
-    return m_dp.step(b.images.data(), b.labels.data(), b.size);
+    const DataParallelTotals before = m_dp.totals();
+    const int64_t barrier_before = m_dp.system().groups().front().barrier_ps;
+    StepFigures f;
+    f.loss = m_dp.step(b.images.data(), b.labels.data(), b.size);
+    const DataParallelTotals d = totals_since(m_dp.totals(), before);
+    f.wall_ps = d.wall_ps;
+    f.compute_ps = d.compute_ps;
+    f.exchange_ps = d.exchange_ps;
+    f.barrier_ps = m_dp.system().groups().front().barrier_ps - barrier_before;
+    f.supersteps = d.supersteps;
+    m_step_figures.push_back(f);
+    return f.loss;
   }
 
   void evaluate(const Batch& b, graph::EvalResult& acc) override {
@@ -46,6 +126,7 @@ class DataParallelRunTrainer final : public Trainer {
   void start_epoch() override {
     m_epoch_start = m_dp.totals();
     m_skipped = 0;
+    m_step_figures.clear();
   }
 
   nlohmann::ordered_json epoch_report(const EpochResult& e) override;
@@ -60,6 +141,7 @@ class DataParallelRunTrainer final : public Trainer {
     c.progress["skipped"] = m_skipped;
     c.progress["single_core_bits"] = std::bit_cast<uint64_t>(m_single_core_s);
     c.progress["epoch_start"] = totals_to_json(m_epoch_start);
+    c.progress["per_step"] = steps_to_json(m_step_figures);
     c.progress["trainer"] = m_dp.save_state();  // collective
   }
 
@@ -77,6 +159,9 @@ class DataParallelRunTrainer final : public Trainer {
   // The epoch in progress.
   DataParallelTotals m_epoch_start;
   int64_t m_skipped = 0;
+  // Its steps so far (empty after resuming from a checkpoint that does not keep them: the epoch's
+  // report then has no per_step).
+  std::vector<StepFigures> m_step_figures;
 };
 
 nlohmann::ordered_json DataParallelRunTrainer::identity(
@@ -117,6 +202,13 @@ void DataParallelRunTrainer::restore(const Checkpoint& c, int64_t /*step*/,
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_epoch_start = totals_from_json(p["epoch_start"], path);
   m_dp.restore(c.params, c.state, p["trainer"], path);
+  m_step_figures.clear();
+  if (p.contains("per_step")) {
+    m_step_figures = steps_from_json(p["per_step"], path);
+    if (static_cast<int64_t>(m_step_figures.size()) !=
+        totals_since(m_dp.totals(), m_epoch_start).steps)
+      throw Error(path, "corrupt checkpoint progress (per-step figures)");
+  }
 }
 
 nlohmann::ordered_json DataParallelRunTrainer::epoch_report(const EpochResult& e) {
@@ -161,6 +253,8 @@ nlohmann::ordered_json DataParallelRunTrainer::epoch_report(const EpochResult& e
       ratio(ratio(samples, chip_s),
             static_cast<double>(procs) * ratio(static_cast<double>(shard), m_single_core_s));
   j["host_seconds"] = e.wall_seconds;
+  if (static_cast<int64_t>(m_step_figures.size()) == d.steps)
+    j["per_step"] = per_step_json(m_step_figures);
   return j;
 }
 

@@ -29,7 +29,12 @@
 //   scaling_efficiency    (samples / sim_chip_seconds) / (P x ceil(batch / P) /
 //                         single_core_step_seconds): throughput over P times one core's at the
 //                         same per-processor batch (host link excluded on both sides);
-//   host_seconds          wall time of the epoch's steps in this process.
+//   host_seconds          wall time of the epoch's steps in this process;
+//   per_step              one array per figure, an entry per training step of the epoch: loss,
+//                         seconds (the system's clock over the step), compute_seconds,
+//                         exchange_seconds, overlap_seconds (as the epoch's, for the one step),
+//                         barrier_seconds (the barrier part of exchange_seconds), supersteps;
+//                         absent when resumed from a checkpoint without them.
 // The run report adds, after clock_hz: processors, chips, cores_per_chip, rings, directions,
 // allreduce, bucket_words, overlap, buckets, overlapped_supersteps_per_step (the all-reduce
 // schedule, DataParallelOptions; the last two of the first shard's image); after resumed_from:
@@ -41,7 +46,8 @@
 //                   replica_state() first checks that every replica's are bit-identical to them
 //                   (the run guarantees it), so one replica stands for all P;
 //   progress        the loop's fields, then "skipped", "single_core_bits" (the scaling baseline),
-//                   "epoch_start" (the trainer's totals at the epoch's start), and "trainer":
+//                   "epoch_start" (the trainer's totals at the epoch's start), "per_step" (the
+//                   epoch's steps so far: loss and integer picoseconds), and "trainer":
 //                   DataParallelTrainer::save_state() (step counter, totals, the system's clocks
 //                   and every core's, per-group timing, the fabric's loss streams, wire
 //                   busy-until times and statistics);

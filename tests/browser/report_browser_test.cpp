@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,57 @@ void expect_roofline_and_step_curves(const std::string& dom, const std::vector<j
   }
 }
 
+// The figure of `html` (a section) whose caption starts with `caption`, or "".
+std::string figure(const std::string& html, const std::string& caption) {
+  const auto at = html.find("<figcaption>" + caption);
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</figure>", at) - at);
+}
+
+// The data-value attributes of the elements of `html` whose class attribute is `cls`, in order.
+std::vector<double> values_of(const std::string& html, const std::string& cls) {
+  std::vector<double> v;
+  const std::regex element("class=\"" + cls + "\"[^>]*data-value=\"([^\"]*)\"");
+  for (std::sregex_iterator it(html.begin(), html.end(), element), end; it != end; ++it)
+    v.push_back(std::stod((*it)[1]));
+  return v;
+}
+
+// A data-parallel report's per-step figures, drawn: the training section's loss and simulated
+// seconds per step (a point per step), and in the many-chip section the step timeline (a span per
+// step on each of its three tracks: steps, compute, exchange) and the stacked bars per step whose
+// overlap and compute-only parts equal the JSON's.
+void expect_data_parallel_steps(const std::string& dom, const json& r) {
+  std::vector<double> compute, overlap;
+  for (const json& e : r["epochs"]) {
+    const json& s = e["per_step"];
+    ASSERT_EQ(s["loss"].size(), e["steps"].get<size_t>());
+    for (const char* k : {"seconds", "compute_seconds", "exchange_seconds", "overlap_seconds",
+                          "barrier_seconds", "supersteps"})
+      ASSERT_EQ(s[k].size(), s["loss"].size()) << k;
+    for (size_t i = 0; i < s["loss"].size(); ++i) {
+      overlap.push_back(s["overlap_seconds"][i]);
+      compute.push_back(s["compute_seconds"][i].get<double>() - overlap.back());
+    }
+  }
+  ASSERT_FALSE(overlap.empty());
+  const std::string training = section(dom, "training"), chips = section(dom, "many-chip");
+  for (const char* title : {"Loss per step", "Simulated seconds per step"})
+    EXPECT_EQ(count(figure(training, title), "<circle"), overlap.size()) << title;
+  const std::string timeline = figure(chips, "Training steps and their supersteps");
+  EXPECT_EQ(count(timeline, "class=\"span\""), 3 * overlap.size());
+  const std::string bars = figure(chips, "dp.json: compute, exchange and overlap per step");
+  EXPECT_EQ(count(bars, "class=\"bar stacked"), 4 * overlap.size());
+  const std::vector<double> shown_compute = values_of(bars, "bar stacked series-0"),
+                            shown_overlap = values_of(bars, "bar stacked series-1");
+  ASSERT_EQ(shown_compute.size(), compute.size());
+  ASSERT_EQ(shown_overlap.size(), overlap.size());
+  for (size_t i = 0; i < overlap.size(); ++i) {
+    EXPECT_DOUBLE_EQ(shown_compute[i], compute[i]) << "step " << i + 1;
+    EXPECT_DOUBLE_EQ(shown_overlap[i], overlap[i]) << "step " << i + 1;
+  }
+}
+
 class BrowserReport : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -252,6 +304,7 @@ TEST_F(BrowserReport, DataParallelOnEightProcessorsAndAnAllReduce) {
   const json dp = read_json(d + "/dp.json"), ar = read_json(d + "/allreduce.json");
   EXPECT_EQ(dp["processors"], 8);
   expect_training_summary(p.dom, 0, dp);
+  expect_data_parallel_steps(p.dom, dp);
   expect_value(summary_values(p.dom, 1), "sim_seconds", ar["sim_seconds"].get<double>());
   expect_value(summary_values(p.dom, 1), "host_seconds", ar["host_seconds"].get<double>());
 
@@ -271,12 +324,60 @@ TEST_F(BrowserReport, AMappingAndAMapperSuite) {
   const Page p = open_page(d + "/report.html");
   expect_clean_load(p);
   for (const char* id : {"summary", "mapper"}) expect_charts_drawn(p.dom, id);
-  EXPECT_EQ(count(section(p.dom, "mapper"), "class=\"core\""), 64u);  // every node placed
-  EXPECT_GT(count(section(p.dom, "mapper"), "class=\"link\""), 0u);
+  const std::string mapper = section(p.dom, "mapper");
+  EXPECT_EQ(count(mapper, "class=\"core\""), 64u);  // every node placed
+  EXPECT_GT(count(mapper, "class=\"link\""), 0u);
+  // Cores coloured by their node's community, in placement order, with a legend entry for each.
+  std::vector<int> want, shown;
+  const json map = read_json(d + "/map.json");
+  for (const json& n : map["placement"]) want.push_back(n["community"]);
+  const std::regex cell("class=\"core\"[^>]*data-community=\"([0-9]+)\"");
+  for (std::sregex_iterator it(mapper.begin(), mapper.end(), cell), end; it != end; ++it)
+    shown.push_back(std::stoi((*it)[1]));
+  EXPECT_EQ(shown, want);
+  const size_t communities = std::set<int>(want.begin(), want.end()).size();
+  EXPECT_GT(communities, 1u);
+  for (size_t c = 0; c < communities; ++c)
+    EXPECT_NE(mapper.find(">community " + std::to_string(c) + "</text>"), std::string::npos) << c;
 
   const Page html = open_page(d + "/map.html");
   expect_clean_load(html);
   expect_charts_drawn(html.dom, "mapper");
+}
+
+TEST_F(BrowserReport, AWorkloadSuiteShowsCyclesAgainstTheBoundAndItsUnsupportedRows) {
+  const std::string d = out_dir();
+  const std::string suite = source("fuzz/seeds/fuzz_report/suite.json");
+  tessera("report " + suite + " -o " + d + "/report.html");
+  const Page p = open_page(d + "/report.html");
+  expect_clean_load(p);
+  for (const char* id : {"summary", "suite"}) expect_charts_drawn(p.dom, id);
+  const json r = read_json(suite);
+  std::vector<double> over_bound, cycles;
+  double host = 0;
+  for (const json& row : r["rows"]) {
+    host += row["host_seconds"].get<double>();
+    if (!row["supported"].get<bool>()) {
+      EXPECT_NE(figure(section(p.dom, "suite"), "Unsupported workloads")
+                    .find("<td>" + row["reason"].get<std::string>() + "</td>"),
+                std::string::npos);
+      continue;
+    }
+    over_bound.push_back(row["cycles_over_bound"]);
+    cycles.push_back(row["cycles"]);
+  }
+  const std::string s = section(p.dom, "suite");
+  EXPECT_EQ(values_of(figure(s, "Cycles over the roofline bound"), "bar series-0"), over_bound);
+  EXPECT_EQ(count(s, "class=\"unit-line\""), 1u);  // the bound, on the log axis
+  // The table's cycles column (the third) shows the JSON's numbers.
+  const std::string table = figure(s, "Workloads");
+  std::vector<double> shown;
+  const std::regex row("<tr><td>[^<]*</td><td>[^<]*</td><td data-value=\"([^\"]*)\"");
+  for (std::sregex_iterator it(table.begin(), table.end(), row), end; it != end; ++it)
+    shown.push_back(std::stod((*it)[1]));
+  EXPECT_EQ(shown, cycles);
+  expect_value(summary_values(p.dom, 0), "host_seconds", host);
+  EXPECT_EQ(summary_values(p.dom, 0).at("config"), r["config"]);
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ TEST(ReportInput, EachFormatTagNamesItsKind) {
   EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-map", "version": 1})").kind, Kind::kMap);
   EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-map-bench", "version": 1})").kind,
             Kind::kMapBench);
+  EXPECT_EQ(parse_input("a.json", R"({"format": "tessera-suite", "version": 1})").kind,
+            Kind::kSuite);
 }
 
 TEST(ReportInput, TheLabelIsTheFileName) {
@@ -134,7 +136,14 @@ TEST(ReportPage, FieldsOfTheWrongTypeGiveAnErrorNotACrash) {
         R"({"format": "tessera-stats", "version": 1, "stalls": [1], "units": 2})",
         R"({"format": "tessera-map", "version": 1, "placement": [{"x": -9}],
                                "routes": [{"hops": "EEQ", "src": 3}]})",
-        R"({"format": "tessera-map-bench", "version": 1, "results": [{}]})"}) {
+        R"({"format": "tessera-map-bench", "version": 1, "results": [{}]})",
+        R"({"format": "tessera-map", "version": 1, "placement": [{"community": 1e300},
+                               {"community": -2}, {"community": "a"}]})",
+        R"({"format": "tessera-train", "version": 1, "epochs": [{"processors": 2, "per_step":
+            {"seconds": [1, "a", null], "compute_seconds": 3, "supersteps": [1e300]}}]})",
+        R"({"format": "tessera-suite", "version": 1, "config": [], "rows": [{"supported": true,
+            "cycles_over_bound": "x"}, {"supported": "no"}, 3]})",
+        R"({"format": "tessera-suite", "version": 1, "rows": {}})"}) {
     try {
       (void)render_page(page_data({parse_input("r.json", text)}, nullptr), "");
     } catch (const Error&) {

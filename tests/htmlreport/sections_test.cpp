@@ -42,6 +42,58 @@ TEST(ReportSections, MapperRunsShowTheMapper) {
   EXPECT_EQ(section_ids({"map.json", "map-bench.json"}), (Ids{"summary", "mapper"}));
 }
 
+TEST(ReportSections, AWorkloadSuiteShowsTheSuite) {
+  EXPECT_EQ(section_ids({"suite.json"}), (Ids{"summary", "suite"}));
+}
+
+// The charts of section `id` of the page of `seeds`, by type.
+std::vector<Json> charts_of(const std::vector<std::string>& seeds, const std::string& id,
+                            const std::string& type) {
+  std::vector<Input> in;
+  for (const std::string& s : seeds)
+    in.push_back(read_input(std::string(TESSERA_SOURCE_DIR) + "/fuzz/seeds/fuzz_report/" + s));
+  std::vector<Json> out;
+  const Json page = page_data(in, nullptr);
+  for (const Json& s : page["sections"])
+    if (s["id"] == id)
+      for (const Json& c : s["charts"])
+        if (c["type"] == type) out.push_back(c);
+  return out;
+}
+
+TEST(ReportSections, ADataParallelRunsStepsAreOnATimelineAndInStackedBarsThatAddUpToTheStep) {
+  const Json report = read_input(std::string(TESSERA_SOURCE_DIR) +
+                                 "/fuzz/seeds/fuzz_report/train-data-parallel.json")
+                          .data;
+  const Json& per_step = report["epochs"][0]["per_step"];
+  const size_t steps = per_step["seconds"].size();
+  ASSERT_GT(steps, 0u);
+  const auto timelines = charts_of({"train-data-parallel.json"}, "many-chip", "timeline");
+  ASSERT_EQ(timelines.size(), 1u);
+  EXPECT_EQ(timelines[0]["tracks"].size(), 3u);
+  EXPECT_EQ(timelines[0]["events"], 3 * steps);
+  double total = 0;
+  for (const Json& s : per_step["seconds"]) total += s.get<double>();
+  EXPECT_NEAR(timelines[0]["end"].get<double>(), total, 1e-9 * total);
+  for (const Json& bars : charts_of({"train-data-parallel.json"}, "many-chip", "bars")) {
+    if (!bars.contains("stacked")) continue;
+    ASSERT_EQ(bars["categories"].size(), steps);
+    for (size_t k = 0; k < steps; ++k) {
+      double sum = 0;
+      for (const Json& s : bars["series"]) sum += s["values"][k].get<double>();
+      const double step = per_step["seconds"][k];
+      EXPECT_NEAR(sum, step, 1e-9 * step) << "step " << k + 1;
+    }
+  }
+}
+
+TEST(ReportSections, AMappingColoursItsCoresByCommunity) {
+  const auto meshes = charts_of({"map.json"}, "mapper", "mesh");
+  ASSERT_EQ(meshes.size(), 1u);
+  EXPECT_EQ(meshes[0]["colour_by"], "community");
+  for (const Json& c : meshes[0]["cells"]) EXPECT_GE(c["community"].get<int>(), 0);
+}
+
 TEST(ReportSections, TheSummaryHasAColumnPerRun) {
   const Json d = page_data(
       {read_input(std::string(TESSERA_SOURCE_DIR) + "/fuzz/seeds/fuzz_report/stats.json")},

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "mapper/communities.h"
 #include "mapper/generators.h"
 #include "mapper/graph_io.h"
 #include "mapper/mapper.h"
@@ -103,6 +104,21 @@ TEST(Pipeline, SameInputsAndSeedGiveIdenticalOutput) {
   auto a = result_json(g, sys, opt, map_graph(g, sys, opt), nullptr, false).dump();
   auto b = result_json(g, sys, opt, map_graph(g, sys, opt), nullptr, false).dump();
   EXPECT_EQ(a, b);
+}
+
+TEST(Pipeline, EachPlacedNodeCarriesItsLouvainCommunityWhateverTheMethod) {
+  SystemSpec sys = make_system(2, 6, 6);
+  LogicalGraph g = gen_family("planted", 60, 5);
+  const std::vector<int> want = louvain(g, 1.0, 3);
+  for (const char* method : {"greedy", "snake"}) {
+    MapOptions opt;
+    opt.method = method;
+    opt.seed = 3;
+    const auto j = result_json(g, sys, opt, map_graph(g, sys, opt), nullptr, false);
+    ASSERT_EQ(j["placement"].size(), want.size());
+    for (size_t v = 0; v < want.size(); ++v)
+      EXPECT_EQ(j["placement"][v]["community"], want[v]) << method << " node " << v;
+  }
 }
 
 TEST(Pipeline, UnknownMethodOrStageIsAnError_bad) {

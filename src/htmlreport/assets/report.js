@@ -19,11 +19,12 @@
     return fig.append("svg").attr("width", width).attr("height", height);
   }
 
-  function legend(svg, names, x, y) {
+  // A legend entry per name, coloured by `scale` (default: the page's colours).
+  function legend(svg, names, x, y, scale) {
     var g = svg.append("g").attr("class", "legend").attr("transform", "translate(" + x + "," + y + ")");
     names.forEach(function (name, i) {
       var row = g.append("g").attr("transform", "translate(0," + i * 16 + ")");
-      row.append("rect").attr("width", 10).attr("height", 10).style("fill", colour(name));
+      row.append("rect").attr("width", 10).attr("height", 10).style("fill", (scale || colour)(name));
       row.append("text").attr("x", 14).attr("y", 9).text(name);
     });
   }
@@ -32,7 +33,48 @@
     return d3.scale.linear().domain([0, max > 0 ? max : 1]).range(["#e0e0e0", "#d7191c"]);
   }
 
+  // Stacked bars (c.stacked): one bar per category, the series' non-negative values stacked in
+  // series order.
+  function drawStacked(fig, c) {
+    var names = c.series.map(function (s) { return s.name; });
+    var longest = d3.max(c.categories, function (s) { return s.length; }) || 1;
+    var m = { top: 10, right: 180, bottom: Math.min(160, 12 + 6 * longest), left: 70 };
+    var w = Math.max(kWidth, Math.min(1400, c.categories.length * 14)) - m.left - m.right, h = 240;
+    var svg = svgFor(fig, w + m.left + m.right, h + m.top + m.bottom);
+    var g = svg.append("g").attr("transform", "translate(" + m.left + "," + m.top + ")");
+    var x = d3.scale.ordinal().domain(c.categories).rangeRoundBands([0, w], 0.15);
+    var base = c.categories.map(function () { return 0; });
+    var layers = c.series.map(function (s) {
+      return s.values.map(function (v, i) {
+        var d = { y0: base[i], y1: base[i] + Math.max(0, v), v: v, i: i };
+        base[i] = d.y1;
+        return d;
+      });
+    });
+    var y = d3.scale.linear().domain([0, d3.max(base) || 1]).nice().range([h, 0]);
+    c.series.forEach(function (s, k) {
+      g.selectAll("rect.series-" + k).data(layers[k]).enter().append("rect")
+        .attr("class", "bar stacked series-" + k)
+        .attr("x", function (d) { return x(c.categories[d.i]); })
+        .attr("width", Math.max(1, x.rangeBand()))
+        .attr("y", function (d) { return y(d.y1); })
+        .attr("height", function (d) { return y(d.y0) - y(d.y1); })
+        .attr("data-value", function (d) { return String(d.v); })
+        .style("fill", colour(s.name))
+        .append("title").text(function (d) { return s.name + ", " + c.categories[d.i] + ": " + text(d.v) + " " + c.unit; });
+    });
+    var axis = d3.svg.axis().scale(x).orient("bottom");
+    if (c.categories.length > 40)  // label every k-th category
+      axis.tickValues(c.categories.filter(function (d, i) { return i % Math.ceil(c.categories.length / 40) === 0; }));
+    g.append("g").attr("class", "axis").attr("transform", "translate(0," + h + ")").call(axis)
+      .selectAll("text").style("text-anchor", "end").attr("transform", "rotate(-35)");
+    g.append("g").attr("class", "axis").call(d3.svg.axis().scale(y).orient("left").ticks(6).tickFormat(tick))
+      .append("text").attr("x", 4).attr("y", -2).text(c.unit);
+    legend(svg, names, m.left + w + 16, m.top);
+  }
+
   function drawBars(fig, c) {
+    if (c.stacked) return drawStacked(fig, c);
     var names = c.series.map(function (s) { return s.name; });
     var longest = d3.max(c.categories, function (s) { return s.length; }) || 1;
     var m = { top: 10, right: 180, bottom: Math.min(160, 12 + 6 * longest), left: 70 };
@@ -45,20 +87,33 @@
     var max = d3.max(c.series, function (s) { return d3.max(s.values); }) || 0;
     var min = Math.min(0, d3.min(c.series, function (s) { return d3.min(s.values); }) || 0);
     var y = d3.scale.linear().domain([min, max > min ? max : min + 1]).nice().range([h, 0]);
+    var shown = function () { return true; }, base = 0;
+    if (c.log) {  // positive values only, from a base below the smallest and at most 1
+      shown = function (d) { return d > 0; };
+      var positive = d3.merge(c.series.map(function (s) { return s.values.filter(shown); }));
+      base = Math.min(1, d3.min(positive) || 1) / 2;
+      y = d3.scale.log().domain([base, Math.max(2 * base, (d3.max(positive) || 1) * 1.5)]).range([h, 0]);
+    }
     c.series.forEach(function (s, k) {
-      g.selectAll("rect.series-" + k).data(s.values).enter().append("rect")
+      var values = s.values.map(function (v, i) { return { v: v, i: i }; }).filter(function (d) { return shown(d.v); });
+      g.selectAll("rect.series-" + k).data(values).enter().append("rect")
         .attr("class", "bar series-" + k)
-        .attr("x", function (d, i) { return x0(c.categories[i]) + x1(s.name); })
+        .attr("x", function (d) { return x0(c.categories[d.i]) + x1(s.name); })
         .attr("width", Math.max(1, x1.rangeBand()))
-        .attr("y", function (d) { return y(Math.max(0, d)); })
-        .attr("height", function (d) { return Math.abs(y(d) - y(0)); })
+        .attr("y", function (d) { return y(Math.max(base, d.v)); })
+        .attr("height", function (d) { return Math.abs(y(d.v) - y(base)); })
+        .attr("data-value", function (d) { return String(d.v); })
         .style("fill", colour(s.name))
-        .append("title").text(function (d, i) { return s.name + ", " + c.categories[i] + ": " + text(d) + " " + c.unit; });
+        .append("title").text(function (d) { return s.name + ", " + c.categories[d.i] + ": " + text(d.v) + " " + c.unit; });
     });
+    if (c.log && y.domain()[0] < 1 && y.domain()[1] > 1)
+      g.append("line").attr("class", "unit-line").attr("x1", 0).attr("x2", w).attr("y1", y(1)).attr("y2", y(1))
+        .style("stroke", "#555").style("stroke-dasharray", "6,3");
     g.append("g").attr("class", "axis").attr("transform", "translate(0," + h + ")")
       .call(d3.svg.axis().scale(x0).orient("bottom"))
       .selectAll("text").style("text-anchor", "end").attr("transform", "rotate(-35)");
-    g.append("g").attr("class", "axis").call(d3.svg.axis().scale(y).orient("left").ticks(6).tickFormat(tick))
+    g.append("g").attr("class", "axis").call(c.log ? d3.svg.axis().scale(y).orient("left").ticks(6, tick)
+                                              : d3.svg.axis().scale(y).orient("left").ticks(6).tickFormat(tick))
       .append("text").attr("x", 4).attr("y", -2).text(c.unit);
     legend(svg, names, m.left + w + 16, m.top);
   }
@@ -140,7 +195,9 @@
     table.append("thead").append("tr").selectAll("th").data(c.columns).enter().append("th")
       .text(function (d) { return d; });
     table.append("tbody").selectAll("tr").data(c.rows).enter().append("tr")
-      .selectAll("td").data(function (r) { return r; }).enter().append("td").text(text);
+      .selectAll("td").data(function (r) { return r; }).enter().append("td")
+      .attr("data-value", function (v) { return typeof v === "number" ? String(v) : null; })
+      .text(text);
   }
 
   // Values also as data-key / data-run / data-value, the JSON's numbers unformatted.
@@ -190,18 +247,30 @@
     svg.append("text").attr("x", size + 10).attr("y", 20).text("busiest link: " + text(max) + " " + c.unit);
   }
 
+  // Cores coloured by community (c.colour_by) with a legend of the communities, else by processor.
   function drawMesh(fig, c) {
     var cell = 36, gap = 30;
     var pw = c.width * cell, ph = c.height * cell;
-    var svg = svgFor(fig, c.processors * (pw + gap) + 220, ph + 20);
+    var byCommunity = c.colour_by === "community";
+    var group = function (d) { return byCommunity ? "community " + d.community : "processor " + d.processor; };
+    var groups = d3.set(c.cells.map(group)).values().sort(function (a, b) {
+      return d3.ascending(+a.split(" ")[1], +b.split(" ")[1]);
+    });
+    var fill = !byCommunity ? colour
+      : (groups.length <= 10 ? d3.scale.category10() : d3.scale.category20()).domain(groups);
+    var svg = svgFor(fig, c.processors * (pw + gap) + 220, Math.max(ph + 20, 40 + 16 * groups.length));
     var max = d3.max(c.links, function (l) { return l.value; }) || 0, scale = heat(max);
     var origin = function (p) { return p * (pw + gap) + 10; };
     svg.selectAll("rect.core").data(c.cells).enter().append("rect").attr("class", "core")
       .attr("x", function (d) { return origin(d.processor) + d.x * cell + 3; })
       .attr("y", function (d) { return d.y * cell + 13; })
       .attr("width", cell - 6).attr("height", cell - 6)
-      .style("fill", function (d) { return colour("processor " + d.processor); }).style("opacity", 0.6)
-      .append("title").text(function (d) { return d.label + " on processor " + d.processor + " (" + d.x + "," + d.y + ")"; });
+      .attr("data-community", function (d) { return byCommunity ? String(d.community) : null; })
+      .style("fill", function (d) { return fill(group(d)); }).style("opacity", 0.6)
+      .append("title").text(function (d) {
+        return d.label + " on processor " + d.processor + " (" + d.x + "," + d.y + ")" +
+          (byCommunity ? ", community " + d.community : "");
+      });
     var step = { E: [1, 0], W: [-1, 0], N: [0, -1], S: [0, 1] };
     svg.selectAll("line.link").data(c.links).enter().append("line").attr("class", "link")
       .each(function (l) {
@@ -214,6 +283,7 @@
       .append("title").text(function (l) { return "(" + l.x + "," + l.y + ") " + l.dir + ": " + l.value + " routes"; });
     svg.append("text").attr("x", c.processors * (pw + gap) + 10).attr("y", 24)
       .text("busiest link: " + text(max) + " routes");
+    if (byCommunity) legend(svg, groups, c.processors * (pw + gap) + 10, 36, fill);
   }
 
   // Spans in [t0, t1] of a track: by binary search on the sorted starts, reaching back by the
@@ -223,8 +293,11 @@
     return [lo, hi];
   }
 
+  var timelines = 0;  // clip-path ids are per timeline
+
   function drawTimeline(fig, c) {
     var m = { top: 24, left: 120, right: 20 }, row = 20, kMaxSpans = 2000, kBins = 600;
+    var clip = "timeline-clip-" + timelines++;
     var w = Math.max(kWidth, 1000) - m.left - m.right;
     var tracks = c.tracks;
     tracks.forEach(function (t) {
@@ -237,12 +310,12 @@
     controls.append("span").text(c.events + " spans" + (c.dropped ? " (" + c.dropped + " dropped by the trace)" : "") + ". ");
     var shown = controls.append("span");
     var svg = svgFor(fig, w + m.left + m.right, m.top + tracks.length * row + 10);
-    svg.append("defs").append("clipPath").attr("id", "timeline-clip").append("rect")
+    svg.append("defs").append("clipPath").attr("id", clip).append("rect")
       .attr("width", w).attr("height", tracks.length * row);
     var g = svg.append("g").attr("transform", "translate(" + m.left + "," + m.top + ")");
     var x = d3.scale.linear().domain([0, c.end || 1]).range([0, w]);
     var axis = g.append("g").attr("class", "axis");
-    var body = g.append("g").attr("clip-path", "url(#timeline-clip)");
+    var body = g.append("g").attr("clip-path", "url(#" + clip + ")");
     body.append("rect").attr("width", w).attr("height", tracks.length * row).style("fill", "#fafafa");
     var rows = body.selectAll("g.track").data(tracks).enter().append("g").attr("class", "track")
       .attr("transform", function (t, i) { return "translate(0," + i * row + ")"; });
