@@ -71,7 +71,6 @@ struct SystemOptions {
       nullptr;  // the ranks to spread the processors over; nullptr: this process alone
 };
 
-// Per sync group: what its supersteps cost.
 // One superstep's exchange on the critical path, in simulated picoseconds: the last waiting
 // processor reached its sync (`arrived`), the first transfer was posted (`posted`: after the
 // barrier before the exchange, if the placement has one; = the end of that barrier without
@@ -84,6 +83,7 @@ struct SuperstepSpan {
   fabric::Picos arrived = 0, posted = 0, delivered = 0, released = 0;
 };
 
+// Per sync group: what its supersteps cost.
 struct GroupTiming {
   int64_t supersteps = 0;
   fabric::Picos barrier_ps = 0;  // sum over supersteps of barrier latencies on the critical path
