@@ -14,6 +14,8 @@
 //   shows as compute and exchange at the same time;
 //   stacked bars per step splitting its time into compute only, overlap, exchange only and
 //   neither (max(0, seconds - compute - exchange)), which add up to the step's seconds.
+// Per superstep of an all-reduce report ("superstep_spans", cli/bench/allreduce.cpp): a timeline
+// with three tracks per run: "compute", "barrier" and "exchange" (add_superstep_spans).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -59,12 +61,12 @@ double nth(const Json& j, const char* key, size_t n) {
   return n < v.size() ? number_of(v[n]) : 0.0;
 }
 
-// The timeline tracks and stacked bars of the run's per-step figures (see the top).
+// The timeline and stacked bars of a data-parallel run's per-step figures (see the top).
 class StepFigures {
  public:
   void add_run(const Input& i) {
-    SpanTrack steps{i.label + " steps", {}, {}, {}}, compute{i.label + " compute", {}, {}, {}},
-        exchange{i.label + " exchange", {}, {}, {}};
+    const std::string steps = i.label + " steps", compute = i.label + " compute",
+                      exchange = i.label + " exchange";
     Bars bars(i.label + ": compute, exchange and overlap per step", "s", BarLayout::kStacked);
     double t = 0;
     int64_t number = 0;
@@ -75,9 +77,10 @@ class StepFigures {
                      x = std::min(wall, nth(p, "exchange_seconds", k));
         const double both = std::max(0.0, c + x - wall);
         const std::string step = fmt::format("step {}", ++number);
-        add_span(steps, t, wall, fmt::format("{}: {} supersteps", step, nth(p, "supersteps", k)));
-        add_span(compute, t, c, "compute");
-        add_span(
+        m_timeline.add(steps, t, wall,
+                       fmt::format("{}: {} supersteps", step, nth(p, "supersteps", k)));
+        m_timeline.add(compute, t, c, "compute");
+        m_timeline.add(
             exchange, t + wall - x, x,
             fmt::format("exchange and barriers (barriers {:.4g} s)", nth(p, "barrier_seconds", k)));
         bars.add("compute only", step, c - both);
@@ -87,34 +90,43 @@ class StepFigures {
         t += wall;
       }
     }
-    if (bars.empty()) return;
-    m_tracks.insert(m_tracks.end(), {steps, compute, exchange});
-    m_bars.push_back(bars.to_json());
+    if (!bars.empty()) m_bars.push_back(bars.to_json());
   }
 
   // The timeline and the bars (nothing when no run has per-step figures).
   void append_to(Json& charts) const {
-    if (m_tracks.empty()) return;
-    charts.push_back(
-        timeline_chart("Training steps and their supersteps on the simulated clock "
-                       "(scroll to zoom, drag to pan)",
-                       "s", m_names, m_tracks));
+    if (m_timeline.empty()) return;
+    charts.push_back(m_timeline.to_json(
+        "Training steps and their supersteps on the simulated clock (scroll to zoom, drag to pan)",
+        "s"));
     for (const Json& b : m_bars) charts.push_back(b);
   }
 
  private:
-  void add_span(SpanTrack& track, double start, double dur, const std::string& name) {
-    auto at = std::find(m_names.begin(), m_names.end(), name);
-    if (at == m_names.end()) at = m_names.insert(at, name);
-    track.start.push_back(start);
-    track.dur.push_back(dur);
-    track.kind.push_back(static_cast<int>(at - m_names.begin()));
-  }
-
-  std::vector<std::string> m_names;
-  std::vector<SpanTrack> m_tracks;
+  TimelineBuilder m_timeline;
   std::vector<Json> m_bars;
 };
+
+// The supersteps of an all-reduce report's "superstep_spans" on `timeline`: per superstep k the
+// compute before it (from the previous superstep's release, or 0, to the last arrival), the
+// barriers ([arrived, posted] when the exchange waits for one, [delivered, released]) and the
+// exchange ([posted, delivered]).
+void add_superstep_spans(const Input& i, TimelineBuilder& timeline) {
+  const Json& s = field(i.data, "superstep_spans");
+  double previous = 0;
+  for (size_t k = 0; k < list_at(s, "arrived").size(); ++k) {
+    const double arrived = nth(s, "arrived", k), posted = nth(s, "posted", k),
+                 delivered = nth(s, "delivered", k), released = nth(s, "released", k);
+    const std::string name = fmt::format("superstep {}", k + 1);
+    timeline.add(i.label + " compute", previous, std::max(0.0, arrived - previous), name);
+    if (posted > arrived)
+      timeline.add(i.label + " barrier", arrived, posted - arrived, name + ": barrier");
+    timeline.add(i.label + " exchange", posted, std::max(0.0, delivered - posted), name);
+    timeline.add(i.label + " barrier", delivered, std::max(0.0, released - delivered),
+                 name + ": barrier");
+    previous = released;
+  }
+}
 
 }  // namespace
 
@@ -123,6 +135,7 @@ Json many_chip_section(const std::vector<Input>& in) {
   Bars split("Compute, exchange and overlap (last epoch)", "s");
   Bars supersteps("Supersteps per synchronisation group", "s");
   StepFigures per_step;
+  TimelineBuilder supersteps_of_allreduce;
   for (const Input& i : in) {
     if (is_data_parallel(i)) {
       per_step.add_run(i);
@@ -142,6 +155,7 @@ Json many_chip_section(const std::vector<Input>& in) {
       if (Json t = topology_chart(i); !t.is_null()) charts.push_back(std::move(t));
     } else if (i.kind == Kind::kAllreduce) {
       const Json& d = i.data;
+      add_superstep_spans(i, supersteps_of_allreduce);
       split.add(i.label, "exchange", number_at(d, "exchange_seconds"));
       split.add(i.label, "barrier", number_at(d, "barrier_seconds"));
       split.add(i.label, "bandwidth bound", number_at(d, "bound_seconds"));
@@ -154,6 +168,9 @@ Json many_chip_section(const std::vector<Input>& in) {
   charts.push_back(split.to_json());
   if (!supersteps.empty()) charts.push_back(supersteps.to_json());
   per_step.append_to(charts);
+  if (!supersteps_of_allreduce.empty())
+    charts.push_back(supersteps_of_allreduce.to_json(
+        "All-reduce supersteps on the simulated clock (scroll to zoom, drag to pan)", "s"));
   charts.push_back(make_table("Run figures",
                               {"run", "processors", "all-reduce", "supersteps", "exchange share",
                                "busiest link", "efficiency"},

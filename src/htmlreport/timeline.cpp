@@ -159,6 +159,22 @@ Json timeline_chart(const std::string& title, const std::string& unit,
               {"names", names},     {"tracks", std::move(out)}};
 }
 
+void TimelineBuilder::add(const std::string& track, double start, double dur,
+                          const std::string& name) {
+  auto [it, added] = m_name_index.try_emplace(name, static_cast<int>(m_names.size()));
+  if (added) m_names.push_back(name);
+  auto t = std::find_if(m_tracks.begin(), m_tracks.end(),
+                        [&](const SpanTrack& s) { return s.name == track; });
+  if (t == m_tracks.end()) t = m_tracks.insert(t, SpanTrack{track, {}, {}, {}});
+  t->start.push_back(start);
+  t->dur.push_back(dur);
+  t->kind.push_back(it->second);
+}
+
+Json TimelineBuilder::to_json(const std::string& title, const std::string& unit) const {
+  return timeline_chart(title, unit, m_names, m_tracks);
+}
+
 Json parse_timeline(const std::string& path, std::string_view text) {
   TraceSax sax;
   const bool parsed = nlohmann::json::sax_parse(text, &sax);

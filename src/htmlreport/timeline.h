@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,19 @@ struct SpanTrack {
 Json timeline_chart(const std::string& title, const std::string& unit,
                     const std::vector<std::string>& names, const std::vector<SpanTrack>& tracks,
                     int64_t dropped = 0);
+
+// A timeline chart built span by span: tracks and span names keep their order of first use.
+class TimelineBuilder {
+ public:
+  void add(const std::string& track, double start, double dur, const std::string& name);
+  bool empty() const { return m_tracks.empty(); }
+  Json to_json(const std::string& title, const std::string& unit) const;
+
+ private:
+  std::vector<std::string> m_names;
+  std::map<std::string, int> m_name_index;
+  std::vector<SpanTrack> m_tracks;
+};
 
 // The timeline chart of the trace in `text` (the contents of `path`; errors name it).
 Json parse_timeline(const std::string& path, std::string_view text);

@@ -300,6 +300,9 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting,
   if (!arrivals.empty()) timing.exchange_ps += last - first_post;
   timing.barrier_ps += placement == BarrierPlacement::kBoth ? 2 * barrier : barrier;
   const fabric::Picos everyone = std::max(barrier_before ? post_all : all_arrived, last) + barrier;
+  if (m_record_supersteps)
+    m_superstep_spans.push_back({g, step, all_arrived, arrivals.empty() ? post_all : first_post,
+                                 arrivals.empty() ? post_all : last, everyone});
   for (int p : waiting) {
     if (!is_local(p)) continue;
     const fabric::Picos at = placement == BarrierPlacement::kComputeToExchange

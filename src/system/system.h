@@ -71,6 +71,18 @@ struct SystemOptions {
       nullptr;  // the ranks to spread the processors over; nullptr: this process alone
 };
 
+// One superstep's exchange on the critical path, in simulated picoseconds: the last waiting
+// processor reached its sync (`arrived`), the first transfer was posted (`posted`: after the
+// barrier before the exchange, if the placement has one; = the end of that barrier without
+// transfers), the last transfer arrived (`delivered`; = `posted` without transfers) and the
+// closing barrier ended (`released`: when every waiting processor goes on; with the placement
+// compute-to-exchange a processor goes on once its own transfers are done, which may be earlier).
+struct SuperstepSpan {
+  int group = 0;
+  int64_t step = 0;  // the superstep's index within its group's run()
+  fabric::Picos arrived = 0, posted = 0, delivered = 0, released = 0;
+};
+
 // Per sync group: what its supersteps cost.
 struct GroupTiming {
   int64_t supersteps = 0;
@@ -111,6 +123,9 @@ class System {
   fabric::Picos end_ps() const { return m_end_ps; }
   double seconds() const { return static_cast<double>(m_end_ps) * 1e-12; }
   const std::vector<GroupTiming>& groups() const { return m_timing; }
+  // Every superstep's spans from now on (off by default: a long run has many), in the order run.
+  void record_supersteps() { m_record_supersteps = true; }
+  const std::vector<SuperstepSpan>& superstep_spans() const { return m_superstep_spans; }
   const fabric::Fabric& fabric(int group) const {
     return *m_fabrics.at(static_cast<size_t>(group));
   }
@@ -154,6 +169,8 @@ class System {
   std::vector<GroupTiming> m_timing;
   fabric::Picos m_end_ps = 0;
   int64_t m_cycles = 0;
+  bool m_record_supersteps = false;
+  std::vector<SuperstepSpan> m_superstep_spans;
 };
 
 }  // namespace tessera::system

@@ -306,6 +306,15 @@ TEST_F(BrowserReport, DataParallelOnEightProcessorsAndAnAllReduce) {
   expect_training_summary(p.dom, 0, dp);
   expect_data_parallel_steps(p.dom, dp);
   expect_value(summary_values(p.dom, 1), "sim_seconds", ar["sim_seconds"].get<double>());
+  // The all-reduce's supersteps: per superstep a compute, an exchange and a closing barrier span,
+  // and a barrier span before the exchange when it waits for one.
+  const json& spans = ar["superstep_spans"];
+  size_t want = 0;
+  for (size_t k = 0; k < spans["arrived"].size(); ++k)
+    want += 3 + (spans["posted"][k] > spans["arrived"][k] ? 1 : 0);
+  EXPECT_EQ(spans["arrived"].size(), ar["supersteps"].get<size_t>());
+  EXPECT_EQ(count(figure(section(p.dom, "many-chip"), "All-reduce supersteps"), "class=\"span\""),
+            want);
   expect_value(summary_values(p.dom, 1), "host_seconds", ar["host_seconds"].get<double>());
 
   const Page html = open_page(d + "/allreduce.html");

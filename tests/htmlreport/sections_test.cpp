@@ -87,6 +87,21 @@ TEST(ReportSections, ADataParallelRunsStepsAreOnATimelineAndInStackedBarsThatAdd
   }
 }
 
+TEST(ReportSections, AnAllReducesSuperstepsAreOnATimeline) {
+  const Json report =
+      read_input(std::string(TESSERA_SOURCE_DIR) + "/fuzz/seeds/fuzz_report/allreduce.json").data;
+  const Json& s = report["superstep_spans"];
+  const size_t n = report["supersteps"];
+  ASSERT_EQ(s["arrived"].size(), n);
+  size_t barriers_before = 0;  // supersteps whose exchange waits for a barrier
+  for (size_t k = 0; k < n; ++k) barriers_before += s["posted"][k] > s["arrived"][k];
+  const auto timelines = charts_of({"allreduce.json"}, "many-chip", "timeline");
+  ASSERT_EQ(timelines.size(), 1u);
+  EXPECT_EQ(timelines[0]["tracks"].size(), 3u);  // compute, barrier, exchange
+  EXPECT_EQ(timelines[0]["events"], 3 * n + barriers_before);
+  EXPECT_DOUBLE_EQ(timelines[0]["end"].get<double>(), s["released"][n - 1].get<double>());
+}
+
 TEST(ReportSections, AMappingColoursItsCoresByCommunity) {
   const auto meshes = charts_of({"map.json"}, "mapper", "mesh");
   ASSERT_EQ(meshes.size(), 1u);

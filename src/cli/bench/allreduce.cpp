@@ -11,6 +11,9 @@
 //   host_seconds    host CPU seconds of System::run (rank 0's under mpirun; host_wall_seconds:
 //                   wall; cli/bench/harness.h)
 //   mpi_ranks       processes the processors are spread over (`mpirun -n R`; system/system.h)
+//   superstep_spans per superstep of the all-reduce (system/system.h SuperstepSpan), simulated
+//                   seconds: {"arrived": [..], "posted": [..], "delivered": [..],
+//                   "released": [..]}
 // Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
 // N copies of S); --check moves the values and compares every processor's vector with the host
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
@@ -61,6 +64,20 @@ struct AllReduceArgs {
   std::string algorithm = "ring";
   std::string html;
 };
+
+// The spans of every superstep as one array per instant, in seconds.
+nlohmann::ordered_json superstep_spans_json(const std::vector<system::SuperstepSpan>& spans) {
+  std::vector<double> arrived, posted, delivered, released;
+  auto s_of = [](fabric::Picos ps) { return static_cast<double>(ps) * 1e-12; };
+  for (const system::SuperstepSpan& s : spans) {
+    arrived.push_back(s_of(s.arrived));
+    posted.push_back(s_of(s.posted));
+    delivered.push_back(s_of(s.delivered));
+    released.push_back(s_of(s.released));
+  }
+  return {
+      {"arrived", arrived}, {"posted", posted}, {"delivered", delivered}, {"released", released}};
+}
 
 system::SystemSpec allreduce_system(const AllReduceArgs& a) {
   system::SystemSpec s;
@@ -139,6 +156,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   system::System machine(cs, sys, compiler::collective_program(spec), opt);
   std::vector<std::vector<uint32_t>> inputs;
   if (a.check) inputs = write_inputs(machine, n, spec.words, a.seed);
+  machine.record_supersteps();
   const Timing host = time_once([&] { machine.run(); });
   if (a.check) check_results(machine, spec, inputs);
   const double B = sys.link_gbytes_per_s * 1e9;
@@ -176,6 +194,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["retransmissions"] = retrans;
   j["packets_per_host_second"] = host.cpu > 0 ? static_cast<double>(fs.packets) / host.cpu : 0.0;
   j["values_checked"] = a.check;
+  j["superstep_spans"] = superstep_spans_json(machine.superstep_spans());
   const nlohmann::ordered_json tagged = report::tagged("allreduce", j);
   print_report(a.json ? tagged : j, {.json = a.json, .json_indent = 2, .key_width = 24});
   if (a.html.empty() || machine.communicator().rank() != 0) return;  // one page, by rank 0

@@ -296,7 +296,8 @@
   var timelines = 0;  // clip-path ids are per timeline
 
   function drawTimeline(fig, c) {
-    var m = { top: 24, left: 120, right: 20 }, row = 20, kMaxSpans = 2000, kBins = 600;
+    var longest = d3.max(c.tracks, function (t) { return t.name.length; }) || 0;
+    var m = { top: 24, left: Math.max(120, 10 + 7 * longest), right: 20 }, row = 20, kMaxSpans = 2000, kBins = 600;
     var clip = "timeline-clip-" + timelines++;
     var w = Math.max(kWidth, 1000) - m.left - m.right;
     var tracks = c.tracks;
