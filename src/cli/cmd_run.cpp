@@ -163,6 +163,7 @@ void register_run_command(CLI::App& app) {
     o.scalar_regs = spec.scalar_regs;
     o.vector_regs = spec.vector_regs;
     o.mask_regs = spec.mask_regs;
+    o.mxus = spec.mxu_count;
     const isa::Program p = isa::load_program(args->program, o);
     print_header(*args, spec, p);
     if (args->functional)
