@@ -408,6 +408,11 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.R = spec.mxu_rows, plan.C = spec.mxu_cols, plan.S = spec.sublanes;
   if (plan.R / plan.S < 1 || plan.R % plan.S != 0)
     throw Error("gemm", "MXU rows must be a positive multiple of sublanes");
+  const int vregs = kVWeight + 3 * spec.mxu_count + 2;  // GemmGenerator's rotations
+  if (vregs > spec.vector_regs)
+    throw Error("gemm", "the kernel needs " + std::to_string(vregs) + " vector registers for " +
+                            std::to_string(spec.mxu_count) + " MXU(s); the core has " +
+                            std::to_string(spec.vector_regs));
   plan.KT = static_cast<int>(ceil_div(K, plan.R));
   plan.NT = static_cast<int>(ceil_div(N, plan.C));
   plan.double_buffer = spec.mxu_double_buffer;

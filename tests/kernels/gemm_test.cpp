@@ -200,5 +200,18 @@ TEST(Gemm, ShapeTooLargeForVectorMemoryIsRejected_bad) {
   }
 }
 
+TEST(Gemm, TooFewVectorRegistersForItsMxusIsRejected_bad) {
+  core::CoreSpec spec = small_spec(true);
+  spec.mxu_count = 8;
+  spec.vector_regs = 16;
+  try {
+    make_gemm(spec, 8, 8, 8);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "gemm: the kernel needs 29 vector registers for 8 MXU(s); the core has 16");
+  }
+}
+
 }  // namespace
 }  // namespace tessera::kernels
