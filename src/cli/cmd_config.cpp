@@ -41,6 +41,7 @@ nlohmann::ordered_json summary_json(const std::string& path, const system::Machi
             {"sublanes", c.sublanes},
             {"lanes", c.lanes},
             {"vector_regs", c.vector_regs},
+            {"mxu_count", c.mxu_count},
             {"mxu_rows", c.mxu_rows},
             {"mxu_cols", c.mxu_cols},
             {"mxu_double_buffer", c.mxu_double_buffer},
@@ -48,7 +49,7 @@ nlohmann::ordered_json summary_json(const std::string& path, const system::Machi
             {"smem_words", c.smem_words},
             {"hbm_bytes", c.hbm_bytes},
             {"hbm_bytes_per_cycle", c.hbm_bytes_per_cycle},
-            {"peak_macs_per_cycle", static_cast<int64_t>(c.mxu_rows) * c.mxu_cols}}},
+            {"peak_macs_per_cycle", static_cast<int64_t>(c.mxu_count) * c.mxu_rows * c.mxu_cols}}},
           {"system",
            {{"chips", y.chips},
             {"cores_per_chip", y.cores_per_chip},
@@ -61,10 +62,11 @@ std::string summary_text(const std::string& path, const system::MachineSpec& m) 
   const system::SystemSpec& y = m.system;
   return fmt::format(
       "{}: ok\n"
-      "  core '{}': {:g} MHz, {}x{} MXU ({}double-buffered), {}x{} vector unit, {} vregs\n"
+      "  core '{}': {:g} MHz, {}{}x{} MXU{} ({}double-buffered), {}x{} vector unit, {} vregs\n"
       "  vector memory {}, scalar memory {} words, HBM {} at {:g} B/cycle ({:g} GB/s)\n"
       "  system: {} chip(s) x {} core(s), {}\n",
-      path, c.name, c.clock_hz / 1e6, c.mxu_rows, c.mxu_cols, c.mxu_double_buffer ? "" : "not ",
+      path, c.name, c.clock_hz / 1e6, c.mxu_count > 1 ? fmt::format("{} x ", c.mxu_count) : "",
+      c.mxu_rows, c.mxu_cols, c.mxu_count > 1 ? "s" : "", c.mxu_double_buffer ? "" : "not ",
       c.sublanes, c.lanes, c.vector_regs, human_bytes(c.vmem_bytes), c.smem_words,
       human_bytes(c.hbm_bytes), c.hbm_bytes_per_cycle, c.hbm_bytes_per_cycle * c.clock_hz / 1e9,
       y.chips, y.cores_per_chip, system::topology_name(y.topology));

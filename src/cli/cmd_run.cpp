@@ -76,10 +76,13 @@ void dump_vmem(const core::ArchState& s, const core::CoreSpec& spec, const std::
 }
 
 void print_header(const RunArgs& a, const core::CoreSpec& spec, const isa::Program& p) {
-  std::printf("%s: %zu bundles on core \"%s\" (%d x %d vector unit, %d x %d MXU, %.0f MHz)%s\n",
+  const std::string mxus =
+      spec.mxu_count > 1
+          ? fmt::format("{} x {} x {} MXUs", spec.mxu_count, spec.mxu_rows, spec.mxu_cols)
+          : fmt::format("{} x {} MXU", spec.mxu_rows, spec.mxu_cols);
+  std::printf("%s: %zu bundles on core \"%s\" (%d x %d vector unit, %s, %.0f MHz)%s\n",
               a.program.c_str(), p.code.size(), spec.name.c_str(), spec.sublanes, spec.lanes,
-              spec.mxu_rows, spec.mxu_cols, spec.clock_hz / 1e6,
-              a.functional ? ", functional" : "");
+              mxus.c_str(), spec.clock_hz / 1e6, a.functional ? ", functional" : "");
 }
 
 // The --stats JSON (the statistics tagged "tessera-stats", with the program and the config name)
@@ -163,6 +166,7 @@ void register_run_command(CLI::App& app) {
     o.scalar_regs = spec.scalar_regs;
     o.vector_regs = spec.vector_regs;
     o.mask_regs = spec.mask_regs;
+    o.mxus = spec.mxu_count;
     const isa::Program p = isa::load_program(args->program, o);
     print_header(*args, spec, p);
     if (args->functional)

@@ -81,14 +81,14 @@ void Core::issue_one() {
       const DecodedOp& op = b.ops[i];
       const bool mmul = op.op == isa::Opcode::MMUL || op.op == isa::Opcode::MMULST ||
                         op.op == isa::Opcode::MMULACC || op.op == isa::Opcode::MMULOUT;
-      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->before(pc, m_machine.mxu());
+      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->before(pc, m_machine.mxu(op.c));
       const OpTiming tm = m_machine.execute(op, t, ctl);
       if (op.has_dest) {
         int64_t& r = reg_ready(op.dest);
         r = std::max(r, tm.dest_ready);
       }
       account(op, tm, pc);
-      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->record(pc, m_machine.mxu().stats());
+      if (m_mxu_attr != nullptr && mmul) m_mxu_attr->record(pc, m_machine.mxu_stats());
     }
   } catch (const UnitFault& f) {
     throw SimFault(pc, t, bundle_text(raw), f.what());

@@ -36,7 +36,7 @@ void report_events(const Machine& m, int64_t cycles, report::StatGroup& g) {
                       : 0.0,
           "GB/s", "average HBM traffic over the run");
 
-  const auto parts = energy_parts(spec, ev, MxuEnergyCounts::of(m.mxu().stats()), cycles);
+  const auto parts = energy_parts(spec, ev, MxuEnergyCounts::of(m.mxu_stats()), cycles);
   const double total = energy_total_pj(parts);
   report::StatGroup& en = g.group("energy");
   en.set("total_uj", total * 1e-6, "uJ", "total energy");

@@ -37,6 +37,10 @@ std::string check_operands(const isa::Instr& in, const CoreSpec& spec) {
       if (v >= spec.sync_flags)
         return fmt::format("{}: sync flag {} does not exist (this configuration has {})",
                            isa::op_info(in.op).mnemonic, v, spec.sync_flags);
+    } else if (o.kind == OperandKind::Mxu) {
+      if (v >= spec.mxu_count)
+        return fmt::format("{}: MXU {} does not exist (this configuration has {})",
+                           isa::op_info(in.op).mnemonic, v, spec.mxu_count);
     } else if (o.kind == OperandKind::Special) {
       if (in.imm < 0 || in.imm >= isa::kNumSpecialRegs)
         return fmt::format("{}: special register {} does not exist", isa::op_info(in.op).mnemonic,

@@ -25,7 +25,8 @@ std::array<HostPart, 4> host_parts(const CoreSpec& s) {
   const int64_t vreg_words = int64_t{s.sublanes} * s.lanes;
   const int64_t vregs = s.vector_regs + kShadowRegs, mregs = s.mask_regs + kShadowRegs;
   return {{{"core.vector.vmem_bytes", s.vmem_bytes, false},
-           {"core.mxu.acc_blocks", int64_t{4} * s.mxu_acc_blocks * s.sublanes * s.mxu_cols, true},
+           {"core.mxu.acc_blocks",
+            int64_t{4} * s.mxu_count * s.mxu_acc_blocks * s.sublanes * s.mxu_cols, true},
            {"core.vector.regs", (4 * vregs + mregs) * vreg_words, true},
            {"core.scalar.smem_words", 4 * s.smem_words, false}}};
 }

@@ -82,10 +82,13 @@ class Machine {
     TESSERA_CHECK(found != nullptr, "the core has the unit looked up by type");
     return *found;
   }
-  // The MXU of the registered MxuUnit; the HBM encoder and the Adam unit of the DmaUnit
+  // The registered MxuUnit's MXUs: mxu() is MXU 0 (the one single-MXU code uses), mxu_stats()
+  // the counters of all of them added up. The HBM encoder and the Adam unit of the DmaUnit
   // (unit_of_type).
-  Mxu& mxu();
-  const Mxu& mxu() const;
+  int mxu_count() const;
+  Mxu& mxu(int index = 0);
+  const Mxu& mxu(int index = 0) const;
+  MxuStats mxu_stats() const;
   HbmEncoder& hbm_encoder();
   const HbmEncoder& hbm_encoder() const;
   AdamUnit& adam();

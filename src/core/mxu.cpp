@@ -11,6 +11,22 @@
 
 namespace tessera::core {
 
+MxuStats& MxuStats::operator+=(const MxuStats& o) {
+  tiles_loaded += o.tiles_loaded;
+  weight_rows += o.weight_rows;
+  pushes += o.pushes;
+  macs += o.macs;
+  busy_cycles += o.busy_cycles;
+  if (o.first_weight_cycle >= 0)
+    first_weight_cycle = first_weight_cycle < 0
+                             ? o.first_weight_cycle
+                             : std::min(first_weight_cycle, o.first_weight_cycle);
+  last_result_cycle = std::max(last_result_cycle, o.last_result_cycle);
+  term += o.term;
+  term_tile_imbalance += o.term_tile_imbalance;
+  return *this;
+}
+
 Mxu::Mxu(const CoreSpec& spec)
     : m_spec(spec),
       m_rows_per_push(spec.sublanes),

@@ -57,6 +57,9 @@ struct MxuStats {
   numerics::TermMatmulStats term;   // term-serial PEs only: terms, steps, lockstep cycles, stalls
   int64_t term_tile_imbalance =
       0;  // term-serial: sum over pushes of (busiest tile x tiles - all tiles' cycles)
+  // Adds another MXU's counters (the totals of several MXUs): counts add, the first weight cycle
+  // is the earliest and the last result cycle the latest (so span() covers both).
+  MxuStats& operator+=(const MxuStats& o);
   // The MXU's span: first weight row in to last result out, inclusive (0 if unused).
   int64_t span() const {
     return first_weight_cycle < 0 || last_result_cycle < 0

@@ -43,12 +43,20 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
       m_unit_of_op[static_cast<size_t>(info.op)] = m_unit_of[static_cast<size_t>(info.unit)];
 }
 
-Mxu& Machine::mxu() {
-  return unit_of_type<MxuUnit>().mxu();
+int Machine::mxu_count() const {
+  return unit_of_type<MxuUnit>().count();
 }
 
-const Mxu& Machine::mxu() const {
-  return unit_of_type<MxuUnit>().mxu();
+Mxu& Machine::mxu(int index) {
+  return unit_of_type<MxuUnit>().mxu(index);
+}
+
+const Mxu& Machine::mxu(int index) const {
+  return unit_of_type<MxuUnit>().mxu(index);
+}
+
+MxuStats Machine::mxu_stats() const {
+  return unit_of_type<MxuUnit>().total_stats();
 }
 
 HbmEncoder& Machine::hbm_encoder() {

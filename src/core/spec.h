@@ -41,7 +41,9 @@ struct CoreSpec {
   int64_t vmem_bytes = 16ll << 20;  // vector memory
   int64_t vmem_rows() const { return vmem_bytes / (4ll * lanes); }
 
-  // matrix unit (R x C systolic array, weight stationary)
+  // matrix units (each an R x C systolic array, weight stationary, with its own staging tile,
+  // accumulators and result FIFO; the ISA addresses them by index)
+  int mxu_count = 1;
   int mxu_rows = 128;  // R: reduction dimension (weights rows)
   int mxu_cols = 128;  // C: output columns
   bool mxu_double_buffer = true;

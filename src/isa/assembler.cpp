@@ -53,6 +53,7 @@ class Assembler {
     TESSERA_CHECK(opt.scalar_regs >= 1 && opt.scalar_regs <= 64 && opt.vector_regs >= 1 &&
                       opt.vector_regs <= 64 && opt.mask_regs >= 1 && opt.mask_regs <= 64,
                   "register counts must be 1..64");
+    TESSERA_CHECK(opt.mxus >= 1 && opt.mxus <= kRegFieldMax + 1, "MXU count must be 1..64");
     split_and_lex(text);
   }
 
@@ -228,6 +229,9 @@ class Assembler {
     in.op = *op;
     std::array<int, 8> column{};
     for (size_t i = 0; i < sig.size(); ++i) {
+      const TokenKind k = peek().kind;
+      if (sig[i].kind == OperandKind::Mxu && (k == TokenKind::End || k == TokenKind::SlotSep))
+        break;  // the optional MXU index, left out: MXU 0
       if (i > 0) expect_comma(info, i);
       column[i] = peek().column;
       parse_operand(sig[i], in);
@@ -317,7 +321,24 @@ class Assembler {
       case OperandKind::Flag:
         set_field(in, o.field, static_cast<uint8_t>(parse_value(ValueKind::Flag)));
         break;
+      case OperandKind::Mxu:
+        set_field(in, o.field, parse_mxu());
+        break;
     }
+  }
+
+  // `mxuN`, N < the core's MXU count.
+  uint8_t parse_mxu() {
+    const Token& t = next();
+    if (t.kind == TokenKind::Ident && t.text.size() >= 4 && t.text.size() <= 5 &&
+        t.text.substr(0, 3) == "mxu" && !(t.text.size() == 5 && t.text[3] == '0')) {
+      int v = 0;
+      auto [end, ec] = std::from_chars(t.text.data() + 3, t.text.data() + t.text.size(), v);
+      if (ec == std::errc() && end == t.text.data() + t.text.size() && v < m_opt.mxus)
+        return static_cast<uint8_t>(v);
+    }
+    fail(t, fmt::format("expected an MXU index (mxu0..mxu{}: the core has {} MXU{}), got {}",
+                        m_opt.mxus - 1, m_opt.mxus, m_opt.mxus == 1 ? "" : "s", describe(t)));
   }
 
   int register_count(RegFile f) const {

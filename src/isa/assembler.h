@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "isa/image.h"
+#include "isa/operands.h"
 
 namespace tessera::isa {
 
@@ -22,6 +23,7 @@ struct AsmOptions {
   int scalar_regs = 32;
   int vector_regs = 32;
   int mask_regs = 8;
+  int mxus = kMaxMxus;     // MXUs of the core: an `mxuN` operand needs N < mxus
   bool debug_info = true;  // record source file, lines and label symbols in Program::debug
   // The text is a whole program (not a fragment the compiler splices into one), so it must be
   // one that can run (docs/assembly.md): at least one bundle, a last bundle holding 'halt' or

@@ -35,6 +35,8 @@ std::string format_operand(const Instr& in, const Operand& o, const LabelName& l
       return fmt::format("%invalid{}", in.imm);
     case OperandKind::Flag:
       return std::to_string(field_value(in, o.field));
+    case OperandKind::Mxu:
+      return fmt::format("mxu{}", field_value(in, o.field));
   }
   return "?";
 }
@@ -43,6 +45,7 @@ std::string format_instr(const Instr& in, const LabelName& label) {
   std::string out(op_info(in.op).mnemonic);
   const char* sep = " ";
   for (const Operand& o : signature(in.op)) {
+    if (o.kind == OperandKind::Mxu && field_value(in, o.field) == 0) break;  // MXU 0: implied
     out += sep;
     out += format_operand(in, o, label);
     sep = ", ";

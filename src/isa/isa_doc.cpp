@@ -83,8 +83,12 @@ void operand_section(std::string& out) {
       "| `[sX+imm]` | memory operand: base register plus offset, written `[s3]`, `[s3+16]`, "
       "`[s3-4]` | field x, imm |\n";
   out += "| `sr` | special register | imm |\n";
-  out += fmt::format("| `#X` | sync flag id `0..{}`, written as a plain number | field x |\n\n",
+  out += fmt::format("| `#X` | sync flag id `0..{}`, written as a plain number | field x |\n",
                      kMaxFlagId);
+  out +=
+      "| `uX` | matrix unit index, written `mxu0`, `mxu1`, ... (below the core's "
+      "`core.mxu.count`); "
+      "the last operand and optional: left out, it is `mxu0` | field x |\n\n";
   out +=
       "Register counts are the architecture's defaults; a core config may set others (up to 64).\n"
       "Scalar memory and HBM are addressed in 32-bit words; vector memory in rows of `lanes` words "

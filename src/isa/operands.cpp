@@ -30,6 +30,7 @@ Operand parse_operand(std::string_view t, std::string_view sig) {
   if (t == "label") return {OperandKind::Label};
   if (t == "sr") return {OperandKind::Special};
   if (t.size() == 2 && t[0] == '#') return {OperandKind::Flag, parse_field(t[1], sig)};
+  if (t.size() == 2 && t[0] == 'u') return {OperandKind::Mxu, parse_field(t[1], sig)};
   if (t.size() == 2 && (t[0] == 's' || t[0] == 'v' || t[0] == 'm')) {
     OperandKind k = t[0] == 's'   ? OperandKind::SReg
                     : t[0] == 'v' ? OperandKind::VReg
@@ -48,6 +49,9 @@ std::vector<Operand> parse_signature(std::string_view sig) {
   while (pos < sig.size()) {
     size_t comma = sig.find(',', pos);
     if (comma == std::string_view::npos) comma = sig.size();
+    if (!out.empty() && out.back().kind == OperandKind::Mxu)
+      throw Error("opcodes.def",
+                  fmt::format("the MXU index must be the last operand in \"{}\"", sig));
     out.push_back(parse_operand(sig.substr(pos, comma - pos), sig));
     pos = comma + 1;
   }
@@ -66,8 +70,8 @@ struct SignatureTable {
       for (const Operand& o : ops[i]) {
         bool in_imm = o.kind == OperandKind::Imm || o.kind == OperandKind::Label ||
                       o.kind == OperandKind::Mem || o.kind == OperandKind::Special;
-        bool in_field =
-            is_register(o.kind) || o.kind == OperandKind::Mem || o.kind == OperandKind::Flag;
+        bool in_field = is_register(o.kind) || o.kind == OperandKind::Mem ||
+                        o.kind == OperandKind::Flag || o.kind == OperandKind::Mxu;
         if (in_imm) imm[i] = true;
         if (in_field) fields[i][static_cast<int>(o.field)] = true;
       }

@@ -9,6 +9,8 @@
 //   [sX+imm]     memory operand: base scalar register in field X, offset in imm
 //   sr           special register number in imm
 //   #X           sync flag id 0..63 in field X
+//   uX           matrix unit (MXU) index in field X, written `mxuN`; always the last operand and
+//                optional: omitted, it is MXU 0 (and the disassembler leaves out `mxu0`)
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 namespace tessera::isa {
 
-enum class OperandKind : uint8_t { SReg, VReg, MReg, Imm, Label, Mem, Special, Flag };
+enum class OperandKind : uint8_t { SReg, VReg, MReg, Imm, Label, Mem, Special, Flag, Mxu };
 enum class Field : uint8_t { D, A, B, C };
 inline constexpr int kNumFields = 4;
 
@@ -40,6 +42,8 @@ struct RegRef {
 
 // Largest value a flag operand may hold (the 6-bit field).
 inline constexpr int kMaxFlagId = 63;
+// Most MXUs a core may have (core.mxu.count); the assembler's default range for `mxuN`.
+inline constexpr int kMaxMxus = 8;
 
 // The parsed signature of `op` (empty for ops without operands).
 std::span<const Operand> signature(Opcode op);

@@ -84,6 +84,10 @@ Instr RandomBundleGenerator::instr_for(Slot slot) {
       case OperandKind::Flag:
         set_field(in, o.field, static_cast<uint8_t>(below(kMaxFlagId + 1)));
         break;
+      case OperandKind::Mxu:
+        if (m_opt.mxus > 1)
+          set_field(in, o.field, static_cast<uint8_t>(below(static_cast<uint64_t>(m_opt.mxus))));
+        break;
     }
   }
   return in;

@@ -20,6 +20,7 @@ struct RandomBundleOptions {
   int scalar_regs = 32;
   int vector_regs = 32;
   int mask_regs = 8;
+  int mxus = 1;            // MXU indices are drawn from 0..mxus-1 (none drawn for one MXU)
   int32_t max_target = 0;  // branch targets are drawn from 0..max_target
   int fill_percent = 50;   // chance that a slot holds an op
   bool allow_halt = true;

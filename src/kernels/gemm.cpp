@@ -23,27 +23,47 @@ using isa::SlotClass;
 constexpr int kFlagWeights = 0, kFlagPanel = 1, kFlagOut = 2;
 constexpr int kRegZero = 0, kRegBlock = 1;
 constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (weights, panel, out)
-constexpr int kVIn = 0, kVWeight = 3, kVPop = 6;  // vreg rotations: 3, 3 and 2 registers
-constexpr int kWeightSlots = 6;
+// Vreg rotations: 3 input registers (shared by the MXUs), 3 weight registers per MXU, then 2 for
+// popped results.
+constexpr int kVIn = 0, kVWeight = 3;
+constexpr int kWeightSlots = 6;  // per MXU
 
+// One weight tile on one MXU. The MXUs work on the N tiles of a group (unit u takes N tile
+// group * units + u) in lockstep: the same steps, the same input rows.
 struct Tile {
   int mc, nt, kt;
+  int unit;         // the MXU
+  int units;        // MXUs the tile's group uses (fewer than the core has in a ragged last group)
   int pushes;       // P: rows of this chunk / S
   int64_t first;    // first step of the tile's range
   int weight_slot;  // vector-memory slot of its weights
+  int64_t input;    // the group's first push number (input vreg rotation)
 };
+
+isa::Instr on_mxu(int unit, isa::Instr in) {
+  in.c = static_cast<uint8_t>(unit);
+  return in;
+}
 
 class GemmGenerator {
  public:
   GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base, bool loops)
-      : m_spec(spec), m_plan(plan), m_smem_base(smem_base), m_loops(loops) {}
+      : m_spec(spec),
+        m_plan(plan),
+        m_smem_base(smem_base),
+        m_loops(loops),
+        m_units(spec.mxu_count),
+        m_mlws(static_cast<size_t>(spec.mxu_count), 0) {}
   isa::Program generate();
 
  private:
   enum DmaKind { kWeights = 0, kPanel = 1, kOut = 2 };
 
-  int64_t A(int64_t step) const { return 2 * step; }
-  int64_t B(int64_t step) const { return 2 * step + 1; }
+  // A step is two bundles per MXU: A (input load of MXU 0, mflip, mmul, mpop) and B (weight load,
+  // mlw), MXU by MXU.
+  int64_t A(int64_t step, int unit = 0) const { return 2 * (step * m_units + unit); }
+  int64_t B(int64_t step, int unit = 0) const { return A(step, unit) + 1; }
+  int v_pop() const { return kVWeight + 3 * m_units; }
   int64_t push_step(const Tile& t, int p) const {
     return t.first + (m_plan.double_buffer ? 0 : m_rs) + p;
   }
@@ -71,6 +91,8 @@ class GemmGenerator {
   GemmPlan& m_plan;
   int64_t m_smem_base = 0;
   bool m_loops = true;
+  int m_units = 1;              // MXUs
+  std::vector<int64_t> m_mlws;  // per MXU: mlw ops emitted (weight vreg rotation)
   BundleBuilder m_bb;
   int m_rs = 0;      // R / S: mlw ops per tile
   int m_lag = 0;     // D: pushes between a result's push and its pop
@@ -85,7 +107,7 @@ class GemmGenerator {
   std::vector<int64_t> m_out_dma;         // per output tile: bundle of its DMA
   std::vector<size_t> m_outputs;          // per output tile: its (last K) tile
   std::set<int64_t> m_first_push_steps;   // steps whose A bundle holds mflip + mmul
-  int64_t m_global_push = 0, m_global_mlw = 0, m_global_pop = 0;
+  int64_t m_global_pop = 0;
 };
 
 void GemmGenerator::layout() {
@@ -94,11 +116,11 @@ void GemmGenerator::layout() {
   const int Mp = static_cast<int>(ceil_div(p.M, p.S) * p.S);
   int Mb = Mp;
   if (p.KT > 1) Mb = std::min(Mb, m_spec.mxu_acc_blocks * p.S);
-  const int weight_slots = p.K % p.R ? 2 * kWeightSlots : kWeightSlots;
+  const int weight_slots = (p.K % p.R ? 2 * kWeightSlots : kWeightSlots) * m_units;
   auto needed = [&](int mb) {
     const int panels = ceil_div(p.M, mb) > 1 ? 2 : 1;
     return static_cast<int64_t>(panels) * p.KT * mb + static_cast<int64_t>(weight_slots) * p.R +
-           2ll * mb;
+           2ll * m_units * mb;
   };
   while (Mb > p.S && needed(Mb) > rows) Mb -= p.S;
   if (needed(Mb) > rows)
@@ -118,14 +140,20 @@ void GemmGenerator::plan_tiles() {
   int full = 0, ragged = 0;
   int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + p.KT;  // prologue DMAs
   int64_t step = m_rs + 8 + dmas * 3;
+  const int ring = kWeightSlots * m_units;
+  int64_t input = 0;
   for (int mc = 0; mc < p.MC; ++mc)
-    for (int nt = 0; nt < p.NT; ++nt)
+    for (int n0 = 0; n0 < p.NT; n0 += m_units)
       for (int kt = 0; kt < p.KT; ++kt) {
         const bool is_ragged = p.K % p.R != 0 && kt == p.KT - 1;
-        const int slot = is_ragged ? kWeightSlots + ragged++ % kWeightSlots : full++ % kWeightSlots;
         const int P = static_cast<int>(ceil_div(rows_valid(mc), p.S));
-        m_tiles.push_back(Tile{mc, nt, kt, P, step, slot});
+        const int units = std::min(m_units, p.NT - n0);
+        for (int u = 0; u < units; ++u) {
+          const int slot = is_ragged ? ring + ragged++ % ring : full++ % ring;
+          m_tiles.push_back(Tile{mc, n0 + u, kt, u, units, P, step, slot, input});
+        }
         m_first_push_steps.insert(push_step(m_tiles.back(), 0));
+        input += P;
         step += p.double_buffer ? std::max(P, m_rs) : m_rs + P;
       }
 }
@@ -180,11 +208,12 @@ void GemmGenerator::emit_mlws(size_t i) {
   const Tile& t = m_tiles[i];
   const GemmPlan& p = m_plan;
   const int64_t slot_row = m_weight_base + static_cast<int64_t>(t.weight_slot) * p.R;
-  for (int j = 0; j < m_rs; ++j, ++m_global_mlw) {
-    const int v = kVWeight + static_cast<int>(m_global_mlw % 3);
-    const int64_t load = B(mlw_step(t, j) - 2);
+  int64_t& mlws = m_mlws[static_cast<size_t>(t.unit)];
+  for (int j = 0; j < m_rs; ++j, ++mlws) {
+    const int v = kVWeight + 3 * t.unit + static_cast<int>(mlws % 3);
+    const int64_t load = B(mlw_step(t, j) - 2, t.unit);
     m_bb.put(load, op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(slot_row + j * p.S)));
-    m_bb.put(B(mlw_step(t, j)), op_a(Opcode::MLW, v));
+    m_bb.put(B(mlw_step(t, j), t.unit), on_mxu(t.unit, op_a(Opcode::MLW, v)));
   }
 }
 
@@ -197,7 +226,7 @@ void GemmGenerator::place_weight_dma(size_t i) {
   int64_t desired = 0;
   for (size_t k = i; k-- > 0;)
     if (m_tiles[k].weight_slot == t.weight_slot) {
-      desired = std::max(desired, B(mlw_step(m_tiles[k], m_rs - 1) - 2) + 1);
+      desired = std::max(desired, B(mlw_step(m_tiles[k], m_rs - 1) - 2, m_tiles[k].unit) + 1);
       break;
     }
   const uint32_t desc = descriptor(k_valid(t.kt), n_valid(t.nt), p.N, m_spec.lanes);
@@ -216,26 +245,33 @@ void GemmGenerator::emit_pushes(size_t i) {
                      : last_k    ? Opcode::MMULOUT
                                  : Opcode::MMULACC;
   const int64_t region = m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
-  if (p.KT > 1) m_bb.put(B(push_step(t, 0) - 1), op_d_imm(Opcode::SLI, kRegBlock, 0));
-  for (int q = 0; q < t.pushes; ++q, ++m_global_push) {
-    const int v = kVIn + static_cast<int>(m_global_push % 3);
+  // The group's MXUs read the same input vreg and accumulator block number (kRegBlock); MXU 0
+  // loads the input, the last MXU of the group advances the block.
+  const bool lead = t.unit == 0, last_unit = t.unit == t.units - 1;
+  if (p.KT > 1 && lead)
+    m_bb.put(B(push_step(t, 0) - 1, m_units - 1), op_d_imm(Opcode::SLI, kRegBlock, 0));
+  for (int q = 0; q < t.pushes; ++q) {
+    const int v = kVIn + static_cast<int>((t.input + q) % 3);
     const int64_t s = push_step(t, q);
-    m_bb.put(A(s - 2),
-             op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
-    if (q == 0) m_bb.put(A(s), op_none(Opcode::MFLIP));
-    m_bb.put(A(s), p.KT == 1 ? op_a(mul, v) : op_a_b(mul, v, kRegBlock));
-    if (p.KT > 1) m_bb.put(A(s), op_d_a_imm(Opcode::SADDI, kRegBlock, kRegBlock, 1));
+    if (lead)
+      m_bb.put(A(s - 2),
+               op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
+    if (q == 0) m_bb.put(A(s, t.unit), on_mxu(t.unit, op_none(Opcode::MFLIP)));
+    m_bb.put(A(s, t.unit), on_mxu(t.unit, p.KT == 1 ? op_a(mul, v) : op_a_b(mul, v, kRegBlock)));
+    if (p.KT > 1 && last_unit)
+      m_bb.put(A(s, t.unit), op_d_a_imm(Opcode::SADDI, kRegBlock, kRegBlock, 1));
   }
   if (!last_k) return;
   // Block q is popped L pushes later, in the A bundle before that push's mmul (so the FIFO has room
   // for it), or in the B bundle before when that A bundle starts a tile (mflip + mmul fill it).
-  const int64_t out_row = m_out_base + static_cast<int64_t>(m_outputs.size() % 2) * p.Mb;
+  const int64_t out_row =
+      m_out_base + static_cast<int64_t>(m_outputs.size() % (2 * m_units)) * p.Mb;
   for (int q = 0; q < t.pushes; ++q, ++m_global_pop) {
-    const int v = kVPop + static_cast<int>(m_global_pop % 2);
+    const int v = v_pop() + static_cast<int>(m_global_pop % 2);
     const int64_t s = push_step(t, q) + m_lag;
     const bool tile_start = m_first_push_steps.count(s) > 0;
-    const int64_t pop = tile_start ? B(s - 1) : A(s);
-    m_bb.put_first(pop, op_d(Opcode::MPOP, v));
+    const int64_t pop = tile_start ? A(s, t.unit) - 1 : A(s, t.unit);
+    m_bb.put_first(pop, on_mxu(t.unit, op_d(Opcode::MPOP, v)));
     m_bb.put(pop + 1, op_store(Opcode::VST, v, kRegZero, static_cast<int32_t>(out_row + q * p.S)));
   }
   m_outputs.push_back(i);
@@ -245,12 +281,12 @@ void GemmGenerator::emit_pushes(size_t i) {
 void GemmGenerator::place_out_dma(size_t o) {
   const Tile& t = m_tiles[m_outputs[o]];
   const GemmPlan& p = m_plan;
-  const int64_t out_row = m_out_base + static_cast<int64_t>(o % 2) * p.Mb;
+  const int64_t out_row = m_out_base + static_cast<int64_t>(o % (2 * m_units)) * p.Mb;
   const uint32_t desc = descriptor(rows_valid(t.mc), n_valid(t.nt), m_spec.lanes, p.N);
   const int64_t dst =
       p.c_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.N + static_cast<int64_t>(t.nt) * p.C;
-  m_out_dma.push_back(place_dma(kOut, A(push_step(t, t.pushes - 1) + m_lag + 2), Opcode::DMAVH2,
-                                dst, out_row * m_spec.lanes, desc));
+  m_out_dma.push_back(place_dma(kOut, A(push_step(t, t.pushes - 1) + m_lag + 2, t.unit),
+                                Opcode::DMAVH2, dst, out_row * m_spec.lanes, desc));
 }
 
 // A panel of chunk mc: one 2-D DMA per K region. Chunk 0 in the prologue (waited for before the
@@ -286,16 +322,19 @@ void GemmGenerator::place_waits() {
   place_wait(kFlagPanel, p.KT, B(mlw_step(m_tiles[0], 0) - 2), m_panel_last_dma[0]);
   for (size_t i = 0; i < m_tiles.size(); ++i) {
     const Tile& t = m_tiles[i];
-    place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2), m_weight_dma[i]);
+    place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2, t.unit), m_weight_dma[i]);
     if (t.kt == 0 && t.nt == 0 && t.mc > 0)
       place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2),
                  m_panel_last_dma[static_cast<size_t>(t.mc)]);
   }
-  for (size_t o = 2; o < m_outputs.size(); ++o) {
+  // Output region o % (2 * units) is stored again by output o: the DMA of output o - 2 * units
+  // must have read it before the first store.
+  const size_t regions = 2 * static_cast<size_t>(m_units);
+  for (size_t o = regions; o < m_outputs.size(); ++o) {
     const Tile& t = m_tiles[m_outputs[o]];
-    place_wait(kFlagOut, 1, B(push_step(t, 0) + m_lag - 1), m_out_dma[o - 2]);
+    place_wait(kFlagOut, 1, A(push_step(t, 0) + m_lag, t.unit) - 1, m_out_dma[o - regions]);
   }
-  const int outstanding = static_cast<int>(std::min<size_t>(2, m_out_dma.size()));
+  const int outstanding = static_cast<int>(std::min(regions, m_out_dma.size()));
   place_wait(kFlagOut, outstanding, m_bb.find_forward(m_bb.size(), SlotClass::Misc),
              m_out_dma.back());
 }
@@ -346,7 +385,8 @@ isa::Program GemmGenerator::generate() {
       isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
   for (int mc = 0; mc < p.MC; ++mc) {
     const int64_t Mp = ceil_div(rows_valid(mc), p.S) * p.S;
-    p.formula_cycles += static_cast<int64_t>(p.KT) * p.NT * (2ll * p.R + p.C + Mp - 2);
+    p.formula_cycles +=
+        static_cast<int64_t>(p.KT) * ceil_div(p.NT, p.units) * (2ll * p.R + p.C + Mp - 2);
   }
   return prog;
 }
@@ -368,9 +408,15 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.R = spec.mxu_rows, plan.C = spec.mxu_cols, plan.S = spec.sublanes;
   if (plan.R / plan.S < 1 || plan.R % plan.S != 0)
     throw Error("gemm", "MXU rows must be a positive multiple of sublanes");
+  const int vregs = kVWeight + 3 * spec.mxu_count + 2;  // GemmGenerator's rotations
+  if (vregs > spec.vector_regs)
+    throw Error("gemm", "the kernel needs " + std::to_string(vregs) + " vector registers for " +
+                            std::to_string(spec.mxu_count) + " MXU(s); the core has " +
+                            std::to_string(spec.vector_regs));
   plan.KT = static_cast<int>(ceil_div(K, plan.R));
   plan.NT = static_cast<int>(ceil_div(N, plan.C));
   plan.double_buffer = spec.mxu_double_buffer;
+  plan.units = spec.mxu_count;
   plan.a_hbm = at.a_hbm;
   plan.b_hbm = at.b_hbm;
   plan.c_hbm = at.c_hbm;

@@ -12,8 +12,12 @@
 // Schedule (generated as straight-line code, every address an immediate, s0 holding 0; then its
 // periodic stretches are rolled into counted loops by kernels/loop_roll.h):
 //   * M is cut into chunks of Mb rows (Mb <= acc_blocks * sublanes, and vector memory must hold the
-//     chunk's A panel); per chunk, per N tile, per K tile (fastest) one weight tile is loaded and
-//     all Mb rows are pushed ("steps": two bundles per push, A and B).
+//     chunk's A panel); per chunk, per group of N tiles, per K tile (fastest) one weight tile is
+//     loaded into each MXU and all Mb rows are pushed ("steps": two bundles per push and MXU, A
+//     and B). With U = core.mxu.count MXUs a group is U consecutive N tiles, MXU u taking the
+//     u-th: the MXUs get the same input vreg in the same step (one vector load feeds all), each
+//     its own weights, accumulator chain and result FIFO, so each output is computed by exactly
+//     one MXU and the value is the one-MXU value. A ragged last group leaves MXUs idle.
 //   * A panels (Mb x K, one vector-memory region per K tile) are DMA'd from HBM with 2-D DMAs,
 //     double buffered: chunk c+1's regions stream in during chunk c.
 //   * Weight tiles are DMA'd 2-3 tiles ahead into a ring of 3 vector-memory slots (plus 3 slots
@@ -24,7 +28,7 @@
 //     first waits until the array drained), so the MXU span is the published formula.
 //   * Input and weight vregs are loaded two steps ahead; result blocks are popped D pushes behind
 //     (D < result_fifo, about the array's latency in pushes), stored, and each finished C tile is
-//     DMA'd back to HBM (two output regions, double buffered).
+//     DMA'd back to HBM (two output regions per MXU, double buffered).
 // Errors: tessera::Error when the shape cannot fit (vector memory, instruction memory).
 #pragma once
 
@@ -43,14 +47,16 @@ struct GemmPlan {
   int R = 0, C = 0, S = 0;                  // array rows, columns, sublanes
   int Mb = 0;                               // rows per M chunk (multiple of S)
   int MC = 0, KT = 0, NT = 0;               // chunks, K tiles, N tiles
+  int units = 1;                            // MXUs (core.mxu.count) the N tiles are spread over
   int64_t tiles = 0;                        // weight tiles loaded: MC * NT * KT
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;  // word addresses
   bool double_buffer = true;
   // Vector-memory rows [0, load_rows) its loads read, [0, vmem_rows) its loads and stores touch.
   int64_t load_rows = 0, vmem_rows = 0;
   int64_t loops = 0;  // counted loops in the code (kernels/loop_roll.h)
-  // The published weight-stationary formula summed over the M chunks (each padded to S):
-  // sum_c KT * NT * (2R + C + Mp_c - 2); for one chunk, ceil(K/R)*ceil(N/C)*(2R+C+M-2).
+  // The published weight-stationary formula summed over the M chunks (each padded to S), the
+  // MXUs working in parallel: sum_c KT * ceil(NT / units) * (2R + C + Mp_c - 2); for one chunk
+  // and one MXU, ceil(K/R)*ceil(N/C)*(2R+C+M-2).
   int64_t formula_cycles = 0;
   int64_t macs() const { return static_cast<int64_t>(M) * K * N; }
 };

@@ -225,7 +225,7 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   j["sim_host_link_seconds"] = link_s;
   j["sim_seconds"] = chip_s + link_s;
   j["samples_per_sim_second"] = ratio(static_cast<double>(e.samples), chip_s + link_s);
-  j["mxu_utilization"] = ratio(static_cast<double>(c.mxu_busy), cycles);
+  j["mxu_utilization"] = ratio(static_cast<double>(c.mxu_busy), cycles * m_spec.mxu_count);
   j["vector_utilization"] = ratio(static_cast<double>(c.vector_busy), cycles);
   j["energy_j"] = energy_j;
   j["energy_mxu_j"] = core::mxu_energy_pj(m_spec, mxu) * 1e-12;

@@ -80,7 +80,8 @@ TEST(ConfigCli, CheckAcceptsEveryShippedConfig) {
     EXPECT_EQ(j["core"]["lanes"], s.lanes);
     EXPECT_EQ(j["core"]["mxu_rows"], s.mxu_rows);
     EXPECT_EQ(j["core"]["hbm_bytes"], s.hbm_bytes);
-    EXPECT_EQ(j["core"]["peak_macs_per_cycle"], int64_t{s.mxu_rows} * s.mxu_cols);
+    EXPECT_EQ(j["core"]["mxu_count"], s.mxu_count);
+    EXPECT_EQ(j["core"]["peak_macs_per_cycle"], int64_t{s.mxu_count} * s.mxu_rows * s.mxu_cols);
     EXPECT_EQ(j["system"]["chips"], m.system.chips);
     EXPECT_EQ(j["system"]["processors"], m.system.processors());
   }

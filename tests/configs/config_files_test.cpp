@@ -84,6 +84,25 @@ TEST(ConfigFiles, TpuV2LikeHasThePublishedFigures) {
   EXPECT_EQ(s.latency_of(isa::LatencyClass::Eup), 3);
 }
 
+TEST(ConfigFiles, TpuV3LikeHasThePublishedFigures) {
+  const system::MachineSpec m = system::load_machine_spec((kConfigs / "tpu-v3-like.json").string());
+  const CoreSpec& s = m.core;
+  EXPECT_EQ(s.name, "tpu-v3-like");
+  EXPECT_EQ(s.clock_hz, 940e6);
+  EXPECT_EQ(s.mxu_count, 2);
+  EXPECT_EQ(s.mxu_rows, 128);
+  EXPECT_EQ(s.mxu_cols, 128);
+  EXPECT_EQ(s.sublanes, 8);
+  EXPECT_EQ(s.lanes, 128);
+  EXPECT_EQ(s.smem_words * 4, 16 << 10);
+  EXPECT_EQ(s.vmem_bytes, 16ll << 20);
+  EXPECT_EQ(s.hbm_bytes, 16ll << 30);  // half of the chip's 32 GiB
+  // half of 900 GB/s at 940 MHz, to the 3 decimals written in the file
+  EXPECT_NEAR(s.hbm_bytes_per_cycle, 450e9 / 940e6, 1e-3);
+  EXPECT_EQ(m.system.cores_per_chip, 2);
+  EXPECT_EQ(m.system.link_gbytes_per_s, 82);
+}
+
 TEST(ConfigFiles, SmallIsTheMiniatureMachine) {
   const CoreSpec s = load_core_spec((kConfigs / "small.json").string());
   EXPECT_EQ(s.name, "small");
@@ -97,10 +116,11 @@ TEST(ConfigFiles, SmallIsTheMiniatureMachine) {
   EXPECT_EQ(s.xu_fifo * s.sublanes, s.lanes);
 }
 
-TEST(ConfigFiles, TpuV2LikeSetsEverySchemaKeyExplicitly) {
+// Every key of the core schema is written out in `file` (a config that documents the machine).
+void expect_every_schema_key_set(const char* file) {
   ConfigReader schema = ConfigReader::schema();
   read_core_spec(schema);
-  const auto doc = parse_with_comments(kConfigs / "tpu-v2-like.json");
+  const auto doc = parse_with_comments(kConfigs / file);
   ASSERT_FALSE(schema.declarations().empty());
   for (const auto& d : schema.declarations()) {
     const nlohmann::json* node = &doc;
@@ -114,8 +134,16 @@ TEST(ConfigFiles, TpuV2LikeSetsEverySchemaKeyExplicitly) {
       }
       node = &(*node)[part];
     }
-    EXPECT_TRUE(found) << d.key << " is not set in tpu-v2-like.json";
+    EXPECT_TRUE(found) << d.key << " is not set in " << file;
   }
+}
+
+TEST(ConfigFiles, TpuV2LikeSetsEverySchemaKeyExplicitly) {
+  expect_every_schema_key_set("tpu-v2-like.json");
+}
+
+TEST(ConfigFiles, TpuV3LikeSetsEverySchemaKeyExplicitly) {
+  expect_every_schema_key_set("tpu-v3-like.json");
 }
 
 TEST(ConfigFiles, MissingKeysTakeTheirDefaults) {

@@ -51,6 +51,7 @@ inline isa::Program assemble(std::string_view text, const CoreSpec& spec) {
   o.scalar_regs = spec.scalar_regs;
   o.vector_regs = spec.vector_regs;
   o.mask_regs = spec.mask_regs;
+  o.mxus = spec.mxu_count;
   return isa::assemble(text, "test.s", o);
 }
 

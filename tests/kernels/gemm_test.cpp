@@ -84,6 +84,43 @@ TEST(Gemm, ResultIsBitIdenticalToTheMxuContractOnBothInterpreters) {
     }
 }
 
+// Several MXUs: N tiles spread over them (a ragged last group leaves some idle), each output
+// computed by one MXU's chain, so the values are the one-MXU values bit for bit.
+TEST(Gemm, SeveralMxusGiveTheOneMxuValuesBitForBit) {
+  uint32_t seed = 100;
+  for (const Shape& s : kShapes)
+    for (int mxus : {2, 3}) {
+      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
+                   " N=" + std::to_string(s.N) + " MXUs=" + std::to_string(mxus));
+      const Operands o = make_operands(s.M, s.K, s.N, seed++);
+      core::CoreSpec one = small_spec(true);
+      GemmProgram g1 = make_gemm(one, s.M, s.K, s.N);
+      add_gemm_operands(g1.program, g1.plan, o.a.data(), o.b.data());
+      core::Core c1(one, g1.program);
+      c1.run();
+      const std::vector<float> r1 = read_gemm_result(c1.state(), g1.plan);
+
+      core::CoreSpec many = small_spec(true);
+      many.mxu_count = mxus;
+      GemmProgram g = make_gemm(many, s.M, s.K, s.N);
+      EXPECT_EQ(g.plan.units, mxus);
+      add_gemm_operands(g.program, g.plan, o.a.data(), o.b.data());
+      core::Core timed(many, g.program);
+      timed.run();
+      EXPECT_TRUE(bitwise_equal(read_gemm_result(timed.state(), g.plan), r1));
+      EXPECT_TRUE(bitwise_equal(r1, o.expected));
+      core::FunctionalCore functional(many, g.program);
+      functional.run();
+      EXPECT_TRUE(bitwise_equal(read_gemm_result(functional.state(), g.plan), r1));
+      // every weight tile went to some MXU, and MXU u > 0 got work whenever N has a tile for it
+      const core::MxuStats total = timed.machine().mxu_stats();
+      EXPECT_EQ(total.tiles_loaded, g.plan.tiles);
+      EXPECT_EQ(total.macs, c1.machine().mxu_stats().macs);
+      for (int u = 1; u < mxus; ++u)
+        EXPECT_EQ(timed.machine().mxu(u).stats().tiles_loaded > 0, g.plan.NT > u) << u;
+    }
+}
+
 // Holds whenever the DMA engine keeps up; the small config's 4-deep DMA queue does not for the
 // multi-chunk shapes (a full queue stalls the issuing bundle), so this uses a 16-deep queue. The
 // straight-line code meets the formula exactly; its loop-rolled form pays the taken branches
@@ -123,6 +160,26 @@ TEST(Gemm, DoubleBufferedMxuStaysBusyForLargeM) {
   EXPECT_GT(static_cast<double>(st.busy_cycles) / static_cast<double>(st.span()), 0.9);
 }
 
+// A core of two 128 x 128 MXUs with 8 sublanes (tpu-v2-like's core with tpu-v3-like's MXU count): a
+// push pair takes 8 cycles, its 4 bundles issue in fewer, so after the first tiles both arrays
+// stream rows back to back.
+TEST(Gemm, TwoFullSizeMxusStayBusyForLargeM) {
+  core::CoreSpec spec =
+      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+  spec.mxu_count = 2;
+  GemmProgram g = make_gemm(spec, 1024, 512, 256);
+  const Operands o = make_operands(1024, 512, 256, 5);
+  add_gemm_operands(g.program, g.plan, o.a.data(), o.b.data());
+  core::Core timed(spec, g.program);
+  timed.run();
+  EXPECT_TRUE(bitwise_equal(read_gemm_result(timed.state(), g.plan), o.expected));
+  const core::MxuStats st = timed.machine().mxu_stats();
+  for (int u = 0; u < 2; ++u) EXPECT_EQ(timed.machine().mxu(u).stats().busy_cycles, 4 * 128 * 8);
+  EXPECT_GT(static_cast<double>(st.busy_cycles) / (2.0 * static_cast<double>(st.span())), 0.9);
+  // and its text (with mxu1 operands) reassembles to the same code
+  EXPECT_EQ(isa::assemble(isa::disassemble(g.program)).code, g.program.code);
+}
+
 TEST(Gemm, AssemblyTextReassemblesToTheSameCode) {
   const core::CoreSpec spec = small_spec(true);
   const GemmProgram g = make_gemm(spec, 20, 20, 20);
@@ -140,6 +197,19 @@ TEST(Gemm, ShapeTooLargeForVectorMemoryIsRejected_bad) {
     EXPECT_EQ(std::string(e.what()),
               "gemm: vector memory (2048 rows) cannot hold a 2-row A panel of K = 8000 plus weight "
               "and output buffers");
+  }
+}
+
+TEST(Gemm, TooFewVectorRegistersForItsMxusIsRejected_bad) {
+  core::CoreSpec spec = small_spec(true);
+  spec.mxu_count = 8;
+  spec.vector_regs = 16;
+  try {
+    make_gemm(spec, 8, 8, 8);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "gemm: the kernel needs 29 vector registers for 8 MXU(s); the core has 16");
   }
 }
 

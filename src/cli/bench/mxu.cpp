@@ -13,7 +13,10 @@
 //   formula_cycles  the published weight-stationary formula for the kernel's tiling (equals
 //                   sim_cycles with --double-buffer off when nothing but the MXU limits the kernel)
 //   program_cycles  the whole program (DMA prologue and epilogue included)
-//   mxu_utilization cycles the MXU input port streamed rows / sim_cycles
+//   mxu_utilization cycles the MXU input ports streamed rows / (core.mxu.count * sim_cycles)
+//                   (= MACs / (count * R * C * sim_cycles) with bf16 PEs)
+//   (sim_cycles and mxu_utilization cover all MXUs: from the first weight row into any MXU to the
+//   last result out of any)
 #include <cblas.h>
 
 #include <algorithm>
@@ -108,8 +111,9 @@ void bench_mxu(MxuArgs a) {
       },
       [&] { core->run(); });
   check_against_reference(a, A, B, kernels::read_gemm_result(core->state(), g.plan));
-  const core::MxuStats& st = core->machine().mxu().stats();
+  const core::MxuStats st = core->machine().mxu_stats();
   const int64_t span = st.span(), busy = st.busy_cycles;
+  const double mxus = spec.mxu_count;
 
   openblas_set_num_threads(1);
   std::vector<float> blas_c(M * N);
@@ -127,7 +131,8 @@ void bench_mxu(MxuArgs a) {
   j["ratio"] = blas_t.cpu / sim_t.cpu;
   j["sim_cycles"] = span;
   j["program_cycles"] = core->cycles();
-  j["mxu_utilization"] = span > 0 ? static_cast<double>(busy) / static_cast<double>(span) : 0.0;
+  j["mxu_utilization"] =
+      span > 0 ? static_cast<double>(busy) / (mxus * static_cast<double>(span)) : 0.0;
   j["formula_cycles"] = g.plan.formula_cycles;
   j["bundles"] = core->bundles();
   j["host_seconds"] = sim_t.cpu;

@@ -16,7 +16,8 @@
 //   ratio_best         fastest chip step / fastest reference step
 // Simulated figures of the last timed step (every full-batch step runs the same program):
 //   cycles_per_step, bundles_per_step, mxu_utilization and vector_utilization (busy cycles of the
-//   unit during the step / cycles of the step), sim_bundles_per_second (bundles of the timed steps
+//   unit during the step / cycles of the step, over core.mxu.count MXUs for the MXU),
+//   sim_bundles_per_second (bundles of the timed steps
 //   / their host CPU seconds).
 #include <memory>
 #include <random>
@@ -132,7 +133,7 @@ void bench_train(const BenchTrainArgs& a) {
   j["ratio_best"] = minimum(sim_steps.seconds) / minimum(ref_steps.seconds);
   j["cycles_per_step"] = after.cycles - before.cycles;
   j["bundles_per_step"] = after.bundles - before.bundles;
-  j["mxu_utilization"] = static_cast<double>(after.mxu - before.mxu) / cycles;
+  j["mxu_utilization"] = static_cast<double>(after.mxu - before.mxu) / (cycles * spec.mxu_count);
   j["vector_utilization"] = static_cast<double>(after.vec - before.vec) / cycles;
   j["sim_bundles_per_second"] = static_cast<double>(after.bundles - first.bundles) / sim_total;
   j["reference"] = "graph::HostTrainer fp32, OpenBLAS 1 thread";

@@ -2,14 +2,26 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace tessera::core {
 
 using isa::Opcode;
 
 MxuUnit::MxuUnit(const UnitEnv& env)
-    : CoreUnit(env), m_mxu(env.spec), m_buf(static_cast<size_t>(words()), 0.0f) {}
+    : CoreUnit(env),
+      m_mxus(static_cast<size_t>(env.spec.mxu_count), Mxu(env.spec)),
+      m_buf(static_cast<size_t>(words()), 0.0f) {}
+
+MxuStats MxuUnit::total_stats() const {
+  MxuStats total = m_mxus.front().stats();
+  for (size_t i = 1; i < m_mxus.size(); ++i) total += m_mxus[i].stats();
+  return total;
+}
 
 void MxuUnit::read_spec(ConfigReader& r, CoreSpec& s) {
+  s.mxu_count = static_cast<int>(r.get_int("core.mxu.count", 1, {1, isa::kMaxMxus}, "MXUs",
+                                           "matrix units per core (the ISA's mxu0, mxu1, ...)"));
   s.mxu_rows = static_cast<int>(
       r.get_int("core.mxu.rows", 128, {1, 1024}, "PEs", "systolic array rows R (reduction dim)"));
   s.mxu_cols = static_cast<int>(
@@ -25,45 +37,47 @@ void MxuUnit::read_spec(ConfigReader& r, CoreSpec& s) {
 }
 
 int64_t MxuUnit::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
+  const Mxu& m = mxu(op.c);
   switch (op.op) {
     case Opcode::MLW:
       cause = StallCause::MxuBusy;
-      return m_mxu.mlw_ready(now);
+      return m.mlw_ready(now);
     case Opcode::MFLIP:
       cause = StallCause::MxuWeights;
-      return m_mxu.mflip_ready(now);
+      return m.mflip_ready(now);
     case Opcode::MPOP:
-      if (m_mxu.fifo_occupancy() == 0) return now;  // execute faults
+      if (m.fifo_occupancy() == 0) return now;  // execute faults
       cause = StallCause::MxuResult;
-      return m_mxu.mpop_ready(now);
+      return m.mpop_ready(now);
     default:  // mmul*
       cause = StallCause::MxuBusy;
-      return m_mxu.mmul_ready(now);
+      return m.mmul_ready(now);
   }
 }
 
 OpTiming MxuUnit::execute(const DecodedOp& op, int64_t now) {
   ArchState& s = m_state;
+  Mxu& m = mxu(op.c);
   // mlw / mmul copy their operand's words out of the vreg (Mxu reads `v` only through memcpy).
   const float* operand = reinterpret_cast<const float*>(s.vreg(op.a));
   m_events.vreg_elements += static_cast<int64_t>(words()) * (op.op == Opcode::MFLIP ? 0 : 1);
   switch (op.op) {
     case Opcode::MLW: {
-      m_mxu.check_mlw();
-      const int64_t start = m_mxu.mlw_ready(now);
-      m_mxu.mlw(operand, start);
+      m.check_mlw();
+      const int64_t start = m.mlw_ready(now);
+      m.mlw(operand, start);
       return OpTiming{start, m_spec.sublanes, start};
     }
     case Opcode::MFLIP: {
-      m_mxu.check_mflip();
-      const int64_t start = m_mxu.mflip_ready(now);
-      m_mxu.mflip(start);
+      m.check_mflip();
+      const int64_t start = m.mflip_ready(now);
+      m.mflip(start);
       return OpTiming{start, 1, start};
     }
     case Opcode::MPOP: {
-      m_mxu.check_mpop();
-      const int64_t start = m_mxu.mpop_ready(now);
-      m_mxu.mpop(m_buf.data(), start);
+      m.check_mpop();
+      const int64_t start = m.mpop_ready(now);
+      m.mpop(m_buf.data(), start);
       std::memcpy(s.vreg(op.d), m_buf.data(), static_cast<size_t>(words()) * 4);
       return OpTiming{start, 1, start + m_spec.latency_of(isa::LatencyClass::Matrix)};
     }
@@ -73,19 +87,21 @@ OpTiming MxuUnit::execute(const DecodedOp& op, int64_t now) {
                             : op.op == Opcode::MMULACC ? MmulMode::Accumulate
                                                        : MmulMode::AccumulateOut;
       const int64_t block = mode == MmulMode::ToFifo ? 0 : static_cast<int32_t>(s.sreg(op.b));
-      m_mxu.check_mmul(mode, block);
-      const int64_t start = m_mxu.mmul_ready(now);
-      m_mxu.mmul(operand, mode, block, start);
-      return OpTiming{start, static_cast<int32_t>(m_mxu.last_mmul_occupancy()), start};
+      m.check_mmul(mode, block);
+      const int64_t start = m.mmul_ready(now);
+      m.mmul(operand, mode, block, start);
+      return OpTiming{start, static_cast<int32_t>(m.last_mmul_occupancy()), start};
     }
   }
 }
 
-void MxuUnit::report(report::StatGroup& g, int64_t cycles_run) const {
-  const MxuStats& mx = m_mxu.stats();
+namespace {
+
+// One MXU's counters, or the totals of `units` MXUs (peak: R * C MACs per cycle of one MXU).
+void report_counters(report::StatGroup& mg, const MxuStats& mx, int units, double peak_one,
+                     int64_t cycles_run) {
   const double cycles = static_cast<double>(cycles_run);
-  const double peak = static_cast<double>(m_spec.mxu_rows) * m_spec.mxu_cols;
-  report::StatGroup& mg = g.group("mxu");
+  const double peak = peak_one * units;
   mg.set_int("tiles_loaded", mx.tiles_loaded);
   mg.set_int("weight_rows", mx.weight_rows);
   mg.set_int("pushes", mx.pushes);
@@ -93,11 +109,23 @@ void MxuUnit::report(report::StatGroup& g, int64_t cycles_run) const {
   mg.set_int("busy_cycles", mx.busy_cycles, "cycles", "cycles the input port streamed rows");
   mg.set_int("span", mx.span(), "cycles", "first weight row in to last result out");
   mg.set("utilisation", cycles > 0 ? static_cast<double>(mx.macs) / (peak * cycles) : 0.0, "",
-         "MACs / (R * C * cycles)");
+         units == 1 ? "MACs / (R * C * cycles)" : "MACs / (count * R * C * cycles)");
   mg.set(
       "span_utilisation",
       mx.span() > 0 ? static_cast<double>(mx.macs) / (peak * static_cast<double>(mx.span())) : 0.0,
-      "", "MACs / (R * C * span)");
+      "", units == 1 ? "MACs / (R * C * span)" : "MACs / (count * R * C * span)");
+}
+
+}  // namespace
+
+void MxuUnit::report(report::StatGroup& g, int64_t cycles_run) const {
+  const double peak = static_cast<double>(m_spec.mxu_rows) * m_spec.mxu_cols;
+  report::StatGroup& mg = g.group("mxu");
+  report_counters(mg, total_stats(), count(), peak, cycles_run);
+  if (count() == 1) return;
+  mg.set_int("count", count(), "MXUs");
+  for (int i = 0; i < count(); ++i)
+    report_counters(mg.group(fmt::format("mxu{}", i)), mxu(i).stats(), 1, peak, cycles_run);
 }
 
 }  // namespace tessera::core

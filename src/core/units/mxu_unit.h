@@ -1,6 +1,9 @@
-// The matrix unit as a core unit: mlw, mflip, mmul*, mpop go to core::Mxu (core/mxu.h defines
-// their function and timing), with operands as fp32. The unit reports the `mxu` statistics group
-// and declares the core.mxu.* config section (including the term-serial PE, term_mxu_spec.h).
+// The matrix units as one core unit: core.mxu.count MXUs, each a core::Mxu with its own weight
+// staging, accumulators, result FIFO and counters (core/mxu.h defines their function and timing).
+// mlw, mflip, mmul*, mpop go to the MXU their index operand names (field c), with operands as fp32.
+// The unit reports the `mxu` statistics group (the totals, and with several MXUs each one's
+// counters as `mxu.mxuN`) and declares the core.mxu.* config section (including the term-serial
+// PE, term_mxu_spec.h).
 #pragma once
 
 #include <cstdint>
@@ -20,11 +23,14 @@ class MxuUnit final : public CoreUnit {
   OpTiming execute(const DecodedOp& op, int64_t now) override;
   void report(report::StatGroup& g, int64_t cycles) const override;
 
-  Mxu& mxu() { return m_mxu; }
-  const Mxu& mxu() const { return m_mxu; }
+  int count() const { return static_cast<int>(m_mxus.size()); }
+  Mxu& mxu(int i) { return m_mxus[static_cast<size_t>(i)]; }
+  const Mxu& mxu(int i) const { return m_mxus[static_cast<size_t>(i)]; }
+  // The counters of all MXUs added up (MxuStats::operator+=).
+  MxuStats total_stats() const;
 
  private:
-  Mxu m_mxu;
+  std::vector<Mxu> m_mxus;
   std::vector<float> m_buf;  // one popped result vreg
 };
 
