@@ -4,16 +4,6 @@ namespace tessera::suite {
 
 namespace {
 
-// The core's MXU count, `core.mxu.count`, when CoreSpec declares it (as mxu_count); one MXU per
-// core otherwise.
-template <typename Spec>
-int mxu_count(const Spec& spec) {
-  if constexpr (requires { spec.mxu_count; })
-    return spec.mxu_count;
-  else
-    return 1;
-}
-
 double over(int64_t work, double per_cycle) {
   return per_cycle > 0 ? static_cast<double>(work) / per_cycle : 0.0;
 }
@@ -23,7 +13,7 @@ double over(int64_t work, double per_cycle) {
 CoreFigures core_figures(const core::CoreSpec& spec) {
   CoreFigures f;
   f.clock_hz = spec.clock_hz;
-  f.mxu_count = mxu_count(spec);
+  f.mxu_count = spec.mxu_count;
   f.mxu_rows = spec.mxu_rows;
   f.mxu_cols = spec.mxu_cols;
   f.lanes = spec.lanes;
