@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <exception>
 
 #include <fmt/format.h>
@@ -16,12 +17,20 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// CPU seconds the calling thread has used.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1) throw Error("threads", fmt::format("{} threads: need at least 1", threads));
   m_times.resize(static_cast<size_t>(threads));
   m_busy.resize(static_cast<size_t>(threads));
+  m_cpu.resize(static_cast<size_t>(threads));
   for (int t = 1; t < threads; ++t) m_workers.emplace_back([this, t] { worker(t); });
 }
 
@@ -40,14 +49,16 @@ void ThreadPool::take_tasks(int thread) {
     const int task = m_next++;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_seconds();
     try {
       (*m_body)(task);
     } catch (...) {
       m_errors[static_cast<size_t>(task)] = std::current_exception();
     }
-    const double busy = seconds_since(start);
+    const double busy = seconds_since(start), cpu = thread_cpu_seconds() - cpu_start;
     lock.lock();
     m_busy[static_cast<size_t>(thread)] += busy;
+    m_cpu[static_cast<size_t>(thread)] += cpu;
     if (++m_finished == m_tasks) m_done.notify_one();
   }
 }
@@ -74,6 +85,7 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& body) {
     m_finished = 0;
     m_errors.assign(static_cast<size_t>(tasks), nullptr);
     std::fill(m_busy.begin(), m_busy.end(), 0.0);
+    std::fill(m_cpu.begin(), m_cpu.end(), 0.0);
   }
   if (!m_workers.empty()) m_wake.notify_all();
   take_tasks(0);
@@ -88,6 +100,7 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& body) {
   for (size_t t = 0; t < m_times.size(); ++t) {
     m_times[t].busy_seconds += m_busy[t];
     m_times[t].wait_seconds += std::max(0.0, phase - m_busy[t]);
+    m_times[t].cpu_seconds += m_cpu[t];
   }
   ++m_phases;
   for (const std::exception_ptr& e : m_errors)

@@ -10,7 +10,9 @@
 //
 // Host time (for reports, not for results): per thread, the seconds spent in tasks (busy) and the
 // seconds of each phase it spent not running a task while the phase lasted (waiting: it had no
-// task left while another thread still ran one, or it had not been woken yet).
+// task left while another thread still ran one, or it had not been woken yet), and the CPU seconds
+// the thread got while busy (on a host shared with other jobs busy time includes time the thread
+// was not scheduled; CPU time does not).
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +30,7 @@ class ThreadPool {
   struct ThreadTime {
     double busy_seconds = 0;
     double wait_seconds = 0;
+    double cpu_seconds = 0;  // CPU time of the thread while busy (less than busy on a loaded host)
   };
 
   // threads >= 1 (Error otherwise).
@@ -63,7 +66,7 @@ class ThreadPool {
   int m_next = 0;
   int m_finished = 0;
   std::vector<std::exception_ptr> m_errors;
-  std::vector<double> m_busy;  // per thread, this phase
+  std::vector<double> m_busy, m_cpu;  // per thread, this phase
 };
 
 }  // namespace tessera

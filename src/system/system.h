@@ -120,9 +120,9 @@ class System {
   int threads() const { return m_pool->threads(); }
   // Collective: host time of the parallel run so far, gathered from every rank (host-time fields,
   // different from run to run): {threads, ranks, compute_phases, messages_between_ranks,
-  // bytes_between_ranks, per_rank: [{thread_busy_seconds: [per thread], thread_wait_seconds: [per
-  // thread], messages_sent, bytes_sent}]}. Messages and bytes are the payloads this rank's
-  // collectives sent to other ranks (Communicator::traffic).
+  // bytes_between_ranks, per_rank: [{thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds
+  // (each per thread: ThreadPool::ThreadTime), messages_sent, bytes_sent}]}. Messages and bytes are
+  // the payloads this rank's collectives sent to other ranks (Communicator::traffic).
   nlohmann::ordered_json host_json() const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).

@@ -1,7 +1,7 @@
 // System::host_json (system.h): how the host threads and ranks of a run spent host time.
 //
 // Each rank sends its record to every rank (allgather): int32 threads, int64 compute phases, per
-// thread double busy and double wait seconds, uint64 messages and bytes sent to other ranks (its
+// thread double busy, wait and CPU seconds, uint64 messages and bytes sent to other ranks (its
 // Communicator::traffic before this gather).
 #include <algorithm>
 
@@ -18,6 +18,7 @@ nlohmann::ordered_json System::host_json() const {
   for (const ThreadPool::ThreadTime& t : m_pool->times()) {
     mine.put(t.busy_seconds);
     mine.put(t.wait_seconds);
+    mine.put(t.cpu_seconds);
   }
   mine.put(sent.messages);
   mine.put(sent.bytes);
@@ -29,16 +30,19 @@ nlohmann::ordered_json System::host_json() const {
     const int threads = in.get<int32_t>();
     phases = std::max(phases, in.get<int64_t>());
     nlohmann::ordered_json busy = nlohmann::ordered_json::array(),
-                           wait = nlohmann::ordered_json::array();
+                           wait = nlohmann::ordered_json::array(),
+                           cpu = nlohmann::ordered_json::array();
     for (int t = 0; t < threads; ++t) {
       busy.push_back(in.get<double>());
       wait.push_back(in.get<double>());
+      cpu.push_back(in.get<double>());
     }
     const uint64_t m = in.get<uint64_t>(), n = in.get<uint64_t>();
     messages += m;
     bytes += n;
     per_rank.push_back({{"thread_busy_seconds", busy},
                         {"thread_wait_seconds", wait},
+                        {"thread_cpu_seconds", cpu},
                         {"messages_sent", m},
                         {"bytes_sent", n}});
   }

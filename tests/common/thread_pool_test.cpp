@@ -1,6 +1,6 @@
 // ThreadPool (common/thread_pool.h): every task of a phase runs exactly once whatever the thread
 // count; the lowest failing task's exception comes back after the phase; one thread runs the
-// tasks in order on the caller; host time is kept per thread.
+// tasks in order on the caller; host time (wall and CPU) is kept per thread.
 #include "common/thread_pool.h"
 
 #include <atomic>
@@ -63,13 +63,15 @@ TEST(ThreadPool, BusyTimeIsCountedPerThreadAndPhases) {
   ThreadPool pool(2);
   pool.run(4, [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
   EXPECT_EQ(pool.phases(), 1);
-  double busy = 0;
+  double busy = 0, cpu = 0;
   for (const ThreadPool::ThreadTime& t : pool.times()) {
     EXPECT_GE(t.busy_seconds, 0.0);
     EXPECT_GE(t.wait_seconds, 0.0);
     busy += t.busy_seconds;
+    cpu += t.cpu_seconds;
   }
   EXPECT_GE(busy, 0.019);  // four tasks of at least 5 ms each
+  EXPECT_LT(cpu, busy);    // sleeping uses no CPU
 }
 
 TEST(ThreadPool, bad_thread_count) {

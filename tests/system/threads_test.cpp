@@ -81,6 +81,7 @@ TEST(SystemThreads, HostReportHasEveryThreadsBusyAndWaitingTime) {
   ASSERT_EQ(h.at("per_rank").size(), 1u);
   EXPECT_EQ(h["per_rank"][0].at("thread_busy_seconds").size(), 3u);
   EXPECT_EQ(h["per_rank"][0].at("thread_wait_seconds").size(), 3u);
+  EXPECT_EQ(h["per_rank"][0].at("thread_cpu_seconds").size(), 3u);
 }
 
 TEST(SystemThreads, bad_faults_of_several_processors_name_the_lowest_for_every_thread_count) {
