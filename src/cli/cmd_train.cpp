@@ -26,7 +26,10 @@
 // data-parallel line per epoch; --report and checkpoints as for one chip (the checkpoint holds the
 // system and fabric state too). --allreduce auto|ring|torus: the gradient all-reduce
 // (runtime::allreduce_for; default auto). --bucket-words W [--no-overlap]: the bucketed gradient
-// all-reduce (compiler/data_parallel.h). Under mpirun rank 0 prints progress and writes the report.
+// all-reduce (compiler/data_parallel.h). --threads T: host threads per rank simulating the
+// processors (system/system.h "Host threads"; default the host's cores; results do not depend on
+// it); the report's "host" object says how they and the ranks spent host time
+// (system::System::host_json). Under mpirun rank 0 prints progress and writes the report.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -76,6 +79,7 @@ struct TrainArgs {
   std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
   bool no_overlap = false;
+  int threads = cli::default_threads();  // --chips: host threads per rank
 };
 
 // --pe and --set as flat config overrides.
@@ -257,6 +261,7 @@ void run_train(const TrainArgs& a) {
     d.dp.bucket_words = a.bucket_words;
     d.dp.overlap = !a.no_overlap;
     d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
+    d.dp.threads = a.threads;
     run = std::make_unique<runtime::DataParallelRun>(train, test, d);
   } else {
     run = std::make_unique<runtime::TrainingRun>(train, test, o);
@@ -277,7 +282,11 @@ void run_train(const TrainArgs& a) {
     print_epoch(j, data_parallel);
   };
   run->run(cb);
-  const nlohmann::ordered_json r = report::tagged("train", run->report());
+  nlohmann::ordered_json body = run->report();
+  if (data_parallel)  // collective: every rank takes part
+    body["host"] =
+        static_cast<const runtime::DataParallelRun&>(*run).trainer().system().host_json();
+  const nlohmann::ordered_json r = report::tagged("train", body);
   if (report) write_json(*report, r);
   if (trace_file) trace->write(*trace_file);
   if (html)
@@ -327,6 +336,7 @@ void register_train_command(CLI::App& app) {
                   "pass (0: one all-reduce after it, the default)");
   cmd->add_flag("--no-overlap", args->no_overlap,
                 "with --bucket-words: run every bucket after the backward pass");
+  add_threads_flag(*cmd, args->threads);
   cmd->add_option(
          "--pe", args->pe,
          "MXU processing element: bit-parallel (bf16) or term-serial (overrides core.mxu.pe)")

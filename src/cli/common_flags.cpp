@@ -1,8 +1,10 @@
 #include "cli/common_flags.h"
 
 #include <regex>
+#include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -50,6 +52,25 @@ CLI::Option* add_json_flag(CLI::App& cmd, bool& json) {
 CLI::Option* add_seed_flag(CLI::App& cmd, uint64_t& seed, const std::string& what) {
   return check_non_negative_integer(
       cmd.add_option("--seed", seed, "seed of the " + what)->capture_default_str());
+}
+
+int default_threads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+CLI::Option* add_threads_flag(CLI::App& cmd, int& threads) {
+  CLI::Option* o = check_positive_integer(cmd.add_option(
+      "--threads", threads,
+      "host threads simulating the processors (default: the host's cores); results do not "
+      "depend on it"));
+  // After the positive-integer check: `text` is digits with a non-zero among them.
+  return o->capture_default_str()->check(CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string digits = text.substr(text.find_first_not_of('0'));
+        if (digits.size() <= 4 && std::stoi(digits) <= kMaxThreads) return "";
+        return fmt::format("at most {} threads, got '{}'", kMaxThreads, text);
+      },
+      "THREADS"));
 }
 
 CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string& what,

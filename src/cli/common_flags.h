@@ -62,6 +62,13 @@ CLI::Option* add_seed_flag(CLI::App& cmd, uint64_t& seed, const std::string& wha
 CLI::Option* add_output_flag(CLI::App& cmd, std::string& path, const std::string& what,
                              const std::string& otherwise = "standard output");
 
+// --threads T: host threads for the processors of a many-chip run (system/system.h "Host
+// threads"); `threads` should hold default_threads(). A value outside 1..kMaxThreads is a
+// UsageError naming the flag.
+inline constexpr int kMaxThreads = 1024;
+int default_threads();  // the host's cores (std::thread::hardware_concurrency; 1 if unknown)
+CLI::Option* add_threads_flag(CLI::App& cmd, int& threads);
+
 // JSON documents a command writes beside its text output.
 CLI::Option* add_stats_flag(CLI::App& cmd, std::string& path);   // --stats FILE: statistics
 CLI::Option* add_trace_flag(CLI::App& cmd, std::string& path);   // --trace FILE: Chrome trace

@@ -55,6 +55,7 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   system::SystemOptions so;
   so.seed = options.fabric_seed;
   so.comm = options.comm;
+  so.threads = options.threads;
   m_system = std::make_unique<system::System>(spec, options.system,
                                               image(shard0, options.trainer.batch).program, so);
   const graph::Model m = graph::build_model(model, shard0);
@@ -137,19 +138,23 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
   }
   std::vector<int64_t> chip_bytes(static_cast<size_t>(m_options.system.chips), 0);
   std::vector<std::pair<int, int>> shards;
+  std::vector<const compiler::DataParallelImage*> images_of;  // per processor
   for (int p = 0; p < procs; ++p) {
     const auto [b, e] = compiler::split_range(static_cast<uint32_t>(n), procs, p);
     const int count = static_cast<int>(e - b);
     shards.emplace_back(static_cast<int>(b), count);
-    const compiler::CompiledProgram& prog = program(count);
     chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] +=
         4 * (int64_t{count} * m_sample + count);
-    const compiler::DataParallelImage& img = image(count, n);
-    if (!m_system->is_local(p)) continue;
-    write_shard(p, prog, images, labels, static_cast<int>(b), count);
-    if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
-    m_system->core(p).load(img.program.with_index(static_cast<uint32_t>(p)));
+    images_of.push_back(&image(count, n));  // compiled here, before the threads read them
   }
+  m_system->for_each_local([&](int p) {  // each touches processor p's core only
+    const auto [first, count] = shards[static_cast<size_t>(p)];
+    const compiler::CompiledProgram& prog = *m_programs.at(count);
+    write_shard(p, prog, images, labels, first, count);
+    if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
+    m_system->core(p).load(
+        images_of[static_cast<size_t>(p)]->program.with_index(static_cast<uint32_t>(p)));
+  });
   // Counters before the step.
   const int64_t start_ps = m_system->end_ps();
   const system::GroupTiming t0 = m_system->groups().front();

@@ -56,6 +56,10 @@ struct DataParallelOptions {
   // under mpirun); nullptr: this process alone. With several ranks step(), evaluate(), params(),
   // diverged_replicas() and single_core_step_seconds() are collective (every rank calls them).
   system::Communicator* comm = nullptr;
+  // Host threads of this rank (system::SystemOptions::threads): the processors' compute phases,
+  // and writing their shards and loading their programs before each step. Results do not depend
+  // on it.
+  int threads = 1;
 #ifdef NDEBUG
   bool check_replicas = false;
 #else

@@ -18,6 +18,14 @@ using Bytes = std::vector<uint8_t>;
 
 class Communicator {
  public:
+  // What this rank's collectives sent to other ranks so far: one message per (collective, other
+  // rank that receives a payload from this one), and the payload bytes of those messages (the
+  // logical exchange; how the MPI library routes it is not counted).
+  struct Traffic {
+    uint64_t messages = 0;
+    uint64_t bytes = 0;
+  };
+
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -27,6 +35,8 @@ class Communicator {
   virtual std::vector<Bytes> alltoall(const std::vector<Bytes>& to) = 0;
   // The root's `bytes` on every rank (`bytes` is ignored on the others).
   virtual Bytes broadcast(const Bytes& bytes, int root) = 0;
+  // A single process sends nothing.
+  virtual Traffic traffic() const { return {}; }
 };
 
 // One process: rank 0 of 1; every collective returns its own input.

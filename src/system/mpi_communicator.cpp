@@ -62,6 +62,8 @@ std::vector<Bytes> MpiCommunicator::allgather(const Bytes& mine) {
   check(MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displ.data(), MPI_BYTE,
                        MPI_COMM_WORLD),
         "Allgatherv");
+  const uint64_t others = static_cast<uint64_t>(m_size - 1);
+  if (!mine.empty()) count_sent(others, others * mine.size());
   return split(all, counts, displ);
 }
 
@@ -82,6 +84,8 @@ std::vector<Bytes> MpiCommunicator::alltoall(const std::vector<Bytes>& to) {
   check(MPI_Alltoallv(out.data(), send_counts.data(), send_displ.data(), MPI_BYTE, in.data(),
                       recv_counts.data(), recv_displ.data(), MPI_BYTE, MPI_COMM_WORLD),
         "Alltoallv");
+  for (size_t r = 0; r < to.size(); ++r)
+    if (static_cast<int>(r) != m_rank && !to[r].empty()) count_sent(1, to[r].size());
   return split(in, recv_counts, recv_displ);
 }
 
@@ -90,7 +94,14 @@ Bytes MpiCommunicator::broadcast(const Bytes& bytes, int root) {
   check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), "Bcast");
   Bytes out = m_rank == root ? bytes : Bytes(n);
   check(MPI_Bcast(out.data(), as_count(n, "Bcast"), MPI_BYTE, root, MPI_COMM_WORLD), "Bcast");
+  if (m_rank == root && n > 0)
+    count_sent(static_cast<uint64_t>(m_size - 1), static_cast<uint64_t>(m_size - 1) * n);
   return out;
+}
+
+void MpiCommunicator::count_sent(uint64_t messages, uint64_t bytes) {
+  m_traffic.messages += messages;
+  m_traffic.bytes += bytes;
 }
 
 bool MpiSession::launched_by_mpirun() {

@@ -23,9 +23,13 @@ class MpiCommunicator final : public Communicator {
   std::vector<Bytes> allgather(const Bytes& mine) override;
   std::vector<Bytes> alltoall(const std::vector<Bytes>& to) override;
   Bytes broadcast(const Bytes& bytes, int root) override;
+  Traffic traffic() const override { return m_traffic; }
 
  private:
+  void count_sent(uint64_t messages, uint64_t bytes);
+
   int m_rank = 0, m_size = 1;
+  Traffic m_traffic;
 };
 
 class MpiSession {

@@ -86,6 +86,11 @@ void System::init(const core::CoreSpec&, SystemOptions options) {
     m_fabrics.push_back(
         std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
   m_timing.assign(static_cast<size_t>(m_groups.count()), GroupTiming{});
+  m_pool = std::make_unique<ThreadPool>(options.threads);
+}
+
+void System::for_each_local(const std::function<void(int p)>& body) {
+  m_pool->run(m_local.count, [&](int i) { body(m_local.first + i); });
 }
 
 fabric::Picos System::cycles_to_ps(int64_t cycles) const {
@@ -146,24 +151,32 @@ int64_t System::run_group(int g) {
     ByteWriter head;
     std::vector<ByteWriter> payload(static_cast<size_t>(ranks));
     std::vector<std::vector<uint32_t>> kept;  // payloads of sends between this rank's processors
-    for (int p = lo; p < hi; ++p) {
-      core::Core& c = *m_cores[static_cast<size_t>(p)];
+    struct Outcome {
       ProcState state = ProcState::kHalted;
       std::string where, why;
-      if (!done[static_cast<size_t>(p - first)]) {
-        try {
-          state = c.run_to_sync() ? ProcState::kWaiting : ProcState::kHalted;
-        } catch (const Error& e) {
-          state = ProcState::kFault;
-          where = processor_name(p, m_spec.cores_per_chip) + ": " + e.where();
-          why = e.why();
-        }
+    };
+    std::vector<Outcome> outcome(static_cast<size_t>(std::max(0, hi - lo)));
+    m_pool->run(hi - lo, [&](int i) {  // the compute phase ("Host threads", system.h)
+      const int p = lo + i;
+      if (done[static_cast<size_t>(p - first)]) return;
+      Outcome& o = outcome[static_cast<size_t>(i)];
+      try {
+        o.state = m_cores[static_cast<size_t>(p)]->run_to_sync() ? ProcState::kWaiting
+                                                                 : ProcState::kHalted;
+      } catch (const Error& e) {
+        o.state = ProcState::kFault;
+        o.where = processor_name(p, m_spec.cores_per_chip) + ": " + e.where();
+        o.why = e.why();
       }
+    });
+    for (int p = lo; p < hi; ++p) {
+      core::Core& c = *m_cores[static_cast<size_t>(p)];
+      const Outcome& o = outcome[static_cast<size_t>(p - lo)];
       head.put(static_cast<int32_t>(p));
-      head.put(state);
-      head.put(static_cast<int64_t>(state == ProcState::kWaiting ? c.sync_arrival() : 0));
-      head.put_string(where);
-      head.put_string(why);
+      head.put(o.state);
+      head.put(static_cast<int64_t>(o.state == ProcState::kWaiting ? c.sync_arrival() : 0));
+      head.put_string(o.where);
+      head.put_string(o.why);
       std::vector<core::OutboundSend>& box = c.machine().outbox();
       head.put(static_cast<uint32_t>(box.size()));
       for (core::OutboundSend& s : box) {

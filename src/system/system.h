@@ -44,6 +44,15 @@
 // Values, cycle counts, timing and statistics are therefore identical for any number of ranks
 // (tests/system/mpi_test.cpp runs R = 1, 2, 3, 4 under mpirun). With one rank no byte is copied
 // for a payload and the order of work is the single-process one.
+//
+// Host threads: within a rank, step 1 (the compute phase: each processor's core runs to its sync
+// on its own Machine, touching nothing another processor touches) runs on a pool of
+// SystemOptions::threads threads (common/thread_pool.h). Everything the processors share (the
+// superstep records and payloads of step 2, faults, the fabric, statistics) is built after the
+// phase in processor order, never in completion order, so values, cycles and statistics are
+// identical for any thread count as well. for_each_local gives callers (the data-parallel trainer
+// writing shards and loading programs) the same pool. host_json reports how the threads and ranks
+// spent host time.
 #pragma once
 
 #include <functional>
@@ -53,6 +62,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/thread_pool.h"
 #include "core/core.h"
 #include "fabric/fabric.h"
 #include "isa/image.h"
@@ -68,7 +78,8 @@ struct SystemOptions {
   core::RunOptions core{};   // per core (bundle limit)
   bool timing_only = false;  // xsend carries sizes, not values (benchmarks; core/exchange.h)
   Communicator* comm =
-      nullptr;  // the ranks to spread the processors over; nullptr: this process alone
+      nullptr;      // the ranks to spread the processors over; nullptr: this process alone
+  int threads = 1;  // host threads running this rank's processors ("Host threads" above)
 };
 
 // One superstep's exchange on the critical path, in simulated picoseconds: the last waiting
@@ -115,6 +126,16 @@ class System {
   bool is_local(int p) const { return m_local.contains(p); }
   ProcessorBlock local_processors() const { return m_local; }
   Communicator& communicator() const { return *m_comm; }
+  // Runs body(p) for every local processor p on the system's host threads (common/thread_pool.h:
+  // body(p) may touch only processor p's core; an exception is rethrown, the lowest p's).
+  void for_each_local(const std::function<void(int p)>& body);
+  int threads() const { return m_pool->threads(); }
+  // Collective: host time of the parallel run so far, gathered from every rank (host-time fields,
+  // different from run to run): {threads, ranks, compute_phases, messages_between_ranks,
+  // bytes_between_ranks, per_rank: [{thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds
+  // (each per thread: ThreadPool::ThreadTime), messages_sent, bytes_sent}]}. Messages and bytes are
+  // the payloads this rank's collectives sent to other ranks (Communicator::traffic).
+  nlohmann::ordered_json host_json() const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).
   Bytes from_processor(int p, const std::function<Bytes(const core::Core&)>& read) const;
@@ -167,6 +188,7 @@ class System {
   std::vector<std::unique_ptr<core::Core>> m_cores;  // one per processor; null where not local
   std::vector<std::unique_ptr<fabric::Fabric>> m_fabrics;
   std::vector<GroupTiming> m_timing;
+  std::unique_ptr<ThreadPool> m_pool;
   fabric::Picos m_end_ps = 0;
   int64_t m_cycles = 0;
   bool m_record_supersteps = false;

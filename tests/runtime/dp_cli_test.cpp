@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,21 @@ TEST_F(DpCli, ZeroChips_bad) {
   expect_error("train --chips 0 --steps 1 --batch 8", "train: --chips 0: need at least 1");
 }
 
+TEST_F(DpCli, ThreadCountOutsideOneTo1024IsAUsageErrorNamingTheFlag_bad) {
+  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "--threads: must be a positive integer, got '0'"},
+           {"-2", "--threads: must be a positive integer, got '-2'"},
+           {"1025", "--threads: at most 1024 threads, got '1025'"},
+           {"99999999999", "--threads: at most 1024 threads, got '99999999999'"}})
+    for (const std::string& command : {std::string("train --chips 2 --steps 1 --batch 8"),
+                                       std::string("bench allreduce --chips 2 --bytes 64")}) {
+      int status = 0;
+      const std::string err = run(command + " --threads " + value, status);
+      EXPECT_NE(status, 0) << command << " " << value;
+      EXPECT_NE(err.find(message), std::string::npos) << err;
+    }
+}
+
 TEST_F(DpCli, MoreProcessorsThanSamplesPerBatch_bad) {
   expect_error("train --chips 4 --batch 3 --steps 1",
                "train: batch 3 has fewer samples than the 4 processors (4 chips x 1 cores)");
@@ -63,6 +79,7 @@ nlohmann::json comparable_report(const std::string& path) {
   std::ifstream in(path);
   nlohmann::json r = nlohmann::json::parse(in);
   r.erase("resumed_from");
+  r.erase("host");  // host time of the threads and ranks
   for (auto& e : r["epochs"]) e.erase("host_seconds");
   return r;
 }

@@ -1,7 +1,8 @@
 // Data-parallel training (runtime/data_parallel.h) with its processors spread over R ranks
 // (DataParallelOptions::comm; ranks as threads, mpi_thread_communicator.h): losses, every
-// processor's weights, the step totals and the system statistics equal the one-rank run; a
-// checkpoint written on 3 ranks resumes on 2 ranks and on 1 to the uninterrupted run's end.
+// processor's weights, the step totals and the system statistics equal the one-rank run, also with
+// 2 or 3 host threads per rank (DataParallelOptions::threads); a checkpoint written on 3 ranks
+// resumes on 2 ranks and on 1 to the uninterrupted run's end.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ struct Run {
   std::string system;
 };
 
-Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words = 0) {
+Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words = 0,
+             int threads = 1) {
   runtime::DataParallelOptions o;
   o.trainer.batch = 7;  // ragged shards over 4 processors
   o.trainer.optimizer.kind = kind;
@@ -38,6 +40,7 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
   o.check_replicas = true;
   o.comm = &comm;
   o.bucket_words = bucket_words;
+  o.threads = threads;
   runtime::DataParallelTrainer t(graph::zoo_spec("mlp"), runtime::chip_test::tpu_v2_like(), o);
   Run r;
   for (int s = 0; s < 2; ++s) {
@@ -56,17 +59,20 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
   return r;
 }
 
+// Every rank count of `rank_counts` with `threads` host threads per rank against one rank, one
+// thread.
 void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0,
-                           std::vector<int> rank_counts = {2, 3}) {
+                           std::vector<int> rank_counts = {2, 3}, int threads = 1) {
   const std::vector<Run> one =
       on_thread_ranks<Run>(1, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
   EXPECT_TRUE(one[0].diverged.empty());
   for (int ranks : rank_counts) {
     const std::vector<Run> got = on_thread_ranks<Run>(
-        ranks, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
+        ranks, [&](Communicator& c) { return train_on(c, kind, bucket_words, threads); });
     for (int r = 0; r < ranks; ++r) {
       const Run& g = got[static_cast<size_t>(r)];
-      EXPECT_EQ(g.losses, one[0].losses) << ranks << " ranks, rank " << r;
+      EXPECT_EQ(g.losses, one[0].losses)
+          << ranks << " ranks, rank " << r << ", " << threads << " threads";
       EXPECT_EQ(g.params.size(), one[0].params.size());
       for (size_t p = 0; p < g.params.size() && p < one[0].params.size(); ++p)
         EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], one[0].params[p]), 0u)
@@ -89,6 +95,11 @@ TEST(DataParallelRanks, SgdStepsAreBitIdenticalForOneTwoAndThreeRanks) {
 // all-reduced during the backward pass) under 5% loss with ragged shards.
 TEST(DataParallelRanks, OverlappedBucketStepsAreBitIdenticalForOneTwoAndFourRanks) {
   expect_same_for_ranks(graph::OptimizerKind::kAdam, 40000, {2, 4});
+}
+
+// Host threads per rank (system/system.h "Host threads"), under 5% loss with ragged shards.
+TEST(DataParallelRanks, AdamStepsAreBitIdenticalForTwoAndThreeThreadsOnOneAndTwoRanks) {
+  for (int threads : {2, 3}) expect_same_for_ranks(graph::OptimizerKind::kAdam, 0, {1, 2}, threads);
 }
 
 TEST(DataParallelRanks, AdamOnTheUnitStepsAreBitIdenticalForOneTwoAndThreeRanks) {

@@ -59,7 +59,7 @@ nlohmann::json simulated_part(const Result& r, int ranks) {
   EXPECT_EQ(j.at("mpi_ranks").get<int>(), ranks);
   nlohmann::json k = j;
   for (const char* key :
-       {"host_seconds", "host_wall_seconds", "packets_per_host_second", "mpi_ranks"})
+       {"host_seconds", "host_wall_seconds", "packets_per_host_second", "mpi_ranks", "host"})
     k.erase(key);
   return k;
 }
@@ -91,15 +91,48 @@ TEST_F(MpiCli, AllReduceUnderLossIsBitIdenticalForOneTwoThreeFourRanks) {
       {2, 3, 4});
 }
 
+// `args --threads T` under every rank count R in 1..4 and T in {1, 2} prints the JSON of R = 1,
+// T = 1 but for the host fields; its "host" object names T and R.
+void expect_same_for_ranks_and_threads(const std::string& args) {
+  const Result one = mpirun(1, args + " --threads 1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const nlohmann::json want = simulated_part(one, 1);
+  for (int r : {1, 2, 3, 4})
+    for (int t : {1, 2}) {
+      const Result got = mpirun(r, args + " --threads " + std::to_string(t));
+      ASSERT_EQ(got.status, 0) << "ranks " << r << " threads " << t << ": " << got.err;
+      EXPECT_EQ(simulated_part(got, r), want) << "ranks " << r << " threads " << t;
+      const nlohmann::json host = nlohmann::json::parse(got.out).at("host");
+      EXPECT_EQ(host.at("threads"), t);
+      EXPECT_EQ(host.at("ranks"), r);
+      EXPECT_EQ(host.at("per_rank").size(), static_cast<size_t>(r));
+      EXPECT_EQ(host.at("messages_between_ranks").get<uint64_t>() > 0, r > 1) << "ranks " << r;
+    }
+}
+
+TEST_F(MpiCli, RingAllReduceUnderLossIsBitIdenticalForEveryRankAndThreadCount) {
+  expect_same_for_ranks_and_threads(
+      "bench allreduce --chips 4 --cores-per-chip 2 --bytes 4004 --topology ring --loss 0.05 "
+      "--seed 3 --check --json");
+}
+
+TEST_F(MpiCli, TorusAllReduceUnderLossIsBitIdenticalForEveryRankAndThreadCount) {
+  expect_same_for_ranks_and_threads(
+      "bench allreduce --chips 4 --cores-per-chip 2 --bytes 4096 --topology torus2d --algorithm "
+      "torus --loss 0.05 --seed 4 --check --json");
+}
+
 TEST_F(MpiCli, MoreRanksThanProcessorsLeavesSomeRanksIdleAndChangesNothing) {
   expect_same_for_ranks("bench allreduce --chips 3 --bytes 404 --topology line --check --json",
                         {4});
 }
 
-// `json` without any "host_seconds" member, at any depth (host CPU time differs between runs).
+// `json` without any "host_seconds" or "host" member, at any depth (host CPU time differs between
+// runs).
 nlohmann::json without_host_seconds(nlohmann::json j) {
   if (j.is_object()) {
     j.erase("host_seconds");
+    j.erase("host");
     for (auto& [k, v] : j.items()) v = without_host_seconds(v);
   } else if (j.is_array()) {
     for (auto& v : j) v = without_host_seconds(v);
@@ -130,6 +163,22 @@ TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForOneAndThreeRanks) {
   ASSERT_FALSE(want.is_null());
   EXPECT_EQ(want.at("processors"), 4);
   EXPECT_EQ(train_report(3, args), want) << "3 ranks";
+}
+
+TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForEveryRankAndThreadCount) {
+  // 4 processors (2 chips x 2 cores) on R in {1, 2, 3} ranks x T in {1, 2}
+  // threads: every figure but the host's equals the R = 1, T = 1 report.
+  const std::string args =
+      "--chips 2 --cores-per-chip 2 --batch 8 --steps 3 --epochs 1 --optimizer adam --lr 1e-3 "
+      "--set system.link.loss_rate=0.05 --threads ";
+  const nlohmann::json want = train_report(1, args + "1");
+  ASSERT_FALSE(want.is_null());
+  for (int r : {1, 2, 3})
+    for (int t : {1, 2}) {
+      if (r == 1 && t == 1) continue;
+      EXPECT_EQ(train_report(r, args + std::to_string(t)), want)
+          << "ranks " << r << " threads " << t;
+    }
 }
 
 TEST_F(MpiCli, CheckpointWrittenOnTwoRanksResumesOnThreeToTheUninterruptedReport) {

@@ -18,13 +18,7 @@ namespace tessera::system {
 namespace {
 
 SystemSpec ring(int chips, int cores) {
-  SystemSpec s;
-  s.chips = chips;
-  s.chips_per_board = chips;
-  s.cores_per_chip = cores;
-  s.topology = chips > 2 ? Topology::kRing : Topology::kLine;
-  s.packet_payload_bytes = 64;
-  return s;
+  return small_ring(chips, cores);
 }
 
 compiler::CollectiveSpec allreduce(int n, uint32_t words) {

@@ -14,6 +14,9 @@
 //   superstep_spans per superstep of the all-reduce (system/system.h SuperstepSpan), simulated
 //                   seconds: {"arrived": [..], "posted": [..], "delivered": [..],
 //                   "released": [..]}
+//   host            how the host threads (--threads T per rank, default the host's cores) and
+//                   the ranks spent host time (system::System::host_json); results do not depend
+//                   on T
 // Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
 // N copies of S); --check moves the values and compares every processor's vector with the host
 // reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
@@ -63,6 +66,7 @@ struct AllReduceArgs {
   bool split_phase = false;
   std::string algorithm = "ring";
   std::string html;
+  int threads = cli::default_threads();
 };
 
 // The spans of every superstep as one array per instant, in seconds.
@@ -153,6 +157,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   opt.seed = a.seed;
   opt.timing_only = !a.check;
   opt.comm = &system::world();  // spread over the ranks of `mpirun -n R`
+  opt.threads = a.threads;
   system::System machine(cs, sys, compiler::collective_program(spec), opt);
   std::vector<std::vector<uint32_t>> inputs;
   if (a.check) inputs = write_inputs(machine, n, spec.words, a.seed);
@@ -195,6 +200,7 @@ void bench_allreduce(const AllReduceArgs& a) {
   j["packets_per_host_second"] = host.cpu > 0 ? static_cast<double>(fs.packets) / host.cpu : 0.0;
   j["values_checked"] = a.check;
   j["superstep_spans"] = superstep_spans_json(machine.superstep_spans());
+  j["host"] = machine.host_json();  // collective
   const nlohmann::ordered_json tagged = report::tagged("allreduce", j);
   print_report(a.json ? tagged : j, {.json = a.json, .json_indent = 2, .key_width = 24});
   if (a.html.empty() || machine.communicator().rank() != 0) return;  // one page, by rank 0
@@ -220,6 +226,7 @@ void setup_allreduce(CLI::App& cmd) {
   cli::add_html_flag(cmd, args->html);
   cmd.add_option("--algorithm", args->algorithm, "ring or torus (torus-dimension: cores x X x Y)")
       ->capture_default_str();
+  cli::add_threads_flag(cmd, args->threads);
   cmd.add_flag("--split-phase", args->split_phase,
                "ring steps end in xsync/xwait (index updates overlap the exchange)");
   cmd.callback([args] { bench_allreduce(*args); });

@@ -1,0 +1,59 @@
+// System::host_json (system.h): how the host threads and ranks of a run spent host time.
+//
+// Each rank sends its record to every rank (allgather): int32 threads, int64 compute phases, per
+// thread double busy, wait and CPU seconds, uint64 messages and bytes sent to other ranks (its
+// Communicator::traffic before this gather).
+#include <algorithm>
+
+#include "system/communicator_codec.h"
+#include "system/system.h"
+
+namespace tessera::system {
+
+nlohmann::ordered_json System::host_json() const {
+  const Communicator::Traffic sent = m_comm->traffic();
+  ByteWriter mine;
+  mine.put(static_cast<int32_t>(m_pool->threads()));
+  mine.put(m_pool->phases());
+  for (const ThreadPool::ThreadTime& t : m_pool->times()) {
+    mine.put(t.busy_seconds);
+    mine.put(t.wait_seconds);
+    mine.put(t.cpu_seconds);
+  }
+  mine.put(sent.messages);
+  mine.put(sent.bytes);
+  nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
+  uint64_t messages = 0, bytes = 0;
+  int64_t phases = 0;
+  for (const Bytes& b : m_comm->allgather(mine.bytes())) {
+    ByteReader in(b);
+    const int threads = in.get<int32_t>();
+    phases = std::max(phases, in.get<int64_t>());
+    nlohmann::ordered_json busy = nlohmann::ordered_json::array(),
+                           wait = nlohmann::ordered_json::array(),
+                           cpu = nlohmann::ordered_json::array();
+    for (int t = 0; t < threads; ++t) {
+      busy.push_back(in.get<double>());
+      wait.push_back(in.get<double>());
+      cpu.push_back(in.get<double>());
+    }
+    const uint64_t m = in.get<uint64_t>(), n = in.get<uint64_t>();
+    messages += m;
+    bytes += n;
+    per_rank.push_back({{"thread_busy_seconds", busy},
+                        {"thread_wait_seconds", wait},
+                        {"thread_cpu_seconds", cpu},
+                        {"messages_sent", m},
+                        {"bytes_sent", n}});
+  }
+  nlohmann::ordered_json j;
+  j["threads"] = m_pool->threads();
+  j["ranks"] = m_comm->size();
+  j["compute_phases"] = phases;
+  j["messages_between_ranks"] = messages;
+  j["bytes_between_ranks"] = bytes;
+  j["per_rank"] = per_rank;
+  return j;
+}
+
+}  // namespace tessera::system
