@@ -61,14 +61,17 @@ int attention_probs_t(graph::Graph& g, int q, int k, int d, const std::string& n
   return g.add_node(OpKind::kSoftmax, {scaled}, Attrs::softmax(false), name + ".p_t");
 }
 
-// out = v^T p [H, D, S], from p^T: v^T (p^T)^T.
+// out = v^T p [H, D, S], as the permuted transpose (p^T v)^T: the same dot products, without
+// transposing p^T.
 graph::Graph attention_graph(int heads, int s, int d) {
   graph::Graph g;
   const int q = g.add_input("q", {heads, s, d});
   const int k = g.add_input("k", {heads, s, d});
   const int v = g.add_input("v", {heads, s, d});
   const int pt = attention_probs_t(g, q, k, d, "attn");
-  g.add_node(OpKind::kBatchMatMul, {v, pt}, Attrs::batch_matmul(true, true), "out");
+  const int ot =
+      g.add_node(OpKind::kBatchMatMul, {pt, v}, Attrs::batch_matmul(false, false), "out_t");
+  g.add_node(OpKind::kPermute, {ot}, Attrs::permute({0, 2, 1}), "out");
   return g;
 }
 
