@@ -151,5 +151,18 @@ TEST(SuiteRun, RowJsonHasEveryFigureOfARowThatRan) {
   EXPECT_EQ(j.at("bound_by"), r.bound.by);
 }
 
+TEST(SuiteRun, RowJsonOfARowKernelCarriesItsVectorWork) {
+  CountingClock c;
+  const RowResult r = run_row(parse_row("softmax_16x256"), v2(), 1, c.clock());
+  const nlohmann::ordered_json j = row_json(r);
+  EXPECT_EQ(j.at("supported"), true);
+  EXPECT_EQ(j.at("macs"), 0);
+  EXPECT_EQ(j.at("vector_ops"), 5 * 16 * 256 + 16);
+  EXPECT_EQ(j.at("hbm_bytes"), 2 * 16 * 256 * 4);
+  EXPECT_DOUBLE_EQ(j.at("bound").at("vector").get<double>(), (5.0 * 16 * 256 + 16) / (8 * 128));
+  EXPECT_EQ(j.at("mxu_utilization"), 0.0);
+  EXPECT_EQ(j.at("check"), "bit-exact vs the host reference executor in chip numerics");
+}
+
 }  // namespace
 }  // namespace tessera::suite
