@@ -60,6 +60,8 @@ void emit_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t lab
     emit_softmax_xent(cg, name, logits, labels, loss, grad, batch, classes);
 }
 
+}  // namespace
+
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const graph::Graph& g = p.graph;
   const graph::Value& out = g.value(n.output);
@@ -122,6 +124,8 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
                                   "') is not supported by the tensor-core lowering yet");
   }
 }
+
+namespace {
 
 void lower_optimizer(Pipeline& p, Codegen& cg) {
   const graph::OptimizerConfig& o = p.options.optimizer;

@@ -37,6 +37,9 @@ void pass_lower(Pipeline& p);
 void pass_allreduce(Pipeline& p);
 void pass_bucket_allreduce(Pipeline& p);
 
+// Lowers one node at the addresses of p.hbm (pass lower's kernel per node, without its rolling
+// of long kernels): the inference lowering of a graph that is not a model (suite/row_program.h).
+void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n);
 // Lowers a node of the transformer ops (lower_transformer.cpp); false for any other op.
 bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 

@@ -5,9 +5,10 @@
 //      (host_setup_seconds: building the program and the Core);
 //   3. Core::run, timed (host_seconds);
 //   4. the check: the result read from the simulated HBM against the host reference executor
-//      (graph/executor.h) in chip numerics on the same inputs, bit for bit (every row here is a
-//      matmul or convolution, whose chip arithmetic the reference defines exactly:
-//      numerics::mxu_matmul_accumulate on bf16-rounded operands, k ascending). A difference is an
+//      (graph/executor.h) in chip numerics on the same inputs, bit for bit (the reference defines
+//      the chip's arithmetic of every op of the rows exactly: numerics::mxu_matmul_accumulate on
+//      bf16-rounded operands, k ascending, for the matrix products; the tree sums and maxima of
+//      the reduce unit and the EUP's functions for layer_norm and softmax). A difference is an
 //      Error naming the row, the element and both values;
 //   5. the fp32 reference executor (OpenBLAS single-threaded matmuls) on the same inputs, its
 //      run() timed (ref_host_seconds).

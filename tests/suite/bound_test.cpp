@@ -81,5 +81,16 @@ TEST(SuiteWorkload, ConvCountsItsWindowsOverTheOutput) {
   EXPECT_EQ(w.vector_ops, 0);
 }
 
+TEST(SuiteWorkload, ABertBlockCountsItsProductsAndElementOpsAndReadsItsWeights) {
+  const int64_t s = 512, d = 128, h = 2;  // bert_128: two heads of 64
+  const Workload w = graph_workload(row_graph(parse_row("bert_128")));
+  EXPECT_EQ(w.macs, 4 * s * d * d + 2 * s * s * d + 2 * s * d * 4 * d);
+  const int64_t weights = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 2 * 2 * d;
+  EXPECT_EQ(w.hbm_bytes, (s * d + weights + s * d) * 4);
+  const int64_t adds = 4 * s * d + s * d + s * 4 * d + s * d + s * d;  // biases, residuals
+  const int64_t attention = h * s * s + 5 * h * s * s + h * s;         // scale, softmax
+  EXPECT_EQ(w.vector_ops, adds + s * 4 * d + attention + 2 * (7 * s * d + 4 * s));
+}
+
 }  // namespace
 }  // namespace tessera::suite
