@@ -27,7 +27,8 @@ TEST(DataParallelPerStep, TheEpochsFiguresAreTheSumsOfItsSteps) {
   o.epochs = 2;
   DataParallelRun r(train, test, o);
   ASSERT_TRUE(r.run());
-  for (const auto& e : r.report()["epochs"]) {
+  const auto report = r.report();  // by value: a range over a temporary's member would dangle
+  for (const auto& e : report["epochs"]) {
     const auto& s = e["per_step"];
     const size_t steps = e["steps"].get<size_t>();
     ASSERT_EQ(steps, 5u);
