@@ -1,9 +1,11 @@
 // Per-layer MXU work from a training report's "pe" block (its last epoch): pushes, MACs, busy
 // cycles, the achieved fraction of the MXU's peak (MACs / (busy cycles x rows x cols)) and energy;
-// the layer's issue cycles, HBM bytes and roofline bound (runtime/roofline.h) with a roofline
+// the layer's issue cycles, HBM bytes and roofline bound (core/roofline.h) with a roofline
 // chart (one point per layer and phase: MACs per HBM byte, MACs per issue cycle);
 // for term-serial PEs, the speed-up against bit-parallel PEs and the shares of term slots
 // processed, skipped as zero and skipped as out of bounds.
+#include <algorithm>
+
 #include "htmlreport/sections.h"
 
 namespace tessera::htmlreport {
@@ -14,9 +16,17 @@ const Json* pe_block(const Input& i) {
   return i.kind == Kind::kTrain && !list_at(pe, "layers").empty() ? &pe : nullptr;
 }
 
+// One MXU's MACs per cycle (busy cycles are counted per MXU).
 double mxu_peak_macs(const Input& i) {
   const Json& c = field(i.data, "resolved_config");
   return number_at(c, "core.mxu.rows") * number_at(c, "core.mxu.cols");
+}
+
+// Every MXU's MACs per cycle: the roofline's compute roof (core/roofline.h; a report without
+// core.mxu.count has one MXU).
+double core_peak_macs(const Input& i) {
+  const Json& c = field(i.data, "resolved_config");
+  return mxu_peak_macs(i) * std::max(1.0, number_at(c, "core.mxu.count"));
 }
 
 }  // namespace
@@ -40,7 +50,7 @@ Json layers_section(const std::vector<Input>& in) {
     const Json* pe = pe_block(i);
     if (!pe) continue;
     const double peak = mxu_peak_macs(i);
-    roofline["peak"] = peak;
+    roofline["peak"] = core_peak_macs(i);
     roofline["bandwidth"] = number_at(field(i.data, "resolved_config"), "core.hbm.bytes_per_cycle");
     for (const Json& l : list_at(*pe, "layers")) {
       const double busy = number_at(l, "busy_cycles"), macs = number_at(l, "macs");

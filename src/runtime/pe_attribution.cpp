@@ -1,8 +1,8 @@
 #include "runtime/pe_attribution.h"
 
 #include "common/error.h"
+#include "core/roofline.h"
 #include "core/term_mxu_report.h"
-#include "runtime/roofline.h"
 
 namespace tessera::runtime {
 
@@ -72,9 +72,9 @@ nlohmann::ordered_json work_json(const core::CoreSpec& spec, const core::MxuWork
   j["busy_cycles"] = w.busy_cycles;
   j["cycles"] = w.cycles;
   j["hbm_bytes"] = w.hbm_bytes;
-  const RooflineBound b = roofline_bound(spec, w.macs, w.hbm_bytes);
+  const core::Roofline b = core::roofline(spec, {.macs = w.macs, .hbm_bytes = w.hbm_bytes});
   j["bound_cycles"] = b.cycles;
-  j["bound_by"] = b.by;
+  j["bound_by"] = core::to_string(b.by);
   j["bound_fraction"] = w.cycles > 0 ? b.cycles / static_cast<double>(w.cycles) : 0.0;
   if (spec.mxu_pe != core::MxuPe::TermSerial) {
     j["energy_pj"] = s.bf16_energy_pj;

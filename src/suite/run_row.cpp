@@ -82,7 +82,7 @@ RowResult run_row(const Row& row, const core::CoreSpec& spec, uint64_t seed,
   if ((r.unsupported = unsupported_reason(row))) return r;
   const graph::Graph g = row_graph(row);
   r.work = graph_workload(g);
-  r.bound = roofline_bound(core_figures(spec), r.work);
+  r.bound = core::roofline(spec, r.work);
   const std::vector<std::vector<float>> in = random_inputs(g, seed);
   std::unique_ptr<core::Core> core;
   int64_t out_hbm = 0;

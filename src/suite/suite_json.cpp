@@ -12,7 +12,7 @@ nlohmann::ordered_json row_json(const RowResult& r) {
   }
   j["cycles"] = r.cycles;
   j["bound_cycles"] = r.bound.cycles;
-  j["bound_by"] = r.bound.by;
+  j["bound_by"] = core::to_string(r.bound.by);
   j["cycles_over_bound"] = r.cycles_over_bound;
   j["mxu_utilization"] = r.mxu_utilization;
   j["macs"] = r.work.macs;

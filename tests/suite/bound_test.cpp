@@ -1,5 +1,5 @@
-// The roofline bound (suite/bound.h) on hand-computed cases: each roof in turn the largest, ties,
-// no work; and the workload figures of a GEMM and a convolution graph.
+// The suite's core figures (suite/bound.h) and the workload figures of a GEMM, a convolution and a
+// bert block graph (the bound itself: tests/core/roofline_test.cpp).
 #include "suite/bound.h"
 
 #include <gtest/gtest.h>
@@ -8,45 +8,6 @@
 
 namespace tessera::suite {
 namespace {
-
-// 2 MXUs of 4 x 8 (64 MACs per cycle), 16 HBM bytes per cycle, 2 x 8 vector elements per cycle.
-CoreFigures small_core() {
-  CoreFigures f;
-  f.clock_hz = 1e9;
-  f.mxu_count = 2;
-  f.mxu_rows = 4;
-  f.mxu_cols = 8;
-  f.lanes = 8;
-  f.sublanes = 2;
-  f.hbm_bytes_per_cycle = 16;
-  return f;
-}
-
-TEST(SuiteBound, TheLargestRoofSetsTheBound) {
-  Bound b = roofline_bound(small_core(), {.macs = 6400, .hbm_bytes = 320, .vector_ops = 160});
-  EXPECT_DOUBLE_EQ(b.mxu, 100.0);
-  EXPECT_DOUBLE_EQ(b.hbm, 20.0);
-  EXPECT_DOUBLE_EQ(b.vector, 10.0);
-  EXPECT_DOUBLE_EQ(b.cycles, 100.0);
-  EXPECT_EQ(b.by, "mxu");
-  b = roofline_bound(small_core(), {.macs = 64, .hbm_bytes = 1600, .vector_ops = 16});
-  EXPECT_DOUBLE_EQ(b.cycles, 100.0);
-  EXPECT_EQ(b.by, "hbm");
-  b = roofline_bound(small_core(), {.macs = 64, .hbm_bytes = 16, .vector_ops = 1000});
-  EXPECT_DOUBLE_EQ(b.cycles, 62.5);
-  EXPECT_EQ(b.by, "vector");
-}
-
-TEST(SuiteBound, TiesGoToTheFirstRoofAndNoWorkIsBoundByTheMxu) {
-  const Bound tie = roofline_bound(small_core(), {.macs = 640, .hbm_bytes = 160, .vector_ops = 0});
-  EXPECT_DOUBLE_EQ(tie.cycles, 10.0);
-  EXPECT_EQ(tie.by, "mxu");
-  const Bound hv = roofline_bound(small_core(), {.macs = 0, .hbm_bytes = 160, .vector_ops = 160});
-  EXPECT_EQ(hv.by, "hbm");
-  const Bound none = roofline_bound(small_core(), {});
-  EXPECT_DOUBLE_EQ(none.cycles, 0.0);
-  EXPECT_EQ(none.by, "mxu");
-}
 
 TEST(SuiteBound, CoreFiguresComeFromTheCoreSpec) {
   core::CoreSpec s;

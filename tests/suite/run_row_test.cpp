@@ -60,7 +60,7 @@ TEST(SuiteRun, RaggedLayerNormMatchesTheChipReferenceWithinItsBound) {
   expect_ran(r, false);
   EXPECT_EQ(r.work.vector_ops, 7 * 20 * 200 + 4 * 20);
   EXPECT_EQ(r.work.hbm_bytes, 4 * (20 * 200 + 2 * 200 + 20 * 200));  // x, gain, bias; y
-  EXPECT_EQ(r.bound.by, "hbm");
+  EXPECT_EQ(r.bound.by, core::Roof::kHbm);
   EXPECT_EQ(c.calls, 4);
 }
 
@@ -148,7 +148,7 @@ TEST(SuiteRun, RowJsonHasEveryFigureOfARowThatRan) {
   EXPECT_EQ(j.at("cycles"), r.cycles);
   EXPECT_DOUBLE_EQ(j.at("cycles_over_bound").get<double>(),
                    static_cast<double>(r.cycles) / r.bound.cycles);
-  EXPECT_EQ(j.at("bound_by"), r.bound.by);
+  EXPECT_EQ(j.at("bound_by"), core::to_string(r.bound.by));
 }
 
 TEST(SuiteRun, RowJsonOfARowKernelCarriesItsVectorWork) {

@@ -1,6 +1,6 @@
 // `tessera bench suite [--config C] [--only REGEX] [--seed S] [--json] [--html FILE]`: the
 // standard workload suite (suite/row.h) on ONE core of the configured chip, each row against its
-// roofline bound (suite/bound.h), its result checked against the host reference in chip numerics
+// roofline bound (core/roofline.h), its result checked against the host reference in chip numerics
 // and the fp32 reference executor timed on the same inputs (suite/run_row.h). Rows run in the
 // suite's order; --only keeps those whose name contains a match of REGEX (ECMAScript). Host
 // seconds are CPU seconds of this thread (cli/bench/harness.h), one run each; host_seconds at the
@@ -65,7 +65,7 @@ void print_row(const suite::RowResult& r) {
   }
   std::printf(
       "%-28s %12lld cycles  bound %12.0f (%s)  x%-6.2f mxu %5.1f%%  host %.3f s  ref %.3f s\n",
-      r.name.c_str(), static_cast<long long>(r.cycles), r.bound.cycles, r.bound.by.c_str(),
+      r.name.c_str(), static_cast<long long>(r.cycles), r.bound.cycles, core::to_string(r.bound.by),
       r.cycles_over_bound, 100 * r.mxu_utilization, r.host_seconds, r.ref_host_seconds);
   std::fflush(stdout);
 }
