@@ -60,12 +60,13 @@ void run_generate(const GenerateArgs& a) {
     ckpt = runtime::read_gpt_checkpoint(a.checkpoint);
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<runtime::Decoder> chip = runtime::chip_decoder(ckpt, spec);
+  const std::unique_ptr<runtime::Decoder> chip = runtime::chip_decoder(ckpt, o.sampling, spec);
   const runtime::GenerateResult r = runtime::generate(*chip, ckpt.spec, o);
   const double host_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (a.check) {
-    const std::unique_ptr<runtime::Decoder> host = runtime::host_decoder(ckpt);
+    const std::unique_ptr<runtime::Decoder> host =
+        runtime::host_decoder(ckpt, o.sampling, int64_t{spec.sublanes} * spec.lanes);
     if (runtime::generate(*host, ckpt.spec, o).text != r.text)
       throw Error("generate", "the simulated chip's text differs from the host reference's");
   }

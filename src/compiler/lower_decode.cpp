@@ -4,8 +4,11 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "common/int_math.h"
+#include "compiler/kernels_sample.h"
 #include "compiler/pipeline.h"
 
 namespace tessera::compiler {
@@ -63,8 +66,7 @@ class StepGraph {
 
   // A node whose output goes to `hbm`, or (-1) to the next words of the work area.
   int node(OpKind op, std::vector<int> inputs, Attrs attrs = {}, int64_t hbm = -1) {
-    const int v =
-        m_g.add_node(op, std::move(inputs), std::move(attrs), "%" + std::to_string(m_n++));
+    const int v = m_g.add_node(op, std::move(inputs), std::move(attrs), fmt::format("%{}", m_n++));
     if (op == OpKind::kReshape) {
       m_hbm[v] = m_hbm.at(m_g.node(m_g.value(v).producer).inputs.at(0));
     } else if (hbm >= 0) {
@@ -89,7 +91,7 @@ class StepGraph {
   int block(int x, int l) {
     const graph::GptSpec& s = m_layout.spec;
     const int64_t H = s.heads, dh = s.d_model / s.heads, m = m_m, T = m_p0 + m_m;
-    const std::string p = "block" + std::to_string(l) + ".";
+    const std::string p = fmt::format("block{}.", l);
     const int qkv = linear(layer_norm(x, p + "ln1"), p + "attn.qkv");
     // [m, 3, H, dh] -> [3, H, m, dh] seen as [3H, m, dh]: queries, keys, values of each head.
     const int heads =
@@ -106,9 +108,9 @@ class StepGraph {
            m_layout.keys + region + m_p0 * dh);
       node(OpKind::kSelect, {heads}, Attrs::select(static_cast<int>(2 * H + h)),
            m_layout.values + region + m_p0 * dh);
-      const int q = view(p + "q" + std::to_string(h), {m, dh}, m_hbm.at(heads) + h * m * dh);
-      const int keys = view(p + "keys" + std::to_string(h), {T, dh}, m_layout.keys + region);
-      const int values = view(p + "values" + std::to_string(h), {T, dh}, m_layout.values + region);
+      const int q = view(fmt::format("{}q{}", p, h), {m, dh}, m_hbm.at(heads) + h * m * dh);
+      const int keys = view(fmt::format("{}keys{}", p, h), {T, dh}, m_layout.keys + region);
+      const int values = view(fmt::format("{}values{}", p, h), {T, dh}, m_layout.values + region);
       const int scores = node(
           OpKind::kScale, {node(OpKind::kBatchMatMul, {q, keys}, Attrs::batch_matmul(false, true))},
           Attrs::scaled(1.0 / std::sqrt(static_cast<double>(dh))));
@@ -148,11 +150,13 @@ DecodeLayout decode_layout(const graph::GptSpec& spec) {
   l.values = l.keys + aligned(l.cache_words);
   l.ids = l.values + aligned(l.cache_words);
   l.logits = l.ids + aligned(spec.context);
-  l.work = l.logits + aligned(graph::kGptVocabulary);
+  l.token = l.logits + aligned(graph::kGptVocabulary);
+  l.work = l.token + kAlignWords;
   return l;
 }
 
-FeedProgram feed_program(const DecodeLayout& layout, int p0, int m, const core::CoreSpec& spec) {
+FeedProgram feed_program(const DecodeLayout& layout, int p0, int m, const numerics::Sampling& s,
+                         const core::CoreSpec& spec) {
   const std::string where = "generate";
   if (m < 1 || p0 < 0 || p0 + m > layout.spec.context)
     throw Error(where, "positions " + std::to_string(p0) + " .. " + std::to_string(p0 + m - 1) +
@@ -171,6 +175,7 @@ FeedProgram feed_program(const DecodeLayout& layout, int p0, int m, const core::
   p.out.stats.hbm_words = step.work_end();  // the kernels' scratch starts here
   Codegen cg(spec);
   for (const graph::Node& n : p.graph.nodes()) lower_node(p, cg, n);
+  emit_sample(cg, "sample", layout.logits, layout.token, graph::kGptVocabulary, s);
   FeedProgram f;
   f.program = cg.finish();
   f.hbm_words = step.work_end() + p.scratch_words;

@@ -2,16 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
 #include "common/error.h"
+#include "numerics/eup.h"
 #include "numerics/philox.h"
 
 namespace tessera::numerics {
 
-int sample_token(const std::vector<float>& logits, const Sampling& s, uint32_t word) {
-  const int n = static_cast<int>(logits.size());
+void check_sampling(const Sampling& s, int n) {
   if (n == 0) throw Error("sampling", "no logits");
   if (!(s.temperature >= 0) || !std::isfinite(s.temperature))
     throw Error("sampling",
@@ -19,30 +20,35 @@ int sample_token(const std::vector<float>& logits, const Sampling& s, uint32_t w
   if (s.top_k < 0 || s.top_k > n)
     throw Error("sampling", "top-k must be in [0, " + std::to_string(n) + "] (0: no cut), got " +
                                 std::to_string(s.top_k));
-  std::vector<int> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
-  if (s.temperature == 0) return order[0];
-  order.resize(static_cast<size_t>(s.top_k == 0 ? n : s.top_k));
-  const double top = logits[order[0]];
-  std::vector<double> w;
-  double sum = 0;
-  for (int i : order) {
-    w.push_back(std::exp((static_cast<double>(logits[i]) - top) / s.temperature));
-    sum += w.back();
-  }
-  const double r = (static_cast<double>(word) + 0.5) / 4294967296.0 * sum;
-  double running = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    running += w[i];
-    if (running > r) return order[i];
-  }
-  return order.back();
 }
 
-uint32_t sampling_word(const Sampling& s, int64_t i) {
-  uint32_t w = 0;
-  philox_stream(s.seed, static_cast<uint64_t>(i), &w, 1);
+int sample_token(const std::vector<float>& logits, const Sampling& s, const uint32_t* words) {
+  const int n = static_cast<int>(logits.size());
+  check_sampling(s, n);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  std::vector<float> score = logits;
+  if (s.temperature > 0) {
+    std::vector<bool> candidate(static_cast<size_t>(n), s.top_k == 0);
+    if (s.top_k > 0) {
+      std::vector<int> order(static_cast<size_t>(n));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return logits[a] > logits[b]; });
+      for (int i = 0; i < s.top_k; ++i) candidate[order[i]] = true;
+    }
+    const float inv_t = static_cast<float>(1.0 / s.temperature);
+    for (int k = 0; k < n; ++k) {
+      const float u = (static_cast<float>(words[k] >> 8) + 0.5f) * 0x1p-24f;
+      const float g = -eup_log(-eup_log(u));
+      score[k] = candidate[k] ? logits[k] * inv_t + g : kNegInf;
+    }
+  }
+  return static_cast<int>(std::max_element(score.begin(), score.end()) - score.begin());
+}
+
+std::vector<uint32_t> sampling_draw(const Sampling& s, int64_t i, int64_t words_per_rng, int n) {
+  std::vector<uint32_t> w(static_cast<size_t>(n));
+  philox_stream(s.seed, static_cast<uint64_t>(i * words_per_rng), w.data(), n);
   return w;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "compiler/kernels_sample.h"
 #include "compiler/lower_decode.h"
 #include "core/core.h"
 #include "core/decoded.h"
@@ -26,51 +27,72 @@ int spec_field(const std::string& path, const nlohmann::ordered_json& gpt, const
 
 class HostDecoder : public Decoder {
  public:
-  explicit HostDecoder(const GptCheckpoint& c)
-      : m_decoder(c.spec, c.params, graph::Numerics::kChip) {}
-  std::vector<float> feed(const std::vector<int32_t>& tokens) override {
-    return m_decoder.feed(tokens);
+  HostDecoder(const GptCheckpoint& c, const numerics::Sampling& s, int64_t words_per_rng)
+      : m_decoder(c.spec, c.params, graph::Numerics::kChip),
+        m_sampling(s),
+        m_words_per_rng(words_per_rng) {}
+  int feed(const std::vector<int32_t>& tokens) override {
+    m_logits = m_decoder.feed(tokens);
+    std::vector<uint32_t> words;
+    if (m_sampling.temperature > 0)
+      words =
+          numerics::sampling_draw(m_sampling, m_draws++, m_words_per_rng, graph::kGptVocabulary);
+    return numerics::sample_token(m_logits, m_sampling, words.data());
   }
+  const std::vector<float>& logits() const override { return m_logits; }
   void reset() override { m_decoder.reset(); }
   int64_t cycles() const override { return 0; }
 
  private:
   graph::GptDecoder m_decoder;
+  numerics::Sampling m_sampling;
+  int64_t m_words_per_rng, m_draws = 0;
+  std::vector<float> m_logits;
 };
 
 class ChipDecoder : public Decoder {
  public:
-  ChipDecoder(const GptCheckpoint& c, const core::CoreSpec& spec)
-      : m_spec(spec), m_layout(compiler::decode_layout(c.spec)), m_params(c.params) {}
+  ChipDecoder(const GptCheckpoint& c, const numerics::Sampling& s, const core::CoreSpec& spec)
+      : m_spec(spec),
+        m_layout(compiler::decode_layout(c.spec)),
+        m_sampling(s),
+        m_params(c.params),
+        m_logits(graph::kGptVocabulary) {}
 
-  std::vector<float> feed(const std::vector<int32_t>& tokens) override {
+  int feed(const std::vector<int32_t>& tokens) override {
     const int m = static_cast<int>(tokens.size());
     const Compiled& prog = program(m_cached, m);
-    if (m_core == nullptr) {
-      isa::Program first = prog.program;
+    if (m_core == nullptr) {  // the parameters and the RNG unit's seed, once
+      isa::Program seed = compiler::rng_seed_program(m_sampling.seed, m_spec);
       for (size_t i = 0; i < m_params.size(); ++i) {
         std::vector<uint32_t> words(m_params[i].size());
         for (size_t j = 0; j < words.size(); ++j)
           words[j] = std::bit_cast<uint32_t>(m_params[i][j]);
-        first.data.push_back(isa::DataSegment{
+        seed.data.push_back(isa::DataSegment{
             isa::Space::Hbm, static_cast<uint64_t>(m_layout.params[i]), std::move(words)});
       }
-      m_core = std::make_unique<core::Core>(m_spec, first);
-    } else {
-      m_core->load(prog.program, prog.decoded);
+      m_core = std::make_unique<core::Core>(m_spec, seed);
+      m_core->run();
+      m_setup_cycles = m_core->cycles();
     }
+    m_core->load(prog.program, prog.decoded);
     core::ArchState& s = m_core->host_state();
     std::vector<uint32_t> ids(tokens.begin(), tokens.end());
     s.hbm.write_block(m_layout.ids, ids.data(), m);
     m_core->run();
-    std::vector<float> logits(graph::kGptVocabulary);
-    s.hbm.read_block(m_layout.logits, reinterpret_cast<uint32_t*>(logits.data()),
+    s.hbm.read_block(m_layout.logits, reinterpret_cast<uint32_t*>(m_logits.data()),
                      graph::kGptVocabulary);
+    uint32_t token = 0;
+    s.hbm.read_block(m_layout.token, &token, 1);
     m_cached += m;
-    return logits;
+    return static_cast<int>(token);
   }
+  const std::vector<float>& logits() const override { return m_logits; }
   void reset() override { m_cached = 0; }
-  int64_t cycles() const override { return m_core == nullptr ? 0 : m_core->cycles(); }
+  // The seeding program's cycles are not counted.
+  int64_t cycles() const override {
+    return m_core == nullptr ? 0 : m_core->cycles() - m_setup_cycles;
+  }
 
  private:
   struct Compiled {
@@ -82,7 +104,7 @@ class ChipDecoder : public Decoder {
     const auto key = std::make_pair(p0, m);
     auto it = m_programs.find(key);
     if (it == m_programs.end()) {
-      Compiled c{compiler::feed_program(m_layout, p0, m, m_spec).program, nullptr};
+      Compiled c{compiler::feed_program(m_layout, p0, m, m_sampling, m_spec).program, nullptr};
       c.decoded = std::make_shared<const core::DecodedProgram>(
           core::decode_program(c.program.code, m_spec));
       it = m_programs.emplace(key, std::move(c)).first;
@@ -92,9 +114,12 @@ class ChipDecoder : public Decoder {
 
   core::CoreSpec m_spec;
   compiler::DecodeLayout m_layout;
+  numerics::Sampling m_sampling;
   std::vector<std::vector<float>> m_params;
+  std::vector<float> m_logits;
   std::map<std::pair<int, int>, Compiled> m_programs;
   std::unique_ptr<core::Core> m_core;
+  int64_t m_setup_cycles = 0;
   int m_cached = 0;
 };
 
@@ -131,12 +156,14 @@ GptCheckpoint read_gpt_checkpoint(const std::string& path) {
   return g;
 }
 
-std::unique_ptr<Decoder> host_decoder(const GptCheckpoint& c) {
-  return std::make_unique<HostDecoder>(c);
+std::unique_ptr<Decoder> host_decoder(const GptCheckpoint& c, const numerics::Sampling& s,
+                                      int64_t words_per_rng) {
+  return std::make_unique<HostDecoder>(c, s, words_per_rng);
 }
 
-std::unique_ptr<Decoder> chip_decoder(const GptCheckpoint& c, const core::CoreSpec& spec) {
-  return std::make_unique<ChipDecoder>(c, spec);
+std::unique_ptr<Decoder> chip_decoder(const GptCheckpoint& c, const numerics::Sampling& s,
+                                      const core::CoreSpec& spec) {
+  return std::make_unique<ChipDecoder>(c, s, spec);
 }
 
 void check_generate_options(const GenerateOptions& options) {
@@ -145,7 +172,7 @@ void check_generate_options(const GenerateOptions& options) {
   if (options.tokens < 1)
     throw Error(where, "--tokens must be >= 1, got " + std::to_string(options.tokens));
   try {
-    numerics::sample_token(std::vector<float>(graph::kGptVocabulary), options.sampling, 0);
+    numerics::check_sampling(options.sampling, graph::kGptVocabulary);
   } catch (const Error& e) {
     throw Error(where, "--" + e.why());
   }
@@ -166,22 +193,20 @@ GenerateResult generate(Decoder& decoder, const graph::GptSpec& spec,
   for (unsigned char ch : options.prompt) text.push_back(ch);
   int cached = static_cast<int>(prompt);
   int peak = cached;
-  std::vector<float> logits = decoder.feed(text);
+  int token = decoder.feed(text);
   r.prefill_cycles = decoder.cycles();
   for (int i = 0; i < options.tokens; ++i) {
-    const int token = numerics::sample_token(logits, options.sampling,
-                                             numerics::sampling_word(options.sampling, i));
     text.push_back(token);
     r.text.push_back(static_cast<char>(token));
     if (i + 1 == options.tokens) break;
     if (cached < ctx) {
-      logits = decoder.feed({token});
+      token = decoder.feed({token});
       ++cached;
       ++r.steps;
     } else {
       const int keep = std::max(1, ctx / 2);
       decoder.reset();
-      logits = decoder.feed({text.end() - keep, text.end()});
+      token = decoder.feed({text.end() - keep, text.end()});
       cached = keep;
       ++r.refills;
     }

@@ -32,20 +32,27 @@ struct GptCheckpoint {
 // not "gpt"), a missing or bad "gpt" spec, or parameters not of that spec's shapes.
 GptCheckpoint read_gpt_checkpoint(const std::string& path);
 
-// What a generator runs on: feed(tokens) runs them at the next positions and returns the last
-// one's logits; reset() clears the cache; cycles() is the simulated time so far (0 on the host).
+// What a generator runs on: feed(tokens) runs them at the next positions and returns the token
+// chosen from the last one's logits (numerics/sampling.h; a sampling decoder takes the next draw
+// of its RNG stream at each feed); logits() are those logits; reset() clears the cache (the draws
+// continue); cycles() is the simulated time so far (0 on the host).
 class Decoder {
  public:
   virtual ~Decoder() = default;
-  virtual std::vector<float> feed(const std::vector<int32_t>& tokens) = 0;
+  virtual int feed(const std::vector<int32_t>& tokens) = 0;
+  virtual const std::vector<float>& logits() const = 0;
   virtual void reset() = 0;
   virtual int64_t cycles() const = 0;
 };
 
-// The host reference in chip numerics (graph::GptDecoder).
-std::unique_ptr<Decoder> host_decoder(const GptCheckpoint& c);
-// The simulated chip: one core of `spec`, the parameters and the KV cache in its HBM.
-std::unique_ptr<Decoder> chip_decoder(const GptCheckpoint& c, const core::CoreSpec& spec);
+// The host reference in chip numerics (graph::GptDecoder), the sampling on the host with the
+// draws of a core with `words_per_rng` words per rng (sublanes x lanes).
+std::unique_ptr<Decoder> host_decoder(const GptCheckpoint& c, const numerics::Sampling& s,
+                                      int64_t words_per_rng);
+// The simulated chip: one core of `spec`, the parameters and the KV cache in its HBM, the
+// sampling on the core (its RNG unit seeded once by a program of its own).
+std::unique_ptr<Decoder> chip_decoder(const GptCheckpoint& c, const numerics::Sampling& s,
+                                      const core::CoreSpec& spec);
 
 struct GenerateOptions {
   std::string prompt;  // bytes; 1 .. context of them
@@ -66,6 +73,7 @@ struct GenerateResult {
 // temperature, top_k outside [0, 256].
 void check_generate_options(const GenerateOptions& options);
 // Checks the options, and the prompt against the context, before any work (Error "generate").
+// The decoder samples as options.sampling says.
 GenerateResult generate(Decoder& decoder, const graph::GptSpec& spec,
                         const GenerateOptions& options);
 

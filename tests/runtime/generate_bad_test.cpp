@@ -51,7 +51,7 @@ TEST(GenerateBad, Options_bad) {
 TEST(GenerateBad, PromptLongerThanTheContext_bad) {
   Checkpoint k = gpt_checkpoint();
   GptCheckpoint c{"x", kSpec, k.params};
-  auto host = host_decoder(c);
+  auto host = host_decoder(c, {}, 1024);
   EXPECT_EQ(error_of([&] {
               generate(*host, kSpec, {.prompt = "123456789", .tokens = 1, .sampling = {}});
             }),

@@ -36,32 +36,43 @@ void expect_bits(const std::vector<float>& chip, const std::vector<float>& host,
         << what << " logit " << i << ": " << chip[i] << " vs " << host[i];
 }
 
+const numerics::Sampling kGreedy{.temperature = 0, .top_k = 0, .seed = 0};
+
+int64_t words_per_rng(const core::CoreSpec& spec) {
+  return int64_t{spec.sublanes} * spec.lanes;
+}
+
 TEST(Generate, ChipLogitsEqualTheHostReferenceBitForBit) {
   const GptCheckpoint c = test_checkpoint();
-  auto chip = chip_decoder(c, chip_test::tpu_v2_like());
-  auto host = host_decoder(c);
-  const std::vector<int32_t> prompt = {72, 101, 108, 108, 111};
-  expect_bits(chip->feed(prompt), host->feed(prompt), "prefill");
-  const int64_t prefill = chip->cycles();
-  EXPECT_GT(prefill, 0);
-  for (int p = 5; p < kSpec.context; ++p) {
-    const int32_t t = (p * 37) % 256;
-    expect_bits(chip->feed({t}), host->feed({t}), "step at position " + std::to_string(p));
-  }
+  const core::CoreSpec spec = chip_test::tpu_v2_like();
+  auto chip = chip_decoder(c, kGreedy, spec);
+  auto host = host_decoder(c, kGreedy, words_per_rng(spec));
+  auto feed = [&](const std::vector<int32_t>& tokens, const std::string& what) {
+    const int token = chip->feed(tokens);
+    EXPECT_EQ(token, host->feed(tokens)) << what;
+    expect_bits(chip->logits(), host->logits(), what);
+  };
+  feed({72, 101, 108, 108, 111}, "prefill");
+  EXPECT_GT(chip->cycles(), 0);
+  for (int p = 5; p < kSpec.context; ++p)
+    feed({(p * 37) % 256}, "step at position " + std::to_string(p));
   chip->reset();
   host->reset();
-  expect_bits(chip->feed({1, 2, 3}), host->feed({1, 2, 3}), "refill");
-  expect_bits(chip->feed({4}), host->feed({4}), "step after the refill");
+  feed({1, 2, 3}, "refill");
+  feed({4}, "step after the refill");
 }
 
 TEST(Generate, GreedyAndSampledTextEqualTheHostReference) {
   const GptCheckpoint c = test_checkpoint();
   for (const numerics::Sampling s :
-       {numerics::Sampling{.temperature = 0}, numerics::Sampling{.temperature = 0.8, .seed = 3},
-        numerics::Sampling{.temperature = 1.5, .top_k = 5, .seed = 9}}) {
+       {kGreedy, numerics::Sampling{.temperature = 0.8, .top_k = 0, .seed = 3},
+        numerics::Sampling{.temperature = 1.5, .top_k = 5, .seed = 9},
+        numerics::Sampling{.temperature = 1, .top_k = 1, .seed = 2},
+        numerics::Sampling{.temperature = 3, .top_k = 256, .seed = 4}}) {
     const GenerateOptions o{.prompt = "Hello", .tokens = 20, .sampling = s};
-    auto chip = chip_decoder(c, chip_test::tpu_v2_like());
-    auto host = host_decoder(c);
+    const core::CoreSpec spec = chip_test::tpu_v2_like();
+    auto chip = chip_decoder(c, s, spec);
+    auto host = host_decoder(c, s, words_per_rng(spec));
     const GenerateResult r = generate(*chip, kSpec, o);
     const GenerateResult h = generate(*host, kSpec, o);
     EXPECT_EQ(r.text, h.text) << "temperature " << s.temperature;
