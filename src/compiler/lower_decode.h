@@ -3,7 +3,7 @@
 // cache, appended by each program and never recomputed. Bit for bit the arithmetic of the host
 // reference graph::GptDecoder (graph/gpt_decode.h) in chip numerics.
 //
-// HBM layout, fixed for a model (every program of a generation session uses the same words):
+// HBM layout, fixed for a model (every program of one generation run uses the same words):
 //   params        each parameter of build_gpt(spec, 1).params, in that order
 //   keys, values  per layer l and head h a [context, d_head] region at
 //                 base + ((l * heads + h) * context) * d_head, position p in its row p
