@@ -135,12 +135,18 @@ class SampleKernel {
     m_cg.vst(w, draw());
     for (int64_t j = 0; j < m_nb; ++j) {
       m_cg.restart_pools();
-      const int f = op(Opcode::VCVTI2F, op(Opcode::VSHR, load(draw() + j), bcast(8)));
-      const int u =
-          op(Opcode::VMULF, op(Opcode::VADDF, f, bcast(bits(0.5f))), bcast(bits(0x1p-24f)));
+      // One emitted instruction per statement: the code does not depend on the order in which
+      // a compiler evaluates call arguments.
+      const int word = load(draw() + j);
+      const int eight = bcast(8);
+      const int f = op(Opcode::VCVTI2F, op(Opcode::VSHR, word, eight));
+      const int half = bcast(bits(0.5f));
+      const int ulp = bcast(bits(0x1p-24f));
+      const int u = op(Opcode::VMULF, op(Opcode::VADDF, f, half), ulp);
       const int l1 = pop(Opcode::ELOG, Opcode::EPOP, u);
       const int l2 = pop(Opcode::ELOG, Opcode::EPOP, op(Opcode::VNEGF, l1));
-      int sc = op(Opcode::VADDF, op(Opcode::VMULF, load(x(j)), kInvT), op(Opcode::VNEGF, l2));
+      const int scaled = op(Opcode::VMULF, load(x(j)), kInvT);
+      int sc = op(Opcode::VADDF, scaled, op(Opcode::VNEGF, l2));
       if (cut) {
         m_cg.op(Opcode::VCMPEQF, kMask, load(flag(j)), kOne);
         sc = select(kMask, sc, kNegInf);
