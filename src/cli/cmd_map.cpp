@@ -201,10 +201,10 @@ struct TrainArgs {
   std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", suites, graphs, out,
               routing = "xy", curve;
   int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10,
-      outputs = 1;
+      outputs = 1, inputs = mp::kPolicyInputs;
   double threshold = 8.0, lr = 3e-3, sigma = 1.0, sigma_start = 4.0;
   std::string credit = "placement", reward = "spec";
-  bool curriculum = false;
+  bool curriculum = false, layout_skip = false;
   uint64_t seed = 1;
   // Held-out set: these families of these suites, generator seeds [eval_seed, eval_seed + count).
   std::string eval_families, eval_suites = "M";
@@ -263,6 +263,8 @@ void run_train(const TrainArgs& a) {
     throw UsageError("--reward", fmt::format("unknown reward '{}' (spec, cost)", a.reward));
   opt.reward = a.reward == "cost" ? mp::TrainReward::kCost : mp::TrainReward::kSpec;
   opt.outputs = a.outputs;
+  opt.inputs = a.inputs;
+  opt.layout_skip = a.layout_skip;
   opt.curriculum = a.curriculum;
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   // The curve: per pass the training score and, with a held-out set, its cost over greedy's.
@@ -318,6 +320,13 @@ void register_train(CLI::App* map) {
                 "policy outputs per node: 1 (a position along the Hilbert order) or 2 (x and y on "
                 "the mesh)")
       ->check(CLI::Range(1, 2));
+  c->add_option("--inputs", a->inputs,
+                "policy inputs per node: 9 (spec features, depth, spectral coordinate) or 10 (and "
+                "a second spectral coordinate)")
+      ->check(CLI::IsMember({mp::kPolicyInputs, mp::kPolicyInputsMesh}));
+  c->add_flag("--layout-skip", a->layout_skip,
+              "the policy learns an offset from the spectral layout (rank-scaled spectral "
+              "coordinates) instead of positions from nothing");
   c->add_option("--reward", a->reward,
                 "training reward: spec (directional costs) or cost (sum of w x distance)");
   c->add_flag("--curriculum", a->curriculum,

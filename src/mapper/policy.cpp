@@ -19,7 +19,8 @@ Eigen::MatrixXd relu_mask(const Eigen::MatrixXd& z) {
 }
 
 constexpr char kMagic[8] = {'T', 'S', 'P', 'O', 'L', 'I', 'C', 'Y'};
-// Version 1: one output; version 2 adds the output count after the hidden size.
+// Version 1: one output, kPolicyInputs inputs, no layout skip; version 2 adds the output count and
+// the flags (bit 0: layout skip) after the hidden size.
 constexpr uint32_t kVersionOneOutput = 1;
 constexpr uint32_t kVersionOutputs = 2;
 
@@ -31,10 +32,11 @@ void glorot(Eigen::MatrixXd& w, Rng& rng) {
 
 }  // namespace
 
-Policy::Policy(int hidden, double bound, double sigma_steps, int outputs)
+Policy::Policy(int hidden, double bound, double sigma_steps, int outputs, int inputs)
     : m_hidden(hidden), m_bound(bound), m_sigma_steps(sigma_steps) {
   TESSERA_CHECK(outputs == 1 || outputs == 2, "policy outputs must be 1 or 2");
-  m_w1 = Eigen::MatrixXd::Zero(kPolicyInputs, hidden);
+  TESSERA_CHECK(inputs == kPolicyInputs || inputs == kPolicyInputsMesh, "policy inputs");
+  m_w1 = Eigen::MatrixXd::Zero(inputs, hidden);
   m_w2 = Eigen::MatrixXd::Zero(hidden, hidden);
   m_w3 = Eigen::MatrixXd::Zero(hidden, hidden);
   m_b1 = m_b2 = m_b3 = Eigen::RowVectorXd::Zero(hidden);
@@ -57,7 +59,7 @@ void Policy::init(uint64_t seed) {
 Eigen::MatrixXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
   PolicyTape local;
   PolicyTape& t = tape ? *tape : local;
-  t.ax = in.adj * in.x;
+  t.ax = in.adj * in.x.leftCols(inputs());
   t.z1 = (t.ax * m_w1).rowwise() + m_b1;
   t.h1 = relu(t.z1);
   t.ah1 = in.adj * t.h1;
@@ -66,6 +68,7 @@ Eigen::MatrixXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
   t.z3 = (t.h2 * m_w3).rowwise() + m_b3;
   t.h3 = relu(t.z3);
   t.z4 = (t.h3 * m_w4).rowwise() + m_b4;
+  if (m_layout_skip) t.z4 += in.layout.leftCols(outputs());
   t.mu = m_bound * t.z4.array().tanh();
   return t.mu;
 }
@@ -143,9 +146,10 @@ void Policy::set_params(const Eigen::VectorXd& p) {
   get(m_b4);
 }
 
-// File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, [u32 outputs,
-// version 2 only], f64 bound, f64 sigma_steps, u32 parameter count, then the parameters as f64 in
-// params() order, and nothing after them. A one-output policy is written as version 1.
+// File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, [u32 outputs, u32
+// flags: version 2 only], f64 bound, f64 sigma_steps, u32 parameter count, then the parameters as
+// f64 in params() order, and nothing after them. A policy that version 1 describes (one output,
+// kPolicyInputs inputs, no layout skip) is written as version 1.
 namespace {
 
 constexpr size_t kHeaderBytes = 40;  // magic to parameter count, version 1
@@ -166,10 +170,14 @@ T take(std::string_view bytes, size_t at) {
 
 std::string Policy::encode() const {
   std::string out(kMagic, 8);
-  put(out, outputs() == 1 ? kVersionOneOutput : kVersionOutputs);
-  put(out, static_cast<uint32_t>(kPolicyInputs));
+  const bool v1 = outputs() == 1 && inputs() == kPolicyInputs && !m_layout_skip;
+  put(out, v1 ? kVersionOneOutput : kVersionOutputs);
+  put(out, static_cast<uint32_t>(inputs()));
   put(out, static_cast<uint32_t>(m_hidden));
-  if (outputs() != 1) put(out, static_cast<uint32_t>(outputs()));
+  if (!v1) {
+    put(out, static_cast<uint32_t>(outputs()));
+    put(out, static_cast<uint32_t>(m_layout_skip ? 1 : 0));
+  }
   put(out, m_bound);
   put(out, m_sigma_steps);
   const Eigen::VectorXd p = params();
@@ -194,23 +202,29 @@ Policy Policy::decode(std::string_view bytes, const std::string& path) {
   const auto version = take<uint32_t>(bytes, 8);
   if (version != kVersionOneOutput && version != kVersionOutputs)
     throw Error(at(8), fmt::format("unsupported version {}", version));
-  const size_t o = version == kVersionOutputs ? 4 : 0;  // the outputs field shifts the rest
+  const size_t o = version == kVersionOutputs ? 8 : 0;  // outputs and flags shift the rest
   const size_t header = kHeaderBytes + o;
   if (bytes.size() < header) throw truncated(header);
   const auto inputs = take<uint32_t>(bytes, 12);
   const auto hidden = take<uint32_t>(bytes, 16);
   const uint32_t outputs = o ? take<uint32_t>(bytes, 20) : 1;
+  const uint32_t flags = o ? take<uint32_t>(bytes, 24) : 0;
   const auto bound = take<double>(bytes, 20 + o);
   const auto sigma = take<double>(bytes, 28 + o);
   const auto count = take<uint32_t>(bytes, 36 + o);
-  if (inputs != kPolicyInputs)
-    throw Error(at(12), fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
+  if (inputs != kPolicyInputs && (o == 0 || inputs != kPolicyInputsMesh))
+    throw Error(at(12), o ? fmt::format("{} inputs, expected {} or {}", inputs, kPolicyInputs,
+                                        kPolicyInputsMesh)
+                          : fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
   if (hidden < 1 || hidden > 4096) throw Error(at(16), fmt::format("bad hidden size {}", hidden));
   if (outputs != 1 && outputs != 2)
     throw Error(at(20), fmt::format("{} outputs, expected 1 or 2", outputs));
+  if (flags > 1) throw Error(at(24), fmt::format("unknown flags {:#x}", flags));
   if (!(bound > 0.0) || !(sigma > 0.0) || !std::isfinite(bound) || !std::isfinite(sigma))
     throw Error(at(20 + o), "bound and sigma must be finite and > 0");
-  Policy pol(static_cast<int>(hidden), bound, sigma, static_cast<int>(outputs));
+  Policy pol(static_cast<int>(hidden), bound, sigma, static_cast<int>(outputs),
+             static_cast<int>(inputs));
+  pol.set_layout_skip(flags & 1);
   if (count != static_cast<uint32_t>(pol.num_params()))
     throw Error(at(36 + o), fmt::format("{} parameters, expected {}", count, pol.num_params()));
   const size_t size = header + 8 * size_t{count};

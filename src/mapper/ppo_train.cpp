@@ -69,8 +69,9 @@ void scale_advantages(std::vector<PpoItem>& batch) {
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
                     const std::function<void(int, double)>& progress, const HeldOut* held_out,
                     const std::function<void(int, double)>& held_out_progress) {
-  Policy policy(opt.hidden, 1.0, opt.sigma_steps, opt.outputs);
+  Policy policy(opt.hidden, 1.0, opt.sigma_steps, opt.outputs, opt.inputs);
   policy.init(opt.seed);
+  policy.set_layout_skip(opt.layout_skip);
   Rng rng(opt.seed ^ 0x5EEDULL);
   std::vector<PolicyInput> inputs;
   std::vector<Positions> positions;

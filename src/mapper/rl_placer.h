@@ -80,7 +80,9 @@ struct TrainOptions {
   uint64_t seed = 1;
   TurnModel routing = TurnModel::kXY;
   int hidden = 24;
-  int outputs = 1;  // policy outputs: 1 (Hilbert line) or 2 (x, y on the mesh)
+  int outputs = 1;             // policy outputs: 1 (Hilbert line) or 2 (x, y on the mesh)
+  int inputs = kPolicyInputs;  // or kPolicyInputsMesh (adds a second spectral coordinate)
+  bool layout_skip = false;    // learn an offset from the spectral layout (policy.h)
   TrainReward reward = TrainReward::kSpec;
   // Curriculum: the passes visit the graphs in increasing size, the largest joining over the first
   // half of the passes (pass t visits the smallest max(1, ceil(G * 2 (t + 1) / passes)) of G).

@@ -81,7 +81,7 @@ TEST(Policy2d, FileRoundTripsAsVersionTwoAndTruncationsAreNamed_bad) {
   Policy pol(3, 1.0, 1.0, 2);
   pol.init(4);
   const std::string bytes = pol.encode();
-  EXPECT_EQ(bytes.size(), 44u + 8u * static_cast<size_t>(pol.num_params()));
+  EXPECT_EQ(bytes.size(), 48u + 8u * static_cast<size_t>(pol.num_params()));
   Policy back = Policy::decode(bytes, "p.bin");
   EXPECT_EQ(back.outputs(), 2);
   EXPECT_EQ(back.params(), pol.params());
@@ -98,6 +98,55 @@ TEST(Policy2d, FileRoundTripsAsVersionTwoAndTruncationsAreNamed_bad) {
   // A one-output policy keeps the version-1 layout.
   Policy one(3);
   EXPECT_EQ(one.encode().size(), 40u + 8u * static_cast<size_t>(one.num_params()));
+  // Ten inputs (the second spectral coordinate) or the layout skip need version 2 even with one
+  // output.
+  Policy ten(3, 1.0, 1.0, 1, kPolicyInputsMesh);
+  ten.init(5);
+  ten.set_layout_skip(true);
+  Policy ten_back = Policy::decode(ten.encode(), "p.bin");
+  EXPECT_EQ(ten_back.inputs(), kPolicyInputsMesh);
+  EXPECT_TRUE(ten_back.layout_skip());
+  EXPECT_FALSE(back.layout_skip());
+  EXPECT_EQ(ten_back.params(), ten.params());
+  std::string flags = bytes;
+  flags[24] = 2;
+  try {
+    Policy::decode(flags, "p.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "p.bin: offset 24: unknown flags 0x2");
+  }
+}
+
+// With zero output weights the layout skip puts every node at 0.95 bound x its rank-scaled
+// spectral coordinates: the extreme ranks at +-0.95 bound.
+TEST(Policy2d, TheLayoutSkipStartsFromTheSpectralLayout) {
+  CoreProblem pb = make_core_problem(gen_family("conv", 49, 1), 7, 7);
+  PolicyInput in = make_policy_input(pb);
+  Policy pol(4, 2.0, 1.0, 2, kPolicyInputsMesh);
+  pol.set_layout_skip(true);
+  Eigen::MatrixXd mu = pol.forward(in);
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_NEAR(mu.col(c).minCoeff(), -1.9, 1e-12);
+    EXPECT_NEAR(mu.col(c).maxCoeff(), 1.9, 1e-12);
+    Eigen::Index lo = 0;
+    in.x.col(8 + c).minCoeff(&lo);
+    EXPECT_NEAR(mu(lo, c), -1.9, 1e-12);
+  }
+}
+
+TEST(PolicyInput, TheSecondSpectralCoordinateIsNormalisedAndDiffersFromTheFirst) {
+  CoreProblem pb = make_core_problem(gen_family("conv", 49, 1), 7, 7);
+  PolicyInput in = make_policy_input(pb);
+  ASSERT_EQ(in.x.cols(), kPolicyInputsMesh);
+  EXPECT_DOUBLE_EQ(in.x.col(9).minCoeff(), 0.0);
+  EXPECT_DOUBLE_EQ(in.x.col(9).maxCoeff(), 1.0);
+  EXPECT_GT((in.x.col(9) - in.x.col(8)).cwiseAbs().maxCoeff(), 0.1);
+  Policy nine(4), ten(4, 1.0, 1.0, 2, kPolicyInputsMesh);
+  nine.init(1);
+  ten.init(1);
+  EXPECT_EQ(nine.forward(in).rows(), pb.n());
+  EXPECT_EQ(ten.forward(in).cols(), 2);
 }
 
 TEST(Policy2d, PlacementIsValidAndDeterministic) {
@@ -118,6 +167,8 @@ TEST(Training2d, IsDeterministicWithEveryNewOption) {
   opt.threshold = 4.0;
   opt.hidden = 8;
   opt.outputs = 2;
+  opt.inputs = kPolicyInputsMesh;
+  opt.layout_skip = true;
   opt.reward = TrainReward::kCost;
   opt.curriculum = true;
   opt.node_credit = true;
