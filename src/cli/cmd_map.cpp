@@ -226,9 +226,20 @@ void run_train(const TrainArgs& a) {
   // Generated graphs: per suite its per-processor problems, or (without --suites) per size one
   // graph on the smallest square mesh that holds it.
   const std::vector<std::string> families = split(a.families);
-  for (const std::string& suite : split(a.suites))
-    for (mp::CoreProblem& pb : mp::suite_problems(suite, families, a.count, a.seed * 100))
-      problems.push_back(std::move(pb));
+  // Suite problems of `names` (a flag's value), errors naming that flag.
+  auto suite_problems = [](const std::string& flag, const std::string& names,
+                           const std::vector<std::string>& fams, int count, uint64_t first_seed) {
+    std::vector<mp::CoreProblem> out;
+    for (const std::string& suite : split(names)) try {
+        for (mp::CoreProblem& pb : mp::suite_problems(suite, fams, count, first_seed))
+          out.push_back(std::move(pb));
+      } catch (const UsageError& e) {
+        throw UsageError(flag, e.why());
+      }
+    return out;
+  };
+  for (mp::CoreProblem& pb : suite_problems("--suites", a.suites, families, a.count, a.seed * 100))
+    problems.push_back(std::move(pb));
   const std::vector<int> sizes = a.suites.empty()
                                      ? positive_integer_list(a.sizes, "--sizes", "node count")
                                      : std::vector<int>{};
@@ -240,12 +251,8 @@ void run_train(const TrainArgs& a) {
             mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
       }
   if (problems.empty()) throw Error("tessera map train", "no training graphs");
-  std::vector<mp::CoreProblem> held_out_problems;
-  for (const std::string& suite : split(a.eval_suites))
-    for (mp::CoreProblem& pb :
-         mp::suite_problems(suite, split(a.eval_families), a.eval_count, a.eval_seed))
-      held_out_problems.push_back(std::move(pb));
-  const mp::HeldOut held_out(std::move(held_out_problems));
+  const mp::HeldOut held_out(suite_problems("--eval-suites", a.eval_suites, split(a.eval_families),
+                                            a.eval_count, a.eval_seed));
   mp::TrainOptions opt;
   opt.iterations = a.iterations;
   opt.threshold = a.threshold;
