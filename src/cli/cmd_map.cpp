@@ -2,7 +2,8 @@
 //   tessera map --graph g.json --system s.json [--method rl+refine] [--routing xy] [--out p.json]
 //       [--svg f.svg]
 //   tessera map gen --family F --nodes N --seed S --out g.json | --from-model mlp|cnn --out g.json
-//   tessera map train [--families ...] [--sizes 64,256] [--graphs a.json,...] --out policy.bin
+//   tessera map train [--families ...] [--sizes 64,256 | --suites S,M] [--graphs a.json,...]
+//       [--eval-families ... --eval-suites M] --out policy.bin
 //   tessera map bench --suite S|M|L --seeds 5 [--json] [--out r.json]
 #include <cstdio>
 #include <memory>
@@ -197,12 +198,18 @@ void register_gen(CLI::App* map) {
 }
 
 struct TrainArgs {
-  std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", graphs, out,
-              routing = "xy";
-  int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10;
+  std::string families = "mlp,conv,tiles,dag,planted,random", sizes = "64", suites, graphs, out,
+              routing = "xy", curve;
+  int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10,
+      outputs = 1, inputs = mp::kPolicyInputs;
   double threshold = 8.0, lr = 3e-3, sigma = 1.0, sigma_start = 4.0;
-  std::string credit = "placement";
+  std::string credit = "placement", reward = "spec";
+  bool curriculum = false, layout_skip = false;
   uint64_t seed = 1;
+  // Held-out set: these families of these suites, generator seeds [eval_seed, eval_seed + count).
+  std::string eval_families, eval_suites = "M";
+  int eval_count = 1;
+  uint64_t eval_seed = 1;
 };
 
 void run_train(const TrainArgs& a) {
@@ -216,8 +223,27 @@ void run_train(const TrainArgs& a) {
     mp::LogicalGraph g = mp::read_graph(path);
     problems.push_back(mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
   }
-  const std::vector<int> sizes = positive_integer_list(a.sizes, "--sizes", "node count");
-  for (const std::string& fam : split(a.families))
+  // Generated graphs: per suite its per-processor problems, or (without --suites) per size one
+  // graph on the smallest square mesh that holds it.
+  const std::vector<std::string> families = split(a.families);
+  // Suite problems of `names` (a flag's value), errors naming that flag.
+  auto suite_problems = [](const std::string& flag, const std::string& names,
+                           const std::vector<std::string>& fams, int count, uint64_t first_seed) {
+    std::vector<mp::CoreProblem> out;
+    for (const std::string& suite : split(names)) try {
+        for (mp::CoreProblem& pb : mp::suite_problems(suite, fams, count, first_seed))
+          out.push_back(std::move(pb));
+      } catch (const UsageError& e) {
+        throw UsageError(flag, e.why());
+      }
+    return out;
+  };
+  for (mp::CoreProblem& pb : suite_problems("--suites", a.suites, families, a.count, a.seed * 100))
+    problems.push_back(std::move(pb));
+  const std::vector<int> sizes = a.suites.empty()
+                                     ? positive_integer_list(a.sizes, "--sizes", "node count")
+                                     : std::vector<int>{};
+  for (const std::string& fam : families)
     for (const int size : sizes)
       for (int k = 0; k < a.count; ++k) {
         mp::LogicalGraph g = mp::gen_family(fam, size, a.seed * 100 + k);
@@ -225,6 +251,8 @@ void run_train(const TrainArgs& a) {
             mp::make_core_problem(g, side_for(g.num_nodes()), side_for(g.num_nodes())));
       }
   if (problems.empty()) throw Error("tessera map train", "no training graphs");
+  const mp::HeldOut held_out(suite_problems("--eval-suites", a.eval_suites, split(a.eval_families),
+                                            a.eval_count, a.eval_seed));
   mp::TrainOptions opt;
   opt.iterations = a.iterations;
   opt.threshold = a.threshold;
@@ -238,12 +266,34 @@ void run_train(const TrainArgs& a) {
   if (a.credit != "node" && a.credit != "placement")
     throw UsageError("--credit", fmt::format("unknown credit '{}' (node, placement)", a.credit));
   opt.node_credit = a.credit == "node";
+  if (a.reward != "spec" && a.reward != "cost")
+    throw UsageError("--reward", fmt::format("unknown reward '{}' (spec, cost)", a.reward));
+  opt.reward = a.reward == "cost" ? mp::TrainReward::kCost : mp::TrainReward::kSpec;
+  opt.outputs = a.outputs;
+  opt.inputs = a.inputs;
+  opt.layout_skip = a.layout_skip;
+  opt.curriculum = a.curriculum;
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
-  mp::Policy pol = mp::train_policy(problems, opt, [&](int it, double r) {
-    if (it % a.log_every == 0 || it < 0 || it + 1 == a.iterations)
-      std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
-  });
+  // The curve: per pass the training score and, with a held-out set, its cost over greedy's.
+  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+  auto logged = [&](int it) { return it % a.log_every == 0 || it < 0 || it + 1 == a.iterations; };
+  mp::Policy pol = mp::train_policy(
+      problems, opt,
+      [&](int it, double r) {
+        curve.push_back({{"iteration", it}, {"train_score", r}});
+        if (logged(it)) std::fprintf(stderr, "iteration %d: reward / hilbert reward %.4f\n", it, r);
+      },
+      held_out.empty() ? nullptr : &held_out,
+      [&](int it, double c) {
+        curve.back()["held_out_cost_over_greedy"] = c;
+        if (logged(it)) std::fprintf(stderr, "iteration %d: held-out cost / greedy %.4f\n", it, c);
+      });
   pol.save(a.out);
+  if (!a.curve.empty())
+    write_file(
+        a.curve,
+        report::tagged("map-train-curve", nlohmann::ordered_json{{"passes", curve}}).dump(1) +
+            "\n");
   std::printf("%zu training graphs, %d iterations -> %s\n", problems.size(), a.iterations,
               a.out.c_str());
 }
@@ -252,7 +302,11 @@ void register_train(CLI::App* map) {
   auto a = std::make_shared<TrainArgs>();
   auto* c = map->add_subcommand("train", "train the placement policy with PPO");
   c->add_option("--families", a->families, "generated training families (comma separated)");
-  c->add_option("--sizes", a->sizes, "node counts of generated graphs (comma separated)");
+  c->add_option("--sizes", a->sizes,
+                "node counts of generated graphs (comma separated; unused with --suites)");
+  c->add_option("--suites", a->suites,
+                "train on the per-processor problems of these suites' graphs (S, M, L; comma "
+                "separated) instead of --sizes");
   c->add_option("--count", a->count, "graphs per family and size");
   c->add_option("--graphs", a->graphs, "extra training graph files (comma separated)");
   c->add_option("--iterations", a->iterations, "passes over the training graphs");
@@ -269,6 +323,28 @@ void register_train(CLI::App* map) {
   c->add_option("--credit", a->credit,
                 "advantage per 'node' (its own interaction cost) or per 'placement'");
   c->add_option("--routing", a->routing, "turn model for the reward");
+  c->add_option("--outputs", a->outputs,
+                "policy outputs per node: 1 (a position along the Hilbert order) or 2 (x and y on "
+                "the mesh)")
+      ->check(CLI::Range(1, 2));
+  c->add_option("--inputs", a->inputs,
+                "policy inputs per node: 9 (spec features, depth, spectral coordinate) or 10 (and "
+                "a second spectral coordinate)")
+      ->check(CLI::IsMember({mp::kPolicyInputs, mp::kPolicyInputsMesh}));
+  c->add_flag("--layout-skip", a->layout_skip,
+              "the policy learns an offset from the spectral layout (rank-scaled spectral "
+              "coordinates) instead of positions from nothing");
+  c->add_option("--reward", a->reward,
+                "training reward: spec (directional costs) or cost (sum of w x distance)");
+  c->add_flag("--curriculum", a->curriculum,
+              "visit the graphs smallest first, the largest joining over the first half of the "
+              "passes");
+  c->add_option("--eval-families", a->eval_families,
+                "held-out families (comma separated): their cost over greedy's is logged per pass");
+  c->add_option("--eval-suites", a->eval_suites, "suites of the held-out graphs (default M)");
+  c->add_option("--eval-count", a->eval_count, "held-out graphs per family and suite");
+  c->add_option("--eval-seed", a->eval_seed, "generator seed of the first held-out graph");
+  c->add_option("--curve", a->curve, "write the per-pass scores as JSON here");
   add_seed_flag(*c, a->seed, "training graphs and the policy");
   c->add_option("--log-every", a->log_every, "print the score every N passes")
       ->check(CLI::PositiveNumber);

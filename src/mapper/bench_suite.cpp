@@ -25,6 +25,25 @@ Suite suite_of(const std::string& name) {
 
 }  // namespace
 
+std::vector<CoreProblem> suite_problems(const std::string& suite,
+                                        const std::vector<std::string>& families, int count,
+                                        uint64_t first_seed) {
+  const Suite s = suite_of(suite);
+  const SystemSpec sys = make_system(s.processors, s.width, s.height);
+  std::vector<CoreProblem> out;
+  for (const std::string& fam : families)
+    for (int k = 0; k < count; ++k) {
+      const uint64_t seed = first_seed + static_cast<uint64_t>(k);
+      const LogicalGraph g = gen_family(fam, s.nodes, seed);
+      const std::vector<int> proc = processor_stage(g, sys, "louvain", seed);
+      for (int p = 0; p < sys.processors; ++p) {
+        CoreProblem pb = make_core_problem(g, sys, proc, p);
+        if (pb.n() > 0) out.push_back(std::move(pb));
+      }
+    }
+  return out;
+}
+
 nlohmann::ordered_json run_bench(const BenchOptions& opt,
                                  const std::function<void(const std::string&)>& log) {
   Suite s = suite_of(opt.suite);

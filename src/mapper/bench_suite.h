@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mapper/core_problem.h"
 #include "mapper/mapper.h"
 #include "mapper/policy.h"
 
@@ -36,6 +37,12 @@ struct BenchOptions {
 
 nlohmann::ordered_json run_bench(const BenchOptions& opt,
                                  const std::function<void(const std::string&)>& log = {});
+// The core-stage problems of a suite's graphs (training and held-out sets of the policy): for each
+// family and seed in [first_seed, first_seed + count), the suite's graph, its processor stage
+// (Louvain, as the benchmark runs it) and one problem per processor with nodes on it.
+std::vector<CoreProblem> suite_problems(const std::string& suite,
+                                        const std::vector<std::string>& families, int count,
+                                        uint64_t first_seed);
 // A text table (markdown) of a run_bench result's summary.
 std::string bench_table(const nlohmann::ordered_json& result);
 

@@ -19,7 +19,10 @@ Eigen::MatrixXd relu_mask(const Eigen::MatrixXd& z) {
 }
 
 constexpr char kMagic[8] = {'T', 'S', 'P', 'O', 'L', 'I', 'C', 'Y'};
-constexpr uint32_t kVersion = 1;
+// Version 1: one output, kPolicyInputs inputs, no layout skip; version 2 adds the output count and
+// the flags (bit 0: layout skip) after the hidden size.
+constexpr uint32_t kVersionOneOutput = 1;
+constexpr uint32_t kVersionOutputs = 2;
 
 void glorot(Eigen::MatrixXd& w, Rng& rng) {
   double a = std::sqrt(6.0 / static_cast<double>(w.rows() + w.cols()));
@@ -29,13 +32,16 @@ void glorot(Eigen::MatrixXd& w, Rng& rng) {
 
 }  // namespace
 
-Policy::Policy(int hidden, double bound, double sigma_steps)
+Policy::Policy(int hidden, double bound, double sigma_steps, int outputs, int inputs)
     : m_hidden(hidden), m_bound(bound), m_sigma_steps(sigma_steps) {
-  m_w1 = Eigen::MatrixXd::Zero(kPolicyInputs, hidden);
+  TESSERA_CHECK(outputs == 1 || outputs == 2, "policy outputs must be 1 or 2");
+  TESSERA_CHECK(inputs == kPolicyInputs || inputs == kPolicyInputsMesh, "policy inputs");
+  m_w1 = Eigen::MatrixXd::Zero(inputs, hidden);
   m_w2 = Eigen::MatrixXd::Zero(hidden, hidden);
   m_w3 = Eigen::MatrixXd::Zero(hidden, hidden);
   m_b1 = m_b2 = m_b3 = Eigen::RowVectorXd::Zero(hidden);
-  m_w4 = Eigen::VectorXd::Zero(hidden);
+  m_w4 = Eigen::MatrixXd::Zero(hidden, outputs);
+  m_b4 = Eigen::RowVectorXd::Zero(outputs);
 }
 
 void Policy::init(uint64_t seed) {
@@ -43,19 +49,17 @@ void Policy::init(uint64_t seed) {
   glorot(m_w1, rng);
   glorot(m_w2, rng);
   glorot(m_w3, rng);
-  Eigen::MatrixXd w4(m_hidden, 1);
-  glorot(w4, rng);
-  m_w4 = w4.col(0);
+  glorot(m_w4, rng);
   m_b1.setZero();
   m_b2.setZero();
   m_b3.setZero();
-  m_b4 = 0.0;
+  m_b4.setZero();
 }
 
-Eigen::VectorXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
+Eigen::MatrixXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
   PolicyTape local;
   PolicyTape& t = tape ? *tape : local;
-  t.ax = in.adj * in.x;
+  t.ax = in.adj * in.x.leftCols(inputs());
   t.z1 = (t.ax * m_w1).rowwise() + m_b1;
   t.h1 = relu(t.z1);
   t.ah1 = in.adj * t.h1;
@@ -63,17 +67,18 @@ Eigen::VectorXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
   t.h2 = relu(t.z2);
   t.z3 = (t.h2 * m_w3).rowwise() + m_b3;
   t.h3 = relu(t.z3);
-  t.z4 = (t.h3 * m_w4).array() + m_b4;
+  t.z4 = (t.h3 * m_w4).rowwise() + m_b4;
+  if (m_layout_skip) t.z4 += in.layout.leftCols(outputs());
   t.mu = m_bound * t.z4.array().tanh();
   return t.mu;
 }
 
 Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t,
-                                 const Eigen::VectorXd& g_mu) const {
-  Eigen::VectorXd th = t.z4.array().tanh();
-  Eigen::VectorXd g_z4 = g_mu.array() * m_bound * (1.0 - th.array().square());
-  Eigen::VectorXd g_w4 = t.h3.transpose() * g_z4;
-  double g_b4 = g_z4.sum();
+                                 const Eigen::MatrixXd& g_mu) const {
+  Eigen::MatrixXd th = t.z4.array().tanh();
+  Eigen::MatrixXd g_z4 = g_mu.array() * m_bound * (1.0 - th.array().square());
+  Eigen::MatrixXd g_w4 = t.h3.transpose() * g_z4;
+  Eigen::RowVectorXd g_b4 = g_z4.colwise().sum();
   Eigen::MatrixXd g_z3 = (g_z4 * m_w4.transpose()).cwiseProduct(relu_mask(t.z3));
   Eigen::MatrixXd g_w3 = t.h2.transpose() * g_z3;
   Eigen::RowVectorXd g_b3 = g_z3.colwise().sum();
@@ -97,13 +102,13 @@ Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t,
   put(g_w3);
   put(g_b3);
   put(g_w4);
-  g[o++] = g_b4;
+  put(g_b4);
   return g;
 }
 
 int Policy::num_params() const {
   return static_cast<int>(m_w1.size() + m_b1.size() + m_w2.size() + m_b2.size() + m_w3.size() +
-                          m_b3.size() + m_w4.size() + 1);
+                          m_b3.size() + m_w4.size() + m_b4.size());
 }
 
 Eigen::VectorXd Policy::params() const {
@@ -120,7 +125,7 @@ Eigen::VectorXd Policy::params() const {
   put(m_w3);
   put(m_b3);
   put(m_w4);
-  p[o++] = m_b4;
+  put(m_b4);
   return p;
 }
 
@@ -138,15 +143,16 @@ void Policy::set_params(const Eigen::VectorXd& p) {
   get(m_w3);
   get(m_b3);
   get(m_w4);
-  m_b4 = p[o++];
+  get(m_b4);
 }
 
-// File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, f64 bound,
-// f64 sigma_steps, u32 parameter count, then the parameters as f64 in params() order, and nothing
-// after them.
+// File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, [u32 outputs, u32
+// flags: version 2 only], f64 bound, f64 sigma_steps, u32 parameter count, then the parameters as
+// f64 in params() order, and nothing after them. A policy that version 1 describes (one output,
+// kPolicyInputs inputs, no layout skip) is written as version 1.
 namespace {
 
-constexpr size_t kHeaderBytes = 40;  // magic to parameter count
+constexpr size_t kHeaderBytes = 40;  // magic to parameter count, version 1
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -164,9 +170,14 @@ T take(std::string_view bytes, size_t at) {
 
 std::string Policy::encode() const {
   std::string out(kMagic, 8);
-  put(out, kVersion);
-  put(out, static_cast<uint32_t>(kPolicyInputs));
+  const bool v1 = outputs() == 1 && inputs() == kPolicyInputs && !m_layout_skip;
+  put(out, v1 ? kVersionOneOutput : kVersionOutputs);
+  put(out, static_cast<uint32_t>(inputs()));
   put(out, static_cast<uint32_t>(m_hidden));
+  if (!v1) {
+    put(out, static_cast<uint32_t>(outputs()));
+    put(out, static_cast<uint32_t>(m_layout_skip ? 1 : 0));
+  }
   put(out, m_bound);
   put(out, m_sigma_steps);
   const Eigen::VectorXd p = params();
@@ -183,25 +194,40 @@ Policy Policy::decode(std::string_view bytes, const std::string& path) {
   const auto at = [&](size_t offset) { return fmt::format("{}: offset {}", path, offset); };
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
     throw Error(at(0), "not a tessera policy file (bad magic)");
-  if (bytes.size() < kHeaderBytes)
-    throw Error(at(8), fmt::format("truncated file (reading header): {} bytes, the header has {}",
-                                   bytes.size(), kHeaderBytes));
+  const auto truncated = [&](size_t header) {
+    return Error(at(8), fmt::format("truncated file (reading header): {} bytes, the header has {}",
+                                    bytes.size(), header));
+  };
+  if (bytes.size() < kHeaderBytes) throw truncated(kHeaderBytes);
   const auto version = take<uint32_t>(bytes, 8);
+  if (version != kVersionOneOutput && version != kVersionOutputs)
+    throw Error(at(8), fmt::format("unsupported version {}", version));
+  const size_t o = version == kVersionOutputs ? 8 : 0;  // outputs and flags shift the rest
+  const size_t header = kHeaderBytes + o;
+  if (bytes.size() < header) throw truncated(header);
   const auto inputs = take<uint32_t>(bytes, 12);
   const auto hidden = take<uint32_t>(bytes, 16);
-  const auto bound = take<double>(bytes, 20);
-  const auto sigma = take<double>(bytes, 28);
-  const auto count = take<uint32_t>(bytes, 36);
-  if (version != kVersion) throw Error(at(8), fmt::format("unsupported version {}", version));
-  if (inputs != kPolicyInputs)
-    throw Error(at(12), fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
+  const uint32_t outputs = o ? take<uint32_t>(bytes, 20) : 1;
+  const uint32_t flags = o ? take<uint32_t>(bytes, 24) : 0;
+  const auto bound = take<double>(bytes, 20 + o);
+  const auto sigma = take<double>(bytes, 28 + o);
+  const auto count = take<uint32_t>(bytes, 36 + o);
+  if (inputs != kPolicyInputs && (o == 0 || inputs != kPolicyInputsMesh))
+    throw Error(at(12), o ? fmt::format("{} inputs, expected {} or {}", inputs, kPolicyInputs,
+                                        kPolicyInputsMesh)
+                          : fmt::format("{} inputs, expected {}", inputs, kPolicyInputs));
   if (hidden < 1 || hidden > 4096) throw Error(at(16), fmt::format("bad hidden size {}", hidden));
+  if (outputs != 1 && outputs != 2)
+    throw Error(at(20), fmt::format("{} outputs, expected 1 or 2", outputs));
+  if (flags > 1) throw Error(at(24), fmt::format("unknown flags {:#x}", flags));
   if (!(bound > 0.0) || !(sigma > 0.0) || !std::isfinite(bound) || !std::isfinite(sigma))
-    throw Error(at(20), "bound and sigma must be finite and > 0");
-  Policy pol(static_cast<int>(hidden), bound, sigma);
+    throw Error(at(20 + o), "bound and sigma must be finite and > 0");
+  Policy pol(static_cast<int>(hidden), bound, sigma, static_cast<int>(outputs),
+             static_cast<int>(inputs));
+  pol.set_layout_skip(flags & 1);
   if (count != static_cast<uint32_t>(pol.num_params()))
-    throw Error(at(36), fmt::format("{} parameters, expected {}", count, pol.num_params()));
-  const size_t size = kHeaderBytes + 8 * size_t{count};
+    throw Error(at(36 + o), fmt::format("{} parameters, expected {}", count, pol.num_params()));
+  const size_t size = header + 8 * size_t{count};
   if (bytes.size() < size)
     throw Error(at(bytes.size()),
                 fmt::format("truncated file (reading parameters): {} bytes, {} parameters need {}",
@@ -210,8 +236,8 @@ Policy Policy::decode(std::string_view bytes, const std::string& path) {
     throw Error(at(size), fmt::format("{} bytes after the last parameter", bytes.size() - size));
   Eigen::VectorXd p(count);
   for (uint32_t i = 0; i < count; ++i) {
-    p[i] = take<double>(bytes, kHeaderBytes + 8 * size_t{i});
-    if (!std::isfinite(p[i])) throw Error(at(kHeaderBytes + 8 * size_t{i}), "non-finite parameter");
+    p[i] = take<double>(bytes, header + 8 * size_t{i});
+    if (!std::isfinite(p[i])) throw Error(at(header + 8 * size_t{i}), "non-finite parameter");
   }
   pol.set_params(p);
   return pol;
@@ -219,23 +245,6 @@ Policy Policy::decode(std::string_view bytes, const std::string& path) {
 
 Policy Policy::load(const std::string& path) {
   return decode(read_file(path, "policy file"), path);
-}
-
-Eigen::VectorXd position_log_probs(double mu, int m, double bound, double sigma_steps) {
-  Eigen::VectorXd lp(m);
-  if (m == 1) {
-    lp[0] = 0.0;
-    return lp;
-  }
-  const double step = 2.0 * bound / (m - 1);
-  const double sigma = sigma_steps * step;
-  for (int j = 0; j < m; ++j) {
-    double d = (-bound + j * step - mu) / sigma;
-    lp[j] = -0.5 * d * d;
-  }
-  double mx = lp.maxCoeff();
-  double lse = mx + std::log((lp.array() - mx).exp().sum());
-  return lp.array() - lse;
 }
 
 }  // namespace tessera::mapper

@@ -4,15 +4,19 @@
 // Network (Eigen, double precision), n logical nodes, input X (n x kInputs):
 //   H1 = relu(A X W1 + b1),  H2 = relu(A H1 W2 + b2)        two graph convolutions
 //   H3 = relu(H2 W3 + b3)                                    fully connected read-out
-//   mu = bound * tanh(H3 w4 + b4)                            one mean per node, in [-bound, bound]
+//   mu = bound * tanh(H3 W4 + b4 [+ L])                      n x outputs, in [-bound, bound]
+// With the layout skip, L (PolicyInput::layout) adds the spectral layout to the pre-activation, so
+// the network learns an offset from that layout rather than a layout from nothing: with H3 W4 +
+// b4 = 0 node i's mean is 0.95 bound x its rank-scaled spectral coordinates.
 // A = D^-1/2 (S + I) D^-1/2 is the symmetrically normalised adjacency (S = |W| + |W|^T scaled to
 // max 1), i.e. I minus the normalised graph Laplacian of S + I.
 // Input columns: the 7 spec features (features.h), then the node's normalised topological depth
 // and its normalised spectral coordinate (Fiedler vector of the normalised Laplacian, power
-// iteration) - position hints without which nodes with equal features cannot be told apart.
-// Positions: the m free cores in Hilbert order; position j sits at z_j = -bound + j * step,
-// step = 2 * bound / (m - 1); P(core j | node i) is proportional to exp(-(z_j - mu_i)^2 / 2
-// sigma^2), sigma = sigma_steps * step.
+// iteration) - position hints without which nodes with equal features cannot be told apart - and a
+// second spectral coordinate (the next eigenvector), a hint for the second axis of a mesh. A policy
+// takes the first inputs() columns: 9 (kPolicyInputs) or all 10 (kPolicyInputsMesh).
+// Outputs: 1 (a position along the Hilbert order of the free cores) or 2 (x and y on the mesh); the
+// row mu_i is the mean of node i's Gaussian over the positions (positions.h).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +32,14 @@
 namespace tessera::mapper {
 
 inline constexpr int kPolicyInputs = 9;
+inline constexpr int kPolicyInputsMesh = 10;
 
 struct PolicyInput {
   Eigen::SparseMatrix<double> adj;  // A, n x n
-  Eigen::MatrixXd x;                // n x kPolicyInputs
+  Eigen::MatrixXd x;                // n x kPolicyInputsMesh
+  // n x 2: atanh(0.95 c), c = the rank of the node's first (second) spectral coordinate scaled to
+  // [-1, 1] (ties by node id); the layout skip's term.
+  Eigen::MatrixXd layout;
 };
 
 PolicyInput make_policy_input(const CoreProblem& pb);
@@ -39,24 +47,30 @@ PolicyInput make_policy_input(const CoreProblem& pb);
 // Cached activations of one forward pass (for backward).
 struct PolicyTape {
   Eigen::MatrixXd ax, z1, h1, ah1, z2, h2, z3, h3;
-  Eigen::VectorXd z4, mu;
+  Eigen::MatrixXd z4, mu;
 };
 
 class Policy {
  public:
-  Policy(int hidden = 24, double bound = 1.0, double sigma_steps = 2.0);
+  Policy(int hidden = 24, double bound = 1.0, double sigma_steps = 2.0, int outputs = 1,
+         int inputs = kPolicyInputs);
   // Glorot-uniform weights from `seed`, zero biases.
   void init(uint64_t seed);
 
-  Eigen::VectorXd forward(const PolicyInput& in, PolicyTape* tape = nullptr) const;
-  // Gradient of sum_i g_mu[i] * mu_i with respect to the parameters, in params() order.
+  // mu, n x outputs().
+  Eigen::MatrixXd forward(const PolicyInput& in, PolicyTape* tape = nullptr) const;
+  // Gradient of sum_ik g_mu(i, k) * mu(i, k) with respect to the parameters, in params() order.
   Eigen::VectorXd backward(const PolicyInput& in, const PolicyTape& tape,
-                           const Eigen::VectorXd& g_mu) const;
+                           const Eigen::MatrixXd& g_mu) const;
 
   Eigen::VectorXd params() const;
   void set_params(const Eigen::VectorXd& p);
   int num_params() const;
   double bound() const { return m_bound; }
+  int outputs() const { return static_cast<int>(m_w4.cols()); }
+  int inputs() const { return static_cast<int>(m_w1.rows()); }
+  bool layout_skip() const { return m_layout_skip; }
+  void set_layout_skip(bool on) { m_layout_skip = on; }
   double sigma_steps() const { return m_sigma_steps; }
   void set_sigma_steps(double s) { m_sigma_steps = s; }
 
@@ -71,13 +85,11 @@ class Policy {
   int m_hidden;
   double m_bound;
   double m_sigma_steps;
+  bool m_layout_skip = false;
   Eigen::MatrixXd m_w1, m_w2, m_w3;
   Eigen::RowVectorXd m_b1, m_b2, m_b3;
-  Eigen::VectorXd m_w4;
-  double m_b4 = 0.0;
+  Eigen::MatrixXd m_w4;     // hidden x outputs
+  Eigen::RowVectorXd m_b4;  // outputs
 };
-
-// The discretised Gaussian of one node: log P(core position j) for j in [0, m).
-Eigen::VectorXd position_log_probs(double mu, int m, double bound, double sigma_steps);
 
 }  // namespace tessera::mapper

@@ -1,6 +1,7 @@
 // make_policy_input: the normalised adjacency and the input columns of the policy (policy.h).
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "mapper/features.h"
@@ -33,25 +34,31 @@ std::vector<double> depth(const CoreProblem& pb) {
   return r;
 }
 
-// Fiedler-like coordinate: power iteration on (I + A) with the degree-weighted constant vector
-// projected out, 60 steps from a fixed start; min-max normalised.
-std::vector<double> spectral(const Eigen::SparseMatrix<double>& a,
-                             const Eigen::VectorXd& sqrt_deg) {
+// Spectral coordinates: power iteration on (I + A) with the degree-weighted constant vector (and
+// the coordinates before) projected out, 60 steps from a fixed start per coordinate; each min-max
+// normalised. The first is Fiedler-like, the second approximates the next eigenvector.
+std::vector<std::vector<double>> spectral(const Eigen::SparseMatrix<double>& a,
+                                          const Eigen::VectorXd& sqrt_deg, int count) {
   const int n = static_cast<int>(a.rows());
-  Eigen::VectorXd u = sqrt_deg.normalized();
-  Eigen::VectorXd v(n);
-  for (int i = 0; i < n; ++i) v[i] = std::cos(1.0 + 2.399963 * i);
-  for (int it = 0; it < 60; ++it) {
-    v -= u * u.dot(v);
-    v = v + a * v;
-    double nv = v.norm();
-    if (nv == 0.0) break;
-    v /= nv;
+  std::vector<Eigen::VectorXd> basis = {sqrt_deg.normalized()};
+  std::vector<std::vector<double>> out;
+  for (int c = 0; c < count; ++c) {
+    Eigen::VectorXd v(n);
+    for (int i = 0; i < n; ++i) v[i] = std::cos(1.0 + c + 2.399963 * i);
+    for (int it = 0; it < 60; ++it) {
+      for (const Eigen::VectorXd& u : basis) v -= u * u.dot(v);
+      v = v + a * v;
+      double nv = v.norm();
+      if (nv == 0.0) break;
+      v /= nv;
+    }
+    basis.push_back(v);
+    std::vector<double> r(v.data(), v.data() + n);
+    double lo = *std::min_element(r.begin(), r.end()), hi = *std::max_element(r.begin(), r.end());
+    for (double& x : r) x = hi > lo ? (x - lo) / (hi - lo) : 0.0;
+    out.push_back(std::move(r));
   }
-  std::vector<double> r(v.data(), v.data() + n);
-  double lo = *std::min_element(r.begin(), r.end()), hi = *std::max_element(r.begin(), r.end());
-  for (double& x : r) x = hi > lo ? (x - lo) / (hi - lo) : 0.0;
-  return r;
+  return out;
 }
 
 }  // namespace
@@ -81,12 +88,23 @@ PolicyInput make_policy_input(const CoreProblem& pb) {
   for (const Edge& e : pb.edges) g.add_edge(e.src, e.dst, e.weight);
   auto f = node_features(g);
   auto dep = depth(pb);
-  auto spec = n > 1 ? spectral(in.adj, deg.cwiseSqrt()) : std::vector<double>(n, 0.5);
-  in.x.resize(n, kPolicyInputs);
+  auto spec = n > 1 ? spectral(in.adj, deg.cwiseSqrt(), 2)
+                    : std::vector<std::vector<double>>(2, std::vector<double>(n, 0.5));
+  in.x.resize(n, kPolicyInputsMesh);
   for (int v = 0; v < n; ++v) {
     for (int k = 0; k < kNumFeatures; ++k) in.x(v, k) = f[v][k];
     in.x(v, 7) = dep[v];
-    in.x(v, 8) = spec[v];
+    in.x(v, 8) = spec[0][v];
+    in.x(v, 9) = spec[1][v];
+  }
+  in.layout.resize(n, 2);
+  for (int c = 0; c < 2; ++c) {
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return spec[c][a] < spec[c][b]; });
+    for (int r = 0; r < n; ++r)
+      in.layout(order[r], c) = std::atanh(0.95 * (n > 1 ? 2.0 * r / (n - 1) - 1.0 : 0.0));
   }
   return in;
 }

@@ -4,9 +4,11 @@
 // node, against the group's mean), add |normalised reward| to the total; when the total reaches the
 // threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start
 // a new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the
-// passes. After every pass the policy's own (most probable) placements are scored with the spec's
-// reward; the best-scoring parameters are kept.
+// passes. After every pass the policy's own (most probable) placements are scored with the
+// training reward; the best-scoring parameters are kept.
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "mapper/placers.h"
 #include "mapper/rl_placer.h"
@@ -65,33 +67,52 @@ void scale_advantages(std::vector<PpoItem>& batch) {
 }  // namespace
 
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
-                    const std::function<void(int, double)>& progress) {
-  Policy policy(opt.hidden, 1.0, opt.sigma_steps);
+                    const std::function<void(int, double)>& progress, const HeldOut* held_out,
+                    const std::function<void(int, double)>& held_out_progress) {
+  Policy policy(opt.hidden, 1.0, opt.sigma_steps, opt.outputs, opt.inputs);
   policy.init(opt.seed);
+  policy.set_layout_skip(opt.layout_skip);
   Rng rng(opt.seed ^ 0x5EEDULL);
   std::vector<PolicyInput> inputs;
-  std::vector<std::vector<int>> cores;
+  std::vector<Positions> positions;
   std::vector<std::vector<double>> prio;
-  std::vector<double> ref, node_ref;  // |Hilbert reward|, Hilbert mean node cost
+  std::vector<double> ref, node_ref;  // |Hilbert reward| (or cost), Hilbert mean node cost
+  const bool spec = opt.reward == TrainReward::kSpec;
   for (const CoreProblem& pb : graphs) {
     inputs.push_back(make_policy_input(pb));
-    cores.push_back(position_cores(pb));
+    positions.push_back(make_positions(pb, opt.outputs, policy.bound()));
     prio.push_back(node_priority(pb));
     std::vector<int> hil = place_hilbert(pb);
-    ref.push_back(std::max(1e-9, std::fabs(core_reward(pb, hil, opt.routing))));
+    ref.push_back(
+        std::max(1e-9, spec ? std::fabs(core_reward(pb, hil, opt.routing)) : core_cost(pb, hil)));
     node_ref.push_back(std::max(1e-9, 2.0 * core_cost(pb, hil) / std::max(1, pb.n())));
   }
+  // The training reward of a placement of graph gi, normalised by the Hilbert placement's.
+  auto reward = [&](size_t gi, const std::vector<int>& pos) {
+    return (spec ? core_reward(graphs[gi], pos, opt.routing) : -core_cost(graphs[gi], pos)) /
+           ref[gi];
+  };
   // Mean normalised reward of the policy's own (most probable) placements over the training graphs;
   // the best parameters seen, the initial ones included, are returned.
   auto evaluate = [&] {
     double s = 0.0;
     for (size_t gi = 0; gi < graphs.size(); ++gi)
-      s += core_reward(graphs[gi], place_rl(graphs[gi], policy), opt.routing) / ref[gi];
+      s += reward(gi, place_rl(graphs[gi], policy, inputs[gi], positions[gi], prio[gi]));
     return s / static_cast<double>(graphs.size());
   };
+  auto report_held_out = [&](int it) {
+    if (held_out && held_out_progress) held_out_progress(it, held_out->score(policy));
+  };
+  // Visiting order: as given, or by increasing size for the curriculum.
+  std::vector<size_t> order(graphs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (opt.curriculum)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return graphs[a].n() < graphs[b].n(); });
   double best_score = evaluate();
   Eigen::VectorXd best = policy.params();
   if (progress) progress(-1, best_score);
+  report_held_out(-1);
   Adam adam(policy.num_params(), opt.lr);
   std::vector<PpoItem> batch;
   double total = 0.0;
@@ -100,26 +121,32 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     // Old and new log-probabilities of a batch must use one width: change it between batches only.
     if (batch.empty())
       policy.set_sigma_steps(opt.sigma_start * std::pow(opt.sigma_steps / opt.sigma_start, frac));
-    for (size_t gi = 0; gi < graphs.size(); ++gi) {
+    size_t visits = graphs.size();
+    if (opt.curriculum)
+      visits = std::clamp<size_t>(
+          static_cast<size_t>(std::ceil(static_cast<double>(graphs.size()) * 2.0 * (it + 1) /
+                                        std::max(1, opt.iterations))),
+          1, graphs.size());
+    for (size_t vi = 0; vi < visits; ++vi) {
+      const size_t gi = order[vi];
       const CoreProblem& pb = graphs[gi];
-      const int m = static_cast<int>(cores[gi].size());
-      Eigen::VectorXd mu = policy.forward(inputs[gi]);
+      Eigen::MatrixXd mu = policy.forward(inputs[gi]);
       // `samples` placements of this graph; their mean is the baseline of the advantage.
       std::vector<PpoItem> group;
       std::vector<std::vector<double>> share;
       double mean = 0.0;
       for (int k = 0; k < opt.samples; ++k) {
-        PpoItem item{.input = &inputs[gi], .positions = m};
+        PpoItem item{.input = &inputs[gi], .positions = &positions[gi]};
         std::vector<int> desired(pb.n());
         for (int v = 0; v < pb.n(); ++v) {
-          Eigen::VectorXd lp = position_log_probs(mu[v], m, policy.bound(), policy.sigma_steps());
+          Eigen::VectorXd lp = position_log_probs(positions[gi], mu.row(v), policy.sigma_steps());
           int j = sample_index(lp, rng);
           item.actions.push_back(j);
           item.old_logp.push_back(lp[j]);
-          desired[v] = cores[gi][j];
+          desired[v] = positions[gi].cores[j];
         }
         std::vector<int> pos = resolve_conflicts(pb, desired, prio[gi]);
-        item.advantage = core_reward(pb, pos, opt.routing) / ref[gi];
+        item.advantage = reward(gi, pos);
         if (opt.node_credit) share.push_back(node_costs(pb, pos));
         mean += item.advantage / opt.samples;
         total += std::fabs(item.advantage);
@@ -154,6 +181,7 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
       best = policy.params();
     }
     if (progress) progress(it, score);
+    report_held_out(it);
   }
   policy.set_params(best);
   policy.set_sigma_steps(opt.sigma_steps);

@@ -41,27 +41,19 @@ std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>
   return pos;
 }
 
-std::vector<int> position_cores(const CoreProblem& pb) {
-  return hilbert_order(pb.width, pb.height, pb.free);
-}
-
-std::vector<int> argmax_positions(const Eigen::VectorXd& mu, int m, double bound) {
-  std::vector<int> out(mu.size());
-  const double step = m > 1 ? 2.0 * bound / (m - 1) : 1.0;
-  for (int i = 0; i < mu.size(); ++i)
-    out[i] = std::clamp(static_cast<int>(std::lround((mu[i] + bound) / step)), 0, m - 1);
-  return out;
+std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy, const PolicyInput& in,
+                          const Positions& positions, const std::vector<double>& priority) {
+  const Eigen::MatrixXd mu = policy.forward(in);
+  std::vector<int> desired(pb.n());
+  for (int v = 0; v < pb.n(); ++v)
+    desired[v] = positions.cores[most_probable_position(positions, mu.row(v))];
+  return resolve_conflicts(pb, desired, priority);
 }
 
 std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy) {
   if (pb.n() == 0) return {};
-  PolicyInput in = make_policy_input(pb);
-  std::vector<int> cores = position_cores(pb);
-  std::vector<int> posn =
-      argmax_positions(policy.forward(in), static_cast<int>(cores.size()), policy.bound());
-  std::vector<int> desired(pb.n());
-  for (int v = 0; v < pb.n(); ++v) desired[v] = cores[posn[v]];
-  return resolve_conflicts(pb, desired, node_priority(pb));
+  return place_rl(pb, policy, make_policy_input(pb),
+                  make_positions(pb, policy.outputs(), policy.bound()), node_priority(pb));
 }
 
 std::vector<double> node_costs(const CoreProblem& pb, const std::vector<int>& pos) {
@@ -90,27 +82,24 @@ double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, do
   if (grad) *grad = Eigen::VectorXd::Zero(policy.num_params());
   for (const PpoItem& it : batch) {
     PolicyTape tape;
-    Eigen::VectorXd mu = policy.forward(*it.input, &tape);
-    Eigen::VectorXd g_mu = Eigen::VectorXd::Zero(mu.size());
-    const double step = it.positions > 1 ? 2.0 * policy.bound() / (it.positions - 1) : 1.0;
-    const double sigma = policy.sigma_steps() * step;
-    for (int i = 0; i < mu.size(); ++i) {
-      Eigen::VectorXd lp =
-          position_log_probs(mu[i], it.positions, policy.bound(), policy.sigma_steps());
+    const Positions& positions = *it.positions;
+    Eigen::MatrixXd mu = policy.forward(*it.input, &tape);
+    Eigen::MatrixXd g_mu = Eigen::MatrixXd::Zero(mu.rows(), mu.cols());
+    const double sigma = position_sigma(positions, policy.sigma_steps());
+    for (int i = 0; i < mu.rows(); ++i) {
+      Eigen::VectorXd lp = position_log_probs(positions, mu.row(i), policy.sigma_steps());
       double r = std::exp(lp[it.actions[i]] - it.old_logp[i]);
       double a = it.node_advantage.empty() ? it.advantage : it.node_advantage[i];
       double unclipped = r * a, clipped = std::clamp(r, 1.0 - eps, 1.0 + eps) * a;
       total += std::min(unclipped, clipped);
       // d/dmu of the unclipped term when it is the minimum: A * r * dlogp/dmu, with
       // dlogp/dmu = (z_a - E[z]) / sigma^2 for the discretised Gaussian.
-      if (grad && unclipped <= clipped && it.positions > 1) {
-        double ez = 0.0;
-        for (int j = 0; j < it.positions; ++j) ez += std::exp(lp[j]) * (-policy.bound() + j * step);
-        double za = -policy.bound() + it.actions[i] * step;
-        g_mu[i] = a * r * (za - ez) / (sigma * sigma);
+      if (grad && unclipped <= clipped && positions.size() > 1) {
+        const Eigen::RowVectorXd off = position_offset(positions, lp, it.actions[i]);
+        for (int k = 0; k < off.size(); ++k) g_mu(i, k) = a * r * off[k] / (sigma * sigma);
       }
     }
-    decisions += mu.size();
+    decisions += mu.rows();
     if (grad) *grad += policy.backward(*it.input, tape, g_mu);
   }
   if (decisions == 0) return 0.0;

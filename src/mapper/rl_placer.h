@@ -1,9 +1,9 @@
 // One-step placement with the learned policy (docs/mapper.md, "Step 2"), and its training (PPO).
 //
-// Inference: every node's Gaussian mean mu_i is mapped to its most probable position
-// j = round((mu_i + bound) / step) in the Hilbert order of the free cores; all nodes are placed at
-// once and collisions are settled by resolve_conflicts. Training samples positions from the
-// discretised Gaussians instead.
+// Inference: every node's Gaussian mean mu_i (one value along the Hilbert order of the free cores,
+// or x and y on the mesh: positions.h) is mapped to its most probable position; all nodes are
+// placed at once and collisions are settled by resolve_conflicts. Training samples positions from
+// the discretised Gaussians instead.
 //
 // Conflict rule (spec): per core, of the nodes whose choice it is, the one with the highest
 // priority keeps it (priority = interaction weight, sum of |w| of in- and out-edges; ties: lower
@@ -22,7 +22,9 @@
 //              group, divided by the node's mean cost in the Hilbert-order placement. The sum of
 //              the shares is twice the placement's interaction cost, and a node's choice changes
 //              its own share directly, so this is the spec's objective with per-decision credit.
-// Either way the advantages are then scaled to unit root-mean-square over the batch.
+// Either way the advantages are then scaled to unit root-mean-square over the batch. The reward of
+// a placement is the spec's (TrainReward::kSpec) or minus its interaction cost (kCost, the sum of
+// w * distance that every benchmark compares), each divided by the Hilbert-order placement's.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@
 
 #include "mapper/core_problem.h"
 #include "mapper/policy.h"
+#include "mapper/positions.h"
 #include "mapper/routing.h"
 
 namespace tessera::mapper {
@@ -39,11 +42,10 @@ namespace tessera::mapper {
 std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>& desired,
                                    const std::vector<double>& priority);
 std::vector<double> node_priority(const CoreProblem& pb);
-// Free cores in the order positions index them (Hilbert order).
-std::vector<int> position_cores(const CoreProblem& pb);
-// Most probable position per node for means mu.
-std::vector<int> argmax_positions(const Eigen::VectorXd& mu, int m, double bound);
 std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy);
+// The same with the policy's input and positions built once (training evaluates repeatedly).
+std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy, const PolicyInput& in,
+                          const Positions& positions, const std::vector<double>& priority);
 
 // Spec reward of a core placement on the problem's mesh (turn-model routes; dl_ratio = 0).
 double core_reward(const CoreProblem& pb, const std::vector<int>& pos, TurnModel model);
@@ -53,7 +55,7 @@ struct PpoItem {
   std::vector<int> actions{};      // position per node
   std::vector<double> old_logp{};  // log P_old(action) per node
   double advantage = 0.0;
-  int positions = 1;                     // m
+  const Positions* positions = nullptr;
   std::vector<double> node_advantage{};  // per decision; empty: every decision has `advantage`
 };
 
@@ -64,6 +66,8 @@ std::vector<double> node_costs(const CoreProblem& pb, const std::vector<int>& po
 // fills dL/dparams.
 double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, double eps,
                      Eigen::VectorXd* grad);
+
+enum class TrainReward { kSpec, kCost };
 
 struct TrainOptions {
   int iterations = 200;      // passes over the training graphs
@@ -76,15 +80,39 @@ struct TrainOptions {
   uint64_t seed = 1;
   TurnModel routing = TurnModel::kXY;
   int hidden = 24;
+  int outputs = 1;             // policy outputs: 1 (Hilbert line) or 2 (x, y on the mesh)
+  int inputs = kPolicyInputs;  // or kPolicyInputsMesh (adds a second spectral coordinate)
+  bool layout_skip = false;    // learn an offset from the spectral layout (policy.h)
+  TrainReward reward = TrainReward::kSpec;
+  // Curriculum: the passes visit the graphs in increasing size, the largest joining over the first
+  // half of the passes (pass t visits the smallest max(1, ceil(G * 2 (t + 1) / passes)) of G).
+  bool curriculum = false;
   double sigma_steps = 1.0;  // Gaussian width in position steps at the end of training
   double sigma_start = 4.0;  // ... and at the start (geometric schedule over the iterations)
+};
+
+// Scores a policy on graphs it is not trained on: the geometric mean over the problems of the
+// interaction cost of its own placement divided by the greedy placement's (placers.h).
+class HeldOut {
+ public:
+  explicit HeldOut(std::vector<CoreProblem> problems);
+  double score(const Policy& policy) const;
+  bool empty() const { return m_problems.empty(); }
+
+ private:
+  std::vector<CoreProblem> m_problems;
+  std::vector<PolicyInput> m_inputs;
+  std::vector<std::vector<double>> m_priority;
+  std::vector<double> m_greedy;
 };
 
 // Trains from a fresh policy (deterministic from opt.seed) and returns the parameters whose own
 // placements scored best over the training graphs (mean reward / |Hilbert reward|), the initial
 // ones included. `progress(iteration, that score)` is called before training (iteration -1) and
-// after each pass.
+// after each pass; with a held-out set, `held_out_progress(iteration, its score)` too.
 Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& opt,
-                    const std::function<void(int, double)>& progress = {});
+                    const std::function<void(int, double)>& progress = {},
+                    const HeldOut* held_out = nullptr,
+                    const std::function<void(int, double)>& held_out_progress = {});
 
 }  // namespace tessera::mapper

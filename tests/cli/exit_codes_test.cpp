@@ -158,6 +158,8 @@ TEST_F(ExitCodes, FlagValuesCheckedByLibrariesAreUsageErrorsNamingTheFlag_bad) {
   expect_error("map --from-model foo --mesh 4x4", 2,
                "--from-model: unknown model 'foo' (mlp, cnn)");
   expect_error("map --family dag --mesh 4x4 --method foo", 2, "--method: unknown method 'foo'");
+  expect_error("map train --suites S,X --iterations 0 --out /dev/null", 2,
+               "--suites: unknown suite 'X' (S, M, L)");
 }
 
 TEST_F(ExitCodes, TrainingLoopFlagsAreUsageErrors_bad) {

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -40,71 +41,95 @@ TEST(ConflictRule, AWinnerKeepsItsCoreEvenIfAHigherPriorityLoserIsNearer) {
   EXPECT_EQ(resolve_conflicts(pb, {0, 0, 8, 1}, prio), (std::vector<int>{0, 3, 8, 1}));
 }
 
-TEST(Policy, BackwardMatchesFiniteDifferences) {
-  CoreProblem pb = make_core_problem(gen_random_dag(20, 4, 2, 7), 5, 5);
-  PolicyInput in = make_policy_input(pb);
-  Policy pol(6);
-  pol.init(3);
-  Eigen::VectorXd gmu = Eigen::VectorXd::LinSpaced(pb.n(), -1.0, 1.0);
-  PolicyTape tape;
-  pol.forward(in, &tape);
-  Eigen::VectorXd g = pol.backward(in, tape, gmu);
+// Central differences of f (of the policy's parameters) against the analytic gradient g, for
+// every stride-th parameter; returns how many were checked.
+int expect_gradient_matches(Policy& pol, const Eigen::VectorXd& g, const std::function<double()>& f,
+                            int stride, double tol) {
   Eigen::VectorXd p = pol.params();
   const double h = 1e-6;
-  for (int k = 0; k < p.size(); k += 7) {
+  int checked = 0;
+  for (int k = 0; k < p.size(); k += stride) {
     Eigen::VectorXd q = p;
     q[k] += h;
     pol.set_params(q);
-    double up = gmu.dot(pol.forward(in));
+    double up = f();
     q[k] -= 2 * h;
     pol.set_params(q);
-    double down = gmu.dot(pol.forward(in));
-    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-6 * std::max(1.0, std::fabs(g[k])))
-        << "param " << k;
+    double down = f();
+    EXPECT_NEAR(g[k], (up - down) / (2 * h), tol * std::max(1.0, std::fabs(g[k]))) << "param " << k;
+    ++checked;
   }
+  pol.set_params(p);
+  return checked;
 }
 
-TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
+// The network's backward pass for `outputs` outputs per node.
+void check_backward(int outputs) {
+  CoreProblem pb = make_core_problem(gen_random_dag(20, 4, 2, 7), 5, 5);
+  PolicyInput in = make_policy_input(pb);
+  Policy pol(6, 1.0, 2.0, outputs);
+  pol.init(3);
+  Eigen::MatrixXd gmu(pb.n(), outputs);
+  gmu.col(0) = Eigen::VectorXd::LinSpaced(pb.n(), -1.0, 1.0);
+  if (outputs == 2)
+    for (int i = 0; i < pb.n(); ++i) gmu(i, 1) = std::cos(0.7 * i);
+  PolicyTape tape;
+  Eigen::MatrixXd mu = pol.forward(in, &tape);
+  ASSERT_EQ(mu.rows(), pb.n());
+  ASSERT_EQ(mu.cols(), outputs);
+  Eigen::VectorXd g = pol.backward(in, tape, gmu);
+  expect_gradient_matches(
+      pol, g, [&] { return gmu.cwiseProduct(pol.forward(in)).sum(); }, 7, 1e-6);
+}
+
+TEST(Policy, BackwardMatchesFiniteDifferences) {
+  check_backward(1);
+}
+
+TEST(Policy, BackwardMatchesFiniteDifferencesWithTwoOutputs) {
+  check_backward(2);
+}
+
+// The PPO objective's gradient through the discretised Gaussian over `outputs`-dimensional
+// positions (the Hilbert line or the mesh).
+void check_ppo_gradient(int outputs) {
   CoreProblem pb = make_core_problem(gen_random_dag(16, 4, 2, 9), 4, 4);
   PolicyInput in = make_policy_input(pb);
-  Policy pol(5);
+  Policy pol(5, 1.0, 2.0, outputs);
   pol.init(11);
   // Old policy = a perturbed copy, so ratios spread on both sides of the clip range.
   Policy old = pol;
   Eigen::VectorXd po = old.params();
   for (int k = 0; k < po.size(); ++k) po[k] += 0.3 * std::sin(1.7 * k);
   old.set_params(po);
-  Eigen::VectorXd mu_old = old.forward(in);
+  Eigen::MatrixXd mu_old = old.forward(in);
   std::vector<PpoItem> batch;
+  const Positions positions =
+      outputs == 1 ? line_positions(16, old.bound()) : make_positions(pb, 2, old.bound());
   for (double adv : {1.3, -0.7}) {
-    PpoItem it{.input = &in, .advantage = adv, .positions = 16};
+    PpoItem it{.input = &in, .advantage = adv, .positions = &positions};
     for (int v = 0; v < pb.n(); ++v) {
       int a = (v * 5 + (adv > 0 ? 1 : 3)) % 16;
       it.actions.push_back(a);
-      it.old_logp.push_back(position_log_probs(mu_old[v], 16, old.bound(), old.sigma_steps())[a]);
+      it.old_logp.push_back(position_log_probs(positions, mu_old.row(v), old.sigma_steps())[a]);
       if (adv < 0) it.node_advantage.push_back(std::cos(2.3 * v));  // per-decision advantages
     }
     batch.push_back(it);
   }
   Eigen::VectorXd g;
   ppo_objective(pol, batch, 0.2, &g);
-  Eigen::VectorXd p = pol.params();
-  const double h = 1e-6;
-  int checked = 0;
-  for (int k = 0; k < p.size(); k += 3) {
-    Eigen::VectorXd q = p;
-    q[k] += h;
-    pol.set_params(q);
-    double up = ppo_objective(pol, batch, 0.2, nullptr);
-    q[k] -= 2 * h;
-    pol.set_params(q);
-    double down = ppo_objective(pol, batch, 0.2, nullptr);
-    EXPECT_NEAR(g[k], (up - down) / (2 * h), 1e-5 * std::max(1.0, std::fabs(g[k])))
-        << "param " << k;
-    ++checked;
-  }
+  const int checked = expect_gradient_matches(
+      pol, g, [&] { return ppo_objective(pol, batch, 0.2, nullptr); }, 3, 1e-5);
   EXPECT_GT(checked, 10);
   EXPECT_GT(g.norm(), 0.0);
+}
+
+TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferences) {
+  check_ppo_gradient(1);
+}
+
+TEST(Ppo, ClippedObjectiveGradientMatchesFiniteDifferencesOnTheMesh) {
+  check_ppo_gradient(2);
 }
 
 TEST(Ppo, ObjectiveIsClipped) {
@@ -113,11 +138,12 @@ TEST(Ppo, ObjectiveIsClipped) {
   PolicyInput in = make_policy_input(pb);
   Policy pol(4);
   pol.init(1);
+  const Positions line = line_positions(4, pol.bound());
   PpoItem it{.input = &in,
              .actions = {0, 0, 0, 0},
              .old_logp = {-50.0, -50.0, -50.0, -50.0},
              .advantage = 2.0,
-             .positions = 4};
+             .positions = &line};
   EXPECT_DOUBLE_EQ(ppo_objective(pol, {it}, 0.2, nullptr), 1.2 * 2.0);
 }
 
