@@ -223,8 +223,13 @@ int64_t SparseCore::gather(const SparseGather& g, int64_t start) {
     for (int64_t i = first; i < end; ++i) {
       const uint32_t id = b.ids[static_cast<size_t>(i)];
       check_id(t, id, i);
+      if (none) {  // the row itself
+        m_core->hbm.read_block(t.base + id * dim, reinterpret_cast<uint32_t*>(row_of(out, i, dim)),
+                               dim);
+        continue;
+      }
       m_core->hbm.read_block(t.base + id * dim, reinterpret_cast<uint32_t*>(row.data()), dim);
-      numerics::bag_accumulate(row_of(out, none ? i : bag, dim), row.data(), dim);
+      numerics::bag_accumulate(row_of(out, bag, dim), row.data(), dim);
     }
     if (!none) numerics::bag_finish(row_of(out, bag, dim), dim, end - first, g.combiner);
   }
@@ -326,6 +331,7 @@ int64_t SparseCore::update(const SparseUpdate& up, int64_t start) {
   m_core->hbm.read_block(up.ids, ids.data(), u);
   std::vector<float> grads(static_cast<size_t>(u * dim));
   m_core->hbm.read_block(up.src, reinterpret_cast<uint32_t*>(grads.data()), u * dim);
+  m_stats.ids += u;
   const bool adagrad = up.optimizer == SparseOptimizer::Adagrad;
   if (adagrad) check_hbm("update accumulators", up.state, t.rows * dim);
   float clr = 0;

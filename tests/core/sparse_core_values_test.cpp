@@ -62,6 +62,17 @@ TEST_P(SparseGatherCombiner, MatchesTheHostReferenceWithEmptyBagsAndRepeatedIds)
 INSTANTIATE_TEST_SUITE_P(Combiners, SparseGatherCombiner,
                          ::testing::Values(Combiner::Sum, Combiner::Mean, Combiner::None));
 
+TEST(SparseCoreValues, GatherWithoutACombinerCopiesRowsBitForBit) {
+  Fixture f;
+  f.st.hbm.write(2 * kDim, 0x80000000u);  // -0.0 in row 2
+  const SparseBags b = write_bags(f.st, kIds, kOffsets, {{2}});
+  f.sc.enqueue({SparseGather{f.table, b, Combiner::None, SparseDest::Hbm, kOut}});
+  f.sc.enqueue({SparseGather{f.table, b, Combiner::Sum, SparseDest::Hbm, kOut + kDim}});
+  f.sc.run(f.st, 0);
+  EXPECT_EQ(f.st.hbm.read(kOut), 0x80000000u);
+  EXPECT_EQ(f.st.hbm.read(kOut + kDim), 0u);  // a sum starts at +0: +0 + -0 = +0
+}
+
 TEST(SparseCoreValues, GatherIntoVectorMemoryWritesTheSameWords) {
   Fixture f;
   f.sc.enqueue({SparseGather{f.table, f.bags, Combiner::Mean, SparseDest::Vmem, 64}});
