@@ -19,6 +19,8 @@ template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 std::string bags_text(const SparseBags& b) {
   return fmt::format("bags {} ids @{} offsets @{}", b.bags, b.ids, b.offsets);
