@@ -51,8 +51,10 @@
 #include <span>
 #include <vector>
 
+#include "core/flag_calendar.h"
 #include "core/spec.h"
 #include "core/state.h"
+#include "core/unit_energy.h"
 #include "isa/adam_isa.h"
 #include "numerics/optimizer.h"
 #include "report/stats.h"
@@ -117,12 +119,7 @@ AdamUnitStats operator-(const AdamUnitStats& after, const AdamUnitStats& before)
 // per-element energy, basic-module operations, data-cache bytes, processing-module buffer bytes,
 // decoded instructions, and the unit's HBM bytes at `hbm_byte_pj`. `total` is their sum in this
 // order.
-struct AdamUnitEnergy {
-  static constexpr int kParts = 9;
-  std::array<const char*, kParts> names{};  // "<part>_pj"
-  std::array<double, kParts> pj{};
-  double total = 0;
-};
+using AdamUnitEnergy = UnitEnergy<9>;
 AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& spec, const AdamUnitStats& s,
                                 double hbm_byte_pj);
 
@@ -145,10 +142,12 @@ class AdamUnit {
   int64_t run(PagedMemory& hbm, int64_t addr, int64_t start, HbmEncoder* encoder = nullptr);
 
   // Completion flags owed to the tensor core (timed: at the run's end; units/adam_launcher.h).
-  void add_completion(int flag, int64_t done) { m_pending.push_back({done, flag}); }
-  void retire(int64_t now, std::vector<uint32_t>& flags);
-  int64_t flag_ready(int flag, int64_t value, int64_t need) const;
-  int64_t last_completion() const;
+  void add_completion(int flag, int64_t done) { m_owed.add(flag, done); }
+  void retire(int64_t now, std::vector<uint32_t>& flags) { m_owed.retire(now, flags); }
+  int64_t flag_ready(int flag, int64_t value, int64_t need) const {
+    return m_owed.flag_ready(flag, value, need);
+  }
+  int64_t last_completion() const { return m_owed.last(); }
 
   int64_t busy_until() const { return m_busy_until; }
   // The HBM path shared with the core's DMA (units/adam_launcher.h): block() before a run, log()
@@ -231,7 +230,7 @@ class AdamUnit {
   std::vector<Slot> m_slots;
   std::array<int64_t, kNumAdamSubs> m_free{};
   int64_t m_hyper_ready = 0, m_scalars_ready = 0, m_step_done = 0, m_last = 0, m_busy_until = 0;
-  std::vector<std::pair<int64_t, int>> m_pending;  // (done cycle, flag)
+  FlagCalendar m_owed;  // completion flags owed to the tensor core
   AdamUnitStats m_stats;
 };
 

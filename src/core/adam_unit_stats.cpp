@@ -54,12 +54,7 @@ void AdamUnit::report(report::StatGroup& g, double hbm_byte_pj) const {
   io.set_int("resident_blocks", m_resident_blocks, "blocks");
   io.set_int("blocks", m_blocks, "blocks");
 
-  const AdamUnitEnergy e = adam_unit_energy(m_spec, s, hbm_byte_pj);
-  report::StatGroup& en = g.group("energy");
-  en.set("total_uj", e.total * 1e-6, "uJ");
-  report::StatGroup& br = en.group("breakdown");
-  for (int i = 0; i < AdamUnitEnergy::kParts; ++i)
-    br.set(e.names[static_cast<size_t>(i)], e.pj[static_cast<size_t>(i)], "pJ");
+  adam_unit_energy(m_spec, s, hbm_byte_pj).report(g);
 }
 
 AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& p, const AdamUnitStats& s, double hbm_byte_pj) {
@@ -78,7 +73,7 @@ AdamUnitEnergy adam_unit_energy(const AdamUnitSpec& p, const AdamUnitStats& s, d
           p.buffer_byte_pj * static_cast<double>(s.buffer_bytes),
           p.instr_pj * static_cast<double>(s.instructions),
           hbm_byte_pj * static_cast<double>(s.hbm_read_bytes() + s.hbm_write_bytes())};
-  for (double v : e.pj) e.total += v;
+  e.add_up();
   return e;
 }
 

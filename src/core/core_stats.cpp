@@ -70,6 +70,8 @@ report::StatGroup Core::stats() const {
   }
 
   for (const auto& unit : m_machine.units()) unit->report(g, m_cycles);
+  if (m_machine.sparse().stats().descriptors > 0)
+    m_machine.sparse().report(g.group("sparse_core"), m_spec.energy.hbm_byte_pj);
 
   report_events(m_machine, m_cycles, g);
   return g;

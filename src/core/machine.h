@@ -26,6 +26,11 @@
 // Timing of the Machine's own ops (the registered units' headers give theirs):
 //   scalar: one cycle; result ready at start + latency(class).
 //   wait: see ready().
+//
+// The sparse core (sparse_core.h): the processor's one sparse core, beside the tensor core. A host
+// fills its descriptor queue and runs it; the flags its descriptors owe the tensor core are
+// incremented by set_cycle at their cycles, and a wait short of them is ready at the cycle they
+// bring the flag there (after the registered units' own increments).
 #pragma once
 
 #include <array>
@@ -42,6 +47,7 @@
 #include "core/fault.h"
 #include "core/hbm_encoding.h"
 #include "core/mxu.h"
+#include "core/sparse_core.h"
 #include "core/spec.h"
 #include "core/state.h"
 #include "core/unit.h"
@@ -93,6 +99,8 @@ class Machine {
   const HbmEncoder& hbm_encoder() const;
   AdamUnit& adam();
   const AdamUnit& adam() const;
+  SparseCore& sparse() { return m_sparse; }
+  const SparseCore& sparse() const { return m_sparse; }
   EventCounts& events() { return m_ev; }
   const EventCounts& events() const { return m_ev; }
 
@@ -102,6 +110,7 @@ class Machine {
   void set_cycle(int64_t c) {
     m_cycle = c;
     for (CoreUnit* u : m_flag_units) u->retire(c);
+    m_sparse.retire(c, m_state.flags);
   }
   // Sends buffered by xsend since the last sync, in program order (exchange.h).
   std::vector<OutboundSend>& outbox() { return m_outbox; }
@@ -144,6 +153,7 @@ class Machine {
   const CoreSpec& m_spec;
   bool m_timed_dma;
   ArchState m_state;
+  SparseCore m_sparse;
   EventCounts m_ev;
   HeldReceives m_held;  // before the units, which refer to it
   std::vector<std::unique_ptr<CoreUnit>> m_units;

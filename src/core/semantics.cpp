@@ -27,7 +27,11 @@ std::string_view to_string(StallCause c) {
 }
 
 Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
-    : m_spec(spec), m_timed_dma(timed_dma), m_state(spec), m_words(spec.sublanes * spec.lanes) {
+    : m_spec(spec),
+      m_timed_dma(timed_dma),
+      m_state(spec),
+      m_sparse(spec),
+      m_words(spec.sublanes * spec.lanes) {
   const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held};
   for (const UnitRegistration& r : units) {
     CoreUnit*& slot = m_unit_of[static_cast<size_t>(r.unit)];
@@ -100,6 +104,7 @@ int64_t Machine::flag_ready(int flag, int64_t value, int64_t want) const {
   int64_t at = -1;
   for (size_t i = 0; at < 0 && i < m_flag_units.size(); ++i)
     at = m_flag_units[i]->flag_ready(flag, value, want);
+  if (at < 0) at = m_sparse.flag_ready(flag, value, want);
   return at;
 }
 

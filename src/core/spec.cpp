@@ -108,6 +108,7 @@ CoreSpec read_core_spec(ConfigReader& r) {
       "where core.mxu.term.term_pj and step_pj come from (energy_j with term-serial PEs)");
 
   s.adam = read_adam_unit_spec(r);
+  s.sparse = read_sparse_core_spec(r);
 
   if (!r.is_schema()) {
     r.require(

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "core/adam_unit_spec.h"
 #include "core/hbm_encoding.h"
+#include "core/sparse_core_spec.h"
 #include "core/term_mxu_spec.h"
 #include "isa/opcodes.h"
 
@@ -72,7 +73,8 @@ struct CoreSpec {
   HbmEncodingSpec hbm_encoding;  // core.hbm.exponent_encoding.* (core/hbm_encoding.h)
 
   EnergySpec energy;
-  AdamUnitSpec adam;  // the Adam optimizer unit (core.adam.*)
+  AdamUnitSpec adam;      // the Adam optimizer unit (core.adam.*)
+  SparseCoreSpec sparse;  // the sparse core (core.sparse.*)
 };
 
 // Reads (and validates) a CoreSpec. Keys under "core." in the config document; unknown keys are
