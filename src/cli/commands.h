@@ -19,5 +19,6 @@ void register_train_command(CLI::App& app);
 void register_compile_command(CLI::App& app);
 void register_adam_command(CLI::App& app);
 void register_report_command(CLI::App& app);
+void register_import_command(CLI::App& app);  // ONNX import (cmd_import.cpp)
 
 }  // namespace tessera::cli
