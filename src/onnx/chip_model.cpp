@@ -59,7 +59,7 @@ ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
     throw Error(kWhere, "input has " + std::to_string(input.size()) +
                             " elements; the model takes " + std::to_string(p.x.words));
   core::Core core(spec, p.program);
-  runtime::start_replica(core, p, m.params);
+  runtime::write_params(core, p, m.params);
   core::ArchState& s = core.host_state();
   std::vector<uint32_t> words(input.size());
   std::memcpy(words.data(), input.data(), 4 * words.size());
@@ -90,7 +90,7 @@ ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
                             : 0;
   for (size_t r = 0; r < p.mxu_regions.size(); ++r) {
     const core::MxuWork w = r < attr.work().size() ? attr.work()[r] : core::MxuWork{};
-    run.layers.push_back({p.mxu_regions[r].node, w.cycles, w.macs});
+    run.layers.push_back({p.mxu_regions[r].role.layer, w.cycles, w.macs});
   }
   run.stats = core.stats().to_json();
   return run;

@@ -23,7 +23,7 @@ graph::Model inference_model(const ImportedModel& m);
 compiler::CompiledProgram compile_inference(const ImportedModel& m, const core::CoreSpec& spec);
 
 struct LayerTime {
-  std::string layer;  // the MXU kernel's node (compiler/mxu_regions.h)
+  std::string layer;  // the MXU kernel's layer: its weight's name (compiler/mxu_regions.h)
   int64_t cycles = 0, macs = 0;
 };
 

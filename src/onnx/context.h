@@ -39,6 +39,8 @@ class Context {
   bool is_constant_name(const std::string& name) const { return m_constants.count(name) > 0; }
   const Tensor& constant_named(const std::string& name) const { return m_constants.at(name); }
   int value_named(const std::string& name);
+  // Every ONNX name bound to a graph value.
+  const std::map<std::string, int>& value_names() const { return m_values; }
   // Initial values of the graph's parameters, graph.params() order.
   const std::vector<std::vector<float>>& params() const { return m_params; }
   graph::Graph& graph() { return m_g; }

@@ -1,5 +1,6 @@
 #include "onnx/importer.h"
 
+#include <map>
 #include <set>
 
 #include "common/error.h"
@@ -85,7 +86,10 @@ void add_inputs(const ModelFile& f, const ImportOptions& o, Context& c, Imported
 
 // The graph without the nodes no output depends on (permutes that cancelled, values folded
 // around), and without the parameters they alone read. Inputs all stay: the caller binds them.
-void prune(ImportedModel& m) {
+// A node value bound to an ONNX name takes that name (the first, in name order).
+void prune(ImportedModel& m, const std::map<std::string, int>& onnx_names) {
+  std::map<int, std::string> label;
+  for (const auto& [name, v] : onnx_names) label.emplace(v, name);
   const graph::Graph& g = m.graph;
   std::vector<bool> live(g.values().size(), false);
   for (const auto& o : m.outputs)
@@ -112,7 +116,10 @@ void prune(ImportedModel& m) {
       const graph::Node& n = g.node(v.producer);
       std::vector<int> inputs;
       for (int in : n.inputs) inputs.push_back(id[in]);
-      id[v.id] = out.add_node(n.op, inputs, n.attrs, v.name.starts_with('%') ? "" : v.name);
+      const auto l = label.find(v.id);
+      const bool rename = l != label.end() && !g.has_value(l->second) && !out.has_value(l->second);
+      id[v.id] = out.add_node(n.op, inputs, n.attrs,
+                              rename ? l->second : (v.name.starts_with('%') ? "" : v.name));
     }
   }
   for (auto& in : m.inputs) in.value = id[in.value];
@@ -200,7 +207,7 @@ ImportedModel import_model(const ModelFile& f, const ImportOptions& o) {
       m.outputs.push_back({out.name(), c.value_named(out.name()), {}});
   }
   m.params = c.params();
-  prune(m);
+  prune(m, c.value_names());
   m.graph.verify();
   return m;
 }

@@ -20,6 +20,12 @@ ImportedModel import_bytes(const OnnxBuilder& b, const ImportOptions& o = {}) {
   return import_model(parse_model(b.bytes(), "m.onnx", "."), o);
 }
 
+ImportOptions shape_of(const std::string& input, graph::Shape shape) {
+  ImportOptions o;
+  o.input_shapes[input] = std::move(shape);
+  return o;
+}
+
 Tensor floats(graph::Shape shape, std::vector<double> v) {
   return Tensor{std::move(shape), false, std::move(v), {}};
 }
@@ -81,7 +87,7 @@ TEST(OnnxImport, SymbolicBatchIsBoundByInputShape) {
   b.input("x", {-1, 4}).init("w", {4, 2}, std::vector<float>(8, 0.5f));
   b.node("MatMul", {"x", "w"}, {"y"});
   b.output("y");
-  const ImportedModel m = import_bytes(b, {{{"x", {5, 4}}}});
+  const ImportedModel m = import_bytes(b, shape_of("x", {5, 4}));
   EXPECT_EQ(m.graph.value(m.outputs[0].value).shape, (graph::Shape{5, 2}));
 }
 
@@ -179,7 +185,7 @@ TEST(OnnxImportBad, InputShapeContradictingTheGraphNamesTheInput) {
   b.input("x", {-1, 4}).node("Relu", {"x"}, {"y"});
   b.output("y");
   EXPECT_EQ(testing::error_of([&] {
-              import_bytes(b, {{{"x", {2, 5}}}});
+              import_bytes(b, shape_of("x", {2, 5}));
             }),
             "m.onnx: input 'x': --input-shape x=[2, 5] contradicts the graph's [-1, 4] (-1: "
             "symbolic)");
