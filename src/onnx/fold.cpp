@@ -8,9 +8,19 @@ namespace tessera::onnx_import::fold {
 
 using graph::Shape;
 
+void check_fold_size(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error("constant folding", "negative dimension in " + graph::shape_str(shape));
+  if (graph::num_elements(shape) > kMaxFoldElements)
+    throw Error("constant folding", "a folded constant of shape " + graph::shape_str(shape) +
+                                        " exceeds " + std::to_string(kMaxFoldElements) +
+                                        " elements");
+}
+
 namespace {
 
 Tensor like(const Shape& shape, bool integer) {
+  check_fold_size(shape);
   Tensor t;
   t.shape = shape;
   t.integer = integer;
@@ -21,7 +31,7 @@ Tensor like(const Shape& shape, bool integer) {
 
 void put(Tensor& t, int64_t k, double v) {
   if (t.integer)
-    t.i[k] = static_cast<int64_t>(v);
+    t.i[k] = saturate(v);
   else
     t.f[k] = v;
 }
@@ -152,11 +162,11 @@ Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis) {
   for_each_index(out, [&](int64_t k, const std::vector<int64_t>& idx) {
     int64_t flat_i = 0;
     for (size_t d = 0; d < ri; ++d) flat_i += idx[a + d] * si[d];
-    int64_t g = static_cast<int64_t>(indices.at(flat_i));
-    if (g < 0) g += data.shape[a];
+    const int64_t index = indices.index(flat_i);
+    const int64_t g = index < 0 ? index + data.shape[a] : index;
     if (g < 0 || g >= data.shape[a])
-      throw Error("gather", "index " + std::to_string(static_cast<int64_t>(indices.at(flat_i))) +
-                                " is outside dimension " + std::to_string(data.shape[a]));
+      throw Error("gather", "index " + std::to_string(index) + " is outside dimension " +
+                                std::to_string(data.shape[a]));
     int64_t ix = g * sd[a];
     for (size_t d = 0; d < a; ++d) ix += idx[d] * sd[d];
     for (size_t d = a + 1; d < data.shape.size(); ++d) ix += idx[d + ri - 1] * sd[d];
@@ -166,6 +176,7 @@ Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis) {
 }
 
 Tensor concat(const std::vector<const Tensor*>& parts, int64_t axis) {
+  if (parts.empty()) throw Error("concat", "no inputs");
   const auto a = static_cast<size_t>(axis);
   Shape out = parts.front()->shape;
   out[a] = 0;
@@ -193,8 +204,8 @@ Tensor concat(const std::vector<const Tensor*>& parts, int64_t axis) {
 }
 
 int64_t slice_count(int64_t start, int64_t end, int64_t step) {
-  if (step > 0) return end > start ? (end - start + step - 1) / step : 0;
-  return start > end ? (start - end - step - 1) / -step : 0;
+  if (step > 0) return end > start ? (end - start - 1) / step + 1 : 0;
+  return start > end ? (start - end - 1) / -std::max(step, -kMaxStep) + 1 : 0;
 }
 
 Tensor slice(const Tensor& x, const std::vector<SliceAxis>& axes) {

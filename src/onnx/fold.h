@@ -9,6 +9,12 @@
 
 namespace tessera::onnx_import::fold {
 
+// The largest constant folding makes (shapes computed at import are small; a model that asks for
+// more is refused rather than allocated).
+inline constexpr int64_t kMaxFoldElements = int64_t{1} << 24;
+// Error unless `shape` has no negative dimension and at most kMaxFoldElements elements.
+void check_fold_size(const graph::Shape& shape);
+
 // numpy broadcasting of two shapes; Error when they do not broadcast.
 graph::Shape broadcast_shapes(const graph::Shape& a, const graph::Shape& b);
 // Row-major strides with 0 for the dimensions `s` broadcasts along to reach `out`.
@@ -28,7 +34,8 @@ struct SliceAxis {
   int64_t axis, start, end, step;
 };
 Tensor slice(const Tensor& x, const std::vector<SliceAxis>& axes);
-// The number of elements a slice keeps along one axis.
+// The number of elements a slice keeps along one axis (steps beyond +-kMaxStep act as it).
+inline constexpr int64_t kMaxStep = int64_t{1} << 62;
 int64_t slice_count(int64_t start, int64_t end, int64_t step);
 
 }  // namespace tessera::onnx_import::fold

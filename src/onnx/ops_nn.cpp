@@ -32,7 +32,7 @@ Window window_attrs(Context& c, int64_t kh, int64_t kw) {
   const std::vector<int64_t> dilations = c.attr_ints("dilations", {1, 1});
   std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
   const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
-  if (strides.size() != 2 || strides[0] != strides[1])
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
     c.unsupported("strides " + graph::shape_str(strides) +
                   " (one stride for H and W is supported)");
   if (!all_equal(dilations, 1))
@@ -99,13 +99,15 @@ void convert_maxpool(Context& c) {
 
 // The mean over H, W of x [N, C, H, W]: rows of H*W times a constant column of 1/(H*W).
 void convert_global_average_pool(Context& c) {
-  const Shape s = c.shape(0);
+  const int x = c.value(0);  // a graph value: every dim >= 1
+  const Shape s = c.graph().value(x).shape;
   if (s.size() < 3) c.unsupported("input " + graph::shape_str(s) + " has no spatial dims");
   const int64_t rows = s[0] * s[1], hw = graph::num_elements(s) / rows;
+  fold::check_fold_size({hw});
   const int ones =
       c.param(c.node().name() + ".mean", {hw, 1},
               std::vector<float>(static_cast<size_t>(hw), 1.0f / static_cast<float>(hw)));
-  const int y = c.emit(OpKind::kMatMul, {c.reshape(c.value(0), {rows, hw}), ones});
+  const int y = c.emit(OpKind::kMatMul, {c.reshape(x, {rows, hw}), ones});
   Shape out(s.size(), 1);
   out[0] = s[0];
   out[1] = s[1];
@@ -122,6 +124,10 @@ void convert_batch_norm(Context& c) {
   const Tensor &scale = c.constant(1), &bias = c.constant(2), &mean = c.constant(3),
                &var = c.constant(4);
   const int64_t ch = x[1];
+  for (const Tensor* t : {&scale, &bias, &mean, &var})
+    if (t->size() != ch)
+      c.unsupported("scale, bias, mean and var must hold one value per channel (" +
+                    std::to_string(ch) + ")");
   std::vector<float> s(static_cast<size_t>(ch)), t(static_cast<size_t>(ch));
   for (int64_t k = 0; k < ch; ++k) {
     const double sk = scale.at(k) / std::sqrt(var.at(k) + static_cast<float>(eps));
@@ -140,11 +146,13 @@ void convert_batch_norm(Context& c) {
 
 // Normalizes over the dims from `axis` on: rows of their product, gain and bias flattened.
 void convert_layer_norm(Context& c) {
-  const Shape x = c.shape(0);
+  const int xv = c.value(0);  // a graph value: every dim >= 1
+  const Shape x = c.graph().value(xv).shape;
   const int64_t axis = c.axis(c.attr_int("axis", -1), static_cast<int64_t>(x.size()));
   for (int k = 1; k < c.num_outputs(); ++k)
     if (!c.node().output(k).empty()) c.unsupported("the Mean and InvStdDev outputs");
   const int64_t d = graph::num_elements(Shape(x.begin() + axis, x.end()));
+  fold::check_fold_size({d});
   auto row_param = [&](int i, float fill) {
     if (!c.has_input(i))
       return c.param(c.node().output(0) + ".bias", {d},
@@ -155,7 +163,7 @@ void convert_layer_norm(Context& c) {
     return c.reshape(c.value(i), {d});
   };
   const int gain = row_param(1, 1.0f), bias = row_param(2, 0.0f);
-  const int rows = c.reshape(c.value(0), {graph::num_elements(x) / d, d});
+  const int rows = c.reshape(xv, {graph::num_elements(x) / d, d});
   const int y = c.emit(OpKind::kLayerNorm, {rows, gain, bias},
                        graph::Attrs::layer_norm(c.attr_float("epsilon", 1e-5)));
   c.set_output(0, c.reshape(y, x));

@@ -148,6 +148,9 @@ void convert_reshape(Context& c) {
       infer = static_cast<int64_t>(d);
     } else if (target[d] < 0) {
       c.unsupported("shape " + graph::shape_str(target) + " has a negative dimension");
+    } else if (target[d] > graph::Graph::kMaxElements ||
+               known * target[d] > graph::Graph::kMaxElements) {
+      c.unsupported("shape " + graph::shape_str(target) + " is too large");
     } else {
       known *= target[d];
     }
@@ -209,6 +212,7 @@ bool fold_concat(Context& c) {
   std::vector<const Tensor*> parts;
   for (int i = 0; i < c.node().input_size(); ++i)
     if (c.has_input(i)) parts.push_back(&c.constant(i));
+  if (parts.empty()) c.unsupported("no inputs");
   const int64_t axis =
       c.axis(c.attr_int("axis", 0), static_cast<int64_t>(parts.front()->shape.size()));
   c.set_output(0, fold::concat(parts, axis));
@@ -227,7 +231,7 @@ void convert_gather(Context& c) {
     return;
   }
   if (c.is_constant(1) && c.constant(1).shape.empty()) {  // one index: a select on that axis
-    int64_t index = static_cast<int64_t>(c.constant(1).at(0));
+    int64_t index = c.constant(1).index(0);
     if (index < 0) index += data[static_cast<size_t>(axis)];
     if (index < 0 || index >= data[static_cast<size_t>(axis)])
       c.unsupported("index " + std::to_string(index) + " is outside " + graph::shape_str(data));
@@ -313,13 +317,16 @@ void convert_range(Context& c) {
   const double start = c.constant(0).at(0), limit = c.constant(1).at(0),
                delta = c.constant(2).at(0);
   if (delta == 0) c.unsupported("delta 0");
-  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  const double count = std::max(0.0, std::ceil((limit - start) / delta));
+  if (!(count <= static_cast<double>(fold::kMaxFoldElements)))
+    c.unsupported("a range of " + std::to_string(count) + " elements");
+  const auto n = static_cast<int64_t>(count);
   Tensor t;
   t.integer = c.constant(0).integer;
   t.shape = {n};
   for (int64_t k = 0; k < n; ++k) {
     const double v = start + static_cast<double>(k) * delta;
-    t.integer ? t.i.push_back(static_cast<int64_t>(v)) : t.f.push_back(v);
+    t.integer ? t.i.push_back(saturate(v)) : t.f.push_back(v);
   }
   c.set_output(0, t);
 }

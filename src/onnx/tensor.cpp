@@ -49,6 +49,13 @@ void take_ints(Tensor& t, const TP& p, int64_t n, const std::string& where) {
 
 }  // namespace
 
+int64_t saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 std::vector<float> Tensor::floats() const {
   std::vector<float> out(static_cast<size_t>(size()));
   for (int64_t k = 0; k < size(); ++k) out[k] = static_cast<float>(at(k));

@@ -15,6 +15,9 @@
 
 namespace tessera::onnx_import {
 
+// v rounded toward zero and saturated to the int64 range (NaN: 0).
+int64_t saturate(double v);
+
 struct Tensor {
   graph::Shape shape;
   bool integer = false;
@@ -25,6 +28,8 @@ struct Tensor {
     return integer ? static_cast<int64_t>(i.size()) : static_cast<int64_t>(f.size());
   }
   double at(int64_t k) const { return integer ? static_cast<double>(i[k]) : f[k]; }
+  // Element k as an index (integer tensors exactly, float ones saturated).
+  int64_t index(int64_t k) const { return integer ? i[k] : saturate(f[k]); }
   std::vector<float> floats() const;
   std::vector<int32_t> ints32(const std::string& where) const;
 };
