@@ -27,7 +27,8 @@ struct Attrs {
   int pad = 0;        // Conv2D*: zero padding on each side of H and W
   int kernel = 0;     // MaxPool2D*: square window size
   Shape shape = {};   // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape;
-                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape
+                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape;
+                      // Broadcast, SumTo: the output's shape
   int index = 0;      // Select*: the index into the first dimension
   Shape perm = {};    // Permute: output dim i is input dim perm[i]
   double eps = 0;     // LayerNorm*: added to the variance (rounded to f32 in f32 and chip numerics)

@@ -243,6 +243,25 @@ InferredType infer_select_grad(const Ctx& c, const Attrs& a) {
   return {a.shape, DType::kF32};
 }
 
+// Whether `small` broadcasts to `big` (numpy rules, right-aligned; no dim of `big` grows).
+bool broadcasts_to(const Shape& small, const Shape& big) {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t d = 0; d < small.size(); ++d)
+    if (small[d] != 1 && small[d] != big[off + d]) return false;
+  return true;
+}
+
+InferredType infer_broadcast(const Ctx& c, const Attrs& a, bool sum) {
+  for (int64_t d : a.shape)
+    if (d < 1) c.fail("attr shape " + shape_str(a.shape) + " has a dimension < 1");
+  const bool ok = sum ? broadcasts_to(a.shape, c.shape(0)) : broadcasts_to(c.shape(0), a.shape);
+  if (!ok)
+    c.fail(sum ? "attr shape " + shape_str(a.shape) + " does not broadcast to x " + c.s(0)
+               : "x " + c.s(0) + " does not broadcast to attr shape " + shape_str(a.shape));
+  return {a.shape, DType::kF32};
+}
+
 // Inputs that hold integer ids or labels (the op's own check names them); every other is f32.
 bool takes_i32(OpKind op, size_t i) {
   switch (op) {
@@ -338,6 +357,18 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_select(c, c.shape(0), a);
     case OpKind::kSelectGrad:
       return infer_select_grad(c, a);
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+      return {c.shape(0), DType::kF32};
+    case OpKind::kBroadcast:
+      return infer_broadcast(c, a, false);
+    case OpKind::kSumTo:
+      return infer_broadcast(c, a, true);
   }
   c.fail("unknown op");
 }

@@ -1,8 +1,12 @@
-// Converters of the ONNX arithmetic ops: Add, Sub, Mul, Div, Neg, Relu, MatMul, Gemm, Softmax.
-// Broadcasting maps onto the graph's suffix broadcast (add, mul: b's shape a suffix of a's) after
-// dropping b's leading ones or swapping commutative operands; Sub and Div become add and mul of
-// a negated or inverted constant (or scale by -1 of a graph value). On constants every op folds.
+// Converters of the ONNX arithmetic ops: Add, Sub, Mul, Div, Neg, Pow, Relu, the elementwise math
+// ops (Exp, Log, Sqrt, Reciprocal, Sigmoid, Tanh, Erf), MatMul, Gemm, Softmax, LogSoftmax,
+// ReduceSum, ReduceMean. Broadcasting maps onto the graph's suffix broadcast (add, mul: b's shape
+// a suffix of a's) after dropping b's leading ones or swapping commutative operands, else onto
+// explicit broadcast nodes; Sub and Div become add and mul of a negated or inverted operand. On
+// constants the elementwise ops fold.
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
@@ -34,14 +38,17 @@ int broadcast_binary(Context& c, OpKind op, int a, int b, bool commutative) {
     c.unsupported(e.why());
   }
   int result = -1;
-  if (graph::num_elements(sa) == graph::num_elements(out) && is_suffix(drop_leading_ones(sb), sa))
+  if (graph::num_elements(sa) == graph::num_elements(out) && is_suffix(drop_leading_ones(sb), sa)) {
     result = c.emit(op, {c.reshape(a, sa), c.reshape(b, drop_leading_ones(sb))});
-  else if (commutative && graph::num_elements(sb) == graph::num_elements(out) &&
-           is_suffix(drop_leading_ones(sa), sb))
+  } else if (commutative && graph::num_elements(sb) == graph::num_elements(out) &&
+             is_suffix(drop_leading_ones(sa), sb)) {
     result = c.emit(op, {b, c.reshape(a, drop_leading_ones(sa))});
-  else
-    c.unsupported("broadcasting " + graph::shape_str(sa) + " with " + graph::shape_str(sb) +
-                  " (supported: one operand's shape a suffix of the other's, leading 1s aside)");
+  } else {
+    auto full = [&](int v, const Shape& s) {
+      return s == out ? v : c.emit(OpKind::kBroadcast, {v}, graph::Attrs::reshape(out));
+    };
+    result = c.emit(op, {full(a, sa), full(b, sb)});
+  }
   return c.reshape(result, out);
 }
 
@@ -115,8 +122,64 @@ void convert_sub(Context& c) {
 }
 
 void convert_div(Context& c) {
-  if (!c.is_constant(1)) c.unsupported("division by a graph value (only by constants)");
-  c.set_output(0, broadcast_binary(c, OpKind::kMul, c.value(0), operand(c, 1, inv), true));
+  const int inverse =
+      c.is_constant(1) ? operand(c, 1, inv) : c.elementwise(OpKind::kReciprocal, c.value(1));
+  c.set_output(0, broadcast_binary(c, OpKind::kMul, c.value(0), inverse, true));
+}
+
+// x ^ p for a constant scalar p in {-1, -0.5, 0.5, 1, 2, 3} (the exponents models use).
+void convert_pow(Context& c) {
+  const Tensor& p = c.constant(1);
+  if (p.size() != 1) c.unsupported("the exponent must be a scalar constant");
+  const double e = p.at(0);
+  const int x = c.value(0);
+  int y = -1;
+  if (e == 1) y = x;
+  if (e == 2 || e == 3) y = c.emit(OpKind::kMul, {x, x});
+  if (e == 3) y = c.emit(OpKind::kMul, {y, x});
+  if (e == 0.5 || e == -0.5) y = c.elementwise(OpKind::kSqrt, x);
+  if (e == -0.5) y = c.elementwise(OpKind::kReciprocal, y);
+  if (e == -1) y = c.elementwise(OpKind::kReciprocal, x);
+  if (y < 0)
+    c.unsupported("exponent " + std::to_string(e) + " (supported: -1, -0.5, 0.5, 1, 2, 3)");
+  c.set_output(0, y);
+}
+
+bool fold_pow(Context& c) {
+  c.set_output(0, fold::binary(fold::cast(c.constant(0), false), c.constant(1),
+                               [](double x, double y) { return std::pow(x, y); }));
+  return true;
+}
+
+// The graph op and the host function of each elementwise math op.
+struct UnaryOp {
+  OpKind op;
+  double (*f)(double);
+};
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+UnaryOp unary_op(const std::string& type) {
+  static const std::map<std::string, UnaryOp> ops = {
+      {"Exp", {OpKind::kExp, [](double x) { return std::exp(x); }}},
+      {"Log", {OpKind::kLog, [](double x) { return std::log(x); }}},
+      {"Sqrt", {OpKind::kSqrt, [](double x) { return std::sqrt(x); }}},
+      {"Reciprocal", {OpKind::kReciprocal, inv}},
+      {"Sigmoid", {OpKind::kSigmoid, sigmoid}},
+      {"Tanh", {OpKind::kTanh, [](double x) { return std::tanh(x); }}},
+      {"Erf", {OpKind::kErf, [](double x) { return std::erf(x); }}}};
+  return ops.at(type);
+}
+
+void convert_unary(Context& c) {
+  c.set_output(0, c.elementwise(unary_op(c.node().op_type()).op, c.value(0)));
+}
+
+bool fold_unary(Context& c) {
+  c.set_output(0, fold::unary(fold::cast(c.constant(0), false), unary_op(c.node().op_type()).f));
+  return true;
 }
 
 void convert_neg(Context& c) {
@@ -212,6 +275,39 @@ void convert_softmax(Context& c) {
   c.set_output(0, softmax(c, c.value(0)));
 }
 
+void convert_log_softmax(Context& c) {
+  c.set_output(0, c.elementwise(OpKind::kLog, softmax(c, c.value(0))));
+}
+
+// ReduceSum and ReduceMean over `axes` (all when empty, unless noop_with_empty_axes): sum_to
+// the shape with those dims 1, then drop them unless keepdims; the mean scales by 1/count.
+void convert_reduce(Context& c) {
+  const int x = c.value(0);
+  const Shape in = c.graph().value(x).shape;
+  const bool axes_input = c.node().op_type() == "ReduceSum" && c.opset() >= 13;
+  std::vector<int64_t> axes =
+      axes_input ? (c.has_input(1) ? c.ints(1) : std::vector<int64_t>{}) : c.attr_ints("axes");
+  if (axes.empty() && c.attr_int("noop_with_empty_axes", 0) != 0) {
+    c.set_output(0, x);
+    return;
+  }
+  if (axes.empty())
+    for (size_t d = 0; d < in.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  Shape kept = in, dropped;
+  int64_t count = 1;
+  for (int64_t& a : axes) {
+    a = c.axis(a, static_cast<int64_t>(in.size()));
+    count *= kept[static_cast<size_t>(a)];
+    kept[static_cast<size_t>(a)] = 1;
+  }
+  for (size_t d = 0; d < in.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) == axes.end())
+      dropped.push_back(in[d]);
+  int y = kept == in ? x : c.emit(OpKind::kSumTo, {x}, graph::Attrs::reshape(kept));
+  if (c.node().op_type() == "ReduceMean") y = c.scale(y, 1.0 / static_cast<double>(count));
+  c.set_output(0, c.reshape(y, c.attr_int("keepdims", 1) != 0 ? kept : dropped));
+}
+
 }  // namespace
 
 void add_math_ops(OpTable& t) {
@@ -220,6 +316,12 @@ void add_math_ops(OpTable& t) {
   t["Mul"] = {convert_mul, fold_mul};
   t["Div"] = {convert_div, fold_div};
   t["Neg"] = {convert_neg, fold_neg};
+  t["Pow"] = {convert_pow, fold_pow};
+  for (const char* op : {"Exp", "Log", "Sqrt", "Reciprocal", "Sigmoid", "Tanh", "Erf"})
+    t[op] = {convert_unary, fold_unary};
+  t["LogSoftmax"] = {convert_log_softmax, nullptr};
+  t["ReduceSum"] = {convert_reduce, nullptr};
+  t["ReduceMean"] = {convert_reduce, nullptr};
   t["Relu"] = {convert_relu, nullptr};
   t["MatMul"] = {convert_matmul, nullptr};
   t["Gemm"] = {convert_gemm, nullptr};

@@ -306,11 +306,15 @@ void convert_expand(Context& c) {
     c.set_output(0, fold::expand(c.constant(0), target));
     return;
   }
-  const Shape out = fold::broadcast_shapes(c.shape(0), target);
-  if (out != c.shape(0))
-    c.unsupported("expanding a graph value " + graph::shape_str(c.shape(0)) + " to " +
-                  graph::shape_str(out));
-  c.set_output(0, c.value(0));
+  Shape out;
+  try {
+    out = fold::broadcast_shapes(c.shape(0), target);
+  } catch (const Error& e) {
+    c.unsupported(e.why());
+  }
+  const int x = c.value(0);
+  c.set_output(0,
+               out == c.shape(0) ? x : c.emit(OpKind::kBroadcast, {x}, graph::Attrs::reshape(out)));
 }
 
 void convert_range(Context& c) {
