@@ -192,6 +192,22 @@ class Differentiator {
       case OpKind::kSumTo:
         accumulate(x, add(OpKind::kBroadcast, {dy}, Attrs::reshape(m_g.value(x).shape)));
         return;
+      case OpKind::kSlice:
+        accumulate(
+            x, add(OpKind::kSliceGrad, {dy},
+                   Attrs::slice(n.attrs.shape, n.attrs.starts, n.attrs.steps, m_g.value(x).shape)));
+        return;
+      case OpKind::kConcat: {  // each operand's gradient: its part of dy
+        const Shape a = m_g.value(x).shape, b = m_g.value(y).shape, out = m_g.value(n.output).shape;
+        const auto axis = static_cast<size_t>(n.attrs.axis);
+        Shape starts(out.size(), 0);
+        const Shape steps(out.size(), 1);
+        if (needs(x)) accumulate(x, add(OpKind::kSlice, {dy}, Attrs::slice(a, starts, steps)));
+        starts[axis] = a[axis];
+        if (needs(y)) accumulate(y, add(OpKind::kSlice, {dy}, Attrs::slice(b, starts, steps)));
+        return;
+      }
+      case OpKind::kSliceGrad:
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
       case OpKind::kEmbeddingGrad:

@@ -7,6 +7,9 @@
 // same as kF32.
 //   broadcast: y[i] = x[j] where j drops the broadcast dims of i (x right-aligned to y).
 //   sum_to:    y = 0; for x's elements i ascending: y[j(i)] += x[i] (the adjoint of broadcast).
+//   slice:     y[i] = x[starts + i * steps] per dim (exact); slice_grad: 0, then dy scattered
+//              to those positions; concat: a's then b's elements per index of the dims before
+//              the axis (exact).
 #pragma once
 
 #include <cstdint>
@@ -27,5 +30,18 @@ void broadcast(const T* x, T* y, const std::vector<int64_t>& small,
                const std::vector<int64_t>& big);
 template <typename T>
 void sum_to(const T* x, T* y, const std::vector<int64_t>& big, const std::vector<int64_t>& small);
+
+template <typename T>
+void slice(const T* x, T* y, const std::vector<int64_t>& x_shape,
+           const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+           const std::vector<int64_t>& y_shape);
+template <typename T>
+void slice_grad(const T* dy, T* dx, const std::vector<int64_t>& x_shape,
+                const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                const std::vector<int64_t>& y_shape);
+// a [..., A, ...] and b [..., B, ...] (same dims off `axis`) -> out [..., A + B, ...].
+template <typename T>
+void concat(const T* a, const T* b, T* out, const std::vector<int64_t>& a_shape,
+            const std::vector<int64_t>& b_shape, int axis);
 
 }  // namespace tessera::graph::kernels

@@ -288,6 +288,17 @@ void Executor<T>::run_elementwise_node(const Node& n) {
     case OpKind::kSumTo:
       kernels::sum_to(x.data(), out.data(), xs, n.attrs.shape);
       return;
+    case OpKind::kSlice:
+      kernels::slice(x.data(), out.data(), xs, n.attrs.starts, n.attrs.steps, n.attrs.shape);
+      return;
+    case OpKind::kSliceGrad:
+      kernels::slice_grad(x.data(), out.data(), n.attrs.x_shape, n.attrs.starts, n.attrs.steps,
+                          n.attrs.shape);
+      return;
+    case OpKind::kConcat:
+      kernels::concat(x.data(), m_values[n.inputs[1]].data(), out.data(), xs,
+                      m_graph.value(n.inputs[1]).shape, n.attrs.axis);
+      return;
     default:
       TESSERA_CHECK(false, "executor: op " + std::string(op_name(n.op)) + " has no kernel");
   }

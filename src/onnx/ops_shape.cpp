@@ -1,7 +1,7 @@
 // Converters of the ONNX data-movement and shape ops: Identity, Dropout, Cast, Constant,
-// ConstantOfShape, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Gather, Slice,
-// Expand, Range. On constants they fold on the host (fold.h); on graph values they map to
-// reshape, permute and select.
+// ConstantOfShape, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Gather,
+// Slice, Expand, Range. On constants they fold on the host (fold.h); on graph values they map to
+// reshape, permute, select, slice, concat and broadcast.
 #include <algorithm>
 #include <limits>
 
@@ -219,8 +219,47 @@ bool fold_concat(Context& c) {
   return true;
 }
 
+int slice_value(Context& c, int x, const std::vector<fold::SliceAxis>& axes);
+
+// Concatenation of graph values: binary concats left to right.
 void convert_concat(Context& c) {
-  c.unsupported("concatenation of graph values (only constants are concatenated, at import)");
+  std::vector<int> parts;
+  for (int i = 0; i < c.node().input_size(); ++i)
+    if (c.has_input(i)) parts.push_back(c.value(i));
+  if (parts.empty()) c.unsupported("no inputs");
+  const auto rank = static_cast<int64_t>(c.graph().value(parts[0]).shape.size());
+  const int axis = static_cast<int>(c.axis(c.attr_int("axis", 0), rank));
+  int y = parts[0];
+  for (size_t k = 1; k < parts.size(); ++k)
+    y = c.emit(OpKind::kConcat, {y, parts[k]}, graph::Attrs::concat(axis));
+  c.set_output(0, y);
+}
+
+// Split into consecutive slices along `axis`: sizes from the `split` input (opset >= 13) or
+// attribute, else equal parts.
+void convert_split(Context& c) {
+  const int x = c.value(0);
+  const Shape in = c.graph().value(x).shape;
+  const int64_t axis = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(in.size()));
+  const int64_t dim = in[static_cast<size_t>(axis)], n = c.num_outputs();
+  std::vector<int64_t> sizes = ints_attr_or_input(c, "split", 1, 13);
+  if (sizes.empty()) {
+    if (n < 1 || dim % n != 0)
+      c.unsupported("dimension " + std::to_string(dim) + " does not split into " +
+                    std::to_string(n) + " equal parts");
+    sizes.assign(static_cast<size_t>(n), dim / n);
+  }
+  if (static_cast<int64_t>(sizes.size()) != n)
+    c.unsupported("split sizes do not match the outputs");
+  int64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    const int64_t end = at + sizes[static_cast<size_t>(k)];
+    if (sizes[static_cast<size_t>(k)] < 0 || end > dim)
+      c.unsupported("split sizes exceed dimension " + std::to_string(dim));
+    c.set_output(k, slice_value(c, x, {{axis, at, end, 1}}));
+    at = end;
+  }
+  if (at != dim) c.unsupported("split sizes do not add up to dimension " + std::to_string(dim));
 }
 
 void convert_gather(Context& c) {
@@ -287,17 +326,30 @@ std::vector<fold::SliceAxis> slice_axes(Context& c) {
   return out;
 }
 
+// A graph slice of x; the identity when it keeps everything. An empty slice is Unsupported
+// (graph values have no zero dims).
+int slice_value(Context& c, int x, const std::vector<fold::SliceAxis>& axes) {
+  const Shape in = c.graph().value(x).shape;
+  Shape out = in, starts(in.size(), 0), steps(in.size(), 1);
+  for (const fold::SliceAxis& s : axes) {
+    const auto d = static_cast<size_t>(s.axis);
+    out[d] = fold::slice_count(s.start, s.end, s.step);
+    starts[d] = s.start;
+    steps[d] = s.step;
+    if (out[d] < 1) c.unsupported("an empty slice of " + graph::shape_str(in));
+  }
+  if (out == in && std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
+    return x;
+  return c.emit(OpKind::kSlice, {x}, graph::Attrs::slice(out, starts, steps));
+}
+
 void convert_slice(Context& c) {
   if (c.is_constant(0)) {
     c.set_output(0, fold::slice(c.constant(0), slice_axes(c)));
     return;
   }
-  const Shape in = c.shape(0);
-  const std::vector<fold::SliceAxis> axes = slice_axes(c);
-  for (const fold::SliceAxis& s : axes)  // a full slice is the identity
-    if (s.step != 1 || s.start != 0 || s.end != in[static_cast<size_t>(s.axis)])
-      c.unsupported("slicing a graph value (only full slices and constants are supported)");
-  c.set_output(0, c.value(0));
+  const int x = c.value(0);
+  c.set_output(0, slice_value(c, x, slice_axes(c)));
 }
 
 void convert_expand(Context& c) {
@@ -353,6 +405,7 @@ void add_shape_ops(OpTable& t) {
   t["Concat"] = {convert_concat, fold_concat};
   t["Gather"] = {convert_gather, nullptr};
   t["Slice"] = {convert_slice, nullptr};
+  t["Split"] = {convert_split, nullptr};
   t["Expand"] = {convert_expand, nullptr};
   t["Range"] = {convert_range, nullptr};
 }

@@ -343,8 +343,8 @@ TEST(Gradcheck, SelectOfEachIndex) {
   }
 }
 
-// Every elementwise math op, broadcast and sum_to in one graph: log, sqrt and reciprocal read
-// sigmoid(x) (positive, away from 0); the sum over all of them is the output.
+// Every elementwise math op, broadcast, sum_to, slice and concat in one graph: log, sqrt and
+// reciprocal read sigmoid(x) (positive, away from 0); the sum over all of them is the output.
 Check elementwise_check() {
   Check c;
   const int x = c.g.add_param("x", {3, 4});
@@ -358,13 +358,18 @@ Check elementwise_check() {
                         {OpKind::kTanh, x},
                         {OpKind::kErf, x}})
     total = c.g.add_node(OpKind::kAdd, {total, c.g.add_node(op, {in})});
+  // A strided, reversed slice of x concatenated to a slice of the total along axis 1.
+  const int back = c.g.add_node(OpKind::kSlice, {x}, Attrs::slice({3, 2}, {2, 3}, {-1, -2}));
+  const int front = c.g.add_node(OpKind::kSlice, {total}, Attrs::slice({3, 2}, {0, 0}, {1, 1}));
+  total = c.g.add_node(OpKind::kAdd,
+                       {total, c.g.add_node(OpKind::kConcat, {back, front}, Attrs::concat(1))});
   const int column = c.g.add_node(OpKind::kSumTo, {total}, Attrs::reshape({1, 4}));
   c.output = c.g.add_node(OpKind::kMul,
                           {total, c.g.add_node(OpKind::kReshape, {column}, Attrs::reshape({4}))});
   return c;
 }
 
-TEST(Gradcheck, ElementwiseMathBroadcastAndSumTo) {
+TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceAndConcat) {
   expect_gradients_match(elementwise_check());
 }
 
