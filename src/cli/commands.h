@@ -20,5 +20,7 @@ void register_compile_command(CLI::App& app);
 void register_adam_command(CLI::App& app);
 void register_report_command(CLI::App& app);
 void register_generate_command(CLI::App& app);
+void register_import_command(CLI::App& app);  // ONNX import (cmd_import.cpp)
+void register_infer_command(CLI::App& app);   // ONNX inference on the chip (cmd_infer.cpp)
 
 }  // namespace tessera::cli

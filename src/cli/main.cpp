@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   register_adam_command(app);
   register_report_command(app);
   register_generate_command(app);
+  register_import_command(app);
+  register_infer_command(app);
   if (const std::string e = unknown_command(app, argc, argv); !e.empty()) {
     std::fprintf(stderr, "tessera: error: %s\n", e.c_str());
     return 2;

@@ -72,6 +72,35 @@ class Differentiator {
     if (needs(b)) accumulate(b, tb ? product(dy, a, true, ta) : product(a, dy, !ta, false));
   }
 
+  // f'(x) of an elementwise op y = f(x), built from forward ops on x and y:
+  //   exp: y; log: 1/x; sqrt: 0.5 * (1/y); reciprocal: -(y*y); sigmoid: y * (1 - y);
+  //   tanh: 1 - y*y; erf: 2/sqrt(pi) * exp(-(x*x)).
+  int unary_derivative(const Node& n) {
+    const int x = n.inputs[0], y = n.output;
+    auto one_minus = [&](int v) {
+      return add(OpKind::kAdd,
+                 {add(OpKind::kOnesLike, {v}), add(OpKind::kScale, {v}, Attrs::scaled(-1))});
+    };
+    switch (n.op) {
+      case OpKind::kExp:
+        return y;
+      case OpKind::kLog:
+        return add(OpKind::kReciprocal, {x});
+      case OpKind::kSqrt:
+        return add(OpKind::kScale, {add(OpKind::kReciprocal, {y})}, Attrs::scaled(0.5));
+      case OpKind::kReciprocal:
+        return add(OpKind::kScale, {add(OpKind::kMul, {y, y})}, Attrs::scaled(-1));
+      case OpKind::kSigmoid:
+        return add(OpKind::kMul, {y, one_minus(y)});
+      case OpKind::kTanh:
+        return one_minus(add(OpKind::kMul, {y, y}));
+      default: {  // erf
+        const int sq = add(OpKind::kScale, {add(OpKind::kMul, {x, x})}, Attrs::scaled(-1));
+        return add(OpKind::kScale, {add(OpKind::kExp, {sq})}, Attrs::scaled(1.1283791670955126));
+      }
+    }
+  }
+
   void apply_rule(const Node& n, int dy) {
     const int x = n.inputs[0];
     const int y = n.inputs.size() > 1 ? n.inputs[1] : -1;
@@ -148,6 +177,37 @@ class Differentiator {
         accumulate(
             x, add(OpKind::kSelectGrad, {dy}, Attrs::select(n.attrs.index, m_g.value(x).shape)));
         return;
+      case OpKind::kExp:
+      case OpKind::kLog:
+      case OpKind::kSqrt:
+      case OpKind::kReciprocal:
+      case OpKind::kSigmoid:
+      case OpKind::kTanh:
+      case OpKind::kErf:
+        accumulate(x, add(OpKind::kMul, {dy, unary_derivative(n)}));
+        return;
+      case OpKind::kBroadcast:
+        accumulate(x, add(OpKind::kSumTo, {dy}, Attrs::reshape(m_g.value(x).shape)));
+        return;
+      case OpKind::kSumTo:
+        accumulate(x, add(OpKind::kBroadcast, {dy}, Attrs::reshape(m_g.value(x).shape)));
+        return;
+      case OpKind::kSlice:
+        accumulate(
+            x, add(OpKind::kSliceGrad, {dy},
+                   Attrs::slice(n.attrs.shape, n.attrs.starts, n.attrs.steps, m_g.value(x).shape)));
+        return;
+      case OpKind::kConcat: {  // each operand's gradient: its part of dy
+        const Shape a = m_g.value(x).shape, b = m_g.value(y).shape, out = m_g.value(n.output).shape;
+        const auto axis = static_cast<size_t>(n.attrs.axis);
+        Shape starts(out.size(), 0);
+        const Shape steps(out.size(), 1);
+        if (needs(x)) accumulate(x, add(OpKind::kSlice, {dy}, Attrs::slice(a, starts, steps)));
+        starts[axis] = a[axis];
+        if (needs(y)) accumulate(y, add(OpKind::kSlice, {dy}, Attrs::slice(b, starts, steps)));
+        return;
+      }
+      case OpKind::kSliceGrad:
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
       case OpKind::kEmbeddingGrad:

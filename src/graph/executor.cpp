@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/error.h"
+#include "graph/elementwise_kernels.h"
 #include "graph/transformer_kernels.h"
 
 namespace tessera::graph {
@@ -259,6 +260,44 @@ void Executor<T>::run_transformer_node(const Node& n) {
       std::fill(out.begin(), out.end(), T(0));
       std::copy(in(0).begin(), in(0).end(),
                 out.begin() + a.index * static_cast<long>(in(0).size()));
+      return;
+    default:
+      run_elementwise_node(n);
+      return;
+  }
+}
+
+template <typename T>
+void Executor<T>::run_elementwise_node(const Node& n) {
+  std::vector<T>& out = m_values[n.output];
+  const std::vector<T>& x = m_values[n.inputs[0]];
+  const Shape& xs = m_graph.value(n.inputs[0]).shape;
+  switch (n.op) {
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+      kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
+      return;
+    case OpKind::kBroadcast:
+      kernels::broadcast(x.data(), out.data(), xs, n.attrs.shape);
+      return;
+    case OpKind::kSumTo:
+      kernels::sum_to(x.data(), out.data(), xs, n.attrs.shape);
+      return;
+    case OpKind::kSlice:
+      kernels::slice(x.data(), out.data(), xs, n.attrs.starts, n.attrs.steps, n.attrs.shape);
+      return;
+    case OpKind::kSliceGrad:
+      kernels::slice_grad(x.data(), out.data(), n.attrs.x_shape, n.attrs.starts, n.attrs.steps,
+                          n.attrs.shape);
+      return;
+    case OpKind::kConcat:
+      kernels::concat(x.data(), m_values[n.inputs[1]].data(), out.data(), xs,
+                      m_graph.value(n.inputs[1]).shape, n.attrs.axis);
       return;
     default:
       TESSERA_CHECK(false, "executor: op " + std::string(op_name(n.op)) + " has no kernel");

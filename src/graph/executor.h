@@ -39,6 +39,8 @@ class Executor {
   void run_node(const Node& n);
   // The ops of transformer_kernels.h (run_node's other cases are the MLP and CNN ops).
   void run_transformer_node(const Node& n);
+  // The ops of elementwise_kernels.h.
+  void run_elementwise_node(const Node& n);
 
   const Graph& m_graph;
   Numerics m_mode;

@@ -44,6 +44,17 @@ std::string attrs_str(OpKind op, const Attrs& a) {
       return " index=" + std::to_string(a.index);
     case OpKind::kSelectGrad:
       return " index=" + std::to_string(a.index) + " shape=" + shape_str(a.shape);
+    case OpKind::kBroadcast:
+    case OpKind::kSumTo:
+      return " shape=" + shape_str(a.shape);
+    case OpKind::kSlice:
+      return " starts=" + shape_str(a.starts) + " steps=" + shape_str(a.steps) +
+             " shape=" + shape_str(a.shape);
+    case OpKind::kSliceGrad:
+      return " starts=" + shape_str(a.starts) + " steps=" + shape_str(a.steps) +
+             " x_shape=" + shape_str(a.x_shape);
+    case OpKind::kConcat:
+      return " axis=" + std::to_string(a.axis);
     default:
       return "";
   }

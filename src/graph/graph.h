@@ -27,7 +27,8 @@ struct Attrs {
   int pad = 0;        // Conv2D*: zero padding on each side of H and W
   int kernel = 0;     // MaxPool2D*: square window size
   Shape shape = {};   // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape;
-                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape
+                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape;
+                      // Broadcast, SumTo, Slice*: the output's (Slice's) shape
   int index = 0;      // Select*: the index into the first dimension
   Shape perm = {};    // Permute: output dim i is input dim perm[i]
   double eps = 0;     // LayerNorm*: added to the variance (rounded to f32 in f32 and chip numerics)
@@ -37,6 +38,10 @@ struct Attrs {
   bool causal = false;       // Softmax: mask the future (see ops.def)
   bool transpose_a = false;  // BatchMatMul
   bool transpose_b = false;  // BatchMatMul
+  Shape starts = {};         // Slice*: the first element per dim
+  Shape steps = {};          // Slice*: the stride per dim (negative: backwards)
+  Shape x_shape = {};        // SliceGrad: the sliced input's shape
+  int axis = 0;              // Concat
 
   static Attrs conv(int stride, int pad, Shape shape = {}) {
     return {.stride = stride, .pad = pad, .shape = std::move(shape)};
@@ -54,6 +59,13 @@ struct Attrs {
   static Attrs select(int index, Shape shape = {}) {
     return {.shape = std::move(shape), .index = index};
   }
+  static Attrs slice(Shape out, Shape starts, Shape steps, Shape x_shape = {}) {
+    return {.shape = std::move(out),
+            .starts = std::move(starts),
+            .steps = std::move(steps),
+            .x_shape = std::move(x_shape)};
+  }
+  static Attrs concat(int axis) { return {.axis = axis}; }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 

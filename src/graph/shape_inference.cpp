@@ -243,6 +243,55 @@ InferredType infer_select_grad(const Ctx& c, const Attrs& a) {
   return {a.shape, DType::kF32};
 }
 
+// Whether `small` broadcasts to `big` (numpy rules, right-aligned; no dim of `big` grows).
+bool broadcasts_to(const Shape& small, const Shape& big) {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t d = 0; d < small.size(); ++d)
+    if (small[d] != 1 && small[d] != big[off + d]) return false;
+  return true;
+}
+
+InferredType infer_broadcast(const Ctx& c, const Attrs& a, bool sum) {
+  for (int64_t d : a.shape)
+    if (d < 1) c.fail("attr shape " + shape_str(a.shape) + " has a dimension < 1");
+  const bool ok = sum ? broadcasts_to(a.shape, c.shape(0)) : broadcasts_to(c.shape(0), a.shape);
+  if (!ok)
+    c.fail(sum ? "attr shape " + shape_str(a.shape) + " does not broadcast to x " + c.s(0)
+               : "x " + c.s(0) + " does not broadcast to attr shape " + shape_str(a.shape));
+  return {a.shape, DType::kF32};
+}
+
+// A slice of x (shape `x`) with the attrs' starts and steps and output shape must stay inside x.
+void check_slice(const Ctx& c, const Shape& x, const Attrs& a) {
+  const size_t r = x.size();
+  if (a.starts.size() != r || a.steps.size() != r || a.shape.size() != r)
+    c.fail("starts " + shape_str(a.starts) + ", steps " + shape_str(a.steps) + " and shape " +
+           shape_str(a.shape) + " must each have x's rank " + std::to_string(r));
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t last = a.starts[d] + (a.shape[d] - 1) * a.steps[d];
+    if (a.shape[d] < 1 || a.steps[d] == 0 || a.starts[d] < 0 || a.starts[d] >= x[d] || last < 0 ||
+        last >= x[d])
+      c.fail("dim " + std::to_string(d) + ": " + std::to_string(a.shape[d]) + " elements from " +
+             std::to_string(a.starts[d]) + " by " + std::to_string(a.steps[d]) +
+             " do not fit in x " + shape_str(x));
+  }
+}
+
+InferredType infer_concat(const Ctx& c, const Attrs& a) {
+  const Shape &x = c.shape(0), &y = c.shape(1);
+  const auto r = static_cast<int>(x.size());
+  if (y.size() != x.size() || a.axis < 0 || a.axis >= r)
+    c.fail("a " + c.s(0) + " and b " + c.s(1) + " must have one rank > axis " +
+           std::to_string(a.axis));
+  Shape out = x;
+  out[static_cast<size_t>(a.axis)] += y[static_cast<size_t>(a.axis)];
+  for (int d = 0; d < r; ++d)
+    if (d != a.axis && x[static_cast<size_t>(d)] != y[static_cast<size_t>(d)])
+      c.fail("a " + c.s(0) + " and b " + c.s(1) + " differ off axis " + std::to_string(a.axis));
+  return {out, DType::kF32};
+}
+
 // Inputs that hold integer ids or labels (the op's own check names them); every other is f32.
 bool takes_i32(OpKind op, size_t i) {
   switch (op) {
@@ -338,6 +387,28 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_select(c, c.shape(0), a);
     case OpKind::kSelectGrad:
       return infer_select_grad(c, a);
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+      return {c.shape(0), DType::kF32};
+    case OpKind::kBroadcast:
+      return infer_broadcast(c, a, false);
+    case OpKind::kSumTo:
+      return infer_broadcast(c, a, true);
+    case OpKind::kSlice:
+      check_slice(c, c.shape(0), a);
+      return {a.shape, DType::kF32};
+    case OpKind::kSliceGrad:
+      check_slice(c, a.x_shape, a);
+      if (c.shape(0) != a.shape)
+        c.fail("dy " + c.s(0) + " is not the slice's shape " + shape_str(a.shape));
+      return {a.x_shape, DType::kF32};
+    case OpKind::kConcat:
+      return infer_concat(c, a);
   }
   c.fail("unknown op");
 }

@@ -343,8 +343,39 @@ TEST(Gradcheck, SelectOfEachIndex) {
   }
 }
 
-// The cnn's and the attention block's training graphs together exercise every op in the table,
-// so the checks above (which run the same rules on the same kernels) cover every op.
+// Every elementwise math op, broadcast, sum_to, slice and concat in one graph: log, sqrt and
+// reciprocal read sigmoid(x) (positive, away from 0); the sum over all of them is the output.
+Check elementwise_check() {
+  Check c;
+  const int x = c.g.add_param("x", {3, 4});
+  const int b = c.g.add_param("b", {4});
+  const int s = c.g.add_node(OpKind::kSigmoid, {x});
+  int total = c.g.add_node(OpKind::kBroadcast, {b}, Attrs::reshape({3, 4}));
+  for (auto [op, in] : {std::pair{OpKind::kExp, x},
+                        {OpKind::kLog, s},
+                        {OpKind::kSqrt, s},
+                        {OpKind::kReciprocal, s},
+                        {OpKind::kTanh, x},
+                        {OpKind::kErf, x}})
+    total = c.g.add_node(OpKind::kAdd, {total, c.g.add_node(op, {in})});
+  // A strided, reversed slice of x concatenated to a slice of the total along axis 1.
+  const int back = c.g.add_node(OpKind::kSlice, {x}, Attrs::slice({3, 2}, {2, 3}, {-1, -2}));
+  const int front = c.g.add_node(OpKind::kSlice, {total}, Attrs::slice({3, 2}, {0, 0}, {1, 1}));
+  total = c.g.add_node(OpKind::kAdd,
+                       {total, c.g.add_node(OpKind::kConcat, {back, front}, Attrs::concat(1))});
+  const int column = c.g.add_node(OpKind::kSumTo, {total}, Attrs::reshape({1, 4}));
+  c.output = c.g.add_node(OpKind::kMul,
+                          {total, c.g.add_node(OpKind::kReshape, {column}, Attrs::reshape({4}))});
+  return c;
+}
+
+TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceAndConcat) {
+  expect_gradients_match(elementwise_check());
+}
+
+// The cnn's and the attention block's training graphs, with the elementwise check's, together
+// exercise every op in the table, so the checks above (which run the same rules on the same
+// kernels) cover every op.
 TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   const TrainingGraph t = build_training_graph(build_model(zoo_spec("cnn_small"), 2).graph,
                                                build_model(zoo_spec("cnn_small"), 2).loss);
@@ -353,6 +384,11 @@ TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   std::set<OpKind> used;
   for (const Node& n : t.graph.nodes()) used.insert(n.op);
   for (const Node& n : a.graph.nodes()) used.insert(n.op);
+  Check elementwise = elementwise_check();
+  const TrainingGraph e = build_training_graph(
+      elementwise.g,
+      elementwise.g.add_node(OpKind::kSumTo, {elementwise.output}, Attrs::reshape({})));
+  for (const Node& n : e.graph.nodes()) used.insert(n.op);
   for (const OpInfo& info : kOpTable) EXPECT_TRUE(used.count(info.kind)) << info.mnemonic;
 }
 

@@ -1,0 +1,43 @@
+// An imported model on the simulated tensor core: one forward pass (inference).
+//
+// The compiler's contract (compiler/compiler.h) is a model with one input batch x, i32 labels,
+// logits and a scalar loss. inference_model() gives it that shape: the ONNX graph's one f32 input
+// is x (its first dimension the batch), its one f32 output the logits (flattened to [batch, rest]
+// when its rank is not 2), and a softmax cross-entropy against a labels input is the loss, which
+// the host feeds zeros and ignores. Every initializer the graph consumes is a parameter written to
+// HBM before the run. Models with other inputs or outputs are an Error saying which.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "core/spec.h"
+#include "graph/model.h"
+#include "onnx/importer.h"
+
+namespace tessera::onnx_import {
+
+graph::Model inference_model(const ImportedModel& m);
+compiler::CompiledProgram compile_inference(const ImportedModel& m, const core::CoreSpec& spec);
+
+struct LayerTime {
+  std::string layer;  // the MXU kernel's layer: its weight's name (compiler/mxu_regions.h)
+  int64_t cycles = 0, macs = 0;
+};
+
+struct ChipRun {
+  std::vector<float> output;  // the ONNX output, row-major
+  int64_t cycles = 0, bundles = 0, mxu_macs = 0;
+  double seconds = 0;
+  double mxu_utilisation = 0;     // busy cycles of the MXU unit / cycles
+  std::vector<LayerTime> layers;  // per MXU kernel, program order
+  nlohmann::ordered_json stats;   // the core's statistics (core::Core::stats)
+};
+
+// Runs the forward pass on one core of `spec` with `input` (x's elements, row-major).
+ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
+                    const std::vector<float>& input);
+
+}  // namespace tessera::onnx_import

@@ -1,0 +1,413 @@
+// Converters of the ONNX data-movement and shape ops: Identity, Dropout, Cast, Constant,
+// ConstantOfShape, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Gather,
+// Slice, Expand, Range. On constants they fold on the host (fold.h); on graph values they map to
+// reshape, permute, select, slice, concat and broadcast.
+#include <algorithm>
+#include <limits>
+
+#include "onnx/fold.h"
+#include "onnx/op_table.h"
+
+namespace tessera::onnx_import {
+
+namespace {
+
+using graph::OpKind;
+using graph::Shape;
+
+// --- helpers
+
+// The ints of an attribute (opset < `from`) or of a constant input (opset >= `from`); `def`
+// when neither is given.
+std::vector<int64_t> ints_attr_or_input(Context& c, const std::string& attr, int input,
+                                        int64_t from, std::vector<int64_t> def = {}) {
+  if (c.opset() < from) return c.attr_ints(attr, std::move(def));
+  return c.has_input(input) ? c.ints(input) : def;
+}
+
+// Normalized, sorted axes of a rank-`rank` tensor.
+std::vector<int64_t> norm_axes(Context& c, std::vector<int64_t> axes, int64_t rank) {
+  for (int64_t& a : axes) a = c.axis(a, rank);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// Binds output 0 to input 0 reshaped to `shape` (constant or value).
+void reshape_to(Context& c, const Shape& shape) {
+  if (graph::num_elements(shape) != graph::num_elements(c.shape(0)))
+    c.unsupported("cannot reshape " + graph::shape_str(c.shape(0)) + " to " +
+                  graph::shape_str(shape));
+  if (c.is_constant(0))
+    c.set_output(0, fold::reshape(c.constant(0), shape));
+  else
+    c.set_output(0, c.reshape(c.value(0), shape));
+}
+
+void pass_through(Context& c) {
+  if (c.is_constant(0))
+    c.set_output(0, c.constant(0));
+  else
+    c.set_output(0, c.value(0));
+}
+
+Tensor int_tensor(const Shape& shape, std::vector<int64_t> values) {
+  Tensor t;
+  t.shape = shape;
+  t.integer = true;
+  t.i = std::move(values);
+  return t;
+}
+
+// --- converters
+
+void convert_dropout(Context& c) {
+  if (c.has_input(2) && (!c.is_constant(2) || c.constant(2).at(0) != 0))
+    c.unsupported("training_mode must be a constant false (inference)");
+  pass_through(c);
+  if (c.num_outputs() > 1) {  // the mask of an inference dropout keeps everything
+    const Shape s = c.shape(0);
+    c.set_output(
+        1, int_tensor(s, std::vector<int64_t>(static_cast<size_t>(graph::num_elements(s)), 1)));
+  }
+}
+
+void convert_cast(Context& c) {
+  const auto to = static_cast<int32_t>(c.attr_int("to", 0));
+  if (!is_integer_type(to) && !is_float_type(to))
+    c.unsupported("cast to " + elem_type_name(to) + " (float and integer types only)");
+  if (c.is_constant(0)) {
+    c.set_output(0, fold::cast(c.constant(0), is_integer_type(to)));
+    return;
+  }
+  const bool is_f32 = c.graph().value(c.value(0)).dtype == graph::DType::kF32;
+  if (is_f32 != is_float_type(to))
+    c.unsupported("cast of a graph value between float and integer types (to " +
+                  elem_type_name(to) + ")");
+  c.set_output(0, c.value(0));
+}
+
+Tensor constant_attr(Context& c) {
+  if (const onnx::TensorProto* t = c.attr_tensor("value")) return from_proto(*t, c.node_label());
+  if (c.has_attr("value_float")) return {{}, false, {c.attr_float("value_float", 0)}, {}};
+  if (c.has_attr("value_int")) return int_tensor({}, {c.attr_int("value_int", 0)});
+  if (c.has_attr("value_ints")) {
+    std::vector<int64_t> v = c.attr_ints("value_ints");
+    return int_tensor({static_cast<int64_t>(v.size())}, v);
+  }
+  if (c.has_attr("value_floats")) {
+    Tensor t;
+    for (const auto& a : c.node().attribute())
+      if (a.name() == "value_floats") t.f.assign(a.floats().begin(), a.floats().end());
+    t.shape = {static_cast<int64_t>(t.f.size())};
+    return t;
+  }
+  c.unsupported(
+      "a Constant needs value, value_float(s) or value_int(s) (sparse and string "
+      "values are not supported)");
+}
+
+void convert_constant(Context& c) {
+  c.set_output(0, constant_attr(c));
+}
+
+void convert_constant_of_shape(Context& c) {
+  const Shape shape = c.ints(0);
+  Tensor fill{{}, false, {0.0}, {}};
+  if (const onnx::TensorProto* t = c.attr_tensor("value")) fill = from_proto(*t, c.node_label());
+  c.set_output(0, fold::expand(fold::reshape(fill, {}), shape));
+}
+
+void convert_shape(Context& c) {
+  const Shape s = c.shape(0);
+  const auto rank = static_cast<int64_t>(s.size());
+  auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  const int64_t start = clampi(c.attr_int("start", 0));
+  const int64_t end = clampi(c.attr_int("end", rank));
+  std::vector<int64_t> dims(s.begin() + start, s.begin() + std::max(start, end));
+  c.set_output(0, int_tensor({static_cast<int64_t>(dims.size())}, dims));
+}
+
+void convert_size(Context& c) {
+  c.set_output(0, int_tensor({}, {graph::num_elements(c.shape(0))}));
+}
+
+void convert_reshape(Context& c) {
+  const Shape in = c.shape(0);
+  Shape target = c.opset() < 5 ? c.attr_ints("shape") : c.ints(1);
+  const bool allow_zero = c.attr_int("allowzero", 0) != 0;
+  int64_t infer = -1, known = 1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] == 0 && !allow_zero) {
+      if (d >= in.size())
+        c.unsupported("shape copies dimension " + std::to_string(d) + " of " +
+                      graph::shape_str(in));
+      target[d] = in[d];
+    }
+    if (target[d] == -1) {
+      if (infer >= 0) c.unsupported("shape " + graph::shape_str(target) + " has two -1");
+      infer = static_cast<int64_t>(d);
+    } else if (target[d] < 0) {
+      c.unsupported("shape " + graph::shape_str(target) + " has a negative dimension");
+    } else if (target[d] > graph::Graph::kMaxElements ||
+               known * target[d] > graph::Graph::kMaxElements) {
+      c.unsupported("shape " + graph::shape_str(target) + " is too large");
+    } else {
+      known *= target[d];
+    }
+  }
+  if (infer >= 0)
+    target[static_cast<size_t>(infer)] = known == 0 ? 0 : graph::num_elements(in) / known;
+  reshape_to(c, target);
+}
+
+void convert_flatten(Context& c) {
+  const Shape in = c.shape(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) c.unsupported("axis " + std::to_string(axis) + " outside rank");
+  const int64_t outer = graph::num_elements(Shape(in.begin(), in.begin() + axis));
+  reshape_to(c, {outer, graph::num_elements(in) / std::max<int64_t>(outer, 1)});
+}
+
+void convert_squeeze(Context& c) {
+  const Shape in = c.shape(0);
+  const std::vector<int64_t> axes =
+      norm_axes(c, ints_attr_or_input(c, "axes", 1, 13), static_cast<int64_t>(in.size()));
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const bool listed = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (listed && in[d] != 1)
+      c.unsupported("axis " + std::to_string(d) + " of " + graph::shape_str(in) + " is not 1");
+    if (!(listed || (axes.empty() && in[d] == 1))) out.push_back(in[d]);
+  }
+  reshape_to(c, out);
+}
+
+void convert_unsqueeze(Context& c) {
+  const Shape in = c.shape(0);
+  std::vector<int64_t> raw = ints_attr_or_input(c, "axes", 1, 13);
+  const std::vector<int64_t> axes = norm_axes(c, raw, static_cast<int64_t>(in.size() + raw.size()));
+  Shape out;
+  size_t k = 0;
+  for (size_t d = 0; d < in.size() + axes.size(); ++d)
+    out.push_back(
+        std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end() ? 1 : in[k++]);
+  reshape_to(c, out);
+}
+
+void convert_transpose(Context& c) {
+  const auto rank = static_cast<int64_t>(c.shape(0).size());
+  Shape perm = c.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t d = rank; d-- > 0;) perm.push_back(d);
+  if (static_cast<int64_t>(perm.size()) != rank) c.unsupported("perm does not match the rank");
+  if (c.is_constant(0))
+    c.set_output(0, fold::transpose(c.constant(0), perm));
+  else
+    c.set_output(0, c.permute(c.value(0), perm));
+}
+
+bool fold_concat(Context& c) {
+  std::vector<const Tensor*> parts;
+  for (int i = 0; i < c.node().input_size(); ++i)
+    if (c.has_input(i)) parts.push_back(&c.constant(i));
+  if (parts.empty()) c.unsupported("no inputs");
+  const int64_t axis =
+      c.axis(c.attr_int("axis", 0), static_cast<int64_t>(parts.front()->shape.size()));
+  c.set_output(0, fold::concat(parts, axis));
+  return true;
+}
+
+int slice_value(Context& c, int x, const std::vector<fold::SliceAxis>& axes);
+
+// Concatenation of graph values: binary concats left to right.
+void convert_concat(Context& c) {
+  std::vector<int> parts;
+  for (int i = 0; i < c.node().input_size(); ++i)
+    if (c.has_input(i)) parts.push_back(c.value(i));
+  if (parts.empty()) c.unsupported("no inputs");
+  const auto rank = static_cast<int64_t>(c.graph().value(parts[0]).shape.size());
+  const int axis = static_cast<int>(c.axis(c.attr_int("axis", 0), rank));
+  int y = parts[0];
+  for (size_t k = 1; k < parts.size(); ++k)
+    y = c.emit(OpKind::kConcat, {y, parts[k]}, graph::Attrs::concat(axis));
+  c.set_output(0, y);
+}
+
+// Split into consecutive slices along `axis`: sizes from the `split` input (opset >= 13) or
+// attribute, else equal parts.
+void convert_split(Context& c) {
+  const int x = c.value(0);
+  const Shape in = c.graph().value(x).shape;
+  const int64_t axis = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(in.size()));
+  const int64_t dim = in[static_cast<size_t>(axis)], n = c.num_outputs();
+  std::vector<int64_t> sizes = ints_attr_or_input(c, "split", 1, 13);
+  if (sizes.empty()) {
+    if (n < 1 || dim % n != 0)
+      c.unsupported("dimension " + std::to_string(dim) + " does not split into " +
+                    std::to_string(n) + " equal parts");
+    sizes.assign(static_cast<size_t>(n), dim / n);
+  }
+  if (static_cast<int64_t>(sizes.size()) != n)
+    c.unsupported("split sizes do not match the outputs");
+  int64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    const int64_t end = at + sizes[static_cast<size_t>(k)];
+    if (sizes[static_cast<size_t>(k)] < 0 || end > dim)
+      c.unsupported("split sizes exceed dimension " + std::to_string(dim));
+    c.set_output(k, slice_value(c, x, {{axis, at, end, 1}}));
+    at = end;
+  }
+  if (at != dim) c.unsupported("split sizes do not add up to dimension " + std::to_string(dim));
+}
+
+void convert_gather(Context& c) {
+  const Shape data = c.shape(0);
+  const int64_t axis = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(data.size()));
+  if (c.is_constant(0) && c.is_constant(1)) {
+    c.set_output(0, fold::gather(c.constant(0), c.constant(1), axis));
+    return;
+  }
+  if (c.is_constant(1) && c.constant(1).shape.empty()) {  // one index: a select on that axis
+    int64_t index = c.constant(1).index(0);
+    if (index < 0) index += data[static_cast<size_t>(axis)];
+    if (index < 0 || index >= data[static_cast<size_t>(axis)])
+      c.unsupported("index " + std::to_string(index) + " is outside " + graph::shape_str(data));
+    Shape perm{axis};
+    for (int64_t d = 0; d < static_cast<int64_t>(data.size()); ++d)
+      if (d != axis) perm.push_back(d);
+    const int front = c.permute(c.value(0), perm);
+    c.set_output(0,
+                 c.emit(OpKind::kSelect, {front}, graph::Attrs::select(static_cast<int>(index))));
+    return;
+  }
+  if (axis == 0 && data.size() == 2 && !c.is_constant(1)) {  // rows of a table: an embedding
+    c.set_output(0, c.emit(OpKind::kEmbedding, {c.value(0), c.value(1)}));
+    return;
+  }
+  c.unsupported(
+      "gather of graph values with these indices (supported: constant data and "
+      "indices, one constant index, or ids into the rows of a 2-D table)");
+}
+
+// Slice's per-axis (start, end, step), clamped to the dimension as ONNX defines.
+std::vector<fold::SliceAxis> slice_axes(Context& c) {
+  const Shape in = c.shape(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attr_ints("starts");
+    ends = c.attr_ints("ends");
+    axes = c.attr_ints("axes");
+  } else {
+    starts = c.ints(1);
+    ends = c.ints(2);
+    if (c.has_input(3)) axes = c.ints(3);
+    if (c.has_input(4)) steps = c.ints(4);
+  }
+  if (axes.empty())
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.unsupported("starts, ends, axes and steps differ in length");
+  std::vector<fold::SliceAxis> out;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = c.axis(axes[k], rank), dim = in[static_cast<size_t>(a)], step = steps[k];
+    if (step == 0) c.unsupported("step 0");
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0) v = v < -dim ? -1 : v + dim;  // -dim-1 and below: before the first element
+      return std::clamp(v, lo, hi);
+    };
+    const int64_t start = step > 0 ? clampi(starts[k], 0, dim) : clampi(starts[k], -1, dim - 1);
+    const int64_t end = step > 0 ? clampi(ends[k], 0, dim) : clampi(ends[k], -1, dim - 1);
+    out.push_back({a, start, end, step});
+  }
+  return out;
+}
+
+// A graph slice of x; the identity when it keeps everything. An empty slice is Unsupported
+// (graph values have no zero dims).
+int slice_value(Context& c, int x, const std::vector<fold::SliceAxis>& axes) {
+  const Shape in = c.graph().value(x).shape;
+  Shape out = in, starts(in.size(), 0), steps(in.size(), 1);
+  for (const fold::SliceAxis& s : axes) {
+    const auto d = static_cast<size_t>(s.axis);
+    out[d] = fold::slice_count(s.start, s.end, s.step);
+    starts[d] = s.start;
+    steps[d] = s.step;
+    if (out[d] < 1) c.unsupported("an empty slice of " + graph::shape_str(in));
+  }
+  if (out == in && std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
+    return x;
+  return c.emit(OpKind::kSlice, {x}, graph::Attrs::slice(out, starts, steps));
+}
+
+void convert_slice(Context& c) {
+  if (c.is_constant(0)) {
+    c.set_output(0, fold::slice(c.constant(0), slice_axes(c)));
+    return;
+  }
+  const int x = c.value(0);
+  c.set_output(0, slice_value(c, x, slice_axes(c)));
+}
+
+void convert_expand(Context& c) {
+  const Shape target = c.ints(1);
+  if (c.is_constant(0)) {
+    c.set_output(0, fold::expand(c.constant(0), target));
+    return;
+  }
+  Shape out;
+  try {
+    out = fold::broadcast_shapes(c.shape(0), target);
+  } catch (const Error& e) {
+    c.unsupported(e.why());
+  }
+  const int x = c.value(0);
+  c.set_output(0,
+               out == c.shape(0) ? x : c.emit(OpKind::kBroadcast, {x}, graph::Attrs::reshape(out)));
+}
+
+void convert_range(Context& c) {
+  const double start = c.constant(0).at(0), limit = c.constant(1).at(0),
+               delta = c.constant(2).at(0);
+  if (delta == 0) c.unsupported("delta 0");
+  const double count = std::max(0.0, std::ceil((limit - start) / delta));
+  if (!(count <= static_cast<double>(fold::kMaxFoldElements)))
+    c.unsupported("a range of " + std::to_string(count) + " elements");
+  const auto n = static_cast<int64_t>(count);
+  Tensor t;
+  t.integer = c.constant(0).integer;
+  t.shape = {n};
+  for (int64_t k = 0; k < n; ++k) {
+    const double v = start + static_cast<double>(k) * delta;
+    t.integer ? t.i.push_back(saturate(v)) : t.f.push_back(v);
+  }
+  c.set_output(0, t);
+}
+
+}  // namespace
+
+void add_shape_ops(OpTable& t) {
+  t["Identity"] = {pass_through, nullptr};
+  t["Dropout"] = {convert_dropout, nullptr};
+  t["Cast"] = {convert_cast, nullptr};
+  t["Constant"] = {convert_constant, nullptr};
+  t["ConstantOfShape"] = {convert_constant_of_shape, nullptr};
+  t["Shape"] = {convert_shape, nullptr};
+  t["Size"] = {convert_size, nullptr};
+  t["Reshape"] = {convert_reshape, nullptr};
+  t["Flatten"] = {convert_flatten, nullptr};
+  t["Squeeze"] = {convert_squeeze, nullptr};
+  t["Unsqueeze"] = {convert_unsqueeze, nullptr};
+  t["Transpose"] = {convert_transpose, nullptr};
+  t["Concat"] = {convert_concat, fold_concat};
+  t["Gather"] = {convert_gather, nullptr};
+  t["Slice"] = {convert_slice, nullptr};
+  t["Split"] = {convert_split, nullptr};
+  t["Expand"] = {convert_expand, nullptr};
+  t["Range"] = {convert_range, nullptr};
+}
+
+}  // namespace tessera::onnx_import
