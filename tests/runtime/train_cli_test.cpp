@@ -238,7 +238,9 @@ TEST_F(TrainCli, GptShortRunReportsValidationLossTokensAndTheMxuSplit) {
   const nlohmann::json& e = j["epochs"][0];
   EXPECT_EQ(e["steps"], 3);
   EXPECT_EQ(e["per_step"]["loss"].size(), 3u);
-  EXPECT_NEAR(e["test_loss"].get<double>(), std::log(256.0), 0.1);  // 3 steps: nearly uniform
+  // 3 steps from nearly uniform predictions (log 256 nats per byte): a little lower.
+  EXPECT_LT(e["test_loss"].get<double>(), std::log(256.0));
+  EXPECT_GT(e["test_loss"].get<double>(), std::log(256.0) - 0.5);
   EXPECT_GT(e["tokens_per_sim_second"].get<double>(), 0);
   EXPECT_GT(e["mxu_split"]["attention"]["utilization"].get<double>(), 0);
   EXPECT_GT(e["mxu_split"]["dense"]["utilization"].get<double>(), 0);
