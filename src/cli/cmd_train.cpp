@@ -30,6 +30,14 @@
 // processors (system/system.h "Host threads"; default the host's cores; results do not depend on
 // it); the report's "host" object says how they and the ranks spent host time
 // (system::System::host_json). Under mpirun rank 0 prints progress and writes the report.
+// --model gpt [--d-model D --heads H --layers L --context T] (defaults 128, 4, 2, 64) trains the
+// gpt decoder on the fortunes corpus (--dataset fortunes, the default for gpt; --data-dir: the
+// corpus directory): every step a batch of windows drawn from the training stream, one epoch of
+// --steps steps (--epochs defaults to 1 for gpt), evaluated on the first 256 non-overlapping
+// windows of the validation stream (the report's test_loss, in nats per byte) and of the training
+// stream; the epoch line adds tokens per simulated second and the MXU split between attention and
+// dense layers. --executor host-f32 runs the same training on the host reference executor in fp32
+// (runtime/host_run.h): the reference a chip run's losses are compared with.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -50,7 +58,9 @@
 #include "report/trace.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
+#include "runtime/fortunes.h"
 #include "runtime/hbm_report.h"
+#include "runtime/host_run.h"
 #include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
 #include "runtime/training_run.h"
@@ -61,13 +71,17 @@ namespace tessera::cli {
 namespace {
 
 struct TrainArgs {
-  std::string model = "mlp", dataset = "fashion-mnist", optimizer = "adam", config, report, html,
-              trace, data_dir, checkpoint_dir;
-  int epochs = 3, batch = 128, checkpoint_keep = 2;
-  int64_t checkpoint_every = 0;
+  std::string model = "mlp", dataset, optimizer = "adam", config, report, html, trace, data_dir,
+              checkpoint_dir;
+  std::optional<int> epochs;  // default 3, gpt 1
+  int batch = 128, checkpoint_keep = 2;
+  // gpt sizes (graph/gpt_model.h): unset takes the default recipe's.
+  std::optional<int> d_model, heads, layers, context;
+  int64_t checkpoint_every = 0, eval_every = 0;
   bool resume = false;
   double lr = 1e-3, host_gbps = 16;
   std::string adam_on = "unit";
+  std::string executor = "chip";  // or host-f32: the host reference (runtime/host_run.h)
   std::string pe;                 // "", "bit-parallel", "bf16", "term-serial"
   std::vector<std::string> sets;  // KEY=VALUE config overrides
   bool profile = false;
@@ -160,22 +174,40 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
   }
 }
 
-// The epoch line: loss, accuracies, simulated and host time; one chip adds its cycles, unit
+// The epoch line: loss, accuracies (text: the validation loss and next-byte accuracy), simulated
+// and host time (the host reference: host time only); one chip adds its cycles, unit
 // utilisation and energy, then its optimizer, PE and HBM-encoding lines; a data-parallel run adds
 // its exchange line.
-void print_epoch(const nlohmann::ordered_json& j, bool data_parallel) {
-  std::printf("epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  sim ", j["epoch"].get<int>(),
-              j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
-              100 * j["test_accuracy"].get<double>());
+void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text) {
+  if (text)
+    std::printf("epoch %d: loss %.4f  validation loss %.4f (next-byte acc %.2f%%)  ",
+                j["epoch"].get<int>(), j["loss"].get<double>(), j["test_loss"].get<double>(),
+                100 * j["test_accuracy"].get<double>());
+  else
+    std::printf("epoch %d: loss %.4f  train acc %.2f%%  test acc %.2f%%  ", j["epoch"].get<int>(),
+                j["loss"].get<double>(), 100 * j["train_accuracy"].get<double>(),
+                100 * j["test_accuracy"].get<double>());
+  if (!j.contains("sim_seconds")) {  // the host reference
+    std::printf("host reference  host %.1f s\n", j["host_seconds"].get<double>());
+    std::fflush(stdout);
+    return;
+  }
+  std::printf("sim ");
   if (!data_parallel)
     std::printf("%lld cycles = ", static_cast<long long>(j["sim_cycles"].get<int64_t>()));
-  std::printf("%.4f s (+ host link %.4f s)  %.0f samples/sim-s  ",
-              j["sim_chip_seconds"].get<double>(), j["sim_host_link_seconds"].get<double>(),
-              j["samples_per_sim_second"].get<double>());
-  if (!data_parallel)
-    std::printf("MXU %.1f%%  vector %.1f%%  energy %.3f J  ",
-                100 * j["mxu_utilization"].get<double>(),
-                100 * j["vector_utilization"].get<double>(), j["energy_j"].get<double>());
+  std::printf("%.4f s (+ host link %.4f s)  %.0f %s/sim-s  ", j["sim_chip_seconds"].get<double>(),
+              j["sim_host_link_seconds"].get<double>(),
+              j[text ? "tokens_per_sim_second" : "samples_per_sim_second"].get<double>(),
+              text ? "tokens" : "samples");
+  if (!data_parallel) {
+    std::printf("MXU %.1f%%  ", 100 * j["mxu_utilization"].get<double>());
+    if (j.contains("mxu_split"))
+      std::printf("(attention %.1f%%, dense %.1f%%)  ",
+                  100 * j["mxu_split"]["attention"]["utilization"].get<double>(),
+                  100 * j["mxu_split"]["dense"]["utilization"].get<double>());
+    std::printf("vector %.1f%%  energy %.3f J  ", 100 * j["vector_utilization"].get<double>(),
+                j["energy_j"].get<double>());
+  }
   std::printf("host %.1f s\n", j["host_seconds"].get<double>());
   if (data_parallel) {
     std::printf(
@@ -204,10 +236,49 @@ void print_epoch(const nlohmann::ordered_json& j, bool data_parallel) {
   std::fflush(stdout);
 }
 
+// The model of --model and the gpt size flags (UsageError naming the flag that is wrong).
+runtime::TrainModel train_model(const TrainArgs& a) {
+  if (a.model != "gpt") {
+    for (const auto& [flag, v] :
+         {std::pair{"--d-model", a.d_model}, std::pair{"--heads", a.heads},
+          std::pair{"--layers", a.layers}, std::pair{"--context", a.context}})
+      if (v) throw UsageError(flag, "sets a size of --model gpt, not of '" + a.model + "'");
+    return model_from_flag(a.model);
+  }
+  graph::GptSpec g;
+  g.d_model = a.d_model.value_or(g.d_model);
+  g.heads = a.heads.value_or(g.heads);
+  g.layers = a.layers.value_or(g.layers);
+  g.context = a.context.value_or(g.context);
+  for (const auto& [flag, v] : {std::pair{"--d-model", g.d_model}, std::pair{"--heads", g.heads},
+                                std::pair{"--layers", g.layers}, std::pair{"--context", g.context}})
+    if (v < 1) throw UsageError(flag, fmt::format("{}: must be >= 1", v));
+  if (g.d_model % g.heads != 0)
+    throw UsageError("--heads",
+                     fmt::format("{} heads do not divide --d-model {}", g.heads, g.d_model));
+  return runtime::TrainModel(g);
+}
+
+// The dataset of --dataset (default: fortunes for gpt, else fashion-mnist), checked against the
+// model before anything loads.
+std::string train_dataset(const TrainArgs& a) {
+  const bool gpt = a.model == "gpt";
+  const std::string d = !a.dataset.empty() ? a.dataset : gpt ? "fortunes" : "fashion-mnist";
+  if (d != "fashion-mnist" && d != "fortunes")
+    throw UsageError("train", "unknown dataset '" + d + "' (known: fashion-mnist, fortunes)");
+  if (gpt && d != "fortunes")
+    throw UsageError("--dataset",
+                     "'" + d + "' holds images; --model gpt trains on text (fortunes)");
+  if (!gpt && d == "fortunes")
+    throw UsageError("--dataset", "fortunes is text; it trains --model gpt, not '" + a.model + "'");
+  return d;
+}
+
 void run_train(const TrainArgs& a) {
-  if (a.dataset != "fashion-mnist")
-    throw UsageError("train", "unknown dataset '" + a.dataset + "' (known: fashion-mnist)");
-  if (a.epochs < 1) throw UsageError("train", "--epochs must be >= 1");
+  const std::string dataset = train_dataset(a);
+  const bool text = dataset == "fortunes";
+  const int epochs = a.epochs.value_or(text ? 1 : 3);
+  if (epochs < 1) throw UsageError("train", "--epochs must be >= 1");
   if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
   if (!(a.lr > 0)) throw UsageError("train", "--lr must be positive");
   if (a.steps && *a.steps < 1) throw UsageError("train", "--steps must be >= 1");
@@ -221,7 +292,7 @@ void run_train(const TrainArgs& a) {
   const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
   o.model_name = a.model;
-  o.model = model_from_flag(a.model);
+  o.model = train_model(a);
   o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
   o.trainer.optimizer.kind =
@@ -232,17 +303,41 @@ void run_train(const TrainArgs& a) {
   if (a.adam_on != "unit" && a.adam_on != "vector-unit")
     throw UsageError("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
   o.trainer.adam_on = a.adam_on == "unit" ? compiler::AdamOn::kUnit : compiler::AdamOn::kVectorUnit;
-  o.epochs = a.epochs;
+  o.epochs = epochs;
   o.steps_limit = a.steps.value_or(0);
   o.checkpoint_dir = a.checkpoint_dir;
   o.checkpoint_every = a.checkpoint_every;
   o.checkpoint_keep = a.checkpoint_keep;
   o.resume = a.resume;
-  const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
-  const runtime::Dataset train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
-  runtime::Dataset test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
-  if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
+  o.eval_every = a.eval_every;
+  runtime::Dataset train, test;
+  if (text) {
+    const runtime::TextCorpus corpus =
+        runtime::load_fortunes(a.data_dir.empty() ? runtime::kFortunesDir : a.data_dir);
+    const int context = o.model.gpt->context;
+    const int64_t needed = int64_t{runtime::kValidationWindows} * context + 1;
+    if (static_cast<int64_t>(corpus.validation.size()) < needed)
+      throw UsageError(
+          "--context",
+          fmt::format("{}: the validation stream of {} bytes holds fewer than {} "
+                      "windows of {} bytes",
+                      context, corpus.validation.size(), runtime::kValidationWindows, context));
+    train = runtime::fortunes_dataset(corpus, runtime::Split::kTrain, context);
+    test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
+  } else {
+    const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
+    train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
+    test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
+    if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
+  }
   const bool data_parallel = a.chips != -1;
+  if (a.executor != "chip" && a.executor != "host-f32")
+    throw UsageError("--executor", "unknown '" + a.executor + "' (known: chip, host-f32)");
+  const bool host = a.executor == "host-f32";
+  if (host && (data_parallel || a.profile || !a.trace.empty() || !a.html.empty()))
+    throw UsageError("--executor",
+                     "host-f32 runs on the host: not with --chips, --profile-acc-width, --trace "
+                     "or --html");
   if (!data_parallel && a.profile) return run_profile(a, o, train, test);
   std::unique_ptr<report::ChromeTrace> trace;
   if (!a.trace.empty()) {
@@ -263,8 +358,20 @@ void run_train(const TrainArgs& a) {
     d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
     d.dp.threads = a.threads;
     run = std::make_unique<runtime::DataParallelRun>(train, test, d);
+  } else if (host) {
+    runtime::HostRunOptions h;
+    static_cast<runtime::RunOptions&>(h) = o;
+    h.trainer = o.trainer;
+    run = std::make_unique<runtime::HostRun>(train, test, h);
   } else {
-    run = std::make_unique<runtime::TrainingRun>(train, test, o);
+    try {
+      run = std::make_unique<runtime::TrainingRun>(train, test, o);
+    } catch (const Error& e) {
+      // A window longer than the compiled kernels can hold: the flag that sets it.
+      if (!text || std::string(e.what()).find("vector memory") == std::string::npos) throw;
+      throw UsageError("--context", fmt::format("{}: the gpt step does not fit the chip ({})",
+                                                o.model.gpt->context, e.what()));
+    }
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
@@ -278,8 +385,8 @@ void run_train(const TrainArgs& a) {
   cb.progress = [writer](int epoch, int64_t steps, int64_t total, double loss) {
     if (writer) print_training_progress(epoch, steps, total, loss);
   };
-  cb.epoch_done = [data_parallel](const nlohmann::ordered_json& j) {
-    print_epoch(j, data_parallel);
+  cb.epoch_done = [data_parallel, text](const nlohmann::ordered_json& j) {
+    print_epoch(j, data_parallel, text);
   };
   run->run(cb);
   nlohmann::ordered_json body = run->report();
@@ -298,9 +405,14 @@ void run_train(const TrainArgs& a) {
 void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
-  cmd->add_option("--model", args->model, "zoo model (mlp)");
-  cmd->add_option("--dataset", args->dataset, "dataset (fashion-mnist)");
-  cmd->add_option("--epochs", args->epochs, "epochs");
+  cmd->add_option("--model", args->model, "zoo model (mlp, cnn, gpt) or a model JSON file");
+  cmd->add_option("--dataset", args->dataset,
+                  "dataset: fashion-mnist (images; the default) or fortunes (text; gpt's default)");
+  cmd->add_option("--epochs", args->epochs, "epochs (default 3; gpt 1)");
+  cmd->add_option("--d-model", args->d_model, "gpt: model width (default 128)");
+  cmd->add_option("--heads", args->heads, "gpt: attention heads, dividing --d-model (default 4)");
+  cmd->add_option("--layers", args->layers, "gpt: decoder blocks (default 2)");
+  cmd->add_option("--context", args->context, "gpt: window length in bytes (default 64)");
   cmd->add_option("--batch", args->batch, "batch size");
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");
@@ -309,15 +421,21 @@ void register_train_command(CLI::App& app) {
   add_report_flag(*cmd, args->report);
   add_html_flag(*cmd, args->html);
   add_trace_flag(*cmd, args->trace);
-  cmd->add_option("--data-dir", args->data_dir, "Fashion-MNIST directory");
+  cmd->add_option("--data-dir", args->data_dir,
+                  "Fashion-MNIST directory, or the fortunes corpus directory (gpt)");
   cmd->add_option("--steps", args->steps,
                   "limit the steps per epoch (and the test set to steps x batch)");
   cmd->add_option("--host-gbps", args->host_gbps, "host link bandwidth into HBM, GB/s");
+  cmd->add_option("--executor", args->executor,
+                  "chip (the simulated chip, default) or host-f32 (the host reference executor in "
+                  "fp32, OpenBLAS GEMMs: the same run for comparison)");
   cmd->add_option("--adam-on", args->adam_on,
                   "where Adam runs: unit (the Adam optimizer unit, default) or vector-unit");
   cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
                   "write checkpoints here (after every epoch)");
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
+  cmd->add_option("--eval-every", args->eval_every,
+                  "also evaluate the test (validation) set every N steps (the report's evals)");
   cmd->add_option("--checkpoint-keep", args->checkpoint_keep,
                   "keep the newest N checkpoints (default 2)");
   cmd->add_flag("--resume", args->resume,

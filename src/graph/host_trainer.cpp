@@ -22,13 +22,21 @@ struct HostTrainer::Program {
 
 HostTrainer::HostTrainer(const ModelSpec& spec, int batch, Numerics mode,
                          const OptimizerConfig& opt, uint64_t seed, bool use_blas)
-    : m_spec(spec),
+    : HostTrainer([spec](int n) { return build_model(spec, n); },
+                  init_params(build_model(spec, batch), seed), batch, mode, opt, use_blas) {}
+
+HostTrainer::HostTrainer(std::function<Model(int batch)> build,
+                         std::vector<std::vector<float>> params, int batch, Numerics mode,
+                         const OptimizerConfig& opt, bool use_blas)
+    : m_build(std::move(build)),
       m_mode(mode),
       m_use_blas(use_blas),
-      m_model(build_model(spec, batch)),
-      m_params(init_params(m_model, seed)),
+      m_model(m_build(batch)),
+      m_params(std::move(params)),
       m_optimizer(opt, param_sizes(m_model)) {
   if (mode == Numerics::kF64) throw Error("host trainer", "runs f32 or chip numerics, not f64");
+  if (m_params.size() != m_model.params.size())
+    throw Error("host trainer", "parameter count differs from the model's");
 }
 
 HostTrainer::~HostTrainer() = default;
@@ -41,7 +49,7 @@ HostTrainer::Program& HostTrainer::program(int n, bool training) {
   auto& slot = m_programs[{n, training}];
   if (!slot) {
     slot = std::make_unique<Program>();
-    slot->model = build_model(m_spec, n);
+    slot->model = m_build(n);
     const Graph* g = &slot->model.graph;
     if (training) {
       slot->training = build_training_graph(slot->model.graph, slot->model.loss);
@@ -54,10 +62,38 @@ HostTrainer::Program& HostTrainer::program(int n, bool training) {
   return p;
 }
 
+void HostTrainer::bind(Program& p, const void* x, const int32_t* labels, int n) {
+  const int64_t values = n * sample_size();
+  if (p.model.graph.value(p.model.input).dtype == DType::kI32) {
+    const auto* ids = static_cast<const int32_t*>(x);
+    p.exec->set_labels(p.model.input, std::vector<int32_t>(ids, ids + values));
+  } else {
+    const auto* images = static_cast<const float*>(x);
+    p.exec->set(p.model.input, std::vector<float>(images, images + values));
+  }
+  const int64_t label_values = num_elements(p.model.graph.value(p.model.labels).shape);
+  p.exec->set_labels(p.model.labels, std::vector<int32_t>(labels, labels + label_values));
+}
+
 float HostTrainer::step(const float* images, const int32_t* labels, int n) {
+  return train(images, labels, n);
+}
+
+float HostTrainer::step(const int32_t* ids, const int32_t* labels, int n) {
+  return train(ids, labels, n);
+}
+
+void HostTrainer::evaluate(const float* images, const int32_t* labels, int n, EvalResult& acc) {
+  infer(images, labels, n, acc);
+}
+
+void HostTrainer::evaluate(const int32_t* ids, const int32_t* labels, int n, EvalResult& acc) {
+  infer(ids, labels, n, acc);
+}
+
+float HostTrainer::train(const void* x, const int32_t* labels, int n) {
   Program& p = program(n, true);
-  p.exec->set(p.model.input, std::vector<float>(images, images + n * sample_size()));
-  p.exec->set_labels(p.model.labels, std::vector<int32_t>(labels, labels + n));
+  bind(p, x, labels, n);
   p.exec->run();
   std::vector<float*> params;
   std::vector<const float*> grads;
@@ -70,20 +106,21 @@ float HostTrainer::step(const float* images, const int32_t* labels, int n) {
   return loss;
 }
 
-void HostTrainer::evaluate(const float* images, const int32_t* labels, int n, EvalResult& acc) {
+void HostTrainer::infer(const void* x, const int32_t* labels, int n, EvalResult& acc) {
   Program& p = program(n, false);
-  p.exec->set(p.model.input, std::vector<float>(images, images + n * sample_size()));
-  p.exec->set_labels(p.model.labels, std::vector<int32_t>(labels, labels + n));
+  bind(p, x, labels, n);
   p.exec->run();
   const std::vector<float>& logits = p.exec->get(p.model.logits);
-  const int classes = static_cast<int>(p.model.graph.value(p.model.logits).shape[1]);
-  for (int b = 0; b < n; ++b) {
-    int best = 0;
-    for (int c = 1; c < classes; ++c)
-      if (logits[b * classes + c] > logits[b * classes + best]) best = c;
-    acc.correct += best == labels[b];
+  const Shape& shape = p.model.graph.value(p.model.logits).shape;
+  const int64_t rows = shape[0], classes = shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c)
+      if (logits[r * classes + c] > logits[r * classes + best]) best = c;
+    acc.correct += best == labels[r];
   }
   acc.loss_sum += static_cast<double>(p.exec->get(p.model.loss)[0]) * n;
+  acc.predictions += rows;
   acc.samples += n;
 }
 

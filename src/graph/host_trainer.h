@@ -1,13 +1,15 @@
 // Training on the host reference executor: the oracle the simulated chip's training must match
 // (chip numerics: bit-identical weights) and the fp32 baseline of the speed benchmark.
 //
-// One step on n samples: bind images/labels and the current parameters, run the training graph
+// One step on n samples: bind the input (images, or the byte ids of text windows) and labels (one
+// per sample, or one per position) and the current parameters, run the training graph
 // (forward + loss + backward) for batch size n, then Optimizer::step. A graph is built per batch
 // size on first use (the last partial batch of an epoch gets its own), all sharing the same
 // parameters and optimizer state.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -20,8 +22,9 @@
 namespace tessera::graph {
 
 struct EvalResult {
-  double loss_sum = 0;  // sum over samples of the per-batch mean loss times the batch size
-  int64_t correct = 0;  // argmax(logits) == label (first maximum wins)
+  double loss_sum = 0;      // sum over samples of the per-batch mean loss times the batch size
+  int64_t correct = 0;      // argmax(logits) == label (first maximum wins)
+  int64_t predictions = 0;  // labels predicted: samples x positions (one per sample for images)
   int64_t samples = 0;
 };
 
@@ -30,13 +33,18 @@ class HostTrainer {
   // mode: kF32 or kChip. Parameters from init_params(build_model(spec, batch), seed).
   HostTrainer(const ModelSpec& spec, int batch, Numerics mode, const OptimizerConfig& opt,
               uint64_t seed, bool use_blas = true);
+  // A model `build` makes for any batch size (e.g. graph::build_gpt), from `params`.
+  HostTrainer(std::function<Model(int batch)> build, std::vector<std::vector<float>> params,
+              int batch, Numerics mode, const OptimizerConfig& opt, bool use_blas = true);
   ~HostTrainer();
 
-  // One step on n samples (images: n x sample elements, row-major). Returns the loss before the
-  // update.
+  // One step on n samples (images: n x sample elements, row-major; ids: n x sample int32 values
+  // for a model whose input is integer). Returns the loss before the update.
   float step(const float* images, const int32_t* labels, int n);
-  // Forward only on n samples; adds to `acc`.
+  float step(const int32_t* ids, const int32_t* labels, int n);
+  // Forward only on n samples; adds to `acc` (an argmax prediction per label).
   void evaluate(const float* images, const int32_t* labels, int n, EvalResult& acc);
+  void evaluate(const int32_t* ids, const int32_t* labels, int n, EvalResult& acc);
 
   std::vector<std::vector<float>>& params() { return m_params; }
   Optimizer& optimizer() { return m_optimizer; }
@@ -46,8 +54,12 @@ class HostTrainer {
  private:
   struct Program;
   Program& program(int n, bool training);
+  // Binds n samples of input (float images or int32 ids, by the model's input type) and labels.
+  void bind(Program& p, const void* x, const int32_t* labels, int n);
+  float train(const void* x, const int32_t* labels, int n);
+  void infer(const void* x, const int32_t* labels, int n, EvalResult& acc);
 
-  ModelSpec m_spec;
+  std::function<Model(int)> m_build;
   Numerics m_mode;
   bool m_use_blas;
   Model m_model;

@@ -79,13 +79,22 @@ nlohmann::ordered_json per_step_json(const std::vector<StepFigures>& steps) {
           {"supersteps", supersteps}};
 }
 
+// The layer-list model a data-parallel run trains (Error for gpt: its windows' per-position labels
+// are not split over the processors).
+const graph::ModelSpec& layer_model(const TrainModel& m) {
+  if (m.gpt)
+    throw UsageError("--chips",
+                     "data-parallel training takes the image models (mlp, cnn), not gpt");
+  return m.spec;
+}
+
 // The data-parallel Trainer: a DataParallelTrainer, the scaling baseline and the epoch's figures
 // (data_parallel_run.h).
 class DataParallelRunTrainer final : public Trainer {
  public:
   explicit DataParallelRunTrainer(const DataParallelRunOptions& options)
       : m_options(options.dp),
-        m_dp(options.model, options.config.spec, options.dp),
+        m_dp(layer_model(options.model), options.config.spec, options.dp),
         m_epoch_start(m_dp.totals()) {}
 
   const DataParallelTrainer& dp() const { return m_dp; }

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/splitmix64.h"
 #include "runtime/idx.h"
+#include "runtime/text_windows.h"
 
 namespace tessera::runtime {
 
@@ -57,13 +58,41 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
   return d;
 }
 
-void check_fits_model(const Dataset& d, const graph::ModelSpec& model) {
+Dataset text_dataset(std::string name, std::string source, std::string text, int context,
+                     int64_t count) {
+  if (context < 1 || static_cast<int64_t>(text.size()) < int64_t{context} + 1)
+    throw Error(source.empty() ? "dataset '" + name + "'" : source,
+                fmt::format("a text of {} bytes does not hold a window of context {}", text.size(),
+                            context));
+  Dataset d;
+  d.name = std::move(name);
+  d.source = std::move(source);
+  d.text = std::move(text);
+  d.context = context;
+  d.count = count;
+  d.classes = 256;
+  return d;
+}
+
+void check_fits_model(const Dataset& d, const TrainModel& m) {
+  const std::string where = d.source.empty() ? "dataset '" + d.name + "'" : d.source;
+  if (d.is_text() != m.gpt.has_value())
+    throw Error(where,
+                fmt::format("{} dataset, but model '{}' {}", d.is_text() ? "a text" : "an image",
+                            m.name(), m.gpt ? "takes text" : "takes images"));
+  if (m.gpt) {
+    if (m.gpt->context != d.context)
+      throw Error(where, fmt::format("windows of {} bytes, but model 'gpt' has context {}",
+                                     d.context, m.gpt->context));
+    return;
+  }
+  const graph::ModelSpec& model = m.spec;
   const graph::Shape& in = model.input;
   const bool flat = in.size() == 1 && in[0] == d.sample_size();
   const bool image =
       (in.size() == 2 || (in.size() == 3 && in[2] == 1)) && in[0] == d.rows && in[1] == d.cols;
   if (flat || image) return;
-  throw Error(d.source.empty() ? "dataset '" + d.name + "'" : d.source,
+  throw Error(where,
               fmt::format("images are {}x{} ({} values per sample), but model '{}' takes input {}",
                           d.rows, d.cols, d.sample_size(), model.name, graph::shape_str(in)));
 }
@@ -96,10 +125,14 @@ Dataset take(const Dataset& d, int64_t n) {
   return out;
 }
 
+uint64_t epoch_seed(uint64_t seed, int64_t epoch) {
+  return seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1));
+}
+
 std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
-  SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
+  SplitMix64 rng(epoch_seed(seed, epoch));
   for (int64_t i = n - 1; i >= 1; --i)
     std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
   return order;
@@ -112,21 +145,45 @@ Batcher::Batcher(const Dataset& data, int batch, uint64_t seed, bool shuffle)
 }
 
 void Batcher::start_epoch(int64_t epoch) {
+  m_pos = 0;
+  m_end = m_data.count;
+  if (m_data.is_text()) {
+    m_rng = SplitMix64(m_seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch)));
+    if (!m_shuffle)  // the non-overlapping windows the stream holds
+      m_end =
+          std::min<int64_t>(m_end, (static_cast<int64_t>(m_data.text.size()) - 1) / m_data.context);
+    return;
+  }
   if (m_shuffle) {
     m_order = epoch_order(m_data.count, m_seed, epoch);
   } else {
     m_order.resize(static_cast<size_t>(m_data.count));
     std::iota(m_order.begin(), m_order.end(), int64_t{0});
   }
-  m_pos = 0;
 }
 
 bool Batcher::next(Batch& out) {
-  if (m_pos >= m_data.count) return false;
-  const int64_t size = std::min<int64_t>(m_batch, m_data.count - m_pos);
+  if (m_pos >= m_end) return false;
+  const int64_t size = std::min<int64_t>(m_batch, m_end - m_pos);
   const int64_t ss = m_data.sample_size();
   out.first = m_pos;
   out.size = static_cast<int>(size);
+  if (m_data.is_text()) {
+    std::vector<int64_t> starts(static_cast<size_t>(size));
+    if (m_shuffle) {
+      starts = draw_window_starts(static_cast<int64_t>(m_data.text.size()), m_data.context,
+                                  static_cast<int>(size), m_rng);
+    } else {
+      for (int64_t i = 0; i < size; ++i) starts[static_cast<size_t>(i)] = (m_pos + i) * ss;
+    }
+    out.images.clear();
+    out.ids.resize(static_cast<size_t>(size * ss));
+    out.labels.resize(static_cast<size_t>(size * ss));
+    fill_windows(m_data.text, starts, m_data.context, out.ids.data(), out.labels.data());
+    m_pos += size;
+    return true;
+  }
+  out.ids.clear();
   out.images.resize(static_cast<size_t>(size * ss));
   out.labels.resize(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {

@@ -1,4 +1,5 @@
-// Labelled image datasets for training: loading, scaling, seeded shuffling and batching.
+// Datasets for training: labelled images (loading, scaling, seeded shuffling and batching) and
+// text (windows of a byte stream for next-byte prediction, runtime/text_windows.h).
 //
 // Contract:
 //   * images are stored as float, one sample after another (rows x cols x 1, i.e. NHWC with one
@@ -10,27 +11,47 @@
 //     needs no generator state beyond the epoch number;
 //   * batches cover the epoch order in consecutive slices of `batch` samples; the last partial
 //     batch is kept (n % batch samples).
+// Text datasets (context > 0): a sample is a window of `context` bytes of `text` (ids) with the
+// next byte at every position (labels, context per sample). Shuffled epochs draw every window's
+// start (draw_window_starts, one draw per window in batch order) from
+// SplitMix64(seed ^ (0x9e3779b97f4a7c15 * epoch)) (epoch 0: SplitMix64(seed)), `count` windows per
+// epoch; evaluation (no shuffle) takes the
+// consecutive non-overlapping windows from the stream's start (window i at i x context), at most
+// `count` and as many as the stream holds.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "graph/model.h"
+#include "common/splitmix64.h"
+#include "runtime/train_model.h"
 
 namespace tessera::runtime {
 
 struct Dataset {
   std::string name;
-  std::string source;  // the image file it was read from (errors name it); empty if built in memory
+  std::string source;  // the file it was read from (errors name it); empty if built in memory
   int64_t count = 0;
   int rows = 0, cols = 0;
   int classes = 0;
   std::vector<float> images;    // count * rows * cols
   std::vector<int32_t> labels;  // count
+  // Text datasets: the byte stream and the window length (0: an image dataset).
+  std::string text;
+  int context = 0;
 
-  int64_t sample_size() const { return static_cast<int64_t>(rows) * cols; }
+  bool is_text() const { return context > 0; }
+  // Input values per sample: pixels, or the window's bytes.
+  int64_t sample_size() const { return is_text() ? context : static_cast<int64_t>(rows) * cols; }
+  // Label values per sample: one class, or the next byte at every position.
+  int64_t label_size() const { return is_text() ? context : 1; }
 };
+
+// A text dataset over `text` with windows of `context` bytes and `count` windows (samples) per
+// epoch (Error naming `source` if the stream does not hold one window).
+Dataset text_dataset(std::string name, std::string source, std::string text, int context,
+                     int64_t count);
 
 // Loads an IDX image file [n, rows, cols] and label file [n]; checks n matches and every label
 // is in [0, classes). Errors name the file and the problem.
@@ -42,7 +63,9 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
 // takes h x w images (one channel). The error names the image file (or the dataset), the shape
 // found and the shape expected:
 //   "<file>: images are 27x29 (783 values per sample), but model 'mlp' takes input [784]"
-void check_fits_model(const Dataset& d, const graph::ModelSpec& model);
+// A text dataset fits gpt models only, whose context is the dataset's; an image dataset fits
+// layer-list models only.
+void check_fits_model(const Dataset& d, const TrainModel& model);
 
 enum class Split : uint8_t { kTrain, kTest };
 
@@ -57,13 +80,16 @@ Dataset load_fashion_mnist(const std::string& dir, Split split);
 // The first n samples (n <= count) as a new dataset (fast tests, subsets).
 Dataset take(const Dataset& d, int64_t n);
 
+// The generator seed of an epoch: seed ^ (0x9e3779b97f4a7c15 * (epoch + 1)).
+uint64_t epoch_seed(uint64_t seed, int64_t epoch);
 std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch);
 
 struct Batch {
   int64_t first = 0;  // index of the batch's first slot in the epoch order
   int size = 0;
-  std::vector<float> images;    // size * sample_size
-  std::vector<int32_t> labels;  // size
+  std::vector<float> images;    // size * sample_size (image datasets)
+  std::vector<int32_t> ids;     // size * context (text datasets)
+  std::vector<int32_t> labels;  // size * label_size
 };
 
 class Batcher {
@@ -83,6 +109,8 @@ class Batcher {
   bool m_shuffle;
   std::vector<int64_t> m_order;
   int64_t m_pos = 0;
+  int64_t m_end = 0;    // samples of the epoch
+  SplitMix64 m_rng{0};  // text: the epoch's window starts
 };
 
 }  // namespace tessera::runtime

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "common/file_io.h"
 
@@ -78,6 +80,18 @@ TextCorpus load_fortunes(const std::string& dir) {
     c.fortunes += split_fortunes(read_file(dir + "/" + name, "fortune file", EmptyFile::kAllowed),
                                  c.train, c.validation);
   return c;
+}
+
+Dataset fortunes_dataset(const TextCorpus& c, Split split, int context) {
+  if (split == Split::kTrain)
+    return text_dataset(c.name + "/train", c.source, c.train, context,
+                        static_cast<int64_t>(c.train.size()) - context);
+  const int64_t needed = int64_t{kValidationWindows} * context + 1;
+  if (static_cast<int64_t>(c.validation.size()) < needed)
+    throw Error(c.source, fmt::format("the validation stream of {} bytes does not hold {} windows "
+                                      "of context {} ({} bytes needed)",
+                                      c.validation.size(), kValidationWindows, context, needed));
+  return text_dataset(c.name + "/validation", c.source, c.validation, context, kValidationWindows);
 }
 
 }  // namespace tessera::runtime

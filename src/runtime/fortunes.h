@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/dataset.h"
+
 namespace tessera::runtime {
 
 inline constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
@@ -48,5 +50,14 @@ int64_t split_fortunes(std::string_view file, std::string& train, std::string& v
 
 // The whole corpus of `dir`.
 TextCorpus load_fortunes(const std::string& dir = kFortunesDir);
+
+// Validation windows of a gpt run: the first kValidationWindows non-overlapping windows of the
+// validation stream.
+inline constexpr int kValidationWindows = 256;
+
+// One stream of `c` as a text dataset of `context`-byte windows (dataset.h): the training stream
+// with every start position a window (count = bytes - context), or the validation stream with
+// count = kValidationWindows (Error naming the corpus if it holds fewer).
+Dataset fortunes_dataset(const TextCorpus& c, Split split, int context);
 
 }  // namespace tessera::runtime

@@ -16,9 +16,10 @@ PeWork operator-(const PeWork& after, const PeWork& before) {
 
 int PeAttribution::key_index(const compiler::MxuRegion& r) {
   for (size_t i = 0; i < m_keys.size(); ++i)
-    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase)
+    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase &&
+        m_keys[i].kind == r.role.kind)
       return static_cast<int>(i);
-  m_keys.push_back(PeKey{r.role.layer, r.role.phase});
+  m_keys.push_back(PeKey{r.role.layer, r.role.phase, r.role.kind});
   return static_cast<int>(m_keys.size() - 1);
 }
 
@@ -99,7 +100,9 @@ void PeTally::add_step(const std::vector<PeKey>& attribution_keys, const PeWork&
   for (size_t i = 0; i < attribution_keys.size() && i < diff.keys.size(); ++i) {
     const PeKey& k = attribution_keys[i];
     size_t at = 0;
-    while (at < keys.size() && !(keys[at].layer == k.layer && keys[at].phase == k.phase)) ++at;
+    while (at < keys.size() &&
+           !(keys[at].layer == k.layer && keys[at].phase == k.phase && keys[at].kind == k.kind))
+      ++at;
     if (at == keys.size()) {
       keys.push_back(k);
       work.emplace_back();
@@ -149,6 +152,7 @@ nlohmann::ordered_json PeTally::to_json() const {
   for (size_t i = 0; i < keys.size(); ++i)
     j["keys"].push_back({{"layer", keys[i].layer},
                          {"phase", compiler::to_string(keys[i].phase)},
+                         {"kind", compiler::to_string(keys[i].kind)},
                          {"work", counters_json(work[i])}});
   return j;
 }
@@ -172,6 +176,16 @@ PeTally PeTally::from_json(const nlohmann::ordered_json& j, const std::string& p
       ++p;
     if (p == compiler::kNumMxuPhases) throw Error(path, bad);
     key.phase = static_cast<compiler::MxuPhase>(p);
+    if (k.contains("kind")) {
+      int kind = 0;
+      while (kind < compiler::kNumMxuLayerKinds &&
+             k["kind"] != compiler::to_string(static_cast<compiler::MxuLayerKind>(kind)))
+        ++kind;
+      if (kind == compiler::kNumMxuLayerKinds) throw Error(path, bad);
+      key.kind = static_cast<compiler::MxuLayerKind>(kind);
+    } else if (key.layer.starts_with("conv")) {
+      key.kind = compiler::MxuLayerKind::kConv;
+    }
     t.keys.push_back(key);
     t.work.push_back(counters_from(k["work"], path));
   }
@@ -203,6 +217,38 @@ nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally)
         work_json(spec, phases[p]);
   r["layers"] = std::move(layers);
   r["other"] = work_json(spec, tally.other);
+  return r;
+}
+
+nlohmann::ordered_json mxu_split_json(const PeTally& tally, int64_t mxu_busy, int64_t cycles,
+                                      int mxu_count) {
+  core::MxuWork kinds[compiler::kNumMxuLayerKinds];
+  bool present[compiler::kNumMxuLayerKinds] = {};
+  int64_t busy = 0;
+  for (size_t i = 0; i < tally.keys.size(); ++i) {
+    const int k = static_cast<int>(tally.keys[i].kind);
+    kinds[k] += tally.work[i];
+    present[k] = true;
+    busy += tally.work[i].busy_cycles;
+  }
+  if (!present[static_cast<int>(compiler::MxuLayerKind::kAttention)]) return nullptr;
+  nlohmann::ordered_json r;
+  for (const compiler::MxuLayerKind kind :
+       {compiler::MxuLayerKind::kAttention, compiler::MxuLayerKind::kDense,
+        compiler::MxuLayerKind::kConv}) {
+    const int k = static_cast<int>(kind);
+    if (!present[k] && kind == compiler::MxuLayerKind::kConv) continue;
+    const double b = static_cast<double>(kinds[k].busy_cycles);
+    nlohmann::ordered_json j;
+    j["macs"] = kinds[k].macs;
+    j["busy_cycles"] = kinds[k].busy_cycles;
+    const double share = busy > 0 ? b / static_cast<double>(busy) : 0.0;
+    j["share"] = share;
+    j["utilization"] = cycles > 0 ? share * static_cast<double>(mxu_busy) /
+                                        (static_cast<double>(cycles) * mxu_count)
+                                  : 0.0;
+    r[compiler::to_string(kind)] = std::move(j);
+  }
   return r;
 }
 

@@ -33,6 +33,7 @@ namespace tessera::runtime {
 struct PeKey {
   std::string layer;
   compiler::MxuPhase phase = compiler::MxuPhase::kForward;
+  compiler::MxuLayerKind kind = compiler::MxuLayerKind::kDense;
 };
 
 // Per-key work (index = key index) plus the unattributed rest; differences of two snapshots give
@@ -71,9 +72,10 @@ struct PeTally {
 
   // Adds one step's `diff` (keys[i] of the attribution is diff.keys[i]).
   void add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff);
-  // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "work":
+  // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "kind", "work":
   // [counters]}]} with MxuWork's 13 integer counters in a fixed order; from_json throws Error(path,
-  // ...) when the object is malformed.
+  // ...) when the object is malformed. A key without "kind" (written before kinds existed: dense
+  // and conv models only) is conv when its layer's name starts with "conv", else dense.
   nlohmann::ordered_json to_json() const;
   static PeTally from_json(const nlohmann::ordered_json& j, const std::string& path);
 };
@@ -82,5 +84,14 @@ struct PeTally {
 // "total", "phases": {"forward", "input_grad", "weight_grad"}, "layers": [{"layer", "phase", ...}],
 // "other"}.
 nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally);
+
+// The MXU work split by layer kind (compiler::MxuLayerKind) when `tally` holds attention work, else
+// null: {"attention": {...}, "dense": {...}} (and "conv" when there is any), each {"macs",
+// "busy_cycles" (the MXU input port's, as in pe_json), "share" (of all keys' busy cycles),
+// "utilization" (share x mxu_busy / (cycles x mxu_count): the MXU utilisation of the steps split
+// in proportion to the shares, so the kinds add up to it)}. `mxu_busy`, `cycles` and
+// `mxu_count`: the steps' MXU busy cycles and cycles, and the core's MXUs.
+nlohmann::ordered_json mxu_split_json(const PeTally& tally, int64_t mxu_busy, int64_t cycles,
+                                      int mxu_count);
 
 }  // namespace tessera::runtime

@@ -79,7 +79,7 @@ std::vector<std::string> mxu_layers(const TrainingRunOptions& options) {
   c.training = true;
   c.optimizer = options.trainer.optimizer;
   c.adam_on = options.trainer.adam_on;
-  const compiler::CompiledProgram p = compiler::compile(options.model, options.config.spec, c);
+  const compiler::CompiledProgram p = compile_train_model(options.model, options.config.spec, c);
   std::vector<std::string> layers;
   for (const compiler::MxuRegion& r : p.mxu_regions)
     if (std::find(layers.begin(), layers.end(), r.role.layer) == layers.end())

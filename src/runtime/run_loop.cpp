@@ -18,11 +18,18 @@ double ratio(double a, double b) {
 void put_quality(nlohmann::ordered_json& j, const EpochResult& e) {
   j["loss"] = ratio(e.loss_sum, static_cast<double>(e.samples));
   j["train_accuracy"] =
-      ratio(static_cast<double>(e.train.correct), static_cast<double>(e.train.samples));
+      ratio(static_cast<double>(e.train.correct), static_cast<double>(e.train.predictions));
   j["train_accuracy_samples"] = e.train.samples;
   j["test_accuracy"] =
-      ratio(static_cast<double>(e.test.correct), static_cast<double>(e.test.samples));
+      ratio(static_cast<double>(e.test.correct), static_cast<double>(e.test.predictions));
   j["test_loss"] = ratio(e.test.loss_sum, static_cast<double>(e.test.samples));
+}
+
+void put_epoch(nlohmann::ordered_json& j, const EpochResult& e) {
+  j["epoch"] = e.epoch + 1;
+  j["steps"] = e.steps;
+  j["samples"] = e.samples;
+  put_quality(j, e);
 }
 
 nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test,
@@ -30,6 +37,11 @@ nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& te
   const graph::OptimizerConfig& o = trainer.optimizer;
   nlohmann::ordered_json id;
   id["model"] = run.model_name;
+  if (const auto& g = run.model.gpt)
+    id["gpt"] = {{"d_model", g->d_model},
+                 {"heads", g->heads},
+                 {"layers", g->layers},
+                 {"context", g->context}};
   id["dataset"] = train.name;
   id["train_samples"] = train.count;
   id["test_samples"] = test.count;
@@ -75,6 +87,7 @@ RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
   if (m_options.epochs < 1) throw UsageError("train", "--epochs must be >= 1");
   if (m_options.checkpoint_every < 0) throw UsageError("train", "--checkpoint-every must be >= 0");
   if (m_options.checkpoint_keep < 1) throw UsageError("train", "--checkpoint-keep must be >= 1");
+  if (m_options.eval_every < 0) throw UsageError("train", "--eval-every must be >= 0");
   if (m_options.checkpoint_every > 0 && m_options.checkpoint_dir.empty())
     throw UsageError("train", "--checkpoint-every needs --checkpoint-dir");
   if (m_options.resume && m_options.checkpoint_dir.empty())
@@ -115,6 +128,11 @@ void RunLoop::resume() {
       static_cast<int64_t>(p["epochs"].size()) != m_epoch)
     throw Error(path, "corrupt checkpoint progress (inconsistent position)");
   m_epochs = p["epochs"];
+  m_evals = nlohmann::ordered_json::array();
+  if (p.contains("evals")) {
+    if (!p["evals"].is_array()) throw Error(path, "corrupt checkpoint progress (evals)");
+    m_evals = p["evals"];
+  }
   m_trainer->restore(c, m_step, path);
   m_resumed_from = path;
 }
@@ -127,6 +145,7 @@ void RunLoop::save(int epoch) {
   c.progress["loss_sum_bits"] = std::bit_cast<uint64_t>(m_loss_sum);
   c.progress["samples"] = m_samples;
   m_trainer->save(c);  // collective in a distributed run
+  if (!m_evals.empty()) c.progress["evals"] = m_evals;
   c.progress["epochs"] = m_epochs;
   if (m_trainer->writes_files())
     save_checkpoint(m_options.checkpoint_dir, m_trainer->steps(), c, m_options.checkpoint_keep);
@@ -152,6 +171,14 @@ bool RunLoop::run(const TrainingCallbacks& cb) {
       m_samples += b.size;
       if (cb.progress)
         cb.progress(m_epoch, m_step, total, m_loss_sum / static_cast<double>(m_samples));
+      if (m_options.eval_every > 0 && m_trainer->steps() % m_options.eval_every == 0 &&
+          m_step < total) {
+        const graph::EvalResult t = evaluate_test();
+        m_evals.push_back({{"step", m_trainer->steps()},
+                           {"test_loss", ratio(t.loss_sum, static_cast<double>(t.samples))},
+                           {"test_accuracy", ratio(static_cast<double>(t.correct),
+                                                   static_cast<double>(t.predictions))}});
+      }
       if (checkpoints && m_options.checkpoint_every > 0 &&
           m_trainer->steps() % m_options.checkpoint_every == 0)
         save(m_epoch);
@@ -164,6 +191,7 @@ bool RunLoop::run(const TrainingCallbacks& cb) {
     m_step = 0;
     m_loss_sum = 0;
     m_samples = 0;
+    m_evals = nlohmann::ordered_json::array();
     m_trainer->start_epoch();
     if (checkpoints) save(m_epoch + 1);
   }
@@ -182,10 +210,19 @@ nlohmann::ordered_json RunLoop::finish_epoch(double wall_seconds) {
   Batcher ev(m_train, t.batch, t.seed, false);
   ev.start_epoch(0);
   while (e.train.samples < m_test.count && ev.next(b)) m_trainer->evaluate(b, e.train);
-  Batcher test(m_test, t.batch, t.seed, false);
+  e.test = evaluate_test();
+  nlohmann::ordered_json j = m_trainer->epoch_report(e);
+  if (m_options.eval_every > 0) j["evals"] = m_evals;
+  return j;
+}
+
+graph::EvalResult RunLoop::evaluate_test() {
+  graph::EvalResult r;
+  Batch b;
+  Batcher test(m_test, m_trainer->options().batch, m_trainer->options().seed, false);
   test.start_epoch(0);
-  while (test.next(b)) m_trainer->evaluate(b, e.test);
-  return m_trainer->epoch_report(e);
+  while (test.next(b)) m_trainer->evaluate(b, r);
+  return r;
 }
 
 nlohmann::ordered_json RunLoop::report() const {

@@ -15,6 +15,9 @@
 // differs. Its progress (JSON): "epoch" (index of the epoch in progress), "step" (batches of it
 // consumed), "loss_sum_bits" (the epoch's sum of loss x batch size, IEEE-754 bits), "samples",
 // then the trainer's fields (Trainer::save), then "epochs" (the reports of the finished epochs).
+// With eval_every > 0 the test set is also evaluated after every eval_every-th global step (not
+// the epoch's last, whose evaluation follows anyway): the epoch report's "evals" lists
+// {"step", "test_loss", "test_accuracy"} per such evaluation (kept in checkpoints as "evals").
 // resume = true loads the newest checkpoint and continues so that the weights, optimizer state
 // and every per-epoch figure except host_seconds come out bit-identical to an uninterrupted run.
 //
@@ -33,6 +36,7 @@
 #include "graph/model.h"
 #include "runtime/dataset.h"
 #include "runtime/run_config.h"
+#include "runtime/train_model.h"
 #include "runtime/trainer.h"
 
 namespace tessera::runtime {
@@ -41,7 +45,7 @@ namespace tessera::runtime {
 // data_parallel_run.h).
 struct RunOptions {
   std::string model_name;  // as the user named it (report and checkpoint identity)
-  graph::ModelSpec model;
+  TrainModel model;
   RunConfig config;  // config.resolved is the report's resolved_config
   int epochs = 3;
   int64_t steps_limit = 0;     // steps per epoch; 0 = the whole training set
@@ -49,6 +53,7 @@ struct RunOptions {
   int64_t checkpoint_every = 0;
   int checkpoint_keep = 2;
   bool resume = false;
+  int64_t eval_every = 0;  // evaluate the test set every N global steps too; 0 = never
 };
 
 struct TrainingCallbacks {
@@ -58,8 +63,9 @@ struct TrainingCallbacks {
   std::function<bool(int64_t global_step)> keep_going;
 };
 
-// The identity every checkpoint has: model, dataset and its sample counts, config name and hash,
-// optimizer and hyper-parameters, batch, seed, steps_limit, host link bandwidth.
+// The identity every checkpoint has: model (and for gpt "gpt": {d_model, heads, layers, context}),
+// dataset and its sample counts, config name and hash, optimizer and hyper-parameters, batch, seed,
+// steps_limit, host link bandwidth.
 nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test,
                                          const RunOptions& run, const ChipTrainerOptions& trainer);
 
@@ -85,6 +91,8 @@ class RunLoop {
   // Writes the state after the current step; `epoch` is the epoch in progress afterwards.
   void save(int epoch);
   nlohmann::ordered_json finish_epoch(double wall_seconds);
+  // The test set through Trainer::evaluate.
+  graph::EvalResult evaluate_test();
 
   const Dataset& m_train;
   const Dataset& m_test;
@@ -96,6 +104,7 @@ class RunLoop {
   int64_t m_step = 0;
   double m_loss_sum = 0;
   int64_t m_samples = 0;
+  nlohmann::ordered_json m_evals = nlohmann::ordered_json::array();  // the epoch's (eval_every)
   nlohmann::ordered_json m_epochs = nlohmann::ordered_json::array();
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/train_chip.h"
 
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@
 
 namespace tessera::runtime {
 
-ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+ChipTrainer::ChipTrainer(const TrainModel& model, const core::CoreSpec& spec,
                          const ChipTrainerOptions& options)
     : m_model(model), m_spec(spec), m_options(options) {
   if (options.batch < 1) throw Error("train", "batch must be >= 1");
@@ -19,10 +20,15 @@ ChipTrainer::ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& sp
   const compiler::CompiledProgram& p = program(options.batch, true);
   core::TimedOptions timed;
   timed.trace = options.trace;
+  // The core's bundle limit counts over its whole life, which a long run of steps exceeds (gpt's
+  // step issues 609,313 bundles: the default limit ends a run at step 1,641); the compiled
+  // programs halt by construction.
+  timed.max_bundles = std::numeric_limits<int64_t>::max();
   m_core = std::make_unique<core::Core>(m_spec, p.program, timed);
-  const graph::Model m = graph::build_model(model, options.batch);
+  const graph::Model m = build_train_model(model, options.batch);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;
-  start_replica(*m_core, p, graph::init_params(m, options.seed));
+  m_labels = graph::num_elements(m.graph.value(m.labels).shape) / options.batch;
+  start_replica(*m_core, p, init_train_params(model, m, options.seed));
 }
 
 const StepParts& ChipTrainer::parts(int n) {
@@ -39,14 +45,14 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
     o.training = training;
     o.optimizer = m_options.optimizer;
     o.adam_on = m_options.adam_on;
-    slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, m_spec, o));
+    slot = std::make_unique<compiler::CompiledProgram>(compile_train_model(m_model, m_spec, o));
   }
   return *slot;
 }
 
-void ChipTrainer::run(const compiler::CompiledProgram& p, const float* images,
-                      const int32_t* labels, int n) {
-  write_batch(p, images, labels, n);
+void ChipTrainer::run(const compiler::CompiledProgram& p, const void* x, const int32_t* labels,
+                      int n) {
+  write_batch(p, x, labels, n);
   load(p.program);
   m_pe.attach(*m_core, p, false);  // per-layer accumulator widths
   m_core->run();
@@ -61,22 +67,41 @@ void ChipTrainer::load(const isa::Program& program) {
   m_core->load(program, decoded);
 }
 
-void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const float* images,
+void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const void* x,
                               const int32_t* labels, int n) {
   core::ArchState& s = m_core->host_state();
   const int64_t words = static_cast<int64_t>(n) * m_sample;
   std::vector<uint32_t> buf(static_cast<size_t>(words));
-  std::memcpy(buf.data(), images, 4 * buf.size());
+  std::memcpy(buf.data(), x, 4 * buf.size());
   s.hbm.write_block(p.x.hbm, buf.data(), words);
-  std::vector<uint32_t> lab(static_cast<size_t>(n));
+  const int64_t label_words = static_cast<int64_t>(n) * m_labels;
+  std::vector<uint32_t> lab(static_cast<size_t>(label_words));
   std::memcpy(lab.data(), labels, 4 * lab.size());
-  s.hbm.write_block(p.labels.hbm, lab.data(), n);
-  const int64_t bytes = 4 * (words + n);
+  s.hbm.write_block(p.labels.hbm, lab.data(), label_words);
+  const int64_t bytes = 4 * (words + label_words);
   m_host_bytes += bytes;
   m_host_seconds += static_cast<double>(bytes) / m_options.host_bytes_per_second;
 }
 
 float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
+  return train(images, labels, n);
+}
+
+float ChipTrainer::step(const int32_t* ids, const int32_t* labels, int n) {
+  return train(ids, labels, n);
+}
+
+void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n,
+                           graph::EvalResult& acc) {
+  infer(images, labels, n, acc);
+}
+
+void ChipTrainer::evaluate(const int32_t* ids, const int32_t* labels, int n,
+                           graph::EvalResult& acc) {
+  infer(ids, labels, n, acc);
+}
+
+float ChipTrainer::train(const void* x, const int32_t* labels, int n) {
   const compiler::CompiledProgram& p = program(n, true);
   ++m_steps;
   if (m_options.optimizer.kind == graph::OptimizerKind::kAdam) {
@@ -88,7 +113,7 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
     m_core->host_state().hbm.write_block(p.scalars.hbm, w, 2);
   }
   const StepParts& sp = parts(n);
-  write_batch(p, images, labels, n);
+  write_batch(p, x, labels, n);
   load(sp.main);
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
   core::HbmEncoder& enc = m_core->machine().hbm_encoder();
@@ -106,20 +131,21 @@ float ChipTrainer::step(const float* images, const int32_t* labels, int n) {
   return read(p.loss.hbm, 1)[0];
 }
 
-void ChipTrainer::evaluate(const float* images, const int32_t* labels, int n,
-                           graph::EvalResult& acc) {
+void ChipTrainer::infer(const void* x, const int32_t* labels, int n, graph::EvalResult& acc) {
   const compiler::CompiledProgram& p = program(n, false);
-  run(p, images, labels, n);
+  run(p, x, labels, n);
   const std::vector<float> logits = read(p.logits.hbm, p.logits.words);
-  const int64_t classes = p.logits.words / n;
-  for (int b = 0; b < n; ++b) {
-    const float* row = logits.data() + b * classes;
+  const int64_t rows = n * m_labels;
+  const int64_t classes = p.logits.words / rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = logits.data() + r * classes;
     int64_t best = 0;
     for (int64_t c = 1; c < classes; ++c)
       if (row[c] > row[best]) best = c;
-    acc.correct += best == labels[b] ? 1 : 0;
+    acc.correct += best == labels[r] ? 1 : 0;
   }
   acc.loss_sum += static_cast<double>(read(p.loss.hbm, 1)[0]) * n;
+  acc.predictions += rows;
   acc.samples += n;
 }
 

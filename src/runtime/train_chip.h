@@ -6,6 +6,9 @@
 // switching programs (Core::load) keeps the training state. A training step runs as its two parts
 // (optimizer_cost.h) so the optimizer's cycles, bytes and energy are measured. Adam runs on the
 // Adam unit by default (its m and v live in the unit's data cache; init runs once here).
+// The model is a layer-list model on images or the gpt decoder on byte windows (train_model.h):
+// the batch's input (pixels, or the windows' byte ids) goes to the program's x, its labels (one
+// class per sample, or the next byte at every position) to the program's labels.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "graph/host_trainer.h"
 #include "runtime/optimizer_cost.h"
 #include "runtime/pe_attribution.h"
+#include "runtime/train_model.h"
 
 namespace tessera::runtime {
 
@@ -32,13 +36,17 @@ struct ChipTrainerOptions {
 
 class ChipTrainer {
  public:
-  ChipTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+  ChipTrainer(const TrainModel& model, const core::CoreSpec& spec,
               const ChipTrainerOptions& options);
 
-  // One training step on n samples; returns the loss (computed on the chip) before the update.
+  // One training step on n samples (images, or the byte ids of n windows); returns the loss
+  // (computed on the chip) before the update.
   float step(const float* images, const int32_t* labels, int n);
-  // Inference on the chip for n samples; adds loss * n and argmax hits to `acc`.
+  float step(const int32_t* ids, const int32_t* labels, int n);
+  // Inference on the chip for n samples; adds loss * n and the argmax hits of every prediction to
+  // `acc`.
   void evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc);
+  void evaluate(const int32_t* ids, const int32_t* labels, int n, graph::EvalResult& acc);
 
   // Parameters as they are in the simulated HBM (aligned with graph::Model::params).
   std::vector<std::vector<float>> params() const;
@@ -61,18 +69,21 @@ class ChipTrainer {
   const PeAttribution& pe_attribution() const { return m_pe; }
 
  private:
-  void run(const compiler::CompiledProgram& p, const float* images, const int32_t* labels, int n);
-  void write_batch(const compiler::CompiledProgram& p, const float* images, const int32_t* labels,
-                   int n);
+  // `x`: n samples of m_sample 32-bit values (floats or int32 ids).
+  float train(const void* x, const int32_t* labels, int n);
+  void infer(const void* x, const int32_t* labels, int n, graph::EvalResult& acc);
+  void run(const compiler::CompiledProgram& p, const void* x, const int32_t* labels, int n);
+  void write_batch(const compiler::CompiledProgram& p, const void* x, const int32_t* labels, int n);
   // Core::load with the program decoded once (programs and step parts live as long as the trainer).
   void load(const isa::Program& program);
   const StepParts& parts(int n);
   std::vector<float> read(int64_t addr, int64_t n) const;
 
-  graph::ModelSpec m_model;
+  TrainModel m_model;
   core::CoreSpec m_spec;
   ChipTrainerOptions m_options;
-  int64_t m_sample = 0;
+  int64_t m_sample = 0;  // input values per sample
+  int64_t m_labels = 0;  // label values per sample
   std::map<std::pair<int, bool>, std::unique_ptr<compiler::CompiledProgram>> m_programs;
   std::unique_ptr<core::Core> m_core;
   double m_host_seconds = 0;

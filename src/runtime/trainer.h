@@ -37,8 +37,26 @@ struct EpochResult {
 // The epoch report's model-quality fields, in this order: loss (loss_sum / samples),
 // train_accuracy, train_accuracy_samples, test_accuracy, test_loss.
 void put_quality(nlohmann::ordered_json& j, const EpochResult& e);
+// An epoch report's first fields: epoch (1-based), steps, samples, then put_quality's.
+void put_epoch(nlohmann::ordered_json& j, const EpochResult& e);
 
 double ratio(double a, double b);  // a / b, 0 when b <= 0
+
+// t.step on the batch's input (its images, or its windows' byte ids) and labels.
+template <class T>
+auto step_on(T& t, const Batch& b) {
+  return b.ids.empty() ? t.step(b.images.data(), b.labels.data(), b.size)
+                       : t.step(b.ids.data(), b.labels.data(), b.size);
+}
+
+// t.evaluate on the batch, adding to `acc`.
+template <class T>
+void evaluate_on(T& t, const Batch& b, graph::EvalResult& acc) {
+  if (b.ids.empty())
+    t.evaluate(b.images.data(), b.labels.data(), b.size, acc);
+  else
+    t.evaluate(b.ids.data(), b.labels.data(), b.size, acc);
+}
 
 // The field `key` of a checkpoint's progress as T (Error naming `path`: missing, wrong type).
 template <class T>

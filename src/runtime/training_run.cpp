@@ -75,6 +75,7 @@ class SingleChipTrainer final : public Trainer {
   explicit SingleChipTrainer(const TrainingRunOptions& options)
       : m_spec(options.config.spec),
         m_options(options.trainer),
+        m_context(options.model.gpt ? options.model.gpt->context : 0),
         m_chip(options.model, options.config.spec, options.trainer) {}
 
   const ChipTrainer& chip() const { return m_chip; }
@@ -85,7 +86,7 @@ class SingleChipTrainer final : public Trainer {
   std::optional<double> step(const Batch& b) override {
     const StepCounters before = snapshot();
     const PeWork pe_before = m_chip.pe_attribution().work();
-    const float loss = m_chip.step(b.images.data(), b.labels.data(), b.size);
+    const float loss = step_on(m_chip, b);
     const StepCounters after = snapshot();
     add_difference(m_counters, after, before);
     m_step_loss.push_back(static_cast<double>(loss));
@@ -95,9 +96,7 @@ class SingleChipTrainer final : public Trainer {
     return static_cast<double>(loss);
   }
 
-  void evaluate(const Batch& b, graph::EvalResult& acc) override {
-    m_chip.evaluate(b.images.data(), b.labels.data(), b.size, acc);
-  }
+  void evaluate(const Batch& b, graph::EvalResult& acc) override { evaluate_on(m_chip, b, acc); }
 
   Tensors parameters() const override { return m_chip.params(); }
 
@@ -133,6 +132,7 @@ class SingleChipTrainer final : public Trainer {
 
   core::CoreSpec m_spec;
   ChipTrainerOptions m_options;
+  int m_context;  // gpt: bytes per window (tokens per sample); 0 for image models
   ChipTrainer m_chip;
   // The epoch in progress.
   StepCounters m_counters;
@@ -198,7 +198,9 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
 // Fields of one epoch's report: epoch (1-based), steps, samples, put_quality's (loss,
 // train_accuracy, train_accuracy_samples, test_accuracy, test_loss), sim_cycles, sim_chip_seconds
 // (cycles / clock), sim_host_link_seconds, sim_seconds (chip + host link), samples_per_sim_second,
-// mxu_utilization and vector_utilization (busy / cycles), energy_j (the core's plus the Adam
+// tokens_per_sim_second (gpt: samples x context / sim_seconds), mxu_utilization, mxu_split (models
+// with attention: the MXU work of attention and dense layers, pe_attribution.h's mxu_split_json)
+// and vector_utilization (busy / cycles), energy_j (the core's plus the Adam
 // unit's), energy_mxu_j (its MXU part, by the PE that ran) with energy_mxu_source (the formula and
 // where its figures come from), average_power_w (chip energy / chip seconds), host_seconds (wall
 // time of the epoch's steps in this process: the one figure a resume does not reproduce),
@@ -216,16 +218,19 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
       core::energy_total_pj(core::energy_parts(m_spec, c.events, mxu, c.cycles)) * 1e-12 +
       sum_costs(m_opt_steps).unit_energy_uj * 1e-6;
   nlohmann::ordered_json j;
-  j["epoch"] = e.epoch + 1;
-  j["steps"] = e.steps;
-  j["samples"] = e.samples;
-  put_quality(j, e);
+  put_epoch(j, e);
   j["sim_cycles"] = c.cycles;
   j["sim_chip_seconds"] = chip_s;
   j["sim_host_link_seconds"] = link_s;
   j["sim_seconds"] = chip_s + link_s;
   j["samples_per_sim_second"] = ratio(static_cast<double>(e.samples), chip_s + link_s);
+  if (m_context > 0)
+    j["tokens_per_sim_second"] = ratio(static_cast<double>(e.samples) * m_context, chip_s + link_s);
   j["mxu_utilization"] = ratio(static_cast<double>(c.mxu_busy), cycles * m_spec.mxu_count);
+  if (const nlohmann::ordered_json split =
+          mxu_split_json(m_pe, c.mxu_busy, c.cycles, m_spec.mxu_count);
+      !split.is_null())
+    j["mxu_split"] = split;
   j["vector_utilization"] = ratio(static_cast<double>(c.vector_busy), cycles);
   j["energy_j"] = energy_j;
   j["energy_mxu_j"] = core::mxu_energy_pj(m_spec, mxu) * 1e-12;

@@ -163,7 +163,7 @@ TEST(PeEnergy, EpochEnergyCountsTheMxuOfThePeThatRan) {
   auto run = [&](const char* pe) {
     TrainingRunOptions o = options({{"core.mxu.pe", pe}});
     o.model_name = "tiny";
-    o.model = {
+    o.model = graph::ModelSpec{
         "tiny",
         {16},
         4,

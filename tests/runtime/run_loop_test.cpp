@@ -1,5 +1,5 @@
 // The run loop (runtime/run_loop.h) over a trainer that is neither the single-chip nor the
-// data-parallel one: the host reference (graph::HostTrainer) behind the Trainer interface. The
+// data-parallel one: the host reference (runtime/host_run.h) behind the Trainer interface. The
 // loop alone gives it epochs, checkpoints, resume and the report: an interrupted and resumed run
 // ends bit-identical to an uninterrupted one, and checkpoints of another kind are refused.
 #include "runtime/run_loop.h"
@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "chip_test_data.h"
-#include "graph/host_trainer.h"
+#include "runtime/host_run.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
 #include "support/temp_dir.h"
@@ -20,54 +20,6 @@ namespace {
 
 using tessera::testing::error_of;
 using tessera::testing::TempDir;
-
-// Training on the host in fp32: the whole machine is a graph::HostTrainer.
-class HostRunTrainer final : public Trainer {
- public:
-  HostRunTrainer(const graph::ModelSpec& model, const ChipTrainerOptions& options)
-      : m_options(options),
-        m_host(model, options.batch, graph::Numerics::kF32, options.optimizer, options.seed,
-               /*use_blas=*/false) {}
-
-  const ChipTrainerOptions& options() const override { return m_options; }
-  int64_t steps() const override { return m_host.optimizer().steps(); }
-  std::optional<double> step(const Batch& b) override {
-    return m_host.step(b.images.data(), b.labels.data(), b.size);
-  }
-  void evaluate(const Batch& b, graph::EvalResult& acc) override {
-    m_host.evaluate(b.images.data(), b.labels.data(), b.size, acc);
-  }
-  Tensors parameters() const override { return m_host.params(); }
-  void start_epoch() override {}
-  nlohmann::ordered_json epoch_report(const EpochResult& e) override {
-    nlohmann::ordered_json j;
-    j["epoch"] = e.epoch + 1;
-    j["steps"] = e.steps;
-    j["samples"] = e.samples;
-    put_quality(j, e);
-    j["host_seconds"] = e.wall_seconds;
-    return j;
-  }
-  nlohmann::ordered_json identity(const nlohmann::ordered_json& common) const override {
-    nlohmann::ordered_json id = common;
-    id["run"] = "host";
-    return id;
-  }
-  void save(Checkpoint& c) const override {
-    c.progress["optimizer_steps"] = m_host.optimizer().steps();
-    c.params = m_host.params();
-    c.state = m_host.optimizer().state();
-  }
-  void restore(const Checkpoint& c, int64_t /*step*/, const std::string& path) override {
-    m_host.params() = c.params;
-    m_host.optimizer().state() = c.state;
-    m_host.optimizer().set_steps(progress_field<int64_t>(c.progress, "optimizer_steps", path));
-  }
-
- private:
-  ChipTrainerOptions m_options;
-  mutable graph::HostTrainer m_host;  // its accessors are not const
-};
 
 struct Data {
   Dataset train = chip_test::synthetic_dataset("synthetic", 36, 1);  // batch 8: 4 + 1 steps
@@ -98,7 +50,8 @@ ChipTrainerOptions trainer_options() {
 
 std::unique_ptr<RunLoop> host_run(const RunOptions& o) {
   return std::make_unique<RunLoop>(data().train, data().test, o, [&o] {
-    return std::make_unique<HostRunTrainer>(o.model, trainer_options());
+    return std::make_unique<HostRunTrainer>(o.model, trainer_options(), graph::Numerics::kF32,
+                                            /*use_blas=*/false);
   });
 }
 

@@ -1,6 +1,8 @@
-// `tessera train` / `tessera compile` on bad input: one line on stderr, non-zero exit. Runs the
-// built `tessera` executable (skipped when it has not been built in this build tree).
+// `tessera train` / `tessera compile` on bad input: one line on stderr, non-zero exit; and short
+// runs (gpt on a small corpus written under the build tree, resume). Runs the built `tessera`
+// executable (skipped when it has not been built in this build tree).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,7 +47,8 @@ TEST_F(TrainCli, UnknownModel_bad) {
 TEST_F(TrainCli, UnknownDataset_bad) {
   const Result r = run("train --dataset cifar --steps 1");
   EXPECT_NE(r.status, 0);
-  EXPECT_EQ(r.err, "tessera: error: train: unknown dataset 'cifar' (known: fashion-mnist)\n");
+  EXPECT_EQ(r.err,
+            "tessera: error: train: unknown dataset 'cifar' (known: fashion-mnist, fortunes)\n");
 }
 
 TEST_F(TrainCli, MissingDataset_bad) {
@@ -207,6 +210,96 @@ TEST_F(TrainCli, ResumedRunReportsWhatAnUninterruptedRunReports) {
     EXPECT_NEAR((loss[0].get<double>() + loss[1].get<double>()) / 2, e["loss"].get<double>(), 1e-6);
     EXPECT_EQ(cycles[0].get<int64_t>() + cycles[1].get<int64_t>(), e["sim_cycles"].get<int64_t>());
   }
+}
+
+// A corpus directory of one topic file: 1,000 fortunes of about 60 bytes (the validation stream,
+// every tenth, holds 256 windows of 16 bytes).
+const std::string& corpus() {
+  static const std::string dir = [] {
+    const std::string d = scratch("gpt-corpus");
+    std::ofstream f(d + "/topic", std::ios::binary);
+    for (int i = 0; i < 1000; ++i)
+      f << "Fortune " << i << ": the quick brown fox jumps over the lazy dog.\n%\n";
+    return d;
+  }();
+  return dir;
+}
+
+const std::string kTiny = "train --model gpt --d-model 32 --heads 2 --layers 1 --context 16 ";
+
+TEST_F(TrainCli, GptShortRunReportsValidationLossTokensAndTheMxuSplit) {
+  const std::string d = scratch("gpt-run");
+  const Result r =
+      run(kTiny + "--batch 4 --steps 3 --data-dir " + corpus() + " --report " + d + "/r.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(d + "/r.json"));
+  EXPECT_EQ(j["model"], "gpt");
+  EXPECT_EQ(j["dataset"], "fortunes/train");
+  const nlohmann::json& e = j["epochs"][0];
+  EXPECT_EQ(e["steps"], 3);
+  EXPECT_EQ(e["per_step"]["loss"].size(), 3u);
+  // 3 steps from nearly uniform predictions (log 256 nats per byte): a little lower.
+  EXPECT_LT(e["test_loss"].get<double>(), std::log(256.0));
+  EXPECT_GT(e["test_loss"].get<double>(), std::log(256.0) - 0.5);
+  EXPECT_GT(e["tokens_per_sim_second"].get<double>(), 0);
+  EXPECT_GT(e["mxu_split"]["attention"]["utilization"].get<double>(), 0);
+  EXPECT_GT(e["mxu_split"]["dense"]["utilization"].get<double>(), 0);
+
+  // The same run on the host reference executor in fp32: close losses.
+  const Result h = run(kTiny + "--batch 4 --steps 3 --executor host-f32 --data-dir " + corpus() +
+                       " --report " + d + "/h.json");
+  ASSERT_EQ(h.status, 0) << h.err;
+  const nlohmann::json hj = nlohmann::json::parse(std::ifstream(d + "/h.json"));
+  EXPECT_NEAR(hj["epochs"][0]["test_loss"].get<double>(), e["test_loss"].get<double>(), 0.01);
+}
+
+TEST_F(TrainCli, GptSizes_bad) {
+  Result r = run("train --model gpt --heads 3 --steps 1");
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err, "tessera: error: --heads: 3 heads do not divide --d-model 128\n");
+  r = run("train --model gpt --context 0 --steps 1");
+  EXPECT_EQ(r.err, "tessera: error: --context: 0: must be >= 1\n");
+  r = run("train --model mlp --context 16 --steps 1");
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err, "tessera: error: --context: sets a size of --model gpt, not of 'mlp'\n");
+}
+
+TEST_F(TrainCli, GptDatasetOfTheOtherKind_bad) {
+  Result r = run("train --model mlp --dataset fortunes --steps 1");
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err,
+            "tessera: error: --dataset: fortunes is text; it trains --model gpt, not 'mlp'\n");
+  r = run("train --model gpt --dataset fashion-mnist --steps 1");
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err,
+            "tessera: error: --dataset: 'fashion-mnist' holds images; --model gpt trains on text "
+            "(fortunes)\n");
+}
+
+TEST_F(TrainCli, GptContextLongerThanTheValidationStreamHolds_bad) {
+  const Result r =
+      run("train --model gpt --d-model 32 --heads 2 --layers 1 --context 4096 "
+          "--batch 1 --steps 1 --data-dir " +
+          corpus());
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err.rfind("tessera: error: --context: 4096", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST_F(TrainCli, GptCheckpointOfAnotherModel_bad) {
+  const std::string d = scratch("gpt-ckpt");
+  ASSERT_EQ(
+      run(kTiny + "--batch 4 --steps 1 --data-dir " + corpus() + " --checkpoint-dir " + d).status,
+      0);
+  const Result r =
+      run("train --model gpt --d-model 64 --heads 2 --layers 1 --context 16 --batch 4 "
+          "--steps 1 --resume --data-dir " +
+          corpus() + " --checkpoint-dir " + d);
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_EQ(r.err, "tessera: error: " + d +
+                       "/ckpt-0000000001.tsck: checkpoint is for gpt "
+                       "{\"d_model\":32,\"heads\":2,\"layers\":1,\"context\":16}, this run has gpt "
+                       "{\"d_model\":64,\"heads\":2,\"layers\":1,\"context\":16}\n");
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// The model a training run trains: a layer-list model (graph/model.h) or the gpt decoder
+// (graph/gpt_model.h). Both build, initialise and compile through the functions below, so the
+// trainers (train_chip.h, host_run.h) and the run loop take either.
+//
+// Contract: build_train_model is graph::build_model or graph::build_gpt; init_train_params is
+// graph::init_params or graph::init_gpt_params of the built model (parameters in the order of its
+// Model::params); a gpt's name (spec.name) is "gpt".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "core/spec.h"
+#include "graph/gpt_model.h"
+#include "graph/model.h"
+
+namespace tessera::runtime {
+
+struct TrainModel {
+  graph::ModelSpec spec;              // a layer-list model; for gpt only spec.name ("gpt")
+  std::optional<graph::GptSpec> gpt;  // set: the gpt decoder of these sizes
+
+  TrainModel() = default;
+  // Implicit: every layer-list model is a training model.
+  TrainModel(graph::ModelSpec layers) : spec(std::move(layers)) {}  // NOLINT
+  explicit TrainModel(const graph::GptSpec& sizes);
+
+  const std::string& name() const { return spec.name; }
+};
+
+graph::Model build_train_model(const TrainModel& model, int batch);
+std::vector<std::vector<float>> init_train_params(const TrainModel& model, const graph::Model& m,
+                                                  uint64_t seed);
+// compiler::compile of the built model (options.batch is the batch).
+compiler::CompiledProgram compile_train_model(const TrainModel& model, const core::CoreSpec& spec,
+                                              const compiler::CompileOptions& options);
+
+}  // namespace tessera::runtime
