@@ -47,7 +47,8 @@ void Core::issue_one() {
   if (pc < 0 || pc >= static_cast<int64_t>(m_program->bundles.size()))
     fault_fetch(pc, m_next, m_program->bundles.size());
   const isa::Bundle& raw = m_program->code[static_cast<size_t>(pc)];
-  if (m_bundles >= m_options.max_bundles) fault_limit(pc, m_next, raw, m_options.max_bundles);
+  if (m_bundles - m_program_first_bundle >= m_options.max_bundles)
+    fault_limit(pc, m_next, raw, m_options.max_bundles);
   const DecodedBundle& b = m_program->bundles[static_cast<size_t>(pc)];
   if (b.fault >= 0)
     throw SimFault(pc, m_next, bundle_text(raw), m_program->faults[static_cast<size_t>(b.fault)]);
@@ -118,6 +119,7 @@ void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgra
   load_program_data(program, s, m_spec);
   s.pc = 0;
   s.halted = false;
+  m_program_first_bundle = m_bundles;
   m_next = std::max(m_next, m_cycles);
   m_fetch_ready = std::max(m_fetch_ready, m_cycles);
 }

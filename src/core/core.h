@@ -98,6 +98,7 @@ class Core {
   int64_t m_last_issue = -1;
   int64_t m_cycles = 0;
   int64_t m_bundles = 0;
+  int64_t m_program_first_bundle = 0;  // m_bundles at the last load(): the limit counts from it
   bool m_at_sync = false;
   MxuAttribution* m_mxu_attr = nullptr;
   std::vector<int64_t> m_sready, m_vready, m_mready;

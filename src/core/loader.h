@@ -15,8 +15,11 @@ void load_program_data(const isa::Program& program, ArchState& s, const CoreSpec
 
 // Options shared by both interpreters.
 struct RunOptions {
-  int64_t max_bundles = 1'000'000'000;  // exceeding this is a fault (a runaway loop), not a hang
-  UnitTable units = core_units();       // the units the core is built with (unit.h)
+  // Bundles one loaded program may issue (the timed core counts from its last load(): a host that
+  // runs the same program step after step gets the limit per step); exceeding it is a fault (a
+  // runaway loop), not a hang.
+  int64_t max_bundles = 1'000'000'000;
+  UnitTable units = core_units();  // the units the core is built with (unit.h)
 };
 
 // Throws SimFault for a fetch at `pc` outside the code (running off the end: a missing halt).

@@ -1,7 +1,6 @@
 #include "runtime/train_chip.h"
 
 #include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -20,10 +19,6 @@ ChipTrainer::ChipTrainer(const TrainModel& model, const core::CoreSpec& spec,
   const compiler::CompiledProgram& p = program(options.batch, true);
   core::TimedOptions timed;
   timed.trace = options.trace;
-  // The core's bundle limit counts over its whole life, which a long run of steps exceeds (gpt's
-  // step issues 609,313 bundles: the default limit ends a run at step 1,641); the compiled
-  // programs halt by construction.
-  timed.max_bundles = std::numeric_limits<int64_t>::max();
   m_core = std::make_unique<core::Core>(m_spec, p.program, timed);
   const graph::Model m = build_train_model(model, options.batch);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;

@@ -160,6 +160,23 @@ TEST(Faults, RegistersAndFlagsBeyondTheConfiguration_bad) {
             "configuration has 4)");
 }
 
+TEST(Faults, TheBundleLimitCountsFromTheLastLoad) {
+  // 5 bundles per run, a limit of 8: the same program run again and again after load() never
+  // reaches it (a training step run step after step); a second run without a load does.
+  const isa::Program p = test::assemble(
+      "sli s1, 1\n  sli s2, 2\n  sli s3, 3\n  sli s4, 4\n  halt\n", test::small_spec());
+  TimedOptions o;
+  o.max_bundles = 8;
+  Core c(test::small_spec(), p, o);
+  for (int run = 0; run < 4; ++run) {
+    if (run > 0) c.load(p);
+    EXPECT_NO_THROW(c.run()) << "run " << run;
+  }
+  EXPECT_EQ(c.bundles(), 20);
+  Core once(test::small_spec(), test::assemble("top: jmp top\n  halt\n", test::small_spec()), o);
+  EXPECT_THROW(once.run(), SimFault);
+}
+
 TEST(Faults, RunawayLoopHitsTheBundleLimit_bad) {
   const auto f = faults_of(test::small_spec(), "top: jmp top\n  halt\n", 1000);
   EXPECT_EQ(f.functional,
