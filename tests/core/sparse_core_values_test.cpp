@@ -55,8 +55,9 @@ TEST_P(SparseGatherCombiner, MatchesTheHostReferenceWithEmptyBagsAndRepeatedIds)
   const std::vector<float> got = read_floats(f.st, kOut, static_cast<int64_t>(want.size()));
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << "word " << i;
-  if (c != Combiner::None)  // the empty bag (bag 1) gives zeros
+  if (c != Combiner::None) {  // the empty bag (bag 1) gives zeros
     for (int64_t j = 0; j < kDim; ++j) EXPECT_EQ(got[static_cast<size_t>(kDim + j)], 0.0f);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Combiners, SparseGatherCombiner,
