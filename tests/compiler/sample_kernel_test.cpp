@@ -87,7 +87,8 @@ TEST(SampleKernel, TokensEqualTheHostDefinition) {
 }
 
 TEST(SampleKernel, RowLongerThanOneDraw_bad) {
-  Codegen cg(testing::kernel_config("small"));
+  const core::CoreSpec spec = testing::kernel_config("small");  // Codegen keeps a reference
+  Codegen cg(spec);
   EXPECT_EQ(testing::error_of([&] { emit_sample(cg, "sample", 0, 1024, 17, {}); }),
             "compiler: sampling 'sample': 17 logits exceed the 16 words of one rng draw");
 }
