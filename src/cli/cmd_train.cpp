@@ -38,6 +38,8 @@
 // stream; the epoch line adds tokens per simulated second and the MXU split between attention and
 // dense layers. --executor host-f32 runs the same training on the host reference executor in fp32
 // (runtime/host_run.h): the reference a chip run's losses are compared with.
+// --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
+// (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
 #include <cstdio>
 #include <fstream>
 #include <memory>

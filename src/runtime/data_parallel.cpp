@@ -38,7 +38,7 @@ std::vector<float> read_on_every_rank(const system::System& sys, int p, int64_t 
 
 }  // namespace
 
-DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+DataParallelTrainer::DataParallelTrainer(const TrainModel& model, const core::CoreSpec& spec,
                                          const DataParallelOptions& options)
     : m_model(model), m_spec(spec), m_options(options) {
   system::validate_system_spec(options.system);
@@ -58,9 +58,10 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   so.threads = options.threads;
   m_system = std::make_unique<system::System>(spec, options.system,
                                               image(shard0, options.trainer.batch).program, so);
-  const graph::Model m = graph::build_model(model, shard0);
+  const graph::Model m = build_train_model(model, shard0);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
-  const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
+  m_labels = graph::num_elements(m.graph.value(m.labels).shape) / shard0;
+  const std::vector<std::vector<float>> init = init_train_params(model, m, options.trainer.seed);
   for (int q = 0; q < procs; ++q)
     if (m_system->is_local(q)) start_replica(m_system->core(q), p, init);
   ChipTrainerOptions eo = options.trainer;
@@ -81,14 +82,14 @@ const compiler::CompiledProgram& DataParallelTrainer::program(int shard) {
     o.persistent_grads = true;
     o.kernel_barriers = m_options.bucket_words > 0;
     int64_t gradient_words = 0;
-    const graph::Model m = graph::build_model(m_model, shard);
+    const graph::Model m = build_train_model(m_model, shard);
     for (int id : m.params) gradient_words += graph::num_elements(m.graph.value(id).shape);
     const core::CoreSpec spec =
         m_options.bucket_words > 0
             ? compiler::bucket_step_spec(m_spec, gradient_words, static_cast<int>(m.params.size()),
                                          m_options.bucket_words)
             : m_spec;
-    slot = std::make_unique<compiler::CompiledProgram>(compiler::compile(m_model, spec, o));
+    slot = std::make_unique<compiler::CompiledProgram>(compile_train_model(m_model, spec, o));
   }
   return *slot;
 }
@@ -113,16 +114,22 @@ const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) 
   return *slot;
 }
 
-void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog,
-                                      const float* images, const int32_t* labels, int first,
-                                      int count) {
+void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog, const void* x,
+                                      const int32_t* labels, int first, int count) {
   core::Core& c = m_system->core(p);
-  write_words(c, prog.x.hbm, images + static_cast<int64_t>(first) * m_sample,
-              int64_t{count} * m_sample);
-  write_words(c, prog.labels.hbm, labels + first, count);
+  write_words(c, prog.x.hbm, static_cast<const uint32_t*>(x) + first * m_sample, count * m_sample);
+  write_words(c, prog.labels.hbm, labels + first * m_labels, count * m_labels);
 }
 
 double DataParallelTrainer::step(const float* images, const int32_t* labels, int n) {
+  return train(images, labels, n);
+}
+
+double DataParallelTrainer::step(const int32_t* ids, const int32_t* labels, int n) {
+  return train(ids, labels, n);
+}
+
+double DataParallelTrainer::train(const void* x, const int32_t* labels, int n) {
   const int procs = processors();
   if (n < procs)
     throw Error("train",
@@ -144,13 +151,13 @@ double DataParallelTrainer::step(const float* images, const int32_t* labels, int
     const int count = static_cast<int>(e - b);
     shards.emplace_back(static_cast<int>(b), count);
     chip_bytes[static_cast<size_t>(p / m_options.system.cores_per_chip)] +=
-        4 * (int64_t{count} * m_sample + count);
+        4 * count * (m_sample + m_labels);
     images_of.push_back(&image(count, n));  // compiled here, before the threads read them
   }
   m_system->for_each_local([&](int p) {  // each touches processor p's core only
     const auto [first, count] = shards[static_cast<size_t>(p)];
     const compiler::CompiledProgram& prog = *m_programs.at(count);
-    write_shard(p, prog, images, labels, first, count);
+    write_shard(p, prog, x, labels, first, count);
     if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
     m_system->core(p).load(
         images_of[static_cast<size_t>(p)]->program.with_index(static_cast<uint32_t>(p)));
@@ -268,12 +275,28 @@ void DataParallelTrainer::evaluate(const float* images, const int32_t* labels, i
   m_eval->evaluate(images, labels, n, acc);
 }
 
+void DataParallelTrainer::evaluate(const int32_t* ids, const int32_t* labels, int n,
+                                   graph::EvalResult& acc) {
+  m_eval->set_params(params(0));
+  m_eval->evaluate(ids, labels, n, acc);
+}
+
 double DataParallelTrainer::single_core_step_seconds(int shard, const float* images,
                                                      const int32_t* labels) {
+  return single_core(shard, images, labels);
+}
+
+double DataParallelTrainer::single_core_step_seconds(int shard, const int32_t* ids,
+                                                     const int32_t* labels) {
+  return single_core(shard, ids, labels);
+}
+
+template <class X>
+double DataParallelTrainer::single_core(int shard, const X* x, const int32_t* labels) {
   auto it = m_single_core.find(shard);
   if (it != m_single_core.end()) return it->second;
   const int64_t before = m_eval->core().cycles();
-  m_eval->step(images, labels, shard);
+  m_eval->step(x, labels, shard);
   const double s = static_cast<double>(m_eval->core().cycles() - before) / m_spec.clock_hz;
   m_single_core[shard] = s;
   return s;

@@ -2,18 +2,22 @@
 //
 // P = chips x cores_per_chip processors (system::System: timed cores, packet fabric, BSP
 // supersteps) each keep a full replica of the parameters and optimizer state in their own HBM.
+// The model is a layer-list model on images or the gpt decoder on byte windows (train_model.h); a
+// sample is an image with one label, or a window's byte ids with one label per position (the next
+// byte).
 // A step on a global batch of n samples: processor p trains on samples [p*q + min(p, r), ...) of
 // it (q = n / P, r = n % P, the first r processors one sample more); the host writes each shard
-// (and Adam's per-step scalars) into that processor's HBM; every processor then runs the
-// data-parallel image (compiler/data_parallel.h: forward and backward on its shard, the gradient
-// all-reduce weighted by shard / n, the optimizer update) with its index patched in. Every replica
-// thus applies the same reduced gradient and holds bit-identical weights afterwards; with
-// check_replicas (the default in debug builds) every step compares every processor's parameters
-// with processor 0's bit for bit and throws Error on a difference.
-// A global batch with fewer samples than processors is refused (Error); the training loop
+// (its samples' inputs and labels, and Adam's per-step scalars) into that processor's HBM; every
+// processor then runs the data-parallel image (compiler/data_parallel.h: forward and backward on
+// its shard, the gradient all-reduce weighted by shard / n, the optimizer update) with its index
+// patched in. Every replica thus applies the same reduced gradient and holds bit-identical weights
+// afterwards; with check_replicas (the default in debug builds) every step compares every
+// processor's parameters with processor 0's bit for bit and throws Error on a difference. A global
+// batch with fewer samples than processors is refused (Error); the training loop
 // (data_parallel_run.h) skips such a last batch of an epoch.
 // The step's loss is sum_p shard_p * loss_p / n (in double), loss_p the mean over processor p's
-// shard as computed on the chip.
+// shard as computed on the chip (for gpt the mean over its windows' positions, so the step's loss
+// is the mean over every position of the global batch).
 // Evaluation runs the compiled inference program on one separate core loaded with processor 0's
 // parameters (a ChipTrainer), so it does not disturb the system's clocks; it is not sharded.
 // Time: the system's clock (the latest core) per step; the host link writes every chip's shards
@@ -34,6 +38,7 @@
 #include "compiler/data_parallel.h"
 #include "runtime/replica_state.h"
 #include "runtime/train_chip.h"
+#include "runtime/train_model.h"
 #include "system/system.h"
 
 namespace tessera::runtime {
@@ -89,14 +94,17 @@ DataParallelTotals totals_since(const DataParallelTotals& now, const DataParalle
 
 class DataParallelTrainer {
  public:
-  DataParallelTrainer(const graph::ModelSpec& model, const core::CoreSpec& spec,
+  DataParallelTrainer(const TrainModel& model, const core::CoreSpec& spec,
                       const DataParallelOptions& options);
   ~DataParallelTrainer();
 
-  // One step on a global batch of n samples (n >= processors); returns the loss before the update.
+  // One step on a global batch of n samples (n >= processors: images, or the byte ids of n
+  // windows); returns the loss before the update.
   double step(const float* images, const int32_t* labels, int n);
+  double step(const int32_t* ids, const int32_t* labels, int n);
   // Inference on processor 0's parameters (see above); adds to `acc` like ChipTrainer::evaluate.
   void evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc);
+  void evaluate(const int32_t* ids, const int32_t* labels, int n, graph::EvalResult& acc);
 
   int processors() const { return m_system->processors(); }
   int directions() const { return m_directions; }
@@ -112,6 +120,10 @@ class DataParallelTrainer {
   // Chip seconds of one training step of `shard` samples on one core alone (a ChipTrainer step
   // of the same model and optimizer on the same core config): the scaling-efficiency baseline.
   double single_core_step_seconds(int shard, const float* images, const int32_t* labels);
+  double single_core_step_seconds(int shard, const int32_t* ids, const int32_t* labels);
+  // The core that evaluates and runs those single-core steps (its MXU work per layer is attributed
+  // for training steps only: ChipTrainer::pe_attribution).
+  const ChipTrainer& single_core() const { return *m_eval; }
   // The fabric statistics of the system so far (links, chips), system::System::stats_json.
   nlohmann::ordered_json system_json() const { return m_system->stats_json(); }
 
@@ -133,8 +145,12 @@ class DataParallelTrainer {
  private:
   const compiler::CompiledProgram& program(int shard);
   const compiler::DataParallelImage& image(int shard, int n);
-  void write_shard(int p, const compiler::CompiledProgram& prog, const float* images,
+  // `x`: n samples of m_sample 32-bit values (floats or int32 ids), m_labels labels each.
+  double train(const void* x, const int32_t* labels, int n);
+  void write_shard(int p, const compiler::CompiledProgram& prog, const void* x,
                    const int32_t* labels, int first, int count);
+  template <class X>
+  double single_core(int shard, const X* x, const int32_t* labels);
   void check_replicas() const;
   // Processors whose words(core) differ from processor 0's (collective; ascending).
   std::vector<int> diverged(
@@ -142,11 +158,12 @@ class DataParallelTrainer {
   // The compiled step whose parameter and optimizer-state layout every shard's step shares.
   const compiler::CompiledProgram& layout() const;
 
-  graph::ModelSpec m_model;
+  TrainModel m_model;
   core::CoreSpec m_spec;
   DataParallelOptions m_options;
   int m_directions = 1;
-  int64_t m_sample = 0;
+  int64_t m_sample = 0;  // input values per sample
+  int64_t m_labels = 0;  // label values per sample
   int64_t m_steps = 0;
   std::map<int, std::unique_ptr<compiler::CompiledProgram>> m_programs;  // per shard size
   std::map<std::pair<int, int>, std::unique_ptr<compiler::DataParallelImage>>

@@ -79,22 +79,15 @@ nlohmann::ordered_json per_step_json(const std::vector<StepFigures>& steps) {
           {"supersteps", supersteps}};
 }
 
-// The layer-list model a data-parallel run trains (Error for gpt: its windows' per-position labels
-// are not split over the processors).
-const graph::ModelSpec& layer_model(const TrainModel& m) {
-  if (m.gpt)
-    throw UsageError("--chips",
-                     "data-parallel training takes the image models (mlp, cnn), not gpt");
-  return m.spec;
-}
-
 // The data-parallel Trainer: a DataParallelTrainer, the scaling baseline and the epoch's figures
 // (data_parallel_run.h).
 class DataParallelRunTrainer final : public Trainer {
  public:
   explicit DataParallelRunTrainer(const DataParallelRunOptions& options)
       : m_options(options.dp),
-        m_dp(layer_model(options.model), options.config.spec, options.dp),
+        m_context(options.model.gpt ? options.model.gpt->context : 0),
+        m_mxu_count(options.config.spec.mxu_count),
+        m_dp(options.model, options.config.spec, options.dp),
         m_epoch_start(m_dp.totals()) {}
 
   const DataParallelTrainer& dp() const { return m_dp; }
@@ -110,12 +103,22 @@ class DataParallelRunTrainer final : public Trainer {
     }
     if (m_single_core_s == 0) {
       const int shard = (m_options.trainer.batch + procs - 1) / procs;
-      m_single_core_s = m_dp.single_core_step_seconds(shard, b.images.data(), b.labels.data());
+      const ChipTrainer& one = m_dp.single_core();
+      const PeWork pe_before = one.pe_attribution().work();
+      const int64_t busy_before = one.core().unit_busy_cycles(isa::Unit::Mxu);
+      const int64_t cycles_before = one.core().cycles();
+      m_single_core_s = b.ids.empty()
+                            ? m_dp.single_core_step_seconds(shard, b.images.data(), b.labels.data())
+                            : m_dp.single_core_step_seconds(shard, b.ids.data(), b.labels.data());
+      m_single_core_pe.add_step(one.pe_attribution().keys(),
+                                one.pe_attribution().work() - pe_before);
+      m_single_core_mxu_busy = one.core().unit_busy_cycles(isa::Unit::Mxu) - busy_before;
+      m_single_core_cycles = one.core().cycles() - cycles_before;
     }
     const DataParallelTotals before = m_dp.totals();
     const int64_t barrier_before = m_dp.system().groups().front().barrier_ps;
     StepFigures f;
-    f.loss = m_dp.step(b.images.data(), b.labels.data(), b.size);
+    f.loss = step_on(m_dp, b);
     const DataParallelTotals d = totals_since(m_dp.totals(), before);
     f.wall_ps = d.wall_ps;
     f.compute_ps = d.compute_ps;
@@ -126,9 +129,7 @@ class DataParallelRunTrainer final : public Trainer {
     return f.loss;
   }
 
-  void evaluate(const Batch& b, graph::EvalResult& acc) override {
-    m_dp.evaluate(b.images.data(), b.labels.data(), b.size, acc);
-  }
+  void evaluate(const Batch& b, graph::EvalResult& acc) override { evaluate_on(m_dp, b, acc); }
 
   Tensors parameters() const override { return m_dp.params(0); }
 
@@ -149,6 +150,9 @@ class DataParallelRunTrainer final : public Trainer {
     std::tie(c.params, c.state) = m_dp.replica_state();  // collective
     c.progress["skipped"] = m_skipped;
     c.progress["single_core_bits"] = std::bit_cast<uint64_t>(m_single_core_s);
+    c.progress["single_core_mxu"] = {{"pe", m_single_core_pe.to_json()},
+                                     {"mxu_busy", m_single_core_mxu_busy},
+                                     {"cycles", m_single_core_cycles}};
     c.progress["epoch_start"] = totals_to_json(m_epoch_start);
     c.progress["per_step"] = steps_to_json(m_step_figures);
     c.progress["trainer"] = m_dp.save_state();  // collective
@@ -163,8 +167,13 @@ class DataParallelRunTrainer final : public Trainer {
 
  private:
   DataParallelOptions m_options;
+  int m_context;  // gpt: bytes per window (tokens per sample); 0 for image models
+  int m_mxu_count;
   DataParallelTrainer m_dp;
   double m_single_core_s = 0;
+  // The baseline step's MXU work per layer, MXU busy cycles and cycles (the report's mxu_split).
+  PeTally m_single_core_pe;
+  int64_t m_single_core_mxu_busy = 0, m_single_core_cycles = 0;
   // The epoch in progress.
   DataParallelTotals m_epoch_start;
   int64_t m_skipped = 0;
@@ -204,6 +213,14 @@ void DataParallelRunTrainer::restore(const Checkpoint& c, int64_t /*step*/,
   try {
     m_skipped = p.at("skipped").get<int64_t>();
     m_single_core_s = std::bit_cast<double>(p.at("single_core_bits").get<uint64_t>());
+    m_single_core_pe = PeTally{};
+    m_single_core_mxu_busy = m_single_core_cycles = 0;
+    if (p.contains("single_core_mxu")) {  // absent in checkpoints written before it was kept
+      const nlohmann::ordered_json& m = p["single_core_mxu"];
+      m_single_core_pe = PeTally::from_json(m.at("pe"), path);
+      m_single_core_mxu_busy = m.at("mxu_busy").get<int64_t>();
+      m_single_core_cycles = m.at("cycles").get<int64_t>();
+    }
   } catch (const nlohmann::json::exception&) {
     throw Error(path, "corrupt checkpoint progress (position)");
   }
@@ -247,6 +264,12 @@ nlohmann::ordered_json DataParallelRunTrainer::epoch_report(const EpochResult& e
   j["sim_host_link_seconds"] = d.host_link_seconds;
   j["sim_seconds"] = chip_s + d.host_link_seconds;
   j["samples_per_sim_second"] = ratio(samples, chip_s + d.host_link_seconds);
+  if (m_context > 0)
+    j["tokens_per_sim_second"] = ratio(samples * m_context, chip_s + d.host_link_seconds);
+  if (const nlohmann::ordered_json split = mxu_split_json(m_single_core_pe, m_single_core_mxu_busy,
+                                                          m_single_core_cycles, m_mxu_count);
+      !split.is_null())
+    j["mxu_split"] = split;
   j["compute_seconds"] = compute_s;
   j["exchange_seconds"] = exchange_s;
   j["overlap_seconds"] = std::max(0.0, compute_s + exchange_s - chip_s);

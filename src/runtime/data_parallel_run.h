@@ -1,9 +1,12 @@
 // DataParallelRun: `tessera train --chips N`: the run loop (runtime/run_loop.h) over a
 // DataParallelTrainer (runtime/data_parallel.h) on the machine of runtime/data_parallel_machine.h.
 //
+// The model is a layer-list model on image batches or gpt on batches of byte windows (a window is
+// a sample: the processors split the windows, each with its labels at every position).
 // A batch with fewer samples than processors (only an epoch's last can be) is skipped (its samples
 // are reported as skipped_samples); any other batch is split as the trainer says (the first n % P
-// processors one sample more). Evaluation runs on processor 0's weights on one core.
+// processors one sample more). Evaluation (the epoch's, and --eval-every's validation) runs the
+// inference program on processor 0's weights on one separate core, in batches of the global batch.
 //
 // Epoch report fields (times are simulated seconds unless named host_):
 //   epoch, steps, samples, skipped_samples, then run_loop's quality fields (loss, train_accuracy,
@@ -11,6 +14,10 @@
 //   sim_chip_seconds      the system's clock over the steps (the latest core per step);
 //   sim_host_link_seconds the host writing the shards (chips in parallel);
 //   sim_seconds           their sum; samples_per_sim_second = samples / sim_seconds;
+//   tokens_per_sim_second (gpt) samples x context / sim_seconds;
+//   mxu_split             (models with attention: gpt) one processor's step split by layer kind
+//                         (pe_attribution.h mxu_split_json): the single-core baseline step below,
+//                         its MXU work per kind, and its MXU utilisation split in proportion;
 //   compute_seconds       per step the busiest processor's time not waiting at a barrier or for an
 //                         exchange, summed;
 //   exchange_seconds      per step the barriers and exchange phases of the all-reduce's supersteps
@@ -46,6 +53,7 @@
 //                   replica_state() first checks that every replica's are bit-identical to them
 //                   (the run guarantees it), so one replica stands for all P;
 //   progress        the loop's fields, then "skipped", "single_core_bits" (the scaling baseline),
+//                   "single_core_mxu" (its MXU work per layer, MXU busy cycles and cycles),
 //                   "epoch_start" (the trainer's totals at the epoch's start), "per_step" (the
 //                   epoch's steps so far: loss and integer picoseconds), and "trainer":
 //                   DataParallelTrainer::save_state() (step counter, totals, the system's clocks

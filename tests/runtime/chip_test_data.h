@@ -1,6 +1,6 @@
 // Shared by the runtime tests that train on the simulated chip and compare with the host
-// reference: the config they run on, Fashion-MNIST-shaped synthetic samples, and a bitwise
-// comparison of tensor lists.
+// reference: the config they run on, Fashion-MNIST-shaped synthetic samples, synthetic text, and a
+// bitwise comparison of tensor lists.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +67,19 @@ inline SampleBatch synthetic_batch(int64_t n, uint64_t seed) {
   SampleBatch b;
   synthetic_samples(n, seed, b.images, b.labels);
   return b;
+}
+
+// Text with some structure to learn: words of a small alphabet from SplitMix64(seed).
+inline std::string synthetic_text(int64_t bytes, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::string s;
+  while (static_cast<int64_t>(s.size()) < bytes) {
+    const int letters = 1 + static_cast<int>(rng.below(7));
+    for (int i = 0; i < letters; ++i) s += static_cast<char>('a' + rng.below(6));
+    s += rng.below(5) == 0 ? '\n' : ' ';
+  }
+  s.resize(static_cast<size_t>(bytes));
+  return s;
 }
 
 // Words whose bits differ between two lists of tensors (shape mismatches fail the test).

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "chip_test_data.h"
-#include "common/splitmix64.h"
+#include "gpt_test_data.h"
 #include "runtime/host_run.h"
 #include "runtime/training_run.h"
 #include "support/error_of.h"
@@ -25,50 +25,14 @@ namespace {
 using tessera::testing::error_of;
 using tessera::testing::TempDir;
 
-constexpr graph::GptSpec kTiny{.d_model = 32, .heads = 2, .layers = 1, .context = 16};
-
-// Text with some structure to learn: words of a small alphabet from SplitMix64(seed).
-std::string synthetic_text(int64_t bytes, uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::string s;
-  while (static_cast<int64_t>(s.size()) < bytes) {
-    const int letters = 1 + static_cast<int>(rng.below(7));
-    for (int i = 0; i < letters; ++i) s += static_cast<char>('a' + rng.below(6));
-    s += rng.below(5) == 0 ? '\n' : ' ';
-  }
-  s.resize(static_cast<size_t>(bytes));
-  return s;
-}
-
-struct Data {
-  Dataset train =
-      text_dataset("text/train", "", synthetic_text(4000, 1), kTiny.context, 4000 - kTiny.context);
-  Dataset test = text_dataset("text/validation", "", synthetic_text(200, 2), kTiny.context, 8);
-};
-
-const Data& data() {
-  static const Data d;
-  return d;
-}
+using gpt_test::data;
+using gpt_test::kTiny;
+using gpt_test::same_bits;
 
 TrainingRunOptions options(const std::string& dir, int64_t steps) {
-  TrainingRunOptions o;
-  o.model_name = "gpt";
-  o.model = TrainModel(kTiny);
-  o.config = load_run_config(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
-  o.epochs = 1;
-  o.steps_limit = steps;
+  TrainingRunOptions o = gpt_test::options(4, steps);
   o.checkpoint_dir = dir;
-  o.trainer.batch = 4;
-  o.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
-  o.trainer.optimizer.lr = 1e-2;
-  o.trainer.seed = 7;
   return o;
-}
-
-template <class T>
-bool same_bits(const T& a, const T& b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 TEST(GptTrainChip, TwentyStepsThroughTheRunLoopAreBitIdenticalToTheHostChipNumerics) {
@@ -127,32 +91,14 @@ TEST(GptTrainChip, ResumedRunEqualsTheUninterruptedRun) {
   TempDir dir;
   TrainingRunOptions o = options(dir.str(), 8);
   o.checkpoint_every = 3;
-  {
-    TrainingRun first(data().train, data().test, o);
-    EXPECT_EQ(first.identity()["model"], "gpt");
-    EXPECT_EQ(first.identity()["gpt"].dump(),
-              R"({"d_model":32,"heads":2,"layers":1,"context":16})");
-    TrainingCallbacks cb;
-    cb.keep_going = [](int64_t step) { return step < 5; };
-    EXPECT_FALSE(first.run(cb));
-  }
-  o.resume = true;
-  TrainingRun second(data().train, data().test, o);
-  EXPECT_EQ(std::filesystem::path(second.resumed_from()).filename(), "ckpt-0000000003.tsck");
-  ASSERT_TRUE(second.run());
-  EXPECT_EQ(chip_test::differing_words(second.trainer().params(), full.trainer().params()), 0u);
-  EXPECT_EQ(chip_test::differing_words(second.trainer().optimizer_state(),
+  const std::unique_ptr<TrainingRun> second =
+      gpt_test::interrupted_and_resumed<TrainingRun>(o, 5, "ckpt-0000000003.tsck");
+  ASSERT_TRUE(second->run());
+  EXPECT_EQ(chip_test::differing_words(second->trainer().params(), full.trainer().params()), 0u);
+  EXPECT_EQ(chip_test::differing_words(second->trainer().optimizer_state(),
                                        full.trainer().optimizer_state()),
             0u);
-  EXPECT_EQ(outcome_of(second), outcome_of(full));
-
-  // A gpt of other sizes does not resume from it.
-  TrainingRunOptions wider = o;
-  wider.model = TrainModel(graph::GptSpec{.d_model = 64, .heads = 2, .layers = 1, .context = 16});
-  EXPECT_NE(error_of([&] {
-              TrainingRun r(data().train, data().test, wider);
-            }).find("checkpoint is for gpt {\"d_model\":32"),
-            std::string::npos);
+  EXPECT_EQ(outcome_of(*second), outcome_of(full));
 }
 
 TEST(GptTrainChip, TextDatasetsTakeGptOnlyAndImageDatasetsNot_bad) {

@@ -1,8 +1,9 @@
 // MPI scale-out (system/system.h, system/communicator.h): the built `tessera` run under
 // `mpirun -n R` for R = 1, 2, 3, 4 prints the same JSON (values checked against the host
 // reference, cycle counts, simulated times, fabric statistics) as without mpirun; only the host
-// timing fields and mpi_ranks differ. `train --chips` writes the same report, and its checkpoint
-// written under `mpirun -n 2` resumes under `mpirun -n 3` to the uninterrupted run's report.
+// timing fields and mpi_ranks differ. `train --chips` writes the same report (mlp, and gpt on the
+// fortunes corpus), and its checkpoint written under `mpirun -n 2` resumes under `mpirun -n 3` to
+// the uninterrupted run's report.
 // Skipped when `tessera` has not been built in this build tree.
 //
 // Environment of each mpirun: OMPI_ALLOW_RUN_AS_ROOT{,_CONFIRM}=1 (CI runs as root),
@@ -154,6 +155,20 @@ nlohmann::json train_report(int ranks, const std::string& args) {
   return got;
 }
 
+// `train <args><T>` (args ending in --threads) for R in {1, 2, 3} ranks x T in {1, 2} threads:
+// every report equals the R = 1, T = 1 one, which is returned (null when it was not written).
+nlohmann::json expect_train_report_same_for_ranks_and_threads(const std::string& args) {
+  const nlohmann::json want = train_report(1, args + "1");
+  if (want.is_null()) return want;
+  for (int r : {1, 2, 3})
+    for (int t : {1, 2}) {
+      if (r == 1 && t == 1) continue;
+      EXPECT_EQ(train_report(r, args + std::to_string(t)), want)
+          << "ranks " << r << " threads " << t;
+    }
+  return want;
+}
+
 TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForOneAndThreeRanks) {
   // 4 processors (2 chips x 2 cores) over 3 ranks: losses, accuracies, simulated times, exchange
   // and link figures and the resolved config equal the one-rank report.
@@ -171,14 +186,24 @@ TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForEveryRankAndThreadCoun
   const std::string args =
       "--chips 2 --cores-per-chip 2 --batch 8 --steps 3 --epochs 1 --optimizer adam --lr 1e-3 "
       "--set system.link.loss_rate=0.05 --threads ";
-  const nlohmann::json want = train_report(1, args + "1");
+  ASSERT_FALSE(expect_train_report_same_for_ranks_and_threads(args).is_null());
+}
+
+TEST_F(MpiCli, DataParallelGptReportIsBitIdenticalForEveryRankAndThreadCount) {
+  // The gpt decoder (d 32, 2 heads, 1 block, context 16) on the fortunes corpus, 8 windows over 4
+  // processors (2 chips x 2 cores) on R in {1, 2, 3} ranks x T in {1, 2} threads: losses,
+  // validation loss, tokens per simulated second, exchange and link figures equal the R = 1, T = 1
+  // report.
+  if (!std::filesystem::exists("/usr/share/games/fortunes"))
+    GTEST_SKIP() << "fortunes not installed";
+  const std::string args =
+      "--model gpt --d-model 32 --heads 2 --layers 1 --context 16 --chips 2 --cores-per-chip 2 "
+      "--batch 8 --steps 2 --optimizer adam --lr 1e-3 --threads ";
+  const nlohmann::json want = expect_train_report_same_for_ranks_and_threads(args);
   ASSERT_FALSE(want.is_null());
-  for (int r : {1, 2, 3})
-    for (int t : {1, 2}) {
-      if (r == 1 && t == 1) continue;
-      EXPECT_EQ(train_report(r, args + std::to_string(t)), want)
-          << "ranks " << r << " threads " << t;
-    }
+  EXPECT_EQ(want.at("model"), "gpt");
+  EXPECT_EQ(want.at("processors"), 4);
+  EXPECT_GT(want.at("epochs").at(0).at("tokens_per_sim_second").get<double>(), 0);
 }
 
 TEST_F(MpiCli, CheckpointWrittenOnTwoRanksResumesOnThreeToTheUninterruptedReport) {
