@@ -348,32 +348,32 @@ void run_train(const TrainArgs& a) {
     o.trainer.trace = trace.get();
   }
   std::unique_ptr<runtime::RunLoop> run;
-  if (data_parallel) {
-    runtime::DataParallelRunOptions d;
-    static_cast<runtime::RunOptions&>(d) = o;
-    d.dp.trainer = o.trainer;
-    d.dp.system = machine;
-    d.dp.allreduce = allreduce;
-    d.dp.fabric_seed = o.trainer.seed;
-    d.dp.bucket_words = a.bucket_words;
-    d.dp.overlap = !a.no_overlap;
-    d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
-    d.dp.threads = a.threads;
-    run = std::make_unique<runtime::DataParallelRun>(train, test, d);
-  } else if (host) {
-    runtime::HostRunOptions h;
-    static_cast<runtime::RunOptions&>(h) = o;
-    h.trainer = o.trainer;
-    run = std::make_unique<runtime::HostRun>(train, test, h);
-  } else {
-    try {
+  try {
+    if (data_parallel) {
+      runtime::DataParallelRunOptions d;
+      static_cast<runtime::RunOptions&>(d) = o;
+      d.dp.trainer = o.trainer;
+      d.dp.system = machine;
+      d.dp.allreduce = allreduce;
+      d.dp.fabric_seed = o.trainer.seed;
+      d.dp.bucket_words = a.bucket_words;
+      d.dp.overlap = !a.no_overlap;
+      d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
+      d.dp.threads = a.threads;
+      run = std::make_unique<runtime::DataParallelRun>(train, test, d);
+    } else if (host) {
+      runtime::HostRunOptions h;
+      static_cast<runtime::RunOptions&>(h) = o;
+      h.trainer = o.trainer;
+      run = std::make_unique<runtime::HostRun>(train, test, h);
+    } else {
       run = std::make_unique<runtime::TrainingRun>(train, test, o);
-    } catch (const Error& e) {
-      // A window longer than the compiled kernels can hold: the flag that sets it.
-      if (!text || std::string(e.what()).find("vector memory") == std::string::npos) throw;
-      throw UsageError("--context", fmt::format("{}: the gpt step does not fit the chip ({})",
-                                                o.model.gpt->context, e.what()));
     }
+  } catch (const Error& e) {
+    // A window longer than the compiled kernels can hold: the flag that sets it.
+    if (!text || std::string(e.what()).find("vector memory") == std::string::npos) throw;
+    throw UsageError("--context", fmt::format("{}: the gpt step does not fit the chip ({})",
+                                              o.model.gpt->context, e.what()));
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.

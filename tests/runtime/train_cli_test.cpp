@@ -253,6 +253,33 @@ TEST_F(TrainCli, GptShortRunReportsValidationLossTokensAndTheMxuSplit) {
   EXPECT_NEAR(hj["epochs"][0]["test_loss"].get<double>(), e["test_loss"].get<double>(), 0.01);
 }
 
+TEST_F(TrainCli, GptOnChipsSplitsTheWindowsOverTheProcessors) {
+  const std::string d = scratch("gpt-chips");
+  const Result r = run(kTiny + "--batch 8 --steps 2 --chips 2 --cores-per-chip 2 --data-dir " +
+                       corpus() + " --report " + d + "/r.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(d + "/r.json"));
+  EXPECT_EQ(j["model"], "gpt");
+  EXPECT_EQ(j["processors"], 4);
+  const nlohmann::json& e = j["epochs"][0];
+  EXPECT_EQ(e["samples"], 16);
+  EXPECT_EQ(e["per_step"]["loss"].size(), 2u);
+  EXPECT_LT(e["test_loss"].get<double>(), std::log(256.0));
+  EXPECT_DOUBLE_EQ(e["tokens_per_sim_second"].get<double>(),
+                   e["samples_per_sim_second"].get<double>() * 16);
+  EXPECT_GT(e["exchange_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(e["mxu_split"]["attention"]["utilization"].get<double>(), 0);
+}
+
+TEST_F(TrainCli, GptOnMoreProcessorsThanWindows_bad) {
+  const Result r =
+      run(kTiny + "--batch 3 --steps 1 --chips 2 --cores-per-chip 2 --data-dir " + corpus());
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err,
+            "tessera: error: train: batch 3 has fewer samples than the 4 processors (2 chips x 2 "
+            "cores)\n");
+}
+
 TEST_F(TrainCli, GptSizes_bad) {
   Result r = run("train --model gpt --heads 3 --steps 1");
   EXPECT_EQ(r.status >> 8, 2);
