@@ -179,7 +179,7 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
 // The epoch line: loss, accuracies (text: the validation loss and next-byte accuracy), simulated
 // and host time (the host reference: host time only); one chip adds its cycles, unit
 // utilisation and energy, then its optimizer, PE and HBM-encoding lines; a data-parallel run adds
-// its exchange line.
+// the MXU split of one processor's step (gpt) and its exchange line.
 void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text) {
   if (text)
     std::printf("epoch %d: loss %.4f  validation loss %.4f (next-byte acc %.2f%%)  ",
@@ -211,6 +211,10 @@ void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text)
                 j["energy_j"].get<double>());
   }
   std::printf("host %.1f s\n", j["host_seconds"].get<double>());
+  if (data_parallel && j.contains("mxu_split"))
+    std::printf("  one processor's step: MXU attention %.1f%%, dense %.1f%%\n",
+                100 * j["mxu_split"]["attention"]["utilization"].get<double>(),
+                100 * j["mxu_split"]["dense"]["utilization"].get<double>());
   if (data_parallel) {
     std::printf(
         "  data parallel on %d processors: compute %.4f s  exchange %.4f s (%.1f%% of the chip "
