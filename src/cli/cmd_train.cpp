@@ -40,6 +40,8 @@
 // (runtime/host_run.h): the reference a chip run's losses are compared with.
 // --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
 // (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
+// --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
+// (onnx/onnx_training.h: its initializers are the parameters) on the image dataset.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -56,6 +58,7 @@
 #include "graph/model.h"
 #include "htmlreport/page.h"
 #include "numerics/term_pe/term_pe.h"
+#include "onnx/onnx_training.h"
 #include "report/format.h"
 #include "report/trace.h"
 #include "runtime/data_parallel_run.h"
@@ -95,7 +98,8 @@ struct TrainArgs {
   std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
   bool no_overlap = false;
-  int threads = cli::default_threads();  // --chips: host threads per rank
+  int threads = cli::default_threads();      // --chips: host threads per rank
+  std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
 };
 
 // --pe and --set as flat config overrides.
@@ -244,6 +248,12 @@ void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text)
 
 // The model of --model and the gpt size flags (UsageError naming the flag that is wrong).
 runtime::TrainModel train_model(const TrainArgs& a) {
+  if (a.model.ends_with(".onnx")) {
+    if (a.chips != -1) throw UsageError("--chips", "trains zoo models; --model x.onnx runs on one");
+    return onnx_import::onnx_train_model(a.model, onnx_import::loss_output_from_flag(a.loss),
+                                         a.label_input);
+  }
+  if (!a.loss.empty()) throw UsageError("--loss", "sets the loss head of --model x.onnx");
   if (a.model != "gpt") {
     for (const auto& [flag, v] :
          {std::pair{"--d-model", a.d_model}, std::pair{"--heads", a.heads},
@@ -411,7 +421,11 @@ void run_train(const TrainArgs& a) {
 void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
-  cmd->add_option("--model", args->model, "zoo model (mlp, cnn, gpt) or a model JSON file");
+  cmd->add_option("--model", args->model,
+                  "zoo model (mlp, cnn, gpt), a model JSON file or an ONNX model (.onnx)");
+  cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
+  cmd->add_option("--label-input", args->label_input,
+                  "--model x.onnx: the model's integer labels input (default: a new 'labels')");
   cmd->add_option("--dataset", args->dataset,
                   "dataset: fashion-mnist (images; the default) or fortunes (text; gpt's default)");
   cmd->add_option("--epochs", args->epochs, "epochs (default 3; gpt 1)");

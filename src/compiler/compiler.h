@@ -19,6 +19,9 @@
 // {step_f, sqrt_bc2_f} at the addresses below; parameters and optimizer state live in HBM across
 // runs (written once by the host from the initial values); the loss (training) or logits and
 // loss (inference) are read back after the run.
+// Inference-only models (graph::Model with labels = loss = -1, compiled with training = false):
+// the program computes the logits (the model's output value, any shape) from x alone; the
+// CompiledProgram's labels and loss are empty (words 0). Training such a model is an Error.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 // Pass autodiff: builds the graph the program computes. Training: the model's forward graph plus
 // graph::build_training_graph's backward pass (d.loss = ones_like(loss), one rule per op); the
 // optimizer update is not a graph op (it is lowered after the graph by pass_lower, per
-// parameter). Inference: the forward graph (logits and loss). Records the ids of the values the
-// host exchanges with the chip.
+// parameter). Inference: the forward graph (logits, and the loss when the model has one).
+// Records the ids of the values the host exchanges with the chip (-1: labels and loss of an
+// inference-only model).
 #include "common/error.h"
 #include "compiler/pipeline.h"
 
@@ -11,6 +12,9 @@ namespace tessera::compiler {
 void pass_autodiff(Pipeline& p) {
   const graph::Model& m = p.model;
   if (p.options.training) {
+    if (m.loss < 0 || m.labels < 0)
+      throw Error("compile",
+                  "model '" + m.name + "' has no loss: training needs labels and a loss");
     graph::TrainingGraph t = graph::build_training_graph(m.graph, m.loss);
     p.graph = std::move(t.graph);
     p.loss = t.loss;
@@ -23,7 +27,7 @@ void pass_autodiff(Pipeline& p) {
   }
   p.graph.verify();
   p.x = p.graph.find_value(m.graph.value(m.input).name);
-  p.labels = p.graph.find_value(m.graph.value(m.labels).name);
+  p.labels = m.labels < 0 ? -1 : p.graph.find_value(m.graph.value(m.labels).name);
   p.logits = p.graph.find_value(m.graph.value(m.logits).name);
   for (size_t i = 0; i < m.params.size(); ++i)
     TESSERA_CHECK(p.graph.value(p.params[i]).name == m.graph.value(m.params[i]).name,

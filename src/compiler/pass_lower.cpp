@@ -12,6 +12,8 @@
 //   unit)
 //   reshape               nothing: plan-hbm gives the output its input's address (an alias)
 //   the transformer ops   lower_transformer.cpp (row kernels, EUP, RNG unit, batched GEMMs)
+//   exp .. erf, broadcast, sum_to, slice(_grad), concat   lower_math_views.cpp (EUP and vector
+//                         unit; strided DMAs)
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
 
@@ -119,7 +121,8 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       if (dst != in(0)) emit_copy(cg, name, in(0), dst, count(out));
       return;
     default:
-      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n)) return;
+      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) || lower_math_view_op(p, cg, n))
+        return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");
   }

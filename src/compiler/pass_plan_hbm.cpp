@@ -125,13 +125,14 @@ void pass_plan_hbm(Pipeline& p) {
   }
   out.scalars = tensor("optimizer.scalars", 2);
   p.ones_hbm = persistent(1);
-  out.loss = tensor(g.value(p.loss).name, 1);
+  // An inference-only model (no labels, no loss): loss and labels stay empty (words 0).
+  if (p.loss >= 0) out.loss = tensor(g.value(p.loss).name, 1);
   out.x = tensor(g.value(p.x).name, words_of(g.value(p.x)));
-  out.labels = tensor(g.value(p.labels).name, words_of(g.value(p.labels)));
+  if (p.labels >= 0) out.labels = tensor(g.value(p.labels).name, words_of(g.value(p.labels)));
   out.logits = tensor(g.value(p.logits).name, p.options.training ? 0 : words_of(g.value(p.logits)));
   p.hbm[p.x] = out.x.hbm;
-  p.hbm[p.labels] = out.labels.hbm;
-  p.hbm[p.loss] = out.loss.hbm;
+  if (p.labels >= 0) p.hbm[p.labels] = out.labels.hbm;
+  if (p.loss >= 0) p.hbm[p.loss] = out.loss.hbm;
   if (!p.options.training) p.hbm[p.logits] = out.logits.hbm;
   if (next * 4 > p.spec->hbm_bytes)
     throw Error("compiler", "parameters and optimizer state need " + std::to_string(next * 4) +

@@ -42,6 +42,9 @@ void pass_bucket_allreduce(Pipeline& p);
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n);
 // Lowers a node of the transformer ops (lower_transformer.cpp); false for any other op.
 bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
+// Lowers a node of the element-wise math and view ops (lower_math_views.cpp); false for any
+// other op.
+bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 
 // Checks after each pass (tessera::Error on a broken invariant).
 void verify_plan(const Pipeline& p);

@@ -3,8 +3,7 @@
 //
 // Arithmetic: every unary op is one call of the C library function in the storage type (expf /
 // exp, logf, sqrtf, tanhf, erff; sigmoid = 1 / (1 + exp(-x)) with each step rounded; reciprocal =
-// 1 / x), in every numerics mode: these ops have no tensor-core lowering yet, so kChip is the
-// same as kF32.
+// 1 / x) in kF32 and kF64; kChip runs graph/chip_unary.h instead.
 //   broadcast: y[i] = x[j] where j drops the broadcast dims of i (x right-aligned to y).
 //   sum_to:    y = 0; for x's elements i ascending: y[j(i)] += x[i] (the adjoint of broadcast).
 //   slice:     y[i] = x[starts + i * steps] per dim (exact); slice_grad: 0, then dy scattered

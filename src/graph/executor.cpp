@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/error.h"
+#include "graph/chip_unary.h"
 #include "graph/elementwise_kernels.h"
 #include "graph/transformer_kernels.h"
 
@@ -280,6 +281,11 @@ void Executor<T>::run_elementwise_node(const Node& n) {
     case OpKind::kSigmoid:
     case OpKind::kTanh:
     case OpKind::kErf:
+      if constexpr (std::is_same_v<T, float>)
+        if (m_mode == Numerics::kChip) {
+          kernels::chip_unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
+          return;
+        }
       kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
       return;
     case OpKind::kBroadcast:

@@ -35,12 +35,6 @@ graph::Model inference_model(const ImportedModel& m) {
     throw Error(kWhere, "output " + graph::shape_str(y) + " does not keep the input's batch " +
                             std::to_string(x[0]));
   model.logits = m.outputs[0].value;
-  const int rows = y.size() == 2
-                       ? model.logits
-                       : g.add_node(graph::OpKind::kReshape, {model.logits},
-                                    graph::Attrs::reshape({y[0], graph::num_elements(y) / y[0]}));
-  model.labels = g.add_input("labels", {x[0]}, graph::DType::kI32);
-  model.loss = g.add_node(graph::OpKind::kSoftmaxCrossEntropy, {rows, model.labels}, {}, "loss");
   model.params = g.params();
   model.fan_in.assign(model.params.size(), 1);
   return model;
@@ -64,8 +58,6 @@ ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
   std::vector<uint32_t> words(input.size());
   std::memcpy(words.data(), input.data(), 4 * words.size());
   s.hbm.write_block(p.x.hbm, words.data(), p.x.words);
-  const std::vector<uint32_t> zeros(static_cast<size_t>(p.labels.words), 0);
-  s.hbm.write_block(p.labels.hbm, zeros.data(), p.labels.words);
 
   std::vector<int32_t> region_of_pc(static_cast<size_t>(p.program.code.size()), -1);
   for (size_t r = 0; r < p.mxu_regions.size(); ++r)

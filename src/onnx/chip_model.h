@@ -1,11 +1,10 @@
 // An imported model on the simulated tensor core: one forward pass (inference).
 //
-// The compiler's contract (compiler/compiler.h) is a model with one input batch x, i32 labels,
-// logits and a scalar loss. inference_model() gives it that shape: the ONNX graph's one f32 input
-// is x (its first dimension the batch), its one f32 output the logits (flattened to [batch, rest]
-// when its rank is not 2), and a softmax cross-entropy against a labels input is the loss, which
-// the host feeds zeros and ignores. Every initializer the graph consumes is a parameter written to
-// HBM before the run. Models with other inputs or outputs are an Error saying which.
+// inference_model() gives the graph the compiler's inference-only contract (compiler/compiler.h):
+// the ONNX graph's one f32 input is x (its first dimension the batch), its one computed output
+// the logits (any shape that keeps the batch); no labels, no loss. Every initializer the graph
+// consumes is a parameter written to HBM before the run. Models with other inputs or outputs are
+// an Error saying which.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "onnx/graph_on_chip.h"
 #include "onnx/host_run.h"
 #include "onnx/op_table.h"
 
@@ -25,15 +26,33 @@ std::string op_of(const onnx::ModelProto& m) {
   return nodes.size() == 1 ? nodes[0].op_type() : nodes[0].op_type() + "+";
 }
 
-// Empty when `actual` matches `expected` within the runner's tolerance, else the first mismatch.
-std::string compare(const Tensor& actual, const Tensor& expected, const std::string& name) {
+// |actual - expected| <= atol + rtol * |expected|, atol times the output's largest |expected|
+// when `scaled`.
+struct Tolerance {
+  double rtol, atol;
+  bool scaled;
+};
+constexpr Tolerance kHost{kConformanceRtol, kConformanceAtol, false};
+constexpr Tolerance kChipFp32{kChipFp32Rtol, kChipFp32Atol, false};
+constexpr Tolerance kChipBf16{kChipBf16Tol, kChipBf16Tol, true};
+
+// Empty when `actual` matches `expected` within the tolerance, else the first mismatch.
+std::string compare(const Tensor& actual, const Tensor& expected, const std::string& name,
+                    const Tolerance& t) {
   if (actual.shape != expected.shape)
     return "output " + name + ": shape " + graph::shape_str(actual.shape) + ", expected " +
            graph::shape_str(expected.shape);
+  double atol = t.atol;
+  if (t.scaled) {
+    double largest = 0;
+    for (int64_t k = 0; k < expected.size(); ++k)
+      if (std::isfinite(expected.at(k))) largest = std::max(largest, std::fabs(expected.at(k)));
+    atol *= largest;
+  }
   for (int64_t k = 0; k < expected.size(); ++k) {
     const double a = actual.at(k), e = expected.at(k);
     if (std::isnan(e) && std::isnan(a)) continue;
-    if (!(std::fabs(a - e) <= kConformanceAtol + kConformanceRtol * std::fabs(e)))
+    if (!(std::fabs(a - e) <= atol + t.rtol * std::fabs(e)))
       return "output " + name + "[" + std::to_string(k) + "] = " + std::to_string(a) +
              ", expected " + std::to_string(e);
   }
@@ -91,8 +110,19 @@ ImportedModel import_for(const ModelFile& f, const std::vector<onnx::TensorProto
   }
 }
 
-// Runs one data set; empty on success, else the failure. Throws the import's Error.
-std::string run_data_set(const ModelFile& f, const fs::path& set) {
+// The chip's tolerance class of a graph: bf16 when an op runs on the MXU.
+bool uses_mxu(const graph::Graph& g) {
+  using graph::OpKind;
+  for (const graph::Node& n : g.nodes())
+    if (n.op == OpKind::kMatMul || n.op == OpKind::kBatchMatMul || n.op == OpKind::kConv2D)
+      return true;
+  return false;
+}
+
+// Runs one data set on the host and, while r.chip is still kPassed, on the chip (which updates
+// r.chip, r.chip_reason and r.chip_tolerance); empty on the host's success, else its failure.
+// Throws the import's Error.
+std::string run_data_set(const ModelFile& f, const fs::path& set, NodeTestResult& r) {
   const int n_in = f.proto.graph().input_size() - f.proto.graph().initializer_size();
   const std::vector<onnx::TensorProto> protos = read_tensors(set, "input", n_in);
   const ImportedModel m = import_for(f, protos);
@@ -105,10 +135,31 @@ std::string run_data_set(const ModelFile& f, const fs::path& set) {
   const std::vector<Tensor> outs = run_on_host(m, inputs);
   const std::vector<onnx::TensorProto> expected =
       read_tensors(set, "output", static_cast<int>(outs.size()));
+  std::vector<Tensor> want;
   for (size_t k = 0; k < outs.size(); ++k) {
-    const std::string diff =
-        compare(outs[k], from_proto(expected[k], m.outputs[k].name), m.outputs[k].name);
+    want.push_back(from_proto(expected[k], m.outputs[k].name));
+    const std::string diff = compare(outs[k], want.back(), m.outputs[k].name, kHost);
     if (!diff.empty()) return set.filename().string() + ": " + diff;
+  }
+  if (r.chip != Status::kPassed) return "";
+  const bool bf16 = uses_mxu(m.graph);
+  r.chip_tolerance = bf16 ? "bf16" : "fp32";
+  std::vector<Tensor> chip;
+  try {
+    chip = run_graph_on_chip(m, inputs, core::CoreSpec{});
+  } catch (const Error& e) {
+    r.chip = Status::kSkipped;
+    r.chip_reason = one_line(e.why());
+    return "";
+  }
+  for (size_t k = 0; k < chip.size(); ++k) {
+    const std::string diff =
+        compare(chip[k], want[k], m.outputs[k].name, bf16 ? kChipBf16 : kChipFp32);
+    if (!diff.empty()) {
+      r.chip = Status::kFailed;
+      r.chip_reason = set.filename().string() + ": " + diff;
+      return "";
+    }
   }
   return "";
 }
@@ -127,19 +178,27 @@ NodeTestResult run_node_test(const std::string& test_dir) {
   std::sort(sets.begin(), sets.end());
   try {
     const ModelFile f = load_model_file(model);
+    r.chip = Status::kPassed;
     for (const fs::path& set : sets) {
-      r.reason = run_data_set(f, set);
+      r.reason = run_data_set(f, set, r);
       if (!r.reason.empty()) {
         r.status = Status::kFailed;
+        r.chip = Status::kSkipped;
+        r.chip_reason.clear();
         return r;
       }
     }
   } catch (const Error& e) {
     r.reason = one_line(e.why());  // the why alone: the where is the installation's path
+    r.chip = Status::kSkipped;
+    r.chip_reason.clear();
     return r;
   }
   r.status = sets.empty() ? Status::kSkipped : Status::kPassed;
-  if (sets.empty()) r.reason = "no data sets";
+  if (sets.empty()) {
+    r.reason = "no data sets";
+    r.chip = Status::kSkipped;
+  }
   return r;
 }
 
@@ -159,15 +218,23 @@ std::string conformance_markdown(const std::vector<NodeTestResult>& results) {
   for (const NodeTestResult& r : results) by_op[r.op].push_back(&r);
   const std::vector<std::string> supported = supported_op_types();
   std::ostringstream os;
-  os << "| op | passed / run | skipped |\n| --- | --- | --- |\n";
+  os << "| op | passed / run | skipped | chip passed / run | chip tolerance |\n"
+        "| --- | --- | --- | --- | --- |\n";
   for (const std::string& op : supported) {
-    int passed = 0, run = 0, skipped = 0;
+    int passed = 0, run = 0, skipped = 0, chip_passed = 0, chip_run = 0;
+    std::set<std::string> tolerances;
     for (const NodeTestResult* r : by_op[op]) {
       passed += r->status == Status::kPassed;
       run += r->status != Status::kSkipped;
       skipped += r->status == Status::kSkipped;
+      chip_passed += r->chip == Status::kPassed;
+      chip_run += r->chip != Status::kSkipped;
+      if (r->chip != Status::kSkipped) tolerances.insert(r->chip_tolerance);
     }
-    os << "| " << op << " | " << passed << " / " << run << " | " << skipped << " |\n";
+    std::string tol;
+    for (const std::string& t : tolerances) tol += (tol.empty() ? "" : ", ") + t;
+    os << "| " << op << " | " << passed << " / " << run << " | " << skipped << " | " << chip_passed
+       << " / " << chip_run << " | " << (tol.empty() ? "-" : tol) << " |\n";
   }
   os << "\nSkipped and failed tests of the supported ops, with the reason:\n\n";
   for (const std::string& op : supported)
@@ -175,6 +242,14 @@ std::string conformance_markdown(const std::vector<NodeTestResult>& results) {
       if (r->status != Status::kPassed)
         os << "- `" << r->test << "` (" << op << (r->status == Status::kFailed ? ", FAILED" : "")
            << "): " << r->reason << "\n";
+  std::ostringstream chip;
+  for (const std::string& op : supported)
+    for (const NodeTestResult* r : by_op[op])
+      if (r->status == Status::kPassed && r->chip != Status::kPassed)
+        chip << "- `" << r->test << "` (" << op << (r->chip == Status::kFailed ? ", FAILED" : "")
+             << "): " << r->chip_reason << "\n";
+  os << "\nTests that pass on the host but not on the chip, with the reason: "
+     << (chip.str().empty() ? "none.\n" : "\n\n" + chip.str());
   std::set<std::string> others;
   for (const auto& [op, list] : by_op)
     if (!std::binary_search(supported.begin(), supported.end(), op)) others.insert(op);

@@ -6,6 +6,15 @@
 // runs every data set and passes when every output element satisfies ONNX's backend-runner
 // tolerance |actual - expected| <= atol + rtol * |expected| (onnx/backend/test/case/test_case.py:
 // rtol 1e-3, atol 1e-7), shapes equal.
+//
+// A test that passes on the host runs again on one simulated tensor core (graph_on_chip.h, chip
+// numerics). Tolerance per test, by where its graph's arithmetic runs:
+//   fp32: no MXU op (vector unit, EUP, DMA): rtol 1e-3, atol 1e-6 (the runner's rtol; erf's
+//         approximation error, graph/chip_unary.h, bounds atol)
+//   bf16: a matmul, batch_matmul or conv2d (operands rounded to bf16 on the MXU): rtol 2^-7, and
+//         atol 2^-7 times the output's largest |expected| (bf16's 8 significant bits, the sums'
+//         cancellation measured against the output's scale)
+// A graph the compiler cannot lower skips the chip run with the compiler's reason.
 #pragma once
 
 #include <string>
@@ -15,6 +24,9 @@ namespace tessera::onnx_import {
 
 inline constexpr double kConformanceRtol = 1e-3;
 inline constexpr double kConformanceAtol = 1e-7;
+inline constexpr double kChipFp32Rtol = 1e-3;
+inline constexpr double kChipFp32Atol = 1e-6;
+inline constexpr double kChipBf16Tol = 1.0 / 128;
 
 // Where Debian installs the node tests.
 inline constexpr const char* kNodeTestDir = "/usr/share/libonnx-testdata/data/node";
@@ -24,6 +36,10 @@ struct NodeTestResult {
   std::string op;    // the op type of the model's node (several: the first, with "+")
   enum class Status { kPassed, kFailed, kSkipped } status = Status::kSkipped;
   std::string reason;  // why skipped or failed
+  // The chip run (only of tests that pass on the host): status, reason, and the tolerance class
+  // applied ("fp32" or "bf16").
+  Status chip = Status::kSkipped;
+  std::string chip_reason, chip_tolerance;
 };
 
 NodeTestResult run_node_test(const std::string& test_dir);

@@ -35,6 +35,11 @@ std::vector<Tensor> run_on_host(const ImportedModel& m, const std::vector<Tensor
   const std::vector<int> params = m.graph.params();
   for (size_t k = 0; k < params.size(); ++k) ex.set(params[k], m.params[k]);
   ex.run();
+  return model_outputs(m, [&](int v) { return ex.get(v); });
+}
+
+std::vector<Tensor> model_outputs(const ImportedModel& m,
+                                  const std::function<std::vector<float>(int)>& read) {
   std::vector<Tensor> outs;
   for (const ImportedModel::Output& o : m.outputs) {
     if (o.value < 0) {
@@ -43,7 +48,7 @@ std::vector<Tensor> run_on_host(const ImportedModel& m, const std::vector<Tensor
     }
     Tensor t;
     t.shape = m.graph.value(o.value).shape;
-    const std::vector<float>& y = ex.get(o.value);
+    const std::vector<float> y = read(o.value);
     t.f.assign(y.begin(), y.end());
     outs.push_back(std::move(t));
   }

@@ -1,13 +1,16 @@
-// The model a training run trains: a layer-list model (graph/model.h) or the gpt decoder
-// (graph/gpt_model.h). Both build, initialise and compile through the functions below, so the
-// trainers (train_chip.h, host_run.h) and the run loop take either.
+// The model a training run trains: a layer-list model (graph/model.h), the gpt decoder
+// (graph/gpt_model.h) or a graph built by a function (an imported ONNX model). All build,
+// initialise and compile through the functions below, so the trainers (train_chip.h, host_run.h)
+// and the run loop take any.
 //
-// Contract: build_train_model is graph::build_model or graph::build_gpt; init_train_params is
-// graph::init_params or graph::init_gpt_params of the built model (parameters in the order of its
-// Model::params); a gpt's name (spec.name) is "gpt".
+// Contract: build_train_model is graph::build_model, graph::build_gpt or `build`;
+// init_train_params is graph::init_params or graph::init_gpt_params of the built model, or
+// `initial` (parameters in the order of its Model::params); a gpt's name (spec.name) is "gpt"; a
+// built model's spec holds its name and per-sample input shape only.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +25,9 @@ namespace tessera::runtime {
 struct TrainModel {
   graph::ModelSpec spec;              // a layer-list model; for gpt only spec.name ("gpt")
   std::optional<graph::GptSpec> gpt;  // set: the gpt decoder of these sizes
+  // set: the model of each batch size, from the initial parameters `initial` (seed unused)
+  std::function<graph::Model(int batch)> build;
+  std::vector<std::vector<float>> initial;
 
   TrainModel() = default;
   // Implicit: every layer-list model is a training model.

@@ -1,100 +1,19 @@
 // Pass lower on one-op graphs of the transformer ops: every op and its gradient ops compiled
 // (lower_transformer.cpp) and run on the timed core equal the host executor in chip numerics,
 // element for element, on small odd shapes.
-#include <cstring>
-#include <functional>
-
 #include <gtest/gtest.h>
 
-#include "common/splitmix64.h"
-#include "compiler/pipeline.h"
-#include "core/core.h"
-#include "core/spec.h"
-#include "graph/executor.h"
-#include "support/bit_equal.h"
-#include "support/kernel_config.h"
+#include "support/node_on_chip.h"
 
 namespace tessera::compiler {
 namespace {
 
-using testing::expect_bit_equal;
-using testing::kernel_config;
+using testing::expect_node_matches_host;
+using testing::one_op;
 
 using graph::Attrs;
 using graph::OpKind;
 using graph::Shape;
-
-std::vector<float> random_values(size_t n, uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(4.0 * rng.unit() - 2.0);
-  return v;
-}
-
-// The graph's last node lowered alone (every value at its own HBM address, scratch above them)
-// and run on the timed core, vs the host executor in chip numerics: every output word equal.
-// Integer inputs (ids) are drawn from [0, id_range).
-void expect_node_matches_host(const std::string& cfg, const graph::Graph& g,
-                              uint32_t id_range = 1) {
-  const core::CoreSpec spec = kernel_config(cfg);
-  graph::Executor<float> host(g, graph::Numerics::kChip);
-  Pipeline p;
-  p.spec = &spec;
-  p.graph = g;
-  int64_t next = 0;
-  std::vector<std::vector<float>> data(g.values().size());
-  for (const graph::Value& v : g.values()) {
-    const int64_t words = std::max<int64_t>(1, graph::num_elements(v.shape));
-    p.hbm[v.id] = next;
-    next += words;
-    if (v.kind == graph::ValueKind::kNode) continue;
-    if (v.dtype == graph::DType::kI32) {
-      SplitMix64 rng(static_cast<uint64_t>(v.id));
-      std::vector<int32_t> ids(static_cast<size_t>(words));
-      for (int32_t& id : ids) id = static_cast<int32_t>(rng.next() % id_range);
-      std::vector<float>& d = data[static_cast<size_t>(v.id)];
-      d.resize(ids.size());
-      std::memcpy(d.data(), ids.data(), ids.size() * 4);
-      host.set_labels(v.id, ids);
-      continue;
-    }
-    data[static_cast<size_t>(v.id)] = random_values(static_cast<size_t>(words), 11 + v.id);
-    host.set(v.id, data[static_cast<size_t>(v.id)]);
-  }
-  p.out.stats.hbm_words = next;
-  host.run();
-  const graph::Node& n = g.nodes().back();
-  Codegen cg(spec);
-  ASSERT_TRUE(lower_transformer_op(p, cg, n)) << graph::op_name(n.op);
-  isa::Program prog = cg.finish();
-  for (const graph::Value& v : g.values()) {
-    std::vector<float> words = data[static_cast<size_t>(v.id)];
-    if (v.kind == graph::ValueKind::kNode)  // garbage: the kernel must write every word
-      words.assign(static_cast<size_t>(std::max<int64_t>(1, graph::num_elements(v.shape))),
-                   1234.5f);
-    std::vector<uint32_t> w(words.size());
-    std::memcpy(w.data(), words.data(), words.size() * 4);
-    prog.data.push_back(
-        isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.hbm.at(v.id)), w});
-  }
-  core::Core core(spec, prog);
-  core.run();
-  const std::vector<float>& want = host.get(n.output);
-  std::vector<float> got(want.size());
-  core.state().hbm.read_block(p.hbm.at(n.output), reinterpret_cast<uint32_t*>(got.data()),
-                              static_cast<int64_t>(got.size()));
-  expect_bit_equal(got, want, cfg + " " + std::string(graph::op_name(n.op)));
-}
-
-// A graph of inputs of the given shapes and one node over them.
-graph::Graph one_op(OpKind op, const std::vector<Shape>& shapes, Attrs attrs = {}) {
-  graph::Graph g;
-  std::vector<int> ins;
-  for (size_t i = 0; i < shapes.size(); ++i)
-    ins.push_back(g.add_input("in" + std::to_string(i), shapes[i]));
-  g.add_node(op, ins, std::move(attrs), "out");
-  return g;
-}
 
 const char* const kConfigs[] = {"small", "tpu-v2-like"};
 
