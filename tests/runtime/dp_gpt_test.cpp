@@ -6,8 +6,8 @@
 // batch (only the order of the gradient summation differs), ragged shards too, and so do the
 // validation losses; the report has the data-parallel figures, tokens per simulated second and the
 // MXU split. An interrupted and resumed run equals the
-// uninterrupted one bit for bit; a batch smaller than the machine, or a checkpoint of another gpt,
-// is refused.
+// uninterrupted one bit for bit; the bucketed all-reduce overlapped with the backward pass changes
+// only time; a batch smaller than the machine, or a checkpoint of another gpt, is refused.
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -133,13 +133,20 @@ TEST(DataParallelGpt, RaggedShardsKeepReplicasIdenticalAndFollowTheSingleChip) {
   four_processors_follow_the_single_chip(6, 3, 1e-4);
 }
 
+// Every processor's parameters, as one string of their bits.
+std::string params_of(const DataParallelRun& r) {
+  nlohmann::ordered_json j;
+  for (int p = 0; p < r.trainer().processors(); ++p) j.push_back(r.trainer().params(p));
+  return j.dump();
+}
+
 // Every processor's parameters, the optimizer state, the step count and the report without wall
 // time.
 std::string outcome_of(const DataParallelRun& r) {
   nlohmann::ordered_json j = r.report();
   j.erase("resumed_from");
   for (auto& e : j["epochs"]) e.erase("host_seconds");
-  for (int p = 0; p < r.trainer().processors(); ++p) j["params"].push_back(r.trainer().params(p));
+  j["params"] = params_of(r);
   j["state"] = r.trainer().replica_state().second;
   j["steps"] = r.trainer().steps();
   return j.dump();
@@ -157,6 +164,25 @@ TEST(DataParallelGpt, ResumedRunEqualsTheUninterruptedRun) {
       gpt_test::interrupted_and_resumed<DataParallelRun>(o, 3, "ckpt-0000000002.tsck");
   ASSERT_TRUE(second->run());
   EXPECT_EQ(outcome_of(*second), outcome_of(full));
+}
+
+TEST(DataParallelGpt, BucketsOverlappedWithTheBackwardPassChangeOnlyTime) {
+  // The bucketed all-reduce (buckets of at most 4,000 words) with its supersteps between the
+  // backward kernels and all after the backward pass: the same losses and weights bit for bit.
+  DataParallelRunOptions o = dp_options(2, 2, 8, 3);
+  o.dp.bucket_words = 4000;
+  DataParallelRun overlapped(data().train, data().test, o);
+  ASSERT_TRUE(overlapped.run());
+  o.dp.overlap = false;
+  DataParallelRun after(data().train, data().test, o);
+  ASSERT_TRUE(after.run());
+  const nlohmann::ordered_json a = overlapped.report()["epochs"][0],
+                               b = after.report()["epochs"][0];
+  EXPECT_EQ(a["per_step"]["loss"], b["per_step"]["loss"]);
+  EXPECT_EQ(a["test_loss"], b["test_loss"]);
+  EXPECT_EQ(params_of(overlapped), params_of(after));
+  EXPECT_GT(overlapped.trainer().first_image().overlapped_supersteps, 0);
+  EXPECT_GT(overlapped.trainer().first_image().buckets, 1);
 }
 
 TEST(DataParallelGpt, FewerWindowsThanProcessors_bad) {
