@@ -27,13 +27,11 @@ StridedView slice_view(int64_t x, const graph::Shape& x_shape, const graph::Attr
 
 bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   using graph::OpKind;
-  const graph::Graph& g = p.graph;
-  const graph::Value& out = g.value(n.output);
+  const NodeOperands o(p, n);
+  const graph::Value& out = o.out;
   const std::string& name = out.name;
   const graph::Attrs& a = n.attrs;
-  auto shape = [&](size_t i) -> const graph::Shape& { return g.value(n.inputs.at(i)).shape; };
-  auto in = [&](size_t i) { return p.hbm.at(n.inputs.at(i)); };
-  const int64_t dst = p.hbm.at(n.output);
+  const int64_t dst = o.dst;
   const int64_t size = std::max<int64_t>(1, graph::num_elements(out.shape));
   HbmScratch scratch{p.out.stats.hbm_words, p.spec->hbm_bytes / 4, p.scratch_words};
   const int64_t first = cg.em().size();
@@ -45,12 +43,12 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
     case OpKind::kSigmoid:
     case OpKind::kTanh:
     case OpKind::kErf:
-      emit_unary(cg, name, n.op, in(0), dst, size);
+      emit_unary(cg, name, n.op, o.in(0), dst, size);
       break;
     case OpKind::kBroadcast: {  // x's dims right-aligned to the target's; a dim of 1 repeats
-      const graph::Shape& xs = shape(0);
+      const graph::Shape& xs = o.shape(0);
       const std::vector<int64_t> dense = dense_strides(xs);
-      StridedView v{in(0), a.shape, std::vector<int64_t>(a.shape.size(), 0)};
+      StridedView v{o.in(0), a.shape, std::vector<int64_t>(a.shape.size(), 0)};
       const size_t off = a.shape.size() - xs.size();
       for (size_t d = 0; d < xs.size(); ++d)
         if (xs[d] != 1) v.strides[off + d] = dense[d];
@@ -58,21 +56,21 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
       break;
     }
     case OpKind::kSumTo:
-      emit_sum_to(cg, scratch, name, in(0), shape(0), a.shape, dst);
+      emit_sum_to(cg, scratch, name, o.in(0), o.shape(0), a.shape, dst);
       break;
     case OpKind::kSlice:
-      emit_gather(cg, name, slice_view(in(0), shape(0), a), dst);
+      emit_gather(cg, name, slice_view(o.in(0), o.shape(0), a), dst);
       break;
     case OpKind::kSliceGrad:
       emit_zero_hbm(cg, dst, size);
-      emit_scatter(cg, name, in(0), slice_view(dst, a.x_shape, a));
+      emit_scatter(cg, name, o.in(0), slice_view(dst, a.x_shape, a));
       break;
     case OpKind::kConcat: {
       const std::vector<int64_t> strides = dense_strides(out.shape);
       const auto axis = static_cast<size_t>(a.axis);
-      emit_scatter(cg, name + ".a", in(0), StridedView{dst, shape(0), strides});
-      emit_scatter(cg, name + ".b", in(1),
-                   StridedView{dst + shape(0)[axis] * strides[axis], shape(1), strides});
+      emit_scatter(cg, name + ".a", o.in(0), StridedView{dst, o.shape(0), strides});
+      emit_scatter(cg, name + ".b", o.in(1),
+                   StridedView{dst + o.shape(0)[axis] * strides[axis], o.shape(1), strides});
       break;
     }
     default:

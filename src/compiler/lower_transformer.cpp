@@ -64,79 +64,78 @@ void lower_batch_matmul(Pipeline& p, Codegen& cg, HbmScratch& scratch, const gra
 
 bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   using graph::OpKind;
-  const graph::Graph& g = p.graph;
-  const graph::Value& out = g.value(n.output);
+  const NodeOperands o(p, n);
+  const graph::Value& out = o.out;
   const std::string& name = out.name;
   const graph::Attrs& a = n.attrs;
-  auto shape = [&](size_t i) -> const graph::Shape& { return g.value(n.inputs.at(i)).shape; };
-  auto in = [&](size_t i) { return p.hbm.at(n.inputs.at(i)); };
-  const int64_t dst = p.hbm.at(n.output);
+  const int64_t dst = o.dst;
   const int64_t size = elements(out.shape);
   const int64_t last = out.shape.empty() ? 1 : out.shape.back();
   HbmScratch scratch{p.out.stats.hbm_words, p.spec->hbm_bytes / 4, p.scratch_words};
   const int64_t first = cg.em().size();
   switch (n.op) {
     case OpKind::kEmbedding:
-      emit_embedding(cg, name, in(0), in(1), dst, elements(shape(1)), last);
+      emit_embedding(cg, name, o.in(0), o.in(1), dst, elements(o.shape(1)), last);
       break;
     case OpKind::kEmbeddingGrad:
-      emit_embedding_grad(cg, name, in(0), in(1), dst, elements(shape(1)), out.shape[0], last);
+      emit_embedding_grad(cg, name, o.in(0), o.in(1), dst, elements(o.shape(1)), out.shape[0],
+                          last);
       break;
     case OpKind::kLayerNorm:
-      emit_layer_norm(cg, name, in(0), in(1), in(2), dst, size / last, last, a.eps);
+      emit_layer_norm(cg, name, o.in(0), o.in(1), o.in(2), dst, size / last, last, a.eps);
       break;
     case OpKind::kLayerNormGrad:
-      emit_layer_norm_grad(cg, name, in(0), in(1), in(2), dst, size / last, last, a.eps);
+      emit_layer_norm_grad(cg, name, o.in(0), o.in(1), o.in(2), dst, size / last, last, a.eps);
       break;
     case OpKind::kLayerNormGainGrad:
-      emit_layer_norm_gain_grad(cg, scratch, name, in(0), in(1), dst, elements(shape(0)) / last,
-                                last, a.eps);
+      emit_layer_norm_gain_grad(cg, scratch, name, o.in(0), o.in(1), dst,
+                                elements(o.shape(0)) / last, last, a.eps);
       break;
     case OpKind::kSoftmax: {
       const int64_t rows = out.shape.size() >= 2 ? out.shape[out.shape.size() - 2] : 1;
-      emit_softmax(cg, name, in(0), dst, size / (rows * last), rows, last, a.causal);
+      emit_softmax(cg, name, o.in(0), dst, size / (rows * last), rows, last, a.causal);
       break;
     }
     case OpKind::kSoftmaxGrad:
-      emit_softmax_grad(cg, name, in(0), in(1), dst, size / last, last);
+      emit_softmax_grad(cg, name, o.in(0), o.in(1), dst, size / last, last);
       break;
     case OpKind::kGelu:
-      emit_gelu(cg, name, in(0), dst, size);
+      emit_gelu(cg, name, o.in(0), dst, size);
       break;
     case OpKind::kGeluGrad:
-      emit_gelu_grad(cg, name, in(0), in(1), dst, size);
+      emit_gelu_grad(cg, name, o.in(0), o.in(1), dst, size);
       break;
     case OpKind::kScale:
-      emit_scale(cg, name, in(0), dst, size, a.scale);
+      emit_scale(cg, name, o.in(0), dst, size, a.scale);
       break;
     case OpKind::kMul: {
-      const int64_t row = elements(shape(1));
+      const int64_t row = elements(o.shape(1));
       const bool broadcast = row != size;
-      emit_binary(cg, name, isa::Opcode::VMULF, in(0), in(1), dst, broadcast ? size / row : size,
-                  broadcast ? row : 1, broadcast);
+      emit_binary(cg, name, isa::Opcode::VMULF, o.in(0), o.in(1), dst,
+                  broadcast ? size / row : size, broadcast ? row : 1, broadcast);
       break;
     }
     case OpKind::kDropout:
-      emit_dropout(cg, name, in(0), dst, size, a.rate, a.seed);
+      emit_dropout(cg, name, o.in(0), dst, size, a.rate, a.seed);
       break;
     case OpKind::kBatchMatMul:
       lower_batch_matmul(p, cg, scratch, n);
       break;
     case OpKind::kPermute:
       if (std::is_sorted(a.perm.begin(), a.perm.end()))  // the identity
-        emit_copy(cg, name, in(0), dst, size);
+        emit_copy(cg, name, o.in(0), dst, size);
       else
-        emit_permute(cg, name, in(0), dst, shape(0), a.perm);
+        emit_permute(cg, name, o.in(0), dst, o.shape(0), a.perm);
       break;
     case OpKind::kSelect:
-      emit_copy(cg, name, in(0) + a.index * size, dst, size);
+      emit_copy(cg, name, o.in(0) + a.index * size, dst, size);
       break;
     case OpKind::kSelectGrad: {
-      const int64_t part = elements(shape(0));
+      const int64_t part = elements(o.shape(0));
       const int64_t after = (a.index + 1) * part;
       if (a.index > 0) emit_zero_hbm(cg, dst, a.index * part);
       if (after < size) emit_zero_hbm(cg, dst + after, size - after);
-      emit_copy(cg, name, in(0), dst + a.index * part, part);
+      emit_copy(cg, name, o.in(0), dst + a.index * part, part);
       break;
     }
     default:

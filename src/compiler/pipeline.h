@@ -40,6 +40,23 @@ void pass_bucket_allreduce(Pipeline& p);
 // Lowers one node at the addresses of p.hbm (pass lower's kernel per node, without its rolling
 // of long kernels): the inference lowering of a graph that is not a model (suite/row_program.h).
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n);
+// The operands of one node as its lowering reads them: the output value and its address, the
+// inputs' addresses and shapes.
+class NodeOperands {
+ public:
+  NodeOperands(const Pipeline& p, const graph::Node& n)
+      : out(p.graph.value(n.output)), dst(p.hbm.at(n.output)), m_p(p), m_n(n) {}
+  const graph::Shape& shape(size_t i) const { return m_p.graph.value(m_n.inputs.at(i)).shape; }
+  int64_t in(size_t i) const { return m_p.hbm.at(m_n.inputs.at(i)); }
+
+  const graph::Value& out;
+  const int64_t dst;
+
+ private:
+  const Pipeline& m_p;
+  const graph::Node& m_n;
+};
+
 // Lowers a node of the transformer ops (lower_transformer.cpp); false for any other op.
 bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 // Lowers a node of the element-wise math and view ops (lower_math_views.cpp); false for any

@@ -73,7 +73,7 @@ graph::Model training_model(const ImportedModel& m, const std::string& loss_outp
     }
   }
   if (model.input < 0) throw Error(where, "no float input (inputs: " + names_of(input_names) + ")");
-  const graph::Shape& x = g.value(model.input).shape;
+  const graph::Shape x = g.value(model.input).shape;  // a copy: adding values moves them
   if (x.empty()) throw Error(where, "input '" + g.value(model.input).name + "' has no batch dim");
   for (const ImportedModel::Output& o : m.outputs) {
     output_names.push_back(o.name);

