@@ -272,16 +272,11 @@ void Executor<T>::run_elementwise_node(const Node& n) {
   std::vector<T>& out = m_values[n.output];
   const std::vector<T>& x = m_values[n.inputs[0]];
   const Shape& xs = m_graph.value(n.inputs[0]).shape;
+  if (is_unary_elementwise(n.op)) {
+    kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
+    return;
+  }
   switch (n.op) {
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-      kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
-      return;
     case OpKind::kBroadcast:
       kernels::broadcast(x.data(), out.data(), xs, n.attrs.shape);
       return;

@@ -42,4 +42,22 @@ constexpr std::string_view op_name(OpKind k) {
 }
 std::optional<OpKind> op_from_mnemonic(std::string_view mnemonic);
 
+// The unary element-wise ops: y = f(x) element by element, x's shape, one host kernel
+// (kernels::unary) and one autodiff rule (dy * f'(x)). Shape inference, the executor and autodiff
+// ask this instead of listing them.
+constexpr bool is_unary_elementwise(OpKind k) {
+  switch (k) {
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace tessera::graph

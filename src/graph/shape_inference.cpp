@@ -321,6 +321,7 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
     if (takes_i32(op, i) || op == OpKind::kReshape) continue;  // reshape keeps any dtype
     c.f32(static_cast<int>(i), ("input " + std::to_string(i)).c_str());
   }
+  if (is_unary_elementwise(op)) return {c.shape(0), DType::kF32};
   switch (op) {
     case OpKind::kMatMul:
       return infer_matmul(c);
@@ -387,14 +388,6 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_select(c, c.shape(0), a);
     case OpKind::kSelectGrad:
       return infer_select_grad(c, a);
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-      return {c.shape(0), DType::kF32};
     case OpKind::kBroadcast:
       return infer_broadcast(c, a, false);
     case OpKind::kSumTo:
@@ -409,8 +402,10 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return {a.x_shape, DType::kF32};
     case OpKind::kConcat:
       return infer_concat(c, a);
+    default:  // the unary element-wise ops, handled above
+      break;
   }
-  c.fail("unknown op");
+  c.fail("no shape rule");
 }
 
 }  // namespace tessera::graph
