@@ -202,7 +202,17 @@ class Differentiator {
         if (needs(y)) accumulate(y, add(OpKind::kSlice, {dy}, Attrs::slice(b, starts, steps)));
         return;
       }
+      case OpKind::kPad: {
+        const Shape xs = m_g.value(x).shape;
+        accumulate(
+            x, add(OpKind::kSlice, {dy}, Attrs::slice(xs, n.attrs.starts, Shape(xs.size(), 1))));
+        return;
+      }
+      case OpKind::kReduceMax:
+        accumulate(x, add(OpKind::kReduceMaxGrad, {dy, x, n.output}));
+        return;
       case OpKind::kSliceGrad:
+      case OpKind::kReduceMaxGrad:
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
       case OpKind::kEmbeddingGrad:

@@ -294,6 +294,17 @@ void Executor<T>::run_elementwise_node(const Node& n) {
       kernels::concat(x.data(), m_values[n.inputs[1]].data(), out.data(), xs,
                       m_graph.value(n.inputs[1]).shape, n.attrs.axis);
       return;
+    case OpKind::kPad:
+      kernels::pad(x.data(), out.data(), xs, n.attrs.starts, n.attrs.shape,
+                   static_cast<T>(n.attrs.fill));
+      return;
+    case OpKind::kReduceMax:
+      kernels::reduce_max(x.data(), out.data(), xs, n.attrs.shape);
+      return;
+    case OpKind::kReduceMaxGrad:  // dy, x, y
+      kernels::reduce_max_grad(x.data(), m_values[n.inputs[1]].data(), m_values[n.inputs[2]].data(),
+                               out.data(), m_graph.value(n.inputs[1]).shape, xs);
+      return;
     default:
       TESSERA_CHECK(false, "executor: op " + std::string(op_name(n.op)) + " has no kernel");
   }
