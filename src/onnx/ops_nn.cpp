@@ -110,8 +110,41 @@ int group_conv(Context& c, int x, int kernel, const Shape& k, int64_t g, int64_t
   return c.emit(OpKind::kConv2D, {xg, kg}, graph::Attrs::conv(w.stride, pad));
 }
 
-// Conv: groups as per-group convolutions concatenated over channels, dilations as a kernel with
-// zeros between its taps (constant kernels), pads that differ per side as a pad node.
+// The kh x kw taps of a window op over x [N, H, W, C] (already padded): for tap (i, j) the
+// strided slice [N, OH, OW, C] of the elements it reads, row-major over the taps.
+std::vector<int> window_taps(Context& c, int x, int64_t kh, int64_t kw, const Window& w) {
+  const Shape xs = c.graph().value(x).shape;
+  const int64_t eh = (kh - 1) * w.dh + 1, ew = (kw - 1) * w.dw + 1;
+  const Shape out{xs[0], (xs[1] - eh) / w.stride + 1, (xs[2] - ew) / w.stride + 1, xs[3]};
+  std::vector<int> taps;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j)
+      taps.push_back(
+          c.emit(OpKind::kSlice, {x},
+                 graph::Attrs::slice(out, {0, i * w.dh, j * w.dw, 0}, {1, w.stride, w.stride, 1})));
+  return taps;
+}
+
+// A depthwise convolution (one kernel per channel, HWIO kernel [KH, KW, 1, C]) of the padded x:
+// the sum over the taps of each tap's slice times its per-channel weights.
+int depthwise_conv(Context& c, int x, int kernel, const Window& w) {
+  const Shape k = c.graph().value(kernel).shape;
+  const std::vector<int> taps = window_taps(c, x, k[0], k[1], w);
+  int y = -1;
+  for (int64_t t = 0; t < static_cast<int64_t>(taps.size()); ++t) {
+    const int tap_w =
+        c.emit(OpKind::kSlice, {kernel},
+               graph::Attrs::slice({1, 1, 1, k[3]}, {t / k[1], t % k[1], 0, 0}, {1, 1, 1, 1}));
+    const int term = c.emit(OpKind::kMul, {taps[static_cast<size_t>(t)], c.reshape(tap_w, {k[3]})});
+    y = y < 0 ? term : c.emit(OpKind::kAdd, {y, term});
+  }
+  return y;
+}
+
+// Conv: a depthwise convolution (group = input channels = output channels) as window taps;
+// other groups as per-group convolutions concatenated over channels; dilations (not depthwise)
+// as a kernel with zeros between its taps (constant kernels); pads that differ per side as a pad
+// node.
 void convert_conv(Context& c) {
   need_rank4(c, c.shape(0));
   const Shape w = c.shape(1);
@@ -120,24 +153,32 @@ void convert_conv(Context& c) {
   if (groups < 1 || c.shape(0)[1] != w[1] * groups || w[0] % groups != 0)
     c.unsupported("group " + std::to_string(groups) + " with input " +
                   graph::shape_str(c.shape(0)) + " and kernel " + graph::shape_str(w));
+  const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
   const Window win = window_attrs(c, c.shape(0), w[2], w[3]);
+  const bool dilate = !depthwise && (win.dh != 1 || win.dw != 1);
   int kernel = -1;
   if (c.is_constant(1)) {
-    const Tensor hwio = dilated_hwio(c.constant(1), win.dh, win.dw);
+    const Tensor hwio = dilate ? dilated_hwio(c.constant(1), win.dh, win.dw)
+                               : fold::transpose(c.constant(1), {2, 3, 1, 0});
     kernel = c.param(c.node().input(1), hwio.shape, hwio.floats());
-  } else if (win.dh == 1 && win.dw == 1) {
+  } else if (!dilate) {
     kernel = c.permute(c.value(1), {2, 3, 1, 0});
   } else {
     c.unsupported("dilations of a kernel that is not a constant");
   }
   const Shape k = c.graph().value(kernel).shape;
   int x = c.permute(c.value(0), kToNhwc);
-  const int pad = win.symmetric() ? static_cast<int>(win.top) : 0;
-  if (!win.symmetric()) x = pad_nhwc(c, x, win, 0.0);
-  int y = group_conv(c, x, kernel, k, 0, groups, win, pad);
-  for (int64_t g = 1; g < groups; ++g)
-    y = c.emit(OpKind::kConcat, {y, group_conv(c, x, kernel, k, g, groups, win, pad)},
-               graph::Attrs::concat(3));
+  const int pad = win.symmetric() && !depthwise ? static_cast<int>(win.top) : 0;
+  if (pad == 0) x = pad_nhwc(c, x, win, 0.0);
+  int y = -1;
+  if (depthwise) {
+    y = depthwise_conv(c, x, kernel, win);
+  } else {
+    y = group_conv(c, x, kernel, k, 0, groups, win, pad);
+    for (int64_t g = 1; g < groups; ++g)
+      y = c.emit(OpKind::kConcat, {y, group_conv(c, x, kernel, k, g, groups, win, pad)},
+                 graph::Attrs::concat(3));
+  }
   if (c.has_input(2)) y = c.emit(OpKind::kAdd, {y, c.value(2)});
   c.set_output(0, c.permute(y, kToNchw));
 }
@@ -187,16 +228,9 @@ void convert_average_pool(Context& c) {
   const Window win = pool_window(c, k);
   const Shape s = c.shape(0);
   const int x = pad_nhwc(c, c.permute(c.value(0), kToNhwc), win, 0.0);
-  const Shape xs = c.graph().value(x).shape;
-  const Shape out{xs[0], (xs[1] - k) / win.stride + 1, (xs[2] - k) / win.stride + 1, xs[3]};
   int y = -1;
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < k; ++j) {
-      const int tap =
-          c.emit(OpKind::kSlice, {x},
-                 graph::Attrs::slice(out, {0, i, j, 0}, {1, win.stride, win.stride, 1}));
-      y = y < 0 ? tap : c.emit(OpKind::kAdd, {y, tap});
-    }
+  for (int tap : window_taps(c, x, k, k, win)) y = y < 0 ? tap : c.emit(OpKind::kAdd, {y, tap});
+  const Shape out = c.graph().value(y).shape;
   // Per output position, the window's elements inside the input (with count_include_pad, inside
   // the input and the pads the attribute gave, not those ceil_mode added).
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
