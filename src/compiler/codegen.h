@@ -55,6 +55,7 @@ class Codegen {
   // With `zero_s0` (compiled kernels): checks the register files and starts with `sli s0, 0`.
   // Without: an empty program for hand-laid code.
   explicit Codegen(const core::CoreSpec& spec, bool zero_s0 = true);
+  Codegen(core::CoreSpec&&, bool = true) = delete;  // keeps a reference: no temporaries
 
   const core::CoreSpec& spec() const { return m_spec; }
   Emitter& em() { return m_em; }

@@ -104,6 +104,10 @@ class Differentiator {
   void apply_rule(const Node& n, int dy) {
     const int x = n.inputs[0];
     const int y = n.inputs.size() > 1 ? n.inputs[1] : -1;
+    if (is_unary_elementwise(n.op)) {
+      accumulate(x, add(OpKind::kMul, {dy, unary_derivative(n)}));
+      return;
+    }
     switch (n.op) {
       case OpKind::kMatMul:
         if (needs(x)) accumulate(x, add(OpKind::kMatMul, {dy, add(OpKind::kTranspose, {y})}));
@@ -177,15 +181,6 @@ class Differentiator {
         accumulate(
             x, add(OpKind::kSelectGrad, {dy}, Attrs::select(n.attrs.index, m_g.value(x).shape)));
         return;
-      case OpKind::kExp:
-      case OpKind::kLog:
-      case OpKind::kSqrt:
-      case OpKind::kReciprocal:
-      case OpKind::kSigmoid:
-      case OpKind::kTanh:
-      case OpKind::kErf:
-        accumulate(x, add(OpKind::kMul, {dy, unary_derivative(n)}));
-        return;
       case OpKind::kBroadcast:
         accumulate(x, add(OpKind::kSumTo, {dy}, Attrs::reshape(m_g.value(x).shape)));
         return;
@@ -207,7 +202,17 @@ class Differentiator {
         if (needs(y)) accumulate(y, add(OpKind::kSlice, {dy}, Attrs::slice(b, starts, steps)));
         return;
       }
+      case OpKind::kPad: {
+        const Shape xs = m_g.value(x).shape;
+        accumulate(
+            x, add(OpKind::kSlice, {dy}, Attrs::slice(xs, n.attrs.starts, Shape(xs.size(), 1))));
+        return;
+      }
+      case OpKind::kReduceMax:
+        accumulate(x, add(OpKind::kReduceMaxGrad, {dy, x, n.output}));
+        return;
       case OpKind::kSliceGrad:
+      case OpKind::kReduceMaxGrad:
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
       case OpKind::kEmbeddingGrad:
@@ -224,6 +229,8 @@ class Differentiator {
         throw Error("autodiff", std::string(op_name(n.op)) + " (value '" +
                                     m_g.value(n.output).name +
                                     "') is a backward-only op with no gradient rule");
+      default:  // the unary element-wise ops are handled above the switch
+        TESSERA_CHECK(false, "autodiff: value '" + m_g.value(n.output).name + "' has no rule");
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/error.h"
 
@@ -75,15 +76,29 @@ void slice(const T* x, T* y, const std::vector<int64_t>& x_shape,
   for (size_t i = 0; i < src.size(); ++i) y[i] = x[src[i]];
 }
 
+// y (x_shape) = fill, then the slice (y_shape, starts, steps) of y = x.
+template <typename T>
+void scatter(const T* x, T* y, const std::vector<int64_t>& x_shape,
+             const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+             const std::vector<int64_t>& y_shape, T fill) {
+  long n = 1;
+  for (int64_t d : x_shape) n *= static_cast<long>(d);
+  std::fill(y, y + n, fill);
+  const std::vector<long> dst = slice_offsets(x_shape, starts, steps, y_shape);
+  for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] = x[i];
+}
+
 template <typename T>
 void slice_grad(const T* dy, T* dx, const std::vector<int64_t>& x_shape,
                 const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
                 const std::vector<int64_t>& y_shape) {
-  long n = 1;
-  for (int64_t d : x_shape) n *= static_cast<long>(d);
-  std::fill(dx, dx + n, T(0));
-  const std::vector<long> dst = slice_offsets(x_shape, starts, steps, y_shape);
-  for (size_t i = 0; i < dst.size(); ++i) dx[dst[i]] = dy[i];
+  scatter(dy, dx, x_shape, starts, steps, y_shape, T(0));
+}
+
+template <typename T>
+void pad(const T* x, T* y, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& starts,
+         const std::vector<int64_t>& y_shape, T fill) {
+  scatter(x, y, y_shape, starts, std::vector<int64_t>(x_shape.size(), 1), x_shape, fill);
 }
 
 template <typename T>
@@ -149,6 +164,31 @@ void sum_to(const T* x, T* y, const std::vector<int64_t>& big, const std::vector
   for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] += x[i];
 }
 
+template <typename T>
+void reduce_max(const T* x, T* y, const std::vector<int64_t>& big,
+                const std::vector<int64_t>& small) {
+  long n = 1;
+  for (int64_t d : small) n *= static_cast<long>(d);
+  std::fill(y, y + n, std::numeric_limits<T>::lowest());
+  const std::vector<long> dst = source_offsets(small, big);
+  for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] = std::max(y[dst[i]], x[i]);
+}
+
+template <typename T>
+void reduce_max_grad(const T* dy, const T* x, const T* y, T* dx, const std::vector<int64_t>& big,
+                     const std::vector<int64_t>& small) {
+  long n = 1;
+  for (int64_t d : small) n *= static_cast<long>(d);
+  std::vector<bool> taken(static_cast<size_t>(n), false);
+  const std::vector<long> src = source_offsets(small, big);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto j = static_cast<size_t>(src[i]);
+    const bool first_max = !taken[j] && x[i] == y[j];
+    if (first_max) taken[j] = true;
+    dx[i] = first_max ? dy[j] : T(0);
+  }
+}
+
 #define TESSERA_INSTANTIATE(T)                                                                     \
   template void unary<T>(OpKind, const T*, T*, long);                                              \
   template void broadcast<T>(const T*, T*, const std::vector<int64_t>&,                            \
@@ -160,7 +200,13 @@ void sum_to(const T* x, T* y, const std::vector<int64_t>& big, const std::vector
                               const std::vector<int64_t>&, const std::vector<int64_t>&,            \
                               const std::vector<int64_t>&);                                        \
   template void concat<T>(const T*, const T*, T*, const std::vector<int64_t>&,                     \
-                          const std::vector<int64_t>&, int);
+                          const std::vector<int64_t>&, int);                                       \
+  template void pad<T>(const T*, T*, const std::vector<int64_t>&, const std::vector<int64_t>&,     \
+                       const std::vector<int64_t>&, T);                                            \
+  template void reduce_max<T>(const T*, T*, const std::vector<int64_t>&,                           \
+                              const std::vector<int64_t>&);                                        \
+  template void reduce_max_grad<T>(const T*, const T*, const T*, T*, const std::vector<int64_t>&,  \
+                                   const std::vector<int64_t>&);
 TESSERA_INSTANTIATE(float)
 TESSERA_INSTANTIATE(double)
 #undef TESSERA_INSTANTIATE

@@ -9,6 +9,9 @@
 //   slice:     y[i] = x[starts + i * steps] per dim (exact); slice_grad: 0, then dy scattered
 //              to those positions; concat: a's then b's elements per index of the dims before
 //              the axis (exact).
+//   pad:       y = fill, then x copied to offsets starts (exact).
+//   reduce_max: y[j] = max over the x[i] broadcast maps to j (exact); reduce_max_grad: dy[j] to
+//              the first i (row-major) of each j where x[i] == y[j], 0 elsewhere.
 #pragma once
 
 #include <cstdint>
@@ -42,5 +45,17 @@ void slice_grad(const T* dy, T* dx, const std::vector<int64_t>& x_shape,
 template <typename T>
 void concat(const T* a, const T* b, T* out, const std::vector<int64_t>& a_shape,
             const std::vector<int64_t>& b_shape, int axis);
+
+template <typename T>
+void pad(const T* x, T* y, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& starts,
+         const std::vector<int64_t>& y_shape, T fill);
+
+// x of shape `big` reduced to `small` (which broadcasts to `big`) by max, and its gradient.
+template <typename T>
+void reduce_max(const T* x, T* y, const std::vector<int64_t>& big,
+                const std::vector<int64_t>& small);
+template <typename T>
+void reduce_max_grad(const T* dy, const T* x, const T* y, T* dx, const std::vector<int64_t>& big,
+                     const std::vector<int64_t>& small);
 
 }  // namespace tessera::graph::kernels

@@ -273,21 +273,16 @@ void Executor<T>::run_elementwise_node(const Node& n) {
   std::vector<T>& out = m_values[n.output];
   const std::vector<T>& x = m_values[n.inputs[0]];
   const Shape& xs = m_graph.value(n.inputs[0]).shape;
+  if (is_unary_elementwise(n.op)) {
+    if constexpr (std::is_same_v<T, float>)
+      if (m_mode == Numerics::kChip) {
+        kernels::chip_unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
+        return;
+      }
+    kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
+    return;
+  }
   switch (n.op) {
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-      if constexpr (std::is_same_v<T, float>)
-        if (m_mode == Numerics::kChip) {
-          kernels::chip_unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
-          return;
-        }
-      kernels::unary(n.op, x.data(), out.data(), static_cast<long>(out.size()));
-      return;
     case OpKind::kBroadcast:
       kernels::broadcast(x.data(), out.data(), xs, n.attrs.shape);
       return;
@@ -304,6 +299,17 @@ void Executor<T>::run_elementwise_node(const Node& n) {
     case OpKind::kConcat:
       kernels::concat(x.data(), m_values[n.inputs[1]].data(), out.data(), xs,
                       m_graph.value(n.inputs[1]).shape, n.attrs.axis);
+      return;
+    case OpKind::kPad:
+      kernels::pad(x.data(), out.data(), xs, n.attrs.starts, n.attrs.shape,
+                   static_cast<T>(n.attrs.fill));
+      return;
+    case OpKind::kReduceMax:
+      kernels::reduce_max(x.data(), out.data(), xs, n.attrs.shape);
+      return;
+    case OpKind::kReduceMaxGrad:  // dy, x, y
+      kernels::reduce_max_grad(x.data(), m_values[n.inputs[1]].data(), m_values[n.inputs[2]].data(),
+                               out.data(), m_graph.value(n.inputs[1]).shape, xs);
       return;
     default:
       TESSERA_CHECK(false, "executor: op " + std::string(op_name(n.op)) + " has no kernel");

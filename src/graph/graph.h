@@ -28,7 +28,7 @@ struct Attrs {
   int kernel = 0;     // MaxPool2D*: square window size
   Shape shape = {};   // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape;
                       // EmbeddingGrad: the table's shape; SelectGrad: x's shape;
-                      // Broadcast, SumTo, Slice*: the output's (Slice's) shape
+                      // Broadcast, SumTo, ReduceMax, Slice*, Pad: the output's (Slice's) shape
   int index = 0;      // Select*: the index into the first dimension
   Shape perm = {};    // Permute: output dim i is input dim perm[i]
   double eps = 0;     // LayerNorm*: added to the variance (rounded to f32 in f32 and chip numerics)
@@ -38,10 +38,11 @@ struct Attrs {
   bool causal = false;       // Softmax: mask the future (see ops.def)
   bool transpose_a = false;  // BatchMatMul
   bool transpose_b = false;  // BatchMatMul
-  Shape starts = {};         // Slice*: the first element per dim
+  Shape starts = {};         // Slice*: the first element per dim; Pad: x's offset per dim
   Shape steps = {};          // Slice*: the stride per dim (negative: backwards)
   Shape x_shape = {};        // SliceGrad: the sliced input's shape
   int axis = 0;              // Concat
+  double fill = 0;           // Pad: the value outside x
 
   static Attrs conv(int stride, int pad, Shape shape = {}) {
     return {.stride = stride, .pad = pad, .shape = std::move(shape)};
@@ -66,6 +67,9 @@ struct Attrs {
             .x_shape = std::move(x_shape)};
   }
   static Attrs concat(int axis) { return {.axis = axis}; }
+  static Attrs padded(Shape out, Shape starts, double fill) {
+    return {.shape = std::move(out), .starts = std::move(starts), .fill = fill};
+  }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 

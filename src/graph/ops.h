@@ -31,7 +31,7 @@ inline constexpr std::array kOpTable = {
 
 // Update every switch over OpKind (shape_inference.cpp, autodiff.cpp, executor.cpp) when this
 // changes.
-inline constexpr int kNumOps = 43;
+inline constexpr int kNumOps = 46;
 static_assert(kOpTable.size() == kNumOps, "ops.def changed: update kNumOps and every op switch");
 
 constexpr const OpInfo& op_info(OpKind k) {
@@ -41,5 +41,23 @@ constexpr std::string_view op_name(OpKind k) {
   return op_info(k).mnemonic;
 }
 std::optional<OpKind> op_from_mnemonic(std::string_view mnemonic);
+
+// The unary element-wise ops: y = f(x) element by element, x's shape, one host kernel
+// (kernels::unary) and one autodiff rule (dy * f'(x)). Shape inference, the executor and autodiff
+// ask this instead of listing them.
+constexpr bool is_unary_elementwise(OpKind k) {
+  switch (k) {
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kErf:
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace tessera::graph

@@ -292,6 +292,24 @@ InferredType infer_concat(const Ctx& c, const Attrs& a) {
   return {out, DType::kF32};
 }
 
+InferredType infer_pad(const Ctx& c, const Attrs& a) {
+  const Shape& x = c.shape(0);
+  bool ok = a.starts.size() == x.size() && a.shape.size() == x.size();
+  for (size_t d = 0; ok && d < x.size(); ++d)
+    ok = a.starts[d] >= 0 && a.starts[d] + x[d] <= a.shape[d];
+  if (!ok)
+    c.fail("x " + c.s(0) + " at offsets " + shape_str(a.starts) + " does not fit in attr shape " +
+           shape_str(a.shape));
+  return {a.shape, DType::kF32};
+}
+
+InferredType infer_reduce_max_grad(const Ctx& c) {
+  infer_same(Ctx{c.op, {c.in[0], c.in[2]}}, "dy", "y");
+  if (!broadcasts_to(c.shape(2), c.shape(1)))
+    c.fail("y " + c.s(2) + " does not broadcast to x " + c.s(1));
+  return {c.shape(1), DType::kF32};
+}
+
 // Inputs that hold integer ids or labels (the op's own check names them); every other is f32.
 bool takes_i32(OpKind op, size_t i) {
   switch (op) {
@@ -321,6 +339,7 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
     if (takes_i32(op, i) || op == OpKind::kReshape) continue;  // reshape keeps any dtype
     c.f32(static_cast<int>(i), ("input " + std::to_string(i)).c_str());
   }
+  if (is_unary_elementwise(op)) return {c.shape(0), DType::kF32};
   switch (op) {
     case OpKind::kMatMul:
       return infer_matmul(c);
@@ -387,14 +406,6 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_select(c, c.shape(0), a);
     case OpKind::kSelectGrad:
       return infer_select_grad(c, a);
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-      return {c.shape(0), DType::kF32};
     case OpKind::kBroadcast:
       return infer_broadcast(c, a, false);
     case OpKind::kSumTo:
@@ -409,8 +420,16 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return {a.x_shape, DType::kF32};
     case OpKind::kConcat:
       return infer_concat(c, a);
+    case OpKind::kPad:
+      return infer_pad(c, a);
+    case OpKind::kReduceMax:
+      return infer_broadcast(c, a, true);
+    case OpKind::kReduceMaxGrad:
+      return infer_reduce_max_grad(c);
+    default:  // the unary element-wise ops, handled above
+      break;
   }
-  c.fail("unknown op");
+  c.fail("no shape rule");
 }
 
 }  // namespace tessera::graph

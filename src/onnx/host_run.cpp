@@ -1,5 +1,8 @@
 #include "onnx/host_run.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/error.h"
 #include "graph/executor.h"
 
@@ -53,6 +56,42 @@ std::vector<Tensor> model_outputs(const ImportedModel& m,
     outs.push_back(std::move(t));
   }
   return outs;
+}
+
+std::map<std::string, std::pair<std::string, onnx::TensorProto>> read_input_files(
+    const std::vector<std::string>& flags) {
+  std::map<std::string, std::pair<std::string, onnx::TensorProto>> files;
+  for (const std::string& flag : flags) {
+    const size_t eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
+      throw UsageError("--input", "'" + flag + "' is not NAME=FILE.pb");
+    const std::string path = flag.substr(eq + 1);
+    files[flag.substr(0, eq)] = {path, read_tensor_file(path)};
+  }
+  return files;
+}
+
+OutputMatch compare_output(const Tensor& actual, const Tensor& expected) {
+  if (actual.shape != expected.shape)
+    throw Error("output", "shape " + graph::shape_str(actual.shape) +
+                              " differs from the expected " + graph::shape_str(expected.shape));
+  OutputMatch m;
+  for (int64_t k = 0; k < actual.size(); ++k) {
+    m.max_abs_error = std::max(m.max_abs_error, std::abs(actual.at(k) - expected.at(k)));
+    m.max_abs_expected = std::max(m.max_abs_expected, std::abs(expected.at(k)));
+  }
+  const int64_t cols = actual.shape.empty() ? 1 : actual.shape.back();
+  m.rows = cols > 0 ? actual.size() / cols : 0;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    auto argmax = [&](const Tensor& t) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < cols; ++j)
+        if (t.at(r * cols + j) > t.at(r * cols + best)) best = j;
+      return best;
+    };
+    m.top1_agree += argmax(actual) == argmax(expected) ? 1 : 0;
+  }
+  return m;
 }
 
 }  // namespace tessera::onnx_import

@@ -1,12 +1,14 @@
-// Converters of the ONNX arithmetic ops: Add, Sub, Mul, Div, Neg, Pow, Relu, the elementwise math
-// ops (Exp, Log, Sqrt, Reciprocal, Sigmoid, Tanh, Erf), MatMul, Gemm, Softmax, LogSoftmax,
-// ReduceSum, ReduceMean. Broadcasting maps onto the graph's suffix broadcast (add, mul: b's shape
-// a suffix of a's) after dropping b's leading ones or swapping commutative operands, else onto
-// explicit broadcast nodes; Sub and Div become add and mul of a negated or inverted operand. On
-// constants the elementwise ops fold.
+// Converters of the ONNX arithmetic ops: Add, Sub, Mul, Div, Neg, Pow, Relu, Clip, Where, the
+// elementwise math ops (Exp, Log, Sqrt, Reciprocal, Sigmoid, Tanh, Erf), MatMul, Gemm, Softmax,
+// LogSoftmax, ReduceSum, ReduceMean, ReduceMax. Broadcasting maps onto the graph's suffix broadcast
+// (add, mul: b's shape a suffix of a's) after dropping b's leading ones or swapping commutative
+// operands, else onto explicit broadcast nodes; Sub and Div become add and mul of a negated or
+// inverted operand. On constants the elementwise ops fold.
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
@@ -55,7 +57,8 @@ int broadcast_binary(Context& c, OpKind op, int a, int b, bool commutative) {
 // A float operand: input i, negated or inverted on the host when it is a constant.
 int operand(Context& c, int i, double (*transform)(double)) {
   if (!c.is_constant(i)) return -1;
-  const Tensor t = fold::unary(fold::cast(c.constant(i), false), transform);
+  Tensor t = fold::cast(c.constant(i), false);
+  if (transform != nullptr) t = fold::unary(t, transform);
   return c.param(c.node().input(i) + (transform == nullptr ? "" : ".folded"), t.shape, t.floats());
 }
 
@@ -127,12 +130,21 @@ void convert_div(Context& c) {
   c.set_output(0, broadcast_binary(c, OpKind::kMul, c.value(0), inverse, true));
 }
 
-// x ^ p for a constant scalar p in {-1, -0.5, 0.5, 1, 2, 3} (the exponents models use).
+// x ^ p = exp(p * log(x)) (NaN for x < 0, as for a non-integer p).
+int pow_by_log(Context& c, int x, int p) {
+  return c.elementwise(OpKind::kExp,
+                       broadcast_binary(c, OpKind::kMul, c.elementwise(OpKind::kLog, x), p, true));
+}
+
+// x ^ p: for a constant scalar p in {-1, -0.5, 0.5, 1, 2, 3} (the exponents models use) mul,
+// sqrt and reciprocal; else exp(p * log(x)), which takes positive x only.
 void convert_pow(Context& c) {
-  const Tensor& p = c.constant(1);
-  if (p.size() != 1) c.unsupported("the exponent must be a scalar constant");
-  const double e = p.at(0);
   const int x = c.value(0);
+  if (!c.is_constant(1) || c.constant(1).size() != 1) {
+    c.set_output(0, pow_by_log(c, x, c.is_constant(1) ? operand(c, 1, nullptr) : c.value(1)));
+    return;
+  }
+  const double e = c.constant(1).at(0);
   int y = -1;
   if (e == 1) y = x;
   if (e == 2 || e == 3) y = c.emit(OpKind::kMul, {x, x});
@@ -140,8 +152,7 @@ void convert_pow(Context& c) {
   if (e == 0.5 || e == -0.5) y = c.elementwise(OpKind::kSqrt, x);
   if (e == -0.5) y = c.elementwise(OpKind::kReciprocal, y);
   if (e == -1) y = c.elementwise(OpKind::kReciprocal, x);
-  if (y < 0)
-    c.unsupported("exponent " + std::to_string(e) + " (supported: -1, -0.5, 0.5, 1, 2, 3)");
+  if (y < 0) y = pow_by_log(c, x, operand(c, 1, nullptr));
   c.set_output(0, y);
 }
 
@@ -279,8 +290,9 @@ void convert_log_softmax(Context& c) {
   c.set_output(0, c.elementwise(OpKind::kLog, softmax(c, c.value(0))));
 }
 
-// ReduceSum and ReduceMean over `axes` (all when empty, unless noop_with_empty_axes): sum_to
-// the shape with those dims 1, then drop them unless keepdims; the mean scales by 1/count.
+// ReduceSum, ReduceMean and ReduceMax over `axes` (all when empty, unless noop_with_empty_axes):
+// sum_to (reduce_max) the shape with those dims 1, then drop them unless keepdims; the mean
+// scales by 1/count.
 void convert_reduce(Context& c) {
   const int x = c.value(0);
   const Shape in = c.graph().value(x).shape;
@@ -303,14 +315,113 @@ void convert_reduce(Context& c) {
   for (size_t d = 0; d < in.size(); ++d)
     if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) == axes.end())
       dropped.push_back(in[d]);
-  int y = kept == in ? x : c.emit(OpKind::kSumTo, {x}, graph::Attrs::reshape(kept));
+  const OpKind op = c.node().op_type() == "ReduceMax" ? OpKind::kReduceMax : OpKind::kSumTo;
+  int y = kept == in ? x : c.emit(op, {x}, graph::Attrs::reshape(kept));
   if (c.node().op_type() == "ReduceMean") y = c.scale(y, 1.0 / static_cast<double>(count));
   c.set_output(0, c.reshape(y, c.attr_int("keepdims", 1) != 0 ? kept : dropped));
+}
+
+// max(x, v), or with `upper` min(x, v) = -max(-x, -v): x stacked with v along a new first axis,
+// then reduce_max over that axis (exact, and the gradient goes to x where x is kept).
+int clip_bound(Context& c, int x, double v, bool upper) {
+  const Shape s = c.graph().value(x).shape;
+  Shape stacked{1};
+  stacked.insert(stacked.end(), s.begin(), s.end());
+  const double sign = upper ? -1 : 1;
+  const int bound =
+      c.param(c.node().output(0) + (upper ? ".max" : ".min"), {1}, {static_cast<float>(sign * v)});
+  const int pair = c.emit(OpKind::kConcat,
+                          {c.reshape(c.scale(x, sign), stacked),
+                           c.emit(OpKind::kBroadcast, {bound}, graph::Attrs::reshape(stacked))},
+                          graph::Attrs::concat(0));
+  const int m = c.emit(OpKind::kReduceMax, {pair}, graph::Attrs::reshape(stacked));
+  return c.scale(c.reshape(m, s), sign);
+}
+
+// Clip's bounds: inputs 1 and 2 (opset >= 11; constants) or attributes min and max; absent: none.
+std::pair<std::optional<double>, std::optional<double>> clip_bounds(Context& c) {
+  auto bound = [&](int i, const char* attr) -> std::optional<double> {
+    if (c.opset() < 11)
+      return c.has_attr(attr) ? std::optional<double>(c.attr_float(attr, 0)) : std::nullopt;
+    if (!c.has_input(i)) return std::nullopt;
+    if (!c.is_constant(i)) c.unsupported(std::string(attr) + " must be a constant");
+    return c.constant(i).at(0);
+  };
+  return {bound(1, "min"), bound(2, "max")};
+}
+
+void convert_clip(Context& c) {
+  const auto [lo, hi] = clip_bounds(c);
+  int y = c.value(0);
+  if (lo) y = lo == 0.0 ? c.elementwise(OpKind::kRelu, y) : clip_bound(c, y, *lo, false);
+  if (hi) y = clip_bound(c, y, *hi, true);
+  c.set_output(0, y);
+}
+
+bool fold_clip(Context& c) {
+  const auto [lo, hi] = clip_bounds(c);
+  c.set_output(0, fold::unary(c.constant(0), [lo = lo, hi = hi](double x) {
+                 if (lo) x = std::max(x, *lo);
+                 return hi ? std::min(x, *hi) : x;
+               }));
+  return true;
+}
+
+// Where(cond, a, b) for a constant cond: a * m + b * (1 - m) with m = cond as 0 / 1; a constant
+// operand enters as its masked values only (so that an infinite fill stays exact).
+void convert_where(Context& c) {
+  if (!c.is_constant(0)) c.unsupported("the condition must be a constant");
+  Shape out;
+  try {
+    out = fold::broadcast_shapes(fold::broadcast_shapes(c.shape(0), c.shape(1)), c.shape(2));
+  } catch (const Error& e) {
+    c.unsupported(e.why());
+  }
+  fold::check_fold_size(out);
+  const Tensor cond = fold::expand(c.constant(0), out);
+  const std::string& name = c.node().output(0);
+  auto masked = [&](int i, bool when) {  // the operand where cond == when, 0 elsewhere
+    if (c.is_constant(i)) {
+      const Tensor v = fold::expand(fold::cast(c.constant(i), false), out);
+      std::vector<float> data(static_cast<size_t>(v.size()));
+      for (int64_t k = 0; k < v.size(); ++k)
+        data[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? static_cast<float>(v.at(k)) : 0;
+      return c.param(name + (i == 1 ? ".then" : ".else"), out, std::move(data));
+    }
+    std::vector<float> mask(static_cast<size_t>(cond.size()));
+    for (int64_t k = 0; k < cond.size(); ++k)
+      mask[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? 1.0f : 0.0f;
+    return broadcast_binary(c, OpKind::kMul, c.value(i),
+                            c.param(name + (i == 1 ? ".then_mask" : ".else_mask"), out, mask),
+                            true);
+  };
+  c.set_output(0, broadcast_binary(c, OpKind::kAdd, masked(1, true), masked(2, false), true));
+}
+
+bool fold_where(Context& c) {
+  const Shape out = fold::broadcast_shapes(
+      fold::broadcast_shapes(c.constant(0).shape, c.constant(1).shape), c.constant(2).shape);
+  fold::check_fold_size(out);
+  const Tensor cond = fold::expand(c.constant(0), out);
+  const Tensor a = fold::expand(c.constant(1), out), b = fold::expand(c.constant(2), out);
+  Tensor y = a;
+  for (int64_t k = 0; k < y.size(); ++k) {
+    if (cond.at(k) != 0) continue;
+    if (y.integer)
+      y.i[static_cast<size_t>(k)] = b.index(k);
+    else
+      y.f[static_cast<size_t>(k)] = b.at(k);
+  }
+  c.set_output(0, std::move(y));
+  return true;
 }
 
 }  // namespace
 
 void add_math_ops(OpTable& t) {
+  t["Clip"] = {convert_clip, fold_clip};
+  t["Where"] = {convert_where, fold_where};
+  t["ReduceMax"] = {convert_reduce, nullptr};
   t["Add"] = {convert_add, fold_add};
   t["Sub"] = {convert_sub, fold_sub};
   t["Mul"] = {convert_mul, fold_mul};

@@ -1,7 +1,7 @@
 // Converters of the ONNX data-movement and shape ops: Identity, Dropout, Cast, Constant,
 // ConstantOfShape, Shape, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Gather,
-// Slice, Expand, Range. On constants they fold on the host (fold.h); on graph values they map to
-// reshape, permute, select, slice, concat and broadcast.
+// Slice, Expand, Range, Pad. On constants they fold on the host (fold.h); on graph values they map
+// to reshape, permute, select, slice, concat, broadcast, embedding and pad.
 #include <algorithm>
 #include <limits>
 
@@ -262,6 +262,54 @@ void convert_split(Context& c) {
   if (at != dim) c.unsupported("split sizes do not add up to dimension " + std::to_string(dim));
 }
 
+// Pad in constant mode: pads (input 1 from opset 11, else the attribute) [begin..., end...] >= 0,
+// the value (input 2, else the attribute; default 0).
+void convert_pad(Context& c) {
+  const std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant") c.unsupported("mode " + mode + " (constant only)");
+  const Shape x = c.shape(0);
+  const std::vector<int64_t> pads = ints_attr_or_input(c, "pads", 1, 11);
+  if (pads.size() != 2 * x.size())
+    c.unsupported("pads " + graph::shape_str(pads) + " for input " + graph::shape_str(x));
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
+    c.unsupported("negative pads " + graph::shape_str(pads));
+  double value = c.attr_float("value", 0.0);
+  if (c.opset() >= 11 && c.has_input(2)) value = c.constant(2).at(0);
+  Shape out = x, starts(pads.begin(), pads.begin() + static_cast<long>(x.size()));
+  for (size_t d = 0; d < x.size(); ++d) out[d] += pads[d] + pads[d + x.size()];
+  c.set_output(
+      0, out == x ? c.value(0)
+                  : c.emit(OpKind::kPad, {c.value(0)}, graph::Attrs::padded(out, starts, value)));
+}
+
+// x gathered at constant indices along `axis`: one slice per index, concatenated, reshaped to
+// x's dims before the axis, the indices' dims, x's dims after it.
+int gather_slices(Context& c, int x, const Tensor& indices, int64_t axis) {
+  const Shape xs = c.graph().value(x).shape;
+  const auto a = static_cast<size_t>(axis);
+  if (indices.size() < 1) c.unsupported("no indices");
+  Shape one = xs;
+  one[a] = 1;
+  const Shape starts(xs.size(), 0), steps(xs.size(), 1);
+  int y = -1;
+  for (int64_t k = 0; k < indices.size(); ++k) {
+    int64_t index = indices.index(k);
+    if (index < 0) index += xs[a];
+    if (index < 0 || index >= xs[a])
+      c.unsupported("index " + std::to_string(indices.index(k)) + " is outside " +
+                    graph::shape_str(xs) + " on axis " + std::to_string(axis));
+    Shape at = starts;
+    at[a] = index;
+    const int part = c.emit(OpKind::kSlice, {x}, graph::Attrs::slice(one, at, steps));
+    y = y < 0 ? part
+              : c.emit(OpKind::kConcat, {y, part}, graph::Attrs::concat(static_cast<int>(a)));
+  }
+  Shape out(xs.begin(), xs.begin() + axis);
+  out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+  out.insert(out.end(), xs.begin() + axis + 1, xs.end());
+  return c.reshape(y, out);
+}
+
 void convert_gather(Context& c) {
   const Shape data = c.shape(0);
   const int64_t axis = c.axis(c.attr_int("axis", 0), static_cast<int64_t>(data.size()));
@@ -282,13 +330,19 @@ void convert_gather(Context& c) {
                  c.emit(OpKind::kSelect, {front}, graph::Attrs::select(static_cast<int>(index))));
     return;
   }
-  if (axis == 0 && data.size() == 2 && !c.is_constant(1)) {  // rows of a table: an embedding
-    c.set_output(0, c.emit(OpKind::kEmbedding, {c.value(0), c.value(1)}));
+  if (axis == 0 && !c.is_constant(1)) {  // ids into the rows of a table: an embedding
+    const int64_t row = graph::num_elements(data) / data[0];
+    const int table = c.reshape(c.value(0), {data[0], row});
+    const int y = c.emit(OpKind::kEmbedding, {table, c.value(1)});
+    Shape out = c.graph().value(c.value(1)).shape;
+    out.insert(out.end(), data.begin() + 1, data.end());
+    c.set_output(0, c.reshape(y, out));
     return;
   }
-  c.unsupported(
-      "gather of graph values with these indices (supported: constant data and "
-      "indices, one constant index, or ids into the rows of a 2-D table)");
+  if (!c.is_constant(1))
+    c.unsupported("indices that are not constants on axis " + std::to_string(axis) +
+                  " (supported on axis 0)");
+  c.set_output(0, gather_slices(c, c.value(0), c.constant(1), axis));
 }
 
 // Slice's per-axis (start, end, step), clamped to the dimension as ONNX defines.
@@ -404,6 +458,7 @@ void add_shape_ops(OpTable& t) {
   t["Transpose"] = {convert_transpose, nullptr};
   t["Concat"] = {convert_concat, fold_concat};
   t["Gather"] = {convert_gather, nullptr};
+  t["Pad"] = {convert_pad, nullptr};
   t["Slice"] = {convert_slice, nullptr};
   t["Split"] = {convert_split, nullptr};
   t["Expand"] = {convert_expand, nullptr};

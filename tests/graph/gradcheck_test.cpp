@@ -343,8 +343,9 @@ TEST(Gradcheck, SelectOfEachIndex) {
   }
 }
 
-// Every elementwise math op, broadcast, sum_to, slice and concat in one graph: log, sqrt and
-// reciprocal read sigmoid(x) (positive, away from 0); the sum over all of them is the output.
+// Every elementwise math op, broadcast, sum_to, slice, concat, pad and reduce_max in one graph:
+// log, sqrt and reciprocal read sigmoid(x) (positive, away from 0); the sum over all of them is
+// the output.
 Check elementwise_check() {
   Check c;
   const int x = c.g.add_param("x", {3, 4});
@@ -363,13 +364,19 @@ Check elementwise_check() {
   const int front = c.g.add_node(OpKind::kSlice, {total}, Attrs::slice({3, 2}, {0, 0}, {1, 1}));
   total = c.g.add_node(OpKind::kAdd,
                        {total, c.g.add_node(OpKind::kConcat, {back, front}, Attrs::concat(1))});
+  // The column maxima of x padded with -1.5 (a column of the pad only among them).
+  const int padded = c.g.add_node(OpKind::kPad, {x}, Attrs::padded({5, 6}, {1, 2}, -1.5));
+  const int maxes = c.g.add_node(OpKind::kReduceMax, {padded}, Attrs::reshape({1, 6}));
+  const int some = c.g.add_node(OpKind::kSlice, {maxes}, Attrs::slice({1, 4}, {0, 1}, {1, 1}));
+  total = c.g.add_node(OpKind::kAdd,
+                       {total, c.g.add_node(OpKind::kReshape, {some}, Attrs::reshape({4}))});
   const int column = c.g.add_node(OpKind::kSumTo, {total}, Attrs::reshape({1, 4}));
   c.output = c.g.add_node(OpKind::kMul,
                           {total, c.g.add_node(OpKind::kReshape, {column}, Attrs::reshape({4}))});
   return c;
 }
 
-TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceAndConcat) {
+TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceConcatPadAndReduceMax) {
   expect_gradients_match(elementwise_check());
 }
 

@@ -147,13 +147,13 @@ TEST(OnnxImportBad, EveryUnsupportedOpIsListedInOneError) {
 
 TEST(OnnxImportBad, EveryUnsupportedAttributeIsListedInOneError) {
   OnnxBuilder b;
-  b.input("x", {1, 2, 4, 4}).init("w", {2, 1, 3, 3}, std::vector<float>(18, 1));
-  OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"c"}, "grouped"), "group", 2);
+  b.input("x", {1, 2, 4, 4}).init("w", {2, 2, 3, 3}, std::vector<float>(36, 1));
+  OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"c"}, "strided"), "strides", {1, 2});
   OnnxBuilder::attr(b.node("MaxPool", {"x"}, {"p"}, "oblong"), "kernel_shape", {2, 3});
   b.output("c").output("p");
   EXPECT_EQ(testing::error_of([&] { import_bytes(b); }),
             "m.onnx: opset 13: 2 node(s) cannot be converted:\n"
-            "  Conv node 'grouped': group 2 (only 1)\n"
+            "  Conv node 'strided': strides [1, 2] (one stride for H and W is supported)\n"
             "  MaxPool node 'oblong': kernel_shape [2, 3] (square only)");
 }
 
