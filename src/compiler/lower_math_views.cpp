@@ -36,15 +36,6 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   HbmScratch scratch{p.out.stats.hbm_words, p.spec->hbm_bytes / 4, p.scratch_words};
   const int64_t first = cg.em().size();
   switch (n.op) {
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-      emit_unary(cg, name, n.op, o.in(0), dst, size);
-      break;
     case OpKind::kBroadcast: {  // x's dims right-aligned to the target's; a dim of 1 repeats
       const graph::Shape& xs = o.shape(0);
       const std::vector<int64_t> dense = dense_strides(xs);
@@ -73,8 +64,10 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
                    StridedView{dst + o.shape(0)[axis] * strides[axis], o.shape(1), strides});
       break;
     }
-    default:
-      return false;
+    default:  // exp, log, sqrt, reciprocal, sigmoid, tanh, erf
+      if (!graph::is_unary_elementwise(n.op)) return false;
+      emit_unary(cg, name, n.op, o.in(0), dst, size);
+      break;
   }
   p.scratch_words = scratch.peak;
   cg.em().roll_since(first);  // the DMA runs, the groups of sums
