@@ -4,9 +4,10 @@
 // node, against the group's mean), add |normalised reward| to the total; when the total reaches the
 // threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start
 // a new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the
-// passes. After every pass the policy's own (most probable) placements are scored with the
-// training reward; the best-scoring parameters are kept. A sequential policy samples each
-// placement node by node (sequential.h) instead of all nodes at once and the conflict rule.
+// passes. After every pass the policy's own (most probable) placements, at the final width, are
+// scored with the training reward; the best-scoring parameters are kept. A sequential policy
+// samples each placement node by node (sequential.h) instead of all nodes at once and the conflict
+// rule.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -99,16 +100,24 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     return (spec ? core_reward(graphs[gi], pos, opt.routing) : -core_cost(graphs[gi], pos)) /
            ref[gi];
   };
+  // The policy as it would be returned: at the final width (a sequential policy's most probable
+  // placement depends on it; a one-shot policy's does not).
+  auto as_returned = [&] {
+    Policy p = policy;
+    p.set_sigma_steps(opt.sigma_steps);
+    return p;
+  };
   // Mean normalised reward of the policy's own (most probable) placements over the training graphs;
   // the best parameters seen, the initial ones included, are returned.
   auto evaluate = [&] {
+    const Policy p = as_returned();
     double s = 0.0;
     for (size_t gi = 0; gi < graphs.size(); ++gi)
-      s += reward(gi, place_rl(graphs[gi], policy, inputs[gi], positions[gi], prio[gi]));
+      s += reward(gi, place_rl(graphs[gi], p, inputs[gi], positions[gi], prio[gi]));
     return s / static_cast<double>(graphs.size());
   };
   auto report_held_out = [&](int it) {
-    if (held_out && held_out_progress) held_out_progress(it, held_out->score(policy));
+    if (held_out && held_out_progress) held_out_progress(it, held_out->score(as_returned()));
   };
   // Visiting order: as given, or by increasing size for the curriculum.
   std::vector<size_t> order(graphs.size());
