@@ -203,7 +203,7 @@ struct TrainArgs {
   int count = 2, iterations = 200, hidden = 24, samples = 16, epochs = 8, log_every = 10,
       outputs = 1, inputs = mp::kPolicyInputs;
   double threshold = 8.0, lr = 3e-3, sigma = 1.0, sigma_start = 4.0;
-  std::string credit = "placement", reward = "spec";
+  std::string credit = "placement", reward = "spec", decode = "one-shot";
   bool curriculum = false, layout_skip = false;
   uint64_t seed = 1;
   // Held-out set: these families of these suites, generator seeds [eval_seed, eval_seed + count).
@@ -272,6 +272,10 @@ void run_train(const TrainArgs& a) {
   opt.outputs = a.outputs;
   opt.inputs = a.inputs;
   opt.layout_skip = a.layout_skip;
+  if (a.decode != "one-shot" && a.decode != "sequential")
+    throw UsageError("--decode",
+                     fmt::format("unknown decoding '{}' (one-shot, sequential)", a.decode));
+  opt.sequential = a.decode == "sequential";
   opt.curriculum = a.curriculum;
   opt.routing = mp::parse_turn_model(a.routing, "--routing");
   // The curve: per pass the training score and, with a held-out set, its cost over greedy's.
@@ -334,6 +338,9 @@ void register_train(CLI::App* map) {
   c->add_flag("--layout-skip", a->layout_skip,
               "the policy learns an offset from the spectral layout (rank-scaled spectral "
               "coordinates) instead of positions from nothing");
+  c->add_option("--decode", a->decode,
+                "one-shot (all nodes at once, collisions settled by the conflict rule) or "
+                "sequential (one node at a time given the nodes placed, taken cores masked)");
   c->add_option("--reward", a->reward,
                 "training reward: spec (directional costs) or cost (sum of w x distance)");
   c->add_flag("--curriculum", a->curriculum,

@@ -22,6 +22,9 @@ std::vector<int> hilbert_order(int width, int height, const std::vector<int>& fr
 // each goes to the free core minimising the added cost sum w * distance to placed neighbours
 // (ties: nearest to the centre, then lowest id).
 std::vector<int> place_greedy(const CoreProblem& pb);
+// The greedy placer's order: repeatedly the unplaced node most attached (sum of w) to the nodes
+// already taken, ties by larger total weight, then lower id. It depends on the graph only.
+std::vector<int> attachment_order(const CoreProblem& pb);
 
 // Centre of a refinement move's window: the weighted centroid of the node's neighbours, or their
 // weighted median per axis (the minimiser of the node's Manhattan cost).

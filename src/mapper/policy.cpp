@@ -20,9 +20,11 @@ Eigen::MatrixXd relu_mask(const Eigen::MatrixXd& z) {
 
 constexpr char kMagic[8] = {'T', 'S', 'P', 'O', 'L', 'I', 'C', 'Y'};
 // Version 1: one output, kPolicyInputs inputs, no layout skip; version 2 adds the output count and
-// the flags (bit 0: layout skip) after the hidden size.
+// the flags (bit 0: layout skip, bit 1: sequential decoding) after the hidden size.
 constexpr uint32_t kVersionOneOutput = 1;
 constexpr uint32_t kVersionOutputs = 2;
+constexpr uint32_t kFlagLayoutSkip = 1;
+constexpr uint32_t kFlagSequential = 2;
 
 void glorot(Eigen::MatrixXd& w, Rng& rng) {
   double a = std::sqrt(6.0 / static_cast<double>(w.rows() + w.cols()));
@@ -42,6 +44,18 @@ Policy::Policy(int hidden, double bound, double sigma_steps, int outputs, int in
   m_b1 = m_b2 = m_b3 = Eigen::RowVectorXd::Zero(hidden);
   m_w4 = Eigen::MatrixXd::Zero(hidden, outputs);
   m_b4 = Eigen::RowVectorXd::Zero(outputs);
+  m_w5 = Eigen::MatrixXd::Zero(hidden, 0);
+}
+
+void Policy::set_sequential(bool on) {
+  m_w5 = Eigen::MatrixXd::Zero(m_hidden, on ? kHeadFeatures : 0);
+  m_b5 = on ? Eigen::RowVectorXd(Eigen::Map<const Eigen::RowVectorXd>(kHeadInit, kHeadFeatures))
+            : Eigen::RowVectorXd();
+}
+
+Eigen::MatrixXd Policy::head(const PolicyTape& tape) const {
+  TESSERA_CHECK(sequential(), "the head of a policy without sequential decoding");
+  return (tape.h3 * m_w5).rowwise() + m_b5;
 }
 
 void Policy::init(uint64_t seed) {
@@ -54,6 +68,7 @@ void Policy::init(uint64_t seed) {
   m_b2.setZero();
   m_b3.setZero();
   m_b4.setZero();
+  set_sequential(sequential());
 }
 
 Eigen::MatrixXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
@@ -74,12 +89,21 @@ Eigen::MatrixXd Policy::forward(const PolicyInput& in, PolicyTape* tape) const {
 }
 
 Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t,
-                                 const Eigen::MatrixXd& g_mu) const {
+                                 const Eigen::MatrixXd& g_mu,
+                                 const Eigen::MatrixXd* g_theta) const {
   Eigen::MatrixXd th = t.z4.array().tanh();
   Eigen::MatrixXd g_z4 = g_mu.array() * m_bound * (1.0 - th.array().square());
   Eigen::MatrixXd g_w4 = t.h3.transpose() * g_z4;
   Eigen::RowVectorXd g_b4 = g_z4.colwise().sum();
-  Eigen::MatrixXd g_z3 = (g_z4 * m_w4.transpose()).cwiseProduct(relu_mask(t.z3));
+  Eigen::MatrixXd g_h3 = g_z4 * m_w4.transpose();
+  Eigen::MatrixXd g_w5 = Eigen::MatrixXd::Zero(m_w5.rows(), m_w5.cols());
+  Eigen::RowVectorXd g_b5 = Eigen::RowVectorXd::Zero(m_b5.size());
+  if (g_theta && sequential()) {
+    g_w5 = t.h3.transpose() * *g_theta;
+    g_b5 = g_theta->colwise().sum();
+    g_h3 += *g_theta * m_w5.transpose();
+  }
+  Eigen::MatrixXd g_z3 = g_h3.cwiseProduct(relu_mask(t.z3));
   Eigen::MatrixXd g_w3 = t.h2.transpose() * g_z3;
   Eigen::RowVectorXd g_b3 = g_z3.colwise().sum();
   Eigen::MatrixXd g_z2 = (g_z3 * m_w3.transpose()).cwiseProduct(relu_mask(t.z2));
@@ -103,12 +127,14 @@ Eigen::VectorXd Policy::backward(const PolicyInput& in, const PolicyTape& t,
   put(g_b3);
   put(g_w4);
   put(g_b4);
+  put(g_w5);
+  put(g_b5);
   return g;
 }
 
 int Policy::num_params() const {
   return static_cast<int>(m_w1.size() + m_b1.size() + m_w2.size() + m_b2.size() + m_w3.size() +
-                          m_b3.size() + m_w4.size() + m_b4.size());
+                          m_b3.size() + m_w4.size() + m_b4.size() + m_w5.size() + m_b5.size());
 }
 
 Eigen::VectorXd Policy::params() const {
@@ -126,6 +152,8 @@ Eigen::VectorXd Policy::params() const {
   put(m_b3);
   put(m_w4);
   put(m_b4);
+  put(m_w5);
+  put(m_b5);
   return p;
 }
 
@@ -144,6 +172,8 @@ void Policy::set_params(const Eigen::VectorXd& p) {
   get(m_b3);
   get(m_w4);
   get(m_b4);
+  get(m_w5);
+  get(m_b5);
 }
 
 // File format (little-endian): "TSPOLICY", u32 version, u32 inputs, u32 hidden, [u32 outputs, u32
@@ -170,13 +200,13 @@ T take(std::string_view bytes, size_t at) {
 
 std::string Policy::encode() const {
   std::string out(kMagic, 8);
-  const bool v1 = outputs() == 1 && inputs() == kPolicyInputs && !m_layout_skip;
+  const bool v1 = outputs() == 1 && inputs() == kPolicyInputs && !m_layout_skip && !sequential();
   put(out, v1 ? kVersionOneOutput : kVersionOutputs);
   put(out, static_cast<uint32_t>(inputs()));
   put(out, static_cast<uint32_t>(m_hidden));
   if (!v1) {
     put(out, static_cast<uint32_t>(outputs()));
-    put(out, static_cast<uint32_t>(m_layout_skip ? 1 : 0));
+    put(out, (m_layout_skip ? kFlagLayoutSkip : 0) | (sequential() ? kFlagSequential : 0));
   }
   put(out, m_bound);
   put(out, m_sigma_steps);
@@ -219,12 +249,14 @@ Policy Policy::decode(std::string_view bytes, const std::string& path) {
   if (hidden < 1 || hidden > 4096) throw Error(at(16), fmt::format("bad hidden size {}", hidden));
   if (outputs != 1 && outputs != 2)
     throw Error(at(20), fmt::format("{} outputs, expected 1 or 2", outputs));
-  if (flags > 1) throw Error(at(24), fmt::format("unknown flags {:#x}", flags));
+  if (flags > (kFlagLayoutSkip | kFlagSequential))
+    throw Error(at(24), fmt::format("unknown flags {:#x}", flags));
   if (!(bound > 0.0) || !(sigma > 0.0) || !std::isfinite(bound) || !std::isfinite(sigma))
     throw Error(at(20 + o), "bound and sigma must be finite and > 0");
   Policy pol(static_cast<int>(hidden), bound, sigma, static_cast<int>(outputs),
              static_cast<int>(inputs));
-  pol.set_layout_skip(flags & 1);
+  pol.set_layout_skip(flags & kFlagLayoutSkip);
+  pol.set_sequential(flags & kFlagSequential);
   if (count != static_cast<uint32_t>(pol.num_params()))
     throw Error(at(36 + o), fmt::format("{} parameters, expected {}", count, pol.num_params()));
   const size_t size = header + 8 * size_t{count};

@@ -17,6 +17,9 @@
 // takes the first inputs() columns: 9 (kPolicyInputs) or all 10 (kPolicyInputsMesh).
 // Outputs: 1 (a position along the Hilbert order of the free cores) or 2 (x and y on the mesh); the
 // row mu_i is the mean of node i's Gaussian over the positions (positions.h).
+// Sequential decoding (sequential.h) adds a head: theta = H3 W5 + b5 (n x kHeadFeatures), node i's
+// weights for the features of a candidate core given the nodes placed before it. W5 starts at zero
+// and b5 at kHeadInit, so an untrained sequential policy weighs every node's features alike.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@
 #include <Eigen/Sparse>
 
 #include "mapper/core_problem.h"
+#include "mapper/sequential.h"
 
 namespace tessera::mapper {
 
@@ -59,9 +63,14 @@ class Policy {
 
   // mu, n x outputs().
   Eigen::MatrixXd forward(const PolicyInput& in, PolicyTape* tape = nullptr) const;
-  // Gradient of sum_ik g_mu(i, k) * mu(i, k) with respect to the parameters, in params() order.
+  // The sequential head's weights per node (n x kHeadFeatures) from a forward pass's tape; only
+  // for a sequential policy.
+  Eigen::MatrixXd head(const PolicyTape& tape) const;
+  // Gradient of sum_ik g_mu(i, k) * mu(i, k) [+ sum_ik g_theta(i, k) * theta(i, k)] with respect to
+  // the parameters, in params() order.
   Eigen::VectorXd backward(const PolicyInput& in, const PolicyTape& tape,
-                           const Eigen::MatrixXd& g_mu) const;
+                           const Eigen::MatrixXd& g_mu,
+                           const Eigen::MatrixXd* g_theta = nullptr) const;
 
   Eigen::VectorXd params() const;
   void set_params(const Eigen::VectorXd& p);
@@ -71,6 +80,10 @@ class Policy {
   int inputs() const { return static_cast<int>(m_w1.rows()); }
   bool layout_skip() const { return m_layout_skip; }
   void set_layout_skip(bool on) { m_layout_skip = on; }
+  // Sequential decoding: nodes placed one at a time (sequential.h). Turning it on adds the head's
+  // parameters at their initial values (after the others in params() order); off removes them.
+  bool sequential() const { return m_w5.cols() > 0; }
+  void set_sequential(bool on);
   double sigma_steps() const { return m_sigma_steps; }
   void set_sigma_steps(double s) { m_sigma_steps = s; }
 
@@ -90,6 +103,8 @@ class Policy {
   Eigen::RowVectorXd m_b1, m_b2, m_b3;
   Eigen::MatrixXd m_w4;     // hidden x outputs
   Eigen::RowVectorXd m_b4;  // outputs
+  Eigen::MatrixXd m_w5;     // hidden x kHeadFeatures (sequential), else hidden x 0
+  Eigen::RowVectorXd m_b5;  // kHeadFeatures (sequential), else empty
 };
 
 }  // namespace tessera::mapper

@@ -4,8 +4,10 @@
 // node, against the group's mean), add |normalised reward| to the total; when the total reaches the
 // threshold, run `epochs` Adam steps on the PPO clipped objective of the collected batch and start
 // a new one. The Gaussian width decays geometrically from sigma_start to sigma_steps over the
-// passes. After every pass the policy's own (most probable) placements are scored with the
-// training reward; the best-scoring parameters are kept.
+// passes. After every pass the policy's own (most probable) placements, at the final width, are
+// scored with the training reward; the best-scoring parameters are kept. A sequential policy
+// samples each placement node by node (sequential.h) instead of all nodes at once and the conflict
+// rule.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -36,13 +38,18 @@ class Adam {
   int m_t = 0;
 };
 
+// Draws an index with probabilities exp(logp); never one of probability 0 (logp = -inf, a taken
+// position), even when rounding leaves the sum of the others below the draw.
 int sample_index(const Eigen::VectorXd& logp, Rng& rng) {
   double u = rng.uniform(), acc = 0.0;
+  int last = 0;
   for (int j = 0; j < logp.size(); ++j) {
+    if (std::isinf(logp[j])) continue;
+    last = j;
     acc += std::exp(logp[j]);
     if (u < acc) return j;
   }
-  return static_cast<int>(logp.size()) - 1;
+  return last;
 }
 
 // Scales all advantages of the batch (per placement or per decision) to unit root-mean-square.
@@ -72,6 +79,7 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
   Policy policy(opt.hidden, 1.0, opt.sigma_steps, opt.outputs, opt.inputs);
   policy.init(opt.seed);
   policy.set_layout_skip(opt.layout_skip);
+  policy.set_sequential(opt.sequential);
   Rng rng(opt.seed ^ 0x5EEDULL);
   std::vector<PolicyInput> inputs;
   std::vector<Positions> positions;
@@ -92,16 +100,24 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     return (spec ? core_reward(graphs[gi], pos, opt.routing) : -core_cost(graphs[gi], pos)) /
            ref[gi];
   };
+  // The policy as it would be returned: at the final width (a sequential policy's most probable
+  // placement depends on it; a one-shot policy's does not).
+  auto as_returned = [&] {
+    Policy p = policy;
+    p.set_sigma_steps(opt.sigma_steps);
+    return p;
+  };
   // Mean normalised reward of the policy's own (most probable) placements over the training graphs;
   // the best parameters seen, the initial ones included, are returned.
   auto evaluate = [&] {
+    const Policy p = as_returned();
     double s = 0.0;
     for (size_t gi = 0; gi < graphs.size(); ++gi)
-      s += reward(gi, place_rl(graphs[gi], policy, inputs[gi], positions[gi], prio[gi]));
+      s += reward(gi, place_rl(graphs[gi], p, inputs[gi], positions[gi], prio[gi]));
     return s / static_cast<double>(graphs.size());
   };
   auto report_held_out = [&](int it) {
-    if (held_out && held_out_progress) held_out_progress(it, held_out->score(policy));
+    if (held_out && held_out_progress) held_out_progress(it, held_out->score(as_returned()));
   };
   // Visiting order: as given, or by increasing size for the curriculum.
   std::vector<size_t> order(graphs.size());
@@ -130,22 +146,35 @@ Policy train_policy(const std::vector<CoreProblem>& graphs, const TrainOptions& 
     for (size_t vi = 0; vi < visits; ++vi) {
       const size_t gi = order[vi];
       const CoreProblem& pb = graphs[gi];
-      Eigen::MatrixXd mu = policy.forward(inputs[gi]);
+      PolicyTape tape;
+      Eigen::MatrixXd mu = policy.forward(inputs[gi], &tape);
+      const Eigen::MatrixXd theta = opt.sequential ? policy.head(tape) : Eigen::MatrixXd();
       // `samples` placements of this graph; their mean is the baseline of the advantage.
       std::vector<PpoItem> group;
       std::vector<std::vector<double>> share;
       double mean = 0.0;
       for (int k = 0; k < opt.samples; ++k) {
-        PpoItem item{.input = &inputs[gi], .positions = &positions[gi]};
-        std::vector<int> desired(pb.n());
-        for (int v = 0; v < pb.n(); ++v) {
-          Eigen::VectorXd lp = position_log_probs(positions[gi], mu.row(v), policy.sigma_steps());
-          int j = sample_index(lp, rng);
-          item.actions.push_back(j);
-          item.old_logp.push_back(lp[j]);
-          desired[v] = positions[gi].cores[j];
+        PpoItem item{.input = &inputs[gi], .positions = &positions[gi], .problem = &pb};
+        std::vector<int> pos(pb.n());
+        if (opt.sequential) {
+          item.old_logp.assign(pb.n(), 0.0);
+          item.actions = decode_sequential(
+              pb, positions[gi], mu, theta, policy.sigma_steps(),
+              [&](int, const Eigen::VectorXd& lp) { return sample_index(lp, rng); },
+              [&](int v, const Eigen::VectorXd& lp, const Eigen::MatrixXd&, int a) {
+                item.old_logp[v] = lp[a];
+              });
+          for (int v = 0; v < pb.n(); ++v) pos[v] = positions[gi].cores[item.actions[v]];
+        } else {
+          for (int v = 0; v < pb.n(); ++v) {
+            Eigen::VectorXd lp = position_log_probs(positions[gi], mu.row(v), policy.sigma_steps());
+            int j = sample_index(lp, rng);
+            item.actions.push_back(j);
+            item.old_logp.push_back(lp[j]);
+            pos[v] = positions[gi].cores[j];
+          }
+          pos = resolve_conflicts(pb, pos, prio[gi]);
         }
-        std::vector<int> pos = resolve_conflicts(pb, desired, prio[gi]);
         item.advantage = reward(gi, pos);
         if (opt.node_credit) share.push_back(node_costs(pb, pos));
         mean += item.advantage / opt.samples;

@@ -43,7 +43,15 @@ std::vector<int> resolve_conflicts(const CoreProblem& pb, const std::vector<int>
 
 std::vector<int> place_rl(const CoreProblem& pb, const Policy& policy, const PolicyInput& in,
                           const Positions& positions, const std::vector<double>& priority) {
-  const Eigen::MatrixXd mu = policy.forward(in);
+  PolicyTape tape;
+  const Eigen::MatrixXd mu = policy.forward(in, &tape);
+  if (policy.sequential()) {
+    std::vector<int> pos =
+        decode_sequential(pb, positions, mu, policy.head(tape), policy.sigma_steps(),
+                          [](int, const Eigen::VectorXd& lp) { return most_probable(lp); });
+    for (int& p : pos) p = positions.cores[p];
+    return pos;
+  }
   std::vector<int> desired(pb.n());
   for (int v = 0; v < pb.n(); ++v)
     desired[v] = positions.cores[most_probable_position(positions, mu.row(v))];
@@ -85,22 +93,40 @@ double ppo_objective(const Policy& policy, const std::vector<PpoItem>& batch, do
     const Positions& positions = *it.positions;
     Eigen::MatrixXd mu = policy.forward(*it.input, &tape);
     Eigen::MatrixXd g_mu = Eigen::MatrixXd::Zero(mu.rows(), mu.cols());
+    Eigen::MatrixXd g_theta;
     const double sigma = position_sigma(positions, policy.sigma_steps());
-    for (int i = 0; i < mu.rows(); ++i) {
-      Eigen::VectorXd lp = position_log_probs(positions, mu.row(i), policy.sigma_steps());
-      double r = std::exp(lp[it.actions[i]] - it.old_logp[i]);
+    // One decision of node i with log-probabilities lp (and, sequential, features phi).
+    auto decision = [&](int i, const Eigen::VectorXd& lp, const Eigen::MatrixXd* phi) {
+      const int act = it.actions[i];
+      double r = std::exp(lp[act] - it.old_logp[i]);
       double a = it.node_advantage.empty() ? it.advantage : it.node_advantage[i];
       double unclipped = r * a, clipped = std::clamp(r, 1.0 - eps, 1.0 + eps) * a;
       total += std::min(unclipped, clipped);
       // d/dmu of the unclipped term when it is the minimum: A * r * dlogp/dmu, with
-      // dlogp/dmu = (z_a - E[z]) / sigma^2 for the discretised Gaussian.
-      if (grad && unclipped <= clipped && positions.size() > 1) {
-        const Eigen::RowVectorXd off = position_offset(positions, lp, it.actions[i]);
-        for (int k = 0; k < off.size(); ++k) g_mu(i, k) = a * r * off[k] / (sigma * sigma);
-      }
+      // dlogp/dmu = (z_a - E[z]) / sigma^2 for the discretised Gaussian, and for the head's
+      // weights dlogp/dtheta = phi_a - E[phi].
+      if (!grad || unclipped > clipped || positions.size() <= 1) return;
+      const Eigen::RowVectorXd off = position_offset(positions, lp, act);
+      for (int k = 0; k < off.size(); ++k) g_mu(i, k) = a * r * off[k] / (sigma * sigma);
+      if (phi)
+        g_theta.row(i) = a * r * (phi->row(act) - lp.array().exp().matrix().transpose() * *phi);
+    };
+    if (policy.sequential()) {
+      TESSERA_CHECK(it.problem, "a sequential policy's PPO item needs its problem");
+      g_theta = Eigen::MatrixXd::Zero(mu.rows(), kHeadFeatures);
+      decode_sequential(
+          *it.problem, positions, mu, policy.head(tape), policy.sigma_steps(),
+          [&](int v, const Eigen::VectorXd&) { return it.actions[v]; },
+          [&](int v, const Eigen::VectorXd& lp, const Eigen::MatrixXd& phi, int) {
+            decision(v, lp, &phi);
+          });
+    } else {
+      for (int i = 0; i < mu.rows(); ++i)
+        decision(i, position_log_probs(positions, mu.row(i), policy.sigma_steps()), nullptr);
     }
     decisions += mu.rows();
-    if (grad) *grad += policy.backward(*it.input, tape, g_mu);
+    if (grad)
+      *grad += policy.backward(*it.input, tape, g_mu, policy.sequential() ? &g_theta : nullptr);
   }
   if (decisions == 0) return 0.0;
   if (grad) *grad /= static_cast<double>(decisions);

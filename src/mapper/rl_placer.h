@@ -3,14 +3,16 @@
 // Inference: every node's Gaussian mean mu_i (one value along the Hilbert order of the free cores,
 // or x and y on the mesh: positions.h) is mapped to its most probable position; all nodes are
 // placed at once and collisions are settled by resolve_conflicts. Training samples positions from
-// the discretised Gaussians instead.
+// the discretised Gaussians instead. A sequential policy (sequential.h) instead places the nodes
+// one at a time, each at its most probable untaken position (sampled in training): no conflicts.
 //
 // Conflict rule (spec): per core, of the nodes whose choice it is, the one with the highest
 // priority keeps it (priority = interaction weight, sum of |w| of in- and out-edges; ties: lower
 // id); the others then, in priority order, take the free core nearest (Manhattan; ties: lowest core
 // id) to the core they chose.
 //
-// PPO: each node's choice is one decision (factorised policy, so ratios are per node, not the
+// PPO: each node's choice is one decision (factorised policy, or for a sequential one the node's
+// decision given the nodes placed before it in the sampled placement; ratios are per node, not the
 // product over nodes):
 //   L = mean over decisions of min(r A, clip(r, 1 - eps, 1 + eps) A),  r = exp(logp_new - logp_old)
 // Several placements are sampled per graph visit (a group). Advantage of a decision, by `credit`:
@@ -57,6 +59,8 @@ struct PpoItem {
   double advantage = 0.0;
   const Positions* positions = nullptr;
   std::vector<double> node_advantage{};  // per decision; empty: every decision has `advantage`
+  const CoreProblem* problem =
+      nullptr;  // sequential policies: the problem, to replay the decisions
 };
 
 // Per node, sum of w * Manhattan distance over its edges (each edge counts at both ends).
@@ -83,6 +87,7 @@ struct TrainOptions {
   int outputs = 1;             // policy outputs: 1 (Hilbert line) or 2 (x, y on the mesh)
   int inputs = kPolicyInputs;  // or kPolicyInputsMesh (adds a second spectral coordinate)
   bool layout_skip = false;    // learn an offset from the spectral layout (policy.h)
+  bool sequential = false;     // place the nodes one at a time (sequential.h)
   TrainReward reward = TrainReward::kSpec;
   // Curriculum: the passes visit the graphs in increasing size, the largest joining over the first
   // half of the passes (pass t visits the smallest max(1, ceil(G * 2 (t + 1) / passes)) of G).

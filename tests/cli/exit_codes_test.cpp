@@ -160,6 +160,8 @@ TEST_F(ExitCodes, FlagValuesCheckedByLibrariesAreUsageErrorsNamingTheFlag_bad) {
   expect_error("map --family dag --mesh 4x4 --method foo", 2, "--method: unknown method 'foo'");
   expect_error("map train --suites S,X --iterations 0 --out /dev/null", 2,
                "--suites: unknown suite 'X' (S, M, L)");
+  expect_error("map train --decode greedy --iterations 0 --out /dev/null", 2,
+               "--decode: unknown decoding 'greedy' (one-shot, sequential)");
 }
 
 TEST_F(ExitCodes, TrainingLoopFlagsAreUsageErrors_bad) {

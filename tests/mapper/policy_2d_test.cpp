@@ -109,12 +109,12 @@ TEST(Policy2d, FileRoundTripsAsVersionTwoAndTruncationsAreNamed_bad) {
   EXPECT_FALSE(back.layout_skip());
   EXPECT_EQ(ten_back.params(), ten.params());
   std::string flags = bytes;
-  flags[24] = 2;
+  flags[24] = 4;  // bits 0 and 1 are the layout skip and sequential decoding
   try {
     Policy::decode(flags, "p.bin");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "p.bin: offset 24: unknown flags 0x2");
+    EXPECT_STREQ(e.what(), "p.bin: offset 24: unknown flags 0x4");
   }
 }
 
@@ -158,30 +158,36 @@ TEST(Policy2d, PlacementIsValidAndDeterministic) {
   EXPECT_EQ(place_rl(pb, pol), a);
 }
 
+// One-shot and sequential decoding (sequential.h).
 TEST(Training2d, IsDeterministicWithEveryNewOption) {
   std::vector<CoreProblem> graphs = {make_core_problem(gen_family("conv", 36, 1), 6, 6),
                                      make_core_problem(gen_family("dag", 16, 2), 4, 4)};
   HeldOut held_out({make_core_problem(gen_family("planted", 25, 3), 5, 5)});
-  TrainOptions opt;
-  opt.iterations = 6;
-  opt.threshold = 4.0;
-  opt.hidden = 8;
-  opt.outputs = 2;
-  opt.inputs = kPolicyInputsMesh;
-  opt.layout_skip = true;
-  opt.reward = TrainReward::kCost;
-  opt.curriculum = true;
-  opt.node_credit = true;
-  std::vector<double> curve, held;
-  Policy a = train_policy(
-      graphs, opt, [&](int, double r) { curve.push_back(r); }, &held_out,
-      [&](int, double c) { held.push_back(c); });
-  Policy b = train_policy(graphs, opt);
-  EXPECT_EQ(a.params(), b.params());
-  EXPECT_EQ(a.outputs(), 2);
-  EXPECT_EQ(curve.size(), 7u);
-  ASSERT_EQ(held.size(), 7u);
-  for (double c : held) EXPECT_GT(c, 0.0);
+  for (bool sequential : {false, true}) {
+    TrainOptions opt;
+    opt.iterations = 6;
+    opt.threshold = 4.0;
+    opt.hidden = 8;
+    opt.outputs = 2;
+    opt.inputs = kPolicyInputsMesh;
+    opt.layout_skip = true;
+    opt.reward = TrainReward::kCost;
+    opt.curriculum = true;
+    opt.node_credit = true;
+    opt.sequential = sequential;
+    std::vector<double> curve, held;
+    Policy a = train_policy(
+        graphs, opt, [&](int, double r) { curve.push_back(r); }, &held_out,
+        [&](int, double c) { held.push_back(c); });
+    Policy b = train_policy(graphs, opt);
+    EXPECT_EQ(a.params(), b.params());
+    EXPECT_EQ(a.outputs(), 2);
+    EXPECT_EQ(a.sequential(), sequential);
+    EXPECT_EQ(curve.size(), 7u);
+    ASSERT_EQ(held.size(), 7u);
+    for (double c : held) EXPECT_GT(c, 0.0);
+    for (const CoreProblem& pb : graphs) check_core_placement(pb, place_rl(pb, a));
+  }
 }
 
 // The chain toy of the 1-D test, in 2-D with the cost reward: a 16-node chain on 4x4 has a

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "mapper/generators.h"
+#include "mapper/gradient_check.h"
 #include "mapper/placers.h"
 #include "mapper/rl_placer.h"
 
@@ -39,28 +40,6 @@ TEST(ConflictRule, AWinnerKeepsItsCoreEvenIfAHigherPriorityLoserIsNearer) {
   // Nodes 0 and 1 want core 0; node 3 (lowest priority) wants core 1 alone and keeps it, so node 1
   // (loser) goes to the next nearest free core to 0, which is 3.
   EXPECT_EQ(resolve_conflicts(pb, {0, 0, 8, 1}, prio), (std::vector<int>{0, 3, 8, 1}));
-}
-
-// Central differences of f (of the policy's parameters) against the analytic gradient g, for
-// every stride-th parameter; returns how many were checked.
-int expect_gradient_matches(Policy& pol, const Eigen::VectorXd& g, const std::function<double()>& f,
-                            int stride, double tol) {
-  Eigen::VectorXd p = pol.params();
-  const double h = 1e-6;
-  int checked = 0;
-  for (int k = 0; k < p.size(); k += stride) {
-    Eigen::VectorXd q = p;
-    q[k] += h;
-    pol.set_params(q);
-    double up = f();
-    q[k] -= 2 * h;
-    pol.set_params(q);
-    double down = f();
-    EXPECT_NEAR(g[k], (up - down) / (2 * h), tol * std::max(1.0, std::fabs(g[k]))) << "param " << k;
-    ++checked;
-  }
-  pol.set_params(p);
-  return checked;
 }
 
 // The network's backward pass for `outputs` outputs per node.
