@@ -103,6 +103,7 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& body) {
     m_times[t].cpu_seconds += m_cpu[t];
   }
   ++m_phases;
+  m_phase_seconds += phase;
   for (const std::exception_ptr& e : m_errors)
     if (e) std::rethrow_exception(e);
 }

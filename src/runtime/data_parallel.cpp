@@ -61,8 +61,7 @@ DataParallelTrainer::DataParallelTrainer(const graph::ModelSpec& model, const co
   const graph::Model m = graph::build_model(model, shard0);
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   const std::vector<std::vector<float>> init = graph::init_params(m, options.trainer.seed);
-  for (int q = 0; q < procs; ++q)
-    if (m_system->is_local(q)) start_replica(m_system->core(q), p, init);
+  m_system->for_each_local([&](int q) { start_replica(m_system->core(q), p, init); });
   ChipTrainerOptions eo = options.trainer;
   eo.batch = shard0;
   m_eval = std::make_unique<ChipTrainer>(model, spec, eo);
