@@ -12,7 +12,7 @@ namespace tessera::fabric {
 namespace {
 
 bool later(const auto& x, const auto& y) {
-  return std::tie(x.time, x.order) > std::tie(y.time, y.order);
+  return std::tie(x.time, x.origin, x.seq) > std::tie(y.time, y.origin, y.seq);
 }
 
 uint64_t mix_seed(uint64_t seed, uint64_t channel) {
@@ -43,6 +43,7 @@ Engine::Engine(const FabricSpec& spec, uint64_t seed)
     w.channels[w.channels[0] < 0 ? 0 : 1] = static_cast<int>(c);
   }
   m_stats.chips.resize(spec.chips);
+  m_domain_seq.assign(spec.chips, 0);
   m_xb.resize(spec.chips);
   for (auto& xb : m_xb) {
     xb.active.resize(spec.cores_per_chip);
@@ -81,7 +82,7 @@ void Engine::post(Picos ready, Transfer t) {
 }
 
 void Engine::schedule(Picos t, Ev kind, uint32_t a) {
-  m_heap.push_back({t, m_order++, kind, a});
+  m_heap.push_back({t, static_cast<uint32_t>(m_origin), kind, m_domain_seq[m_origin]++, a});
   std::push_heap(m_heap.begin(), m_heap.end(),
                  [](const Event& x, const Event& y) { return later(x, y); });
 }
@@ -93,8 +94,10 @@ std::vector<Arrival> Engine::drain() {
   m_now = std::min(m_now, start);  // the fabric is empty between drains
   m_last_progress = start;
   m_pending = m_transfers.size();
+  std::fill(m_domain_seq.begin(), m_domain_seq.end(), 0);
   for (uint32_t i = 0; i < m_transfers.size(); ++i) {
     TransferState& s = m_transfers[i];
+    m_origin = domain(s.t.src.chip);
     s.got.assign((s.packets + 63) / 64, 0);
     auto& cs = m_stats.chips[s.t.src.chip];
     ++cs.transfers_sent;
@@ -117,6 +120,7 @@ std::vector<Arrival> Engine::drain() {
     if (m_pending > 0 && e.time - m_last_progress > m_watchdog_ps)
       stuck(fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
     m_now = e.time;
+    m_origin = domain(e);
     ++m_stats.events;
     const size_t before = m_pending;
     run_event(e);
@@ -147,6 +151,25 @@ std::vector<Arrival> Engine::drain() {
   }
   m_now = last_arrival;
   return out;
+}
+
+int Engine::domain(const Event& e) const {
+  if (m_spec.duplex != Duplex::kFull) return 0;
+  const auto& chans = m_routing.channels();
+  switch (e.kind) {
+    case Ev::kReady:
+    case Ev::kOnchipDone:
+      return m_transfers[e.a].t.src.chip;
+    case Ev::kWireFree:  // full duplex: a wire carries one channel
+      return chans[static_cast<size_t>(m_wire[e.a].channels[0])].from;
+    case Ev::kArrive:
+      return chans[m_packets[e.a].channel].to;
+    case Ev::kAck:
+      return chans[e.a].from;
+    case Ev::kTimeout:
+      return chans[m_packets[e.a].channel].from;
+  }
+  return 0;
 }
 
 void Engine::run_event(const Event& e) {

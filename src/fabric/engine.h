@@ -3,11 +3,20 @@
 //
 // Hot-path data layout: packets live in a pool (free list, no allocation per packet) and carry
 // (transfer index, sequence number): the payload stays in the Transfer and a packet's words are
-// words[seq * P, seq * P + len). Events are 24-byte records in a binary heap ordered by
-// (time, insertion number), so equal-time events run in a deterministic order. Only events that
-// matter are scheduled: a retransmission timeout exists only for a packet that was dropped or
-// refused (acks are never lost and the timeout exceeds the round trip, so an accepted packet's
-// timer could never fire).
+// words[seq * P, seq * P + len). Events are records in a binary heap ordered by (time, origin,
+// origin sequence), so equal-time events run in a deterministic order. On a full-duplex fabric the
+// origin is the chip whose event scheduled the event (for a drain's first events, the transfer's
+// source chip) and the sequence counts the events that chip scheduled before in this drain. Every
+// event there touches the state of one chip only (its owner: a transfer's source for kReady and
+// kOnchipDone, a channel's sending chip for kWireFree, kAck and kTimeout, its receiving chip for
+// kArrive), so equal-time events of different chips commute and the order of one chip's events
+// depends only on its own history and its neighbours', never on the order in which the whole
+// system inserted them: a partition of the chips would process them in the same order, handing
+// events over at the link latency. On a half-duplex fabric both chips of a link share its wire,
+// so there the origin is 0 for every event and the sequence is the drain's insertion number (the
+// whole fabric is one ordering domain). Only events that matter are scheduled: a retransmission
+// timeout exists only for a packet that was dropped or refused (acks are never lost and the
+// timeout exceeds the round trip, so an accepted packet's timer could never fire).
 #pragma once
 
 #include <cstdint>
@@ -43,8 +52,10 @@ class Engine {
   enum class Ev : uint32_t { kReady, kOnchipDone, kWireFree, kArrive, kAck, kTimeout };
   struct Event {
     Picos time;
-    uint64_t order;  // insertion number: (time, order) is unique and deterministic
+    uint32_t origin;  // the ordering domain that scheduled it (above)
     Ev kind;
+    uint64_t seq;  // events `origin` scheduled before it in this drain: (time, origin, seq) is
+                   // unique and deterministic
     uint32_t a;
   };
   struct TransferState {
@@ -90,6 +101,9 @@ class Engine {
 
   void schedule(Picos t, Ev kind, uint32_t a);
   void run_event(const Event& e);
+  // The ordering domain of an event's effects: the chip whose state it touches, or 0 (above).
+  int domain(const Event& e) const;
+  int domain(int chip) const { return m_spec.duplex == Duplex::kFull ? chip : 0; }
   void on_ready(uint32_t tr);
   void pump(int chip);
   void grant_next(int chip);
@@ -113,7 +127,8 @@ class Engine {
   Picos m_timeout_ps = 0;
   Picos m_watchdog_ps = 0;
   Picos m_last_progress = 0;
-  uint64_t m_order = 0;
+  int m_origin = 0;  // the ordering domain scheduling events now (the current event's)
+  std::vector<uint64_t> m_domain_seq;  // per domain: events it scheduled in this drain
   uint32_t m_words_per_packet = 1;
   size_t m_pending = 0;  // posted transfers not yet arrived
 

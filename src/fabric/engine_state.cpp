@@ -96,7 +96,6 @@ Json Engine::save_state() const {
     throw Error("fabric", "cannot save its state while transfers are posted or in flight");
   Json j;
   j["now"] = m_now;
-  j["order"] = m_order;
   Json channels = Json::array();
   for (const ChannelState& c : m_channel)
     channels.push_back({c.rng.state(), bits(c.occ_integral), c.occ_since});
@@ -132,7 +131,6 @@ void Engine::restore_state(const Json& j, const std::string& where) {
     throw Error("fabric", "cannot restore its state while transfers are posted or in flight");
   const StateReader r(where);
   m_now = r.get<Picos>(j, "now");
-  m_order = r.get<uint64_t>(j, "order");
   const Json& channels = r.array(j, "channels", m_channel.size());
   for (size_t c = 0; c < m_channel.size(); ++c) {
     const Json& e = channels[c];

@@ -102,8 +102,8 @@ class Fabric {
   const FabricSpec& spec() const;
 
   // Checkpoints, between drains only (Error otherwise: nothing may be posted or in flight). The
-  // state is everything a later drain depends on plus the statistics: now(), the event insertion
-  // counter, per link direction its loss stream (SplitMix64 state) and queue-occupancy integral,
+  // state is everything a later drain depends on plus the statistics: now(), per link direction
+  // its loss stream (SplitMix64 state) and queue-occupancy integral,
   // per wire its busy-until time and the direction it sent last, and every FabricStats field.
   // Between drains every queue, wire and exchange block is idle, which save_state checks. Doubles
   // are stored as IEEE-754 bit patterns, so a restored fabric continues bit for bit. The packet
