@@ -78,7 +78,9 @@ class StateReader {
 }  // namespace
 
 bool Engine::idle() const {
-  if (!m_transfers.empty() || !m_heap.empty() || m_pending != 0) return false;
+  if (!m_transfers.empty()) return false;
+  for (const Part& p : m_parts)
+    if (!p.heap.empty() || p.pending != 0) return false;
   for (const ChannelState& c : m_channel)
     if (c.count != 0 || c.occupancy != 0 || c.xb_waiting) return false;
   for (const WireState& w : m_wire)

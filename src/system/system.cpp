@@ -80,9 +80,11 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec,
 System::~System() = default;
 
 void System::init(SystemOptions options) {
-  for (int g = 0; g < m_groups.count(); ++g)
+  for (int g = 0; g < m_groups.count(); ++g) {
     m_fabrics.push_back(
         std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
+    m_fabrics.back()->set_workers(m_pool.get());  // the exchange phase's partitions
+  }
   m_timing.assign(static_cast<size_t>(m_groups.count()), GroupTiming{});
 }
 

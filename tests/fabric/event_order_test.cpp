@@ -2,13 +2,17 @@
 // events are ordered by the chip that scheduled them and that chip's own count, never by the order
 // in which the whole system inserted them. So a drain's arrivals, times and statistics do not
 // depend on how the posts of different chips are interleaved (only each chip's own post order
-// counts), with loss and retransmission, and across several drains.
+// counts), with loss and retransmission, and across several drains; and a fabric split into
+// partitions simulated by several threads (Fabric::set_workers) gives the same arrivals, times,
+// statistics and watchdog errors as one.
 #include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "common/thread_pool.h"
 #include "fabric/fabric.h"
+#include "support/error_of.h"
 
 namespace tessera::fabric {
 namespace {
@@ -54,9 +58,11 @@ struct Drains {
 };
 
 // Two drains; in each, chip order `chips` with the chips' posts interleaved round robin (one post
-// of each chip in turn) or chip after chip.
-Drains run(double loss, const std::vector<int>& chips, bool interleave) {
+// of each chip in turn) or chip after chip; on `workers` threads (nullptr: one partition).
+Drains run(double loss, const std::vector<int>& chips, bool interleave,
+           ThreadPool* workers = nullptr) {
   Fabric f(torus(loss), 7);
+  f.set_workers(workers);
   Drains r;
   for (int drain = 0; drain < 2; ++drain) {
     const auto posts = posts_per_chip();
@@ -89,6 +95,38 @@ TEST(FabricEventOrder, ArrivalsAndStatisticsDoNotDependOnHowChipsInterleaveTheir
       EXPECT_EQ(got.arrivals, want.arrivals) << "loss " << loss << " interleave " << interleave;
       EXPECT_EQ(got.stats, want.stats) << "loss " << loss << " interleave " << interleave;
     }
+  }
+}
+
+TEST(FabricEventOrder, PartitionsOnSeveralThreadsGiveTheSameArrivalsTimesAndStatistics) {
+  std::vector<int> up(16);
+  for (int c = 0; c < 16; ++c) up[static_cast<size_t>(c)] = c;
+  for (double loss : {0.0, 0.05}) {
+    const Drains want = run(loss, up, true);
+    for (int threads : {1, 2, 3, 5, 16, 20}) {
+      ThreadPool pool(threads);
+      const Drains got = run(loss, up, true, &pool);
+      EXPECT_EQ(got.arrivals, want.arrivals) << "loss " << loss << ", " << threads << " threads";
+      EXPECT_EQ(got.stats, want.stats) << "loss " << loss << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST(FabricEventOrder, PartitionsTripTheWatchdogWhereOnePartitionDoes_bad) {
+  const auto stuck = [](ThreadPool* workers) {
+    FabricSpec s = torus(1.0);  // every packet lost
+    s.watchdog_us = 20;
+    Fabric f(s, 1);
+    f.set_workers(workers);
+    for (const auto& chip : posts_per_chip())
+      for (const Transfer& t : chip) f.post(0, t);
+    return testing::error_of([&] { f.drain(); });
+  };
+  const std::string want = stuck(nullptr);
+  EXPECT_NE(want.find("no packet moved for 20 us"), std::string::npos) << want;
+  for (int threads : {2, 3, 16}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(stuck(&pool), want) << threads << " threads";
   }
 }
 
