@@ -7,10 +7,9 @@
 // The achieved speed-up of the parallel phases (`parallel_speedup`): the busy seconds of every
 // thread of every rank, summed, over `parallel_phase_seconds`, the wall time the phases took (the
 // largest rank's: the ranks run their phases at the same time). It is what the phases would have
-// taken one task after another on one thread over what they took: at most T x R, and below 1 by the
-// phases' own cost (handing tasks out, waking threads; at T = 1 a run of many tiny phases, such as
-// an all-reduce's, shows about 0.8); the serial rest of a run (the exchange phase, compiling) is
-// outside it.
+// taken one task after another on one thread over what they took: 1 at T = 1 and R = 1, at most
+// T x R, less by the phases' own cost (handing tasks out, waking threads); the serial rest of a run
+// (compiling, the exchange phase's records and deliveries) is outside it.
 #include <algorithm>
 
 #include "system/communicator_codec.h"
