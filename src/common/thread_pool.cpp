@@ -55,7 +55,8 @@ void ThreadPool::take_tasks(int thread) {
     } catch (...) {
       m_errors[static_cast<size_t>(task)] = std::current_exception();
     }
-    const double busy = seconds_since(start), cpu = thread_cpu_seconds() - cpu_start;
+    // CPU time first: a thread preempted as that system call returns is still busy.
+    const double cpu = thread_cpu_seconds() - cpu_start, busy = seconds_since(start);
     lock.lock();
     m_busy[static_cast<size_t>(thread)] += busy;
     m_cpu[static_cast<size_t>(thread)] += cpu;
@@ -103,6 +104,7 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& body) {
     m_times[t].cpu_seconds += m_cpu[t];
   }
   ++m_phases;
+  m_phase_seconds += phase;
   for (const std::exception_ptr& e : m_errors)
     if (e) std::rethrow_exception(e);
 }

@@ -12,7 +12,9 @@
 // seconds of each phase it spent not running a task while the phase lasted (waiting: it had no
 // task left while another thread still ran one, or it had not been woken yet), and the CPU seconds
 // the thread got while busy (on a host shared with other jobs busy time includes time the thread
-// was not scheduled; CPU time does not).
+// was not scheduled; CPU time does not). phase_seconds is the wall time of every phase, from the
+// start of run to its return: the sum of busy times over threads divided by it is the phases'
+// achieved speed-up over running the same tasks one after another on one thread.
 #pragma once
 
 #include <condition_variable>
@@ -46,6 +48,7 @@ class ThreadPool {
   // Per thread (index 0 = the caller), summed over every phase so far.
   const std::vector<ThreadTime>& times() const { return m_times; }
   int64_t phases() const { return m_phases; }
+  double phase_seconds() const { return m_phase_seconds; }
 
  private:
   void worker(int thread);
@@ -61,6 +64,7 @@ class ThreadPool {
   std::condition_variable m_wake, m_done;
   bool m_stop = false;
   int64_t m_phases = 0;
+  double m_phase_seconds = 0;
   const std::function<void(int)>* m_body = nullptr;
   int m_tasks = 0;
   int m_next = 0;

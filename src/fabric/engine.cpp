@@ -1,6 +1,7 @@
 #include "fabric/engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -11,9 +12,10 @@ namespace tessera::fabric {
 
 namespace {
 
-bool later(const auto& x, const auto& y) {
-  return std::tie(x.time, x.order) > std::tie(y.time, y.order);
-}
+// The heap order: the earliest (time, origin, seq) on top.
+constexpr auto later = [](const auto& x, const auto& y) {
+  return std::tie(x.time, x.origin, x.seq) > std::tie(y.time, y.origin, y.seq);
+};
 
 uint64_t mix_seed(uint64_t seed, uint64_t channel) {
   SplitMix64 g(seed ^ (0x9e3779b97f4a7c15ull * (channel + 1)));
@@ -43,6 +45,7 @@ Engine::Engine(const FabricSpec& spec, uint64_t seed)
     w.channels[w.channels[0] < 0 ? 0 : 1] = static_cast<int>(c);
   }
   m_stats.chips.resize(spec.chips);
+  m_domain_seq.assign(spec.chips, 0);
   m_xb.resize(spec.chips);
   for (auto& xb : m_xb) {
     xb.active.resize(spec.cores_per_chip);
@@ -80,10 +83,88 @@ void Engine::post(Picos ready, Transfer t) {
   m_transfers.push_back(std::move(s));
 }
 
-void Engine::schedule(Picos t, Ev kind, uint32_t a) {
-  m_heap.push_back({t, m_order++, kind, a});
-  std::push_heap(m_heap.begin(), m_heap.end(),
-                 [](const Event& x, const Event& y) { return later(x, y); });
+void Engine::schedule(Part& P, Picos t, Ev kind, uint32_t a) {
+  const Event e{t, static_cast<uint32_t>(P.origin), kind, m_domain_seq[P.origin]++, a};
+  if (m_parts.size() > 1) {
+    const size_t to = m_part_of[static_cast<size_t>(domain(P, e))];
+    if (&m_parts[to] != &P) {  // another partition's chip: handed over after this window
+      Handoff h{e, {}};
+      if (kind == Ev::kArrive || kind == Ev::kTimeout) {
+        h.pk = P.packets[a];
+        P.free_packets.push_back(a);
+      }
+      P.out[to].push_back(h);
+      return;
+    }
+  }
+  P.heap.push_back(e);
+  std::push_heap(P.heap.begin(), P.heap.end(), later);
+}
+
+void Engine::set_workers(ThreadPool* pool) {
+  m_pool = pool;
+}
+
+size_t Engine::partitions() const {
+  if (m_pool == nullptr || m_pool->threads() < 2 || m_spec.duplex != Duplex::kFull ||
+      m_latency_ps <= 0 || m_spec.chips < 2)
+    return 1;
+  return static_cast<size_t>(std::min(m_pool->threads(), m_spec.chips));
+}
+
+void Engine::run_part(Part& P, Picos horizon) {
+  while (!P.heap.empty() && P.heap.front().time < horizon) {
+    std::pop_heap(P.heap.begin(), P.heap.end(), later);
+    const Event e = P.heap.back();
+    P.heap.pop_back();
+    if (m_parts.size() == 1 && P.pending > 0 && e.time - P.last_progress > m_watchdog_ps)
+      stuck(P.now, fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
+    P.now = e.time;
+    P.origin = domain(P, e);
+    ++P.events;
+    const size_t before = P.pending;
+    run_event(P, e);
+    if (P.pending < before) P.last_arrival = P.now;
+  }
+}
+
+// Conservative windows: every partition runs its events before the earliest pending event + one
+// link latency (no event of another partition can reach it earlier), then the events handed over
+// are moved to their partitions. The watchdog is checked between windows on the whole fabric, and
+// a window never passes the time at which it would fire, so it fires exactly where one partition
+// would have.
+void Engine::run_partitions() {
+  const size_t n = m_parts.size();
+  for (;;) {
+    Picos first = std::numeric_limits<Picos>::max(), progress = 0, now = 0;
+    size_t pending = 0;
+    for (const Part& P : m_parts) {
+      if (!P.heap.empty()) first = std::min(first, P.heap.front().time);
+      pending += P.pending;
+      progress = std::max(progress, P.last_progress);
+      now = std::max(now, P.now);
+    }
+    if (first == std::numeric_limits<Picos>::max()) return;
+    if (pending > 0 && first - progress > m_watchdog_ps)
+      stuck(now, fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
+    Picos horizon = first + m_latency_ps;
+    if (pending > 0) horizon = std::min(horizon, progress + m_watchdog_ps + 1);
+    m_pool->run(static_cast<int>(n),
+                [&](int k) { run_part(m_parts[static_cast<size_t>(k)], horizon); });
+    for (size_t k = 0; k < n; ++k)
+      for (size_t to = 0; to < n; ++to) {
+        Part& T = m_parts[to];
+        for (Handoff& h : m_parts[k].out[to]) {
+          if (h.e.kind == Ev::kArrive || h.e.kind == Ev::kTimeout) {
+            h.e.a = new_packet(T);
+            T.packets[h.e.a] = h.pk;
+          }
+          T.heap.push_back(h.e);
+          std::push_heap(T.heap.begin(), T.heap.end(), later);
+        }
+        m_parts[k].out[to].clear();
+      }
+  }
 }
 
 std::vector<Arrival> Engine::drain() {
@@ -91,10 +172,26 @@ std::vector<Arrival> Engine::drain() {
   Picos start = m_transfers.front().ready;
   for (const auto& s : m_transfers) start = std::min(start, s.ready);
   m_now = std::min(m_now, start);  // the fabric is empty between drains
-  m_last_progress = start;
-  m_pending = m_transfers.size();
+  const size_t n = partitions();
+  m_parts.resize(n);
+  m_part_of.resize(static_cast<size_t>(m_spec.chips));
+  for (int c = 0; c < m_spec.chips; ++c)
+    m_part_of[static_cast<size_t>(c)] =
+        static_cast<size_t>(c) * n / static_cast<size_t>(m_spec.chips);
+  for (Part& P : m_parts) {
+    P.now = m_now;
+    P.last_progress = start;
+    P.last_arrival = 0;
+    P.pending = 0;
+    P.events = P.packets_sent = 0;
+    P.out.assign(n, {});
+  }
+  std::fill(m_domain_seq.begin(), m_domain_seq.end(), 0);
   for (uint32_t i = 0; i < m_transfers.size(); ++i) {
     TransferState& s = m_transfers[i];
+    Part& P = m_parts[m_part_of[static_cast<size_t>(s.t.src.chip)]];
+    ++m_parts[m_part_of[static_cast<size_t>(s.t.dst.chip)]].pending;
+    P.origin = domain(s.t.src.chip);
     s.got.assign((s.packets + 63) / 64, 0);
     auto& cs = m_stats.chips[s.t.src.chip];
     ++cs.transfers_sent;
@@ -103,26 +200,25 @@ std::vector<Arrival> Engine::drain() {
       const Picos dt =
           ns_to_ps(m_spec.onchip_latency_ns) +
           transfer_ps(static_cast<int64_t>(4 * s.t.size_words()), m_spec.onchip_gbytes_per_s);
-      schedule(s.ready + dt, Ev::kOnchipDone, i);
+      schedule(P, s.ready + dt, Ev::kOnchipDone, i);
     } else {
-      schedule(s.ready, Ev::kReady, i);
+      schedule(P, s.ready, Ev::kReady, i);
     }
   }
-  const auto cmp = [](const Event& x, const Event& y) { return later(x, y); };
-  Picos last_arrival = 0;
-  while (!m_heap.empty()) {
-    std::pop_heap(m_heap.begin(), m_heap.end(), cmp);
-    const Event e = m_heap.back();
-    m_heap.pop_back();
-    if (m_pending > 0 && e.time - m_last_progress > m_watchdog_ps)
-      stuck(fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
-    m_now = e.time;
-    ++m_stats.events;
-    const size_t before = m_pending;
-    run_event(e);
-    if (m_pending < before) last_arrival = m_now;
+  if (n == 1)
+    run_part(m_parts.front(), std::numeric_limits<Picos>::max());
+  else
+    run_partitions();
+  Picos now = 0, last_arrival = 0;
+  size_t pending = 0;
+  for (Part& P : m_parts) {
+    now = std::max(now, P.now);
+    last_arrival = std::max(last_arrival, P.last_arrival);
+    pending += P.pending;
+    m_stats.events += P.events;
+    m_stats.packets += P.packets_sent;
   }
-  if (m_pending > 0) stuck("no event is left that could move a packet");
+  if (pending > 0) stuck(now, "no event is left that could move a packet");
 
   std::vector<Arrival> out;
   out.reserve(m_transfers.size());
@@ -136,9 +232,10 @@ std::vector<Arrival> Engine::drain() {
     return key(x) < key(y);
   });
   m_stats.transfers += out.size();
-  for (size_t c = 0; c < m_channel.size(); ++c)
-    set_occupancy(static_cast<uint32_t>(c), 0);      // close integrals
-  m_stats.end_ps = std::max(m_stats.end_ps, m_now);  // the last event (an ack) of any drain
+  Part& closing = m_parts.front();  // every integral closes at the last event of any partition
+  closing.now = now;
+  for (size_t c = 0; c < m_channel.size(); ++c) set_occupancy(closing, static_cast<uint32_t>(c), 0);
+  m_stats.end_ps = std::max(m_stats.end_ps, now);  // the last event (an ack) of any drain
   const double span = static_cast<double>(m_stats.end_ps);
   for (size_t c = 0; c < m_channel.size(); ++c) {
     LinkStats& l = m_stats.links[c];
@@ -149,16 +246,35 @@ std::vector<Arrival> Engine::drain() {
   return out;
 }
 
-void Engine::run_event(const Event& e) {
+int Engine::domain(const Part& P, const Event& e) const {
+  if (m_spec.duplex != Duplex::kFull) return 0;
+  const auto& chans = m_routing.channels();
   switch (e.kind) {
     case Ev::kReady:
-      on_ready(e.a);
+    case Ev::kOnchipDone:
+      return m_transfers[e.a].t.src.chip;
+    case Ev::kWireFree:  // full duplex: a wire carries one channel
+      return chans[static_cast<size_t>(m_wire[e.a].channels[0])].from;
+    case Ev::kArrive:
+      return chans[P.packets[e.a].channel].to;
+    case Ev::kAck:
+      return chans[e.a].from;
+    case Ev::kTimeout:
+      return chans[P.packets[e.a].channel].from;
+  }
+  return 0;
+}
+
+void Engine::run_event(Part& P, const Event& e) {
+  switch (e.kind) {
+    case Ev::kReady:
+      on_ready(P, e.a);
       break;
     case Ev::kOnchipDone: {
       TransferState& s = m_transfers[e.a];
-      s.done_time = m_now;
-      --m_pending;
-      m_last_progress = m_now;
+      s.done_time = P.now;
+      --P.pending;
+      P.last_progress = P.now;
       auto& cs = m_stats.chips[s.t.dst.chip];
       ++cs.transfers_received;
       cs.bytes_received += 4 * s.t.size_words();
@@ -166,33 +282,33 @@ void Engine::run_event(const Event& e) {
     }
     case Ev::kWireFree:
       m_wire[e.a].busy = false;
-      start_wire(static_cast<int>(e.a));
+      start_wire(P, static_cast<int>(e.a));
       break;
     case Ev::kArrive:
-      on_arrive(e.a);
+      on_arrive(P, e.a);
       break;
     case Ev::kAck:
-      on_ack(e.a);
+      on_ack(P, e.a);
       break;
     case Ev::kTimeout:
-      on_timeout(e.a);
+      on_timeout(P, e.a);
       break;
   }
 }
 
 // XREQ: the source core announces the transfer; the XB grants XON if no core streams.
-void Engine::on_ready(uint32_t tr) {
+void Engine::on_ready(Part& P, uint32_t tr) {
   const Endpoint src = m_transfers[tr].t.src;
   ExchangeBlock& xb = m_xb[src.chip];
   xb.active[src.core].push_back(tr);
   if (xb.granted < 0)
-    grant_next(src.chip);
+    grant_next(P, src.chip);
   else if (xb.granted == src.core && !xb.xoff)
-    pump(src.chip);
+    pump(P, src.chip);
 }
 
 // XOFF to the current core (it has nothing left) and XON to the next core with work, round robin.
-void Engine::grant_next(int chip) {
+void Engine::grant_next(Part& P, int chip) {
   ExchangeBlock& xb = m_xb[chip];
   const int cores = m_spec.cores_per_chip;
   const int from = xb.granted < 0 ? 0 : xb.granted + 1;
@@ -201,21 +317,21 @@ void Engine::grant_next(int chip) {
     const int core = (from + i) % cores;
     if (!xb.active[core].empty()) {
       xb.granted = core;
-      pump(chip);
+      pump(P, chip);
       return;
     }
   }
 }
 
 // The granted core streams packets, one per announced transfer in turn, until a queue is full.
-void Engine::pump(int chip) {
+void Engine::pump(Part& P, int chip) {
   ExchangeBlock& xb = m_xb[chip];
   while (xb.granted >= 0) {
     auto& list = xb.active[xb.granted];
     uint32_t& rr = xb.rr[xb.granted];
     if (list.empty()) {
       rr = 0;
-      grant_next(chip);
+      grant_next(P, chip);
       return;
     }
     if (rr >= list.size()) rr = 0;
@@ -226,7 +342,7 @@ void Engine::pump(int chip) {
     if (cs.occupancy >= inject_limit()) {
       if (!xb.xoff) {
         xb.xoff = true;
-        xb.xoff_since = m_now;
+        xb.xoff_since = P.now;
         ++m_stats.chips[chip].xoff_count;
       }
       cs.xb_waiting = true;
@@ -234,10 +350,10 @@ void Engine::pump(int chip) {
     }
     if (xb.xoff) {
       xb.xoff = false;
-      m_stats.chips[chip].xoff_ps += m_now - xb.xoff_since;
+      m_stats.chips[chip].xoff_ps += P.now - xb.xoff_since;
     }
-    const uint32_t p = new_packet();
-    Packet& pk = m_packets[p];
+    const uint32_t p = new_packet(P);
+    Packet& pk = P.packets[p];
     pk.transfer = tr;
     pk.seq = s.injected++;
     const uint64_t first = static_cast<uint64_t>(pk.seq) * m_words_per_packet;
@@ -245,9 +361,9 @@ void Engine::pump(int chip) {
         4 * std::min<uint64_t>(m_words_per_packet,
                                s.t.size_words() - std::min(first, s.t.size_words())));
     ++m_stats.chips[chip].packets_injected;
-    m_last_progress = m_now;
-    set_occupancy(ch, +1);
-    enqueue(ch, p, false);
+    P.last_progress = P.now;
+    set_occupancy(P, ch, +1);
+    enqueue(P, ch, p, false);
     if (s.injected == s.packets)
       list.erase(list.begin() + rr);
     else
@@ -255,18 +371,18 @@ void Engine::pump(int chip) {
   }
 }
 
-uint32_t Engine::new_packet() {
-  if (!m_free_packets.empty()) {
-    const uint32_t p = m_free_packets.back();
-    m_free_packets.pop_back();
-    m_packets[p] = Packet{};
+uint32_t Engine::new_packet(Part& P) {
+  if (!P.free_packets.empty()) {
+    const uint32_t p = P.free_packets.back();
+    P.free_packets.pop_back();
+    P.packets[p] = Packet{};
     return p;
   }
-  m_packets.emplace_back();
-  return static_cast<uint32_t>(m_packets.size() - 1);
+  P.packets.emplace_back();
+  return static_cast<uint32_t>(P.packets.size() - 1);
 }
 
-void Engine::enqueue(uint32_t ch, uint32_t p, bool front) {
+void Engine::enqueue(Part& P, uint32_t ch, uint32_t p, bool front) {
   ChannelState& cs = m_channel[ch];
   TESSERA_CHECK(cs.count < cs.ring.size(), "fabric: a channel queue overflowed");
   const uint32_t cap = static_cast<uint32_t>(cs.ring.size());
@@ -277,28 +393,28 @@ void Engine::enqueue(uint32_t ch, uint32_t p, bool front) {
     cs.ring[(cs.head + cs.count) % cap] = p;
   }
   ++cs.count;
-  m_packets[p].channel = ch;
-  kick(ch);
+  P.packets[p].channel = ch;
+  kick(P, ch);
 }
 
-void Engine::kick(uint32_t ch) {
+void Engine::kick(Part& P, uint32_t ch) {
   const int wire = m_routing.channels()[ch].wire;
-  if (!m_wire[wire].busy) start_wire(wire);
+  if (!m_wire[wire].busy) start_wire(P, wire);
 }
 
-void Engine::set_occupancy(uint32_t ch, int delta) {
+void Engine::set_occupancy(Part& P, uint32_t ch, int delta) {
   ChannelState& cs = m_channel[ch];
-  if (m_now > cs.occ_since)
+  if (P.now > cs.occ_since)
     cs.occ_integral +=
-        static_cast<double>(cs.occupancy) * static_cast<double>(m_now - cs.occ_since);
-  cs.occ_since = m_now;
+        static_cast<double>(cs.occupancy) * static_cast<double>(P.now - cs.occ_since);
+  cs.occ_since = P.now;
   cs.occupancy += delta;
   LinkStats& l = m_stats.links[ch];
   l.max_queue = std::max(l.max_queue, cs.occupancy);
 }
 
 // The wire is idle: send the head packet of one of its channels (half duplex: alternate).
-void Engine::start_wire(int wire) {
+void Engine::start_wire(Part& P, int wire) {
   WireState& w = m_wire[wire];
   int ch = -1;
   for (int i = 1; i <= 2 && ch < 0; ++i) {
@@ -309,67 +425,67 @@ void Engine::start_wire(int wire) {
     }
   }
   if (ch < 0) return;
-  if (m_now < w.free_at) {  // still sending what an earlier drain put on it
+  if (P.now < w.free_at) {  // still sending what an earlier drain put on it
     w.busy = true;
-    schedule(w.free_at, Ev::kWireFree, static_cast<uint32_t>(wire));
+    schedule(P, w.free_at, Ev::kWireFree, static_cast<uint32_t>(wire));
     return;
   }
   ChannelState& cs = m_channel[ch];
   const uint32_t p = cs.ring[cs.head];
   cs.head = (cs.head + 1) % static_cast<uint32_t>(cs.ring.size());
   --cs.count;
-  Packet& pk = m_packets[p];
+  Packet& pk = P.packets[p];
   const int64_t wire_bytes = pk.bytes + m_spec.packet_header_bytes;
   const Picos ser = transfer_ps(wire_bytes, m_spec.link_gbytes_per_s);
   LinkStats& l = m_stats.links[ch];
   l.wire_bytes += static_cast<uint64_t>(wire_bytes);
   ++l.packets;
-  ++m_stats.packets;
+  ++P.packets_sent;
   l.busy_ps += ser;
   if (pk.sent_on_hop) ++l.retransmissions;
   pk.sent_on_hop = true;
-  pk.sent_end = m_now + ser;
+  pk.sent_end = P.now + ser;
   w.busy = true;
-  w.free_at = m_now + ser;
-  schedule(m_now + ser, Ev::kWireFree, static_cast<uint32_t>(wire));
+  w.free_at = P.now + ser;
+  schedule(P, P.now + ser, Ev::kWireFree, static_cast<uint32_t>(wire));
   const bool lost = m_spec.loss_rate > 0 && cs.rng.unit53() < m_spec.loss_rate;
   if (lost) {
     ++l.dropped;
-    schedule(pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
+    schedule(P, pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
   } else {
-    schedule(pk.sent_end + m_latency_ps, Ev::kArrive, p);
+    schedule(P, pk.sent_end + m_latency_ps, Ev::kArrive, p);
   }
 }
 
-void Engine::on_arrive(uint32_t p) {
-  Packet& pk = m_packets[p];
+void Engine::on_arrive(Part& P, uint32_t p) {
+  Packet& pk = P.packets[p];
   const uint32_t ch = pk.channel;
   const int here = m_routing.channels()[ch].to;
   TransferState& s = m_transfers[pk.transfer];
   if (here == s.t.dst.chip) {
     m_stats.links[ch].payload_bytes += pk.bytes;
-    schedule(m_now + m_latency_ps, Ev::kAck, ch);
-    deliver(p);
+    schedule(P, P.now + m_latency_ps, Ev::kAck, ch);
+    deliver(P, p);
     return;
   }
   const uint32_t next = static_cast<uint32_t>(m_routing.next_channel(here, s.t.dst.chip));
   if (m_channel[next].occupancy >= m_spec.queue_packets) {  // full: refuse, the sender times out
     ++m_stats.links[ch].refused;
-    schedule(pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
+    schedule(P, pk.sent_end + m_timeout_ps, Ev::kTimeout, p);
     return;
   }
   m_stats.links[ch].payload_bytes += pk.bytes;
   ++m_stats.chips[here].packets_forwarded;
-  m_last_progress = m_now;
-  schedule(m_now + m_latency_ps, Ev::kAck, ch);
+  P.last_progress = P.now;
+  schedule(P, P.now + m_latency_ps, Ev::kAck, ch);
   pk.sent_on_hop = false;
-  set_occupancy(next, +1);
-  enqueue(next, p, false);
+  set_occupancy(P, next, +1);
+  enqueue(P, next, p, false);
 }
 
-void Engine::deliver(uint32_t p) {
-  const Packet pk = m_packets[p];
-  m_free_packets.push_back(p);
+void Engine::deliver(Part& P, uint32_t p) {
+  const Packet pk = P.packets[p];
+  P.free_packets.push_back(p);
   TransferState& s = m_transfers[pk.transfer];
   auto& cs = m_stats.chips[s.t.dst.chip];
   uint64_t& word = s.got[pk.seq / 64];
@@ -380,30 +496,30 @@ void Engine::deliver(uint32_t p) {
   }
   word |= bit;
   ++cs.packets_delivered;
-  m_last_progress = m_now;
+  P.last_progress = P.now;
   if (++s.delivered == s.packets) {
-    s.done_time = m_now;
-    --m_pending;
+    s.done_time = P.now;
+    --P.pending;
     ++cs.transfers_received;
     cs.bytes_received += 4 * s.t.size_words();
   }
 }
 
-void Engine::on_ack(uint32_t ch) {
-  set_occupancy(ch, -1);
+void Engine::on_ack(Part& P, uint32_t ch) {
+  set_occupancy(P, ch, -1);
   ChannelState& cs = m_channel[ch];
   if (cs.xb_waiting && cs.occupancy < inject_limit()) {
     cs.xb_waiting = false;
-    pump(m_routing.channels()[ch].from);  // XON
+    pump(P, m_routing.channels()[ch].from);  // XON
   }
 }
 
 // A dropped or refused packet: send it again, ahead of new packets, on the same channel.
-void Engine::on_timeout(uint32_t p) {
-  enqueue(m_packets[p].channel, p, true);
+void Engine::on_timeout(Part& P, uint32_t p) {
+  enqueue(P, P.packets[p].channel, p, true);
 }
 
-void Engine::stuck(const std::string& why) const {
+void Engine::stuck(Picos now, const std::string& why) const {
   std::string parties;
   int listed = 0;
   size_t waiting = 0;
@@ -424,7 +540,7 @@ void Engine::stuck(const std::string& why) const {
                              m_stats.links[c].from_chip, m_stats.links[c].to_chip,
                              m_channel[c].occupancy, m_stats.links[c].retransmissions);
   }
-  throw Error(fmt::format("fabric at {} ps", m_now), why + parties);
+  throw Error(fmt::format("fabric at {} ps", now), why + parties);
 }
 
 }  // namespace tessera::fabric

@@ -3,11 +3,32 @@
 //
 // Hot-path data layout: packets live in a pool (free list, no allocation per packet) and carry
 // (transfer index, sequence number): the payload stays in the Transfer and a packet's words are
-// words[seq * P, seq * P + len). Events are 24-byte records in a binary heap ordered by
-// (time, insertion number), so equal-time events run in a deterministic order. Only events that
-// matter are scheduled: a retransmission timeout exists only for a packet that was dropped or
-// refused (acks are never lost and the timeout exceeds the round trip, so an accepted packet's
-// timer could never fire).
+// words[seq * P, seq * P + len). Events are records in a binary heap ordered by (time, origin,
+// origin sequence), so equal-time events run in a deterministic order. On a full-duplex fabric the
+// origin is the chip whose event scheduled the event (for a drain's first events, the transfer's
+// source chip) and the sequence counts the events that chip scheduled before in this drain. Every
+// event there touches the state of one chip only (its owner: a transfer's source for kReady and
+// kOnchipDone, a channel's sending chip for kWireFree, kAck and kTimeout, its receiving chip for
+// kArrive), so equal-time events of different chips commute and the order of one chip's events
+// depends only on its own history and its neighbours', never on the order in which the whole
+// system inserted them: a partition of the chips would process them in the same order, handing
+// events over at the link latency. On a half-duplex fabric both chips of a link share its wire,
+// so there the origin is 0 for every event and the sequence is the drain's insertion number (the
+// whole fabric is one ordering domain). Only events that matter are scheduled: a retransmission
+// timeout exists only for a packet that was dropped or refused (acks are never lost and the
+// timeout exceeds the round trip, so an accepted packet's timer could never fire).
+//
+// Partitions (Fabric::set_workers): with a pool of T >= 2 threads, a full-duplex fabric's chips are
+// split into min(T, chips) partitions of consecutive chips, each with its own event heap, clock
+// and packet pool; the state of a chip (its exchange block, its outgoing channels and wires, its
+// half of each transfer and of each statistic) is touched only by its partition. An event for a
+// chip of another partition (a packet's arrival, an ack, a refused packet's timeout) is handed
+// over, with the packet it carries, at the end of the window. Every such event lies at least one
+// link latency after the event that scheduled it (a refusal's timeout too: the ack timeout exceeds
+// the round trip), so a window runs, on every partition at once, the events before the earliest
+// pending event + one link latency: conservative synchronisation with the link latency as
+// lookahead. The ordering key above makes each partition process its events in the order one
+// partition would, so arrivals, times and statistics do not depend on T.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/splitmix64.h"
+#include "common/thread_pool.h"
 #include "fabric/fabric.h"
 #include "fabric/routing.h"
 
@@ -33,6 +55,8 @@ class Engine {
   const Routing& routing() const { return m_routing; }
   const FabricStats& stats() const { return m_stats; }
   Picos now() const { return m_now; }
+  // The threads that simulate the partitions of a full-duplex fabric (nullptr: one partition).
+  void set_workers(ThreadPool* pool);
 
   // Checkpoints (fabric.h Fabric::save_state): engine_state.cpp.
   bool idle() const;  // nothing posted, no event pending, every queue, wire and XB idle
@@ -43,8 +67,10 @@ class Engine {
   enum class Ev : uint32_t { kReady, kOnchipDone, kWireFree, kArrive, kAck, kTimeout };
   struct Event {
     Picos time;
-    uint64_t order;  // insertion number: (time, order) is unique and deterministic
+    uint32_t origin;  // the ordering domain that scheduled it (above)
     Ev kind;
+    uint64_t seq;  // events `origin` scheduled before it in this drain: (time, origin, seq) is
+                   // unique and deterministic
     uint32_t a;
   };
   struct TransferState {
@@ -88,21 +114,48 @@ class Engine {
     Picos xoff_since = 0;
   };
 
-  void schedule(Picos t, Ev kind, uint32_t a);
-  void run_event(const Event& e);
-  void on_ready(uint32_t tr);
-  void pump(int chip);
-  void grant_next(int chip);
-  void start_wire(int wire);
-  void on_arrive(uint32_t pkt);
-  void on_ack(uint32_t channel);
-  void on_timeout(uint32_t pkt);
-  void deliver(uint32_t pkt);
-  void enqueue(uint32_t channel, uint32_t pkt, bool front);
-  void set_occupancy(uint32_t channel, int delta);
-  void kick(uint32_t channel);
-  uint32_t new_packet();
-  [[noreturn]] void stuck(const std::string& why) const;
+  // A partition's execution state ("Partitions" above): its events, its packets (slots in its
+  // own pool), its clock and its progress; `out` holds events for other partitions' chips until
+  // the window ends, with the packet they carry.
+  struct Handoff {
+    Event e;
+    Packet pk;
+  };
+  struct Part {
+    std::vector<Event> heap;
+    std::vector<Packet> packets;
+    std::vector<uint32_t> free_packets;
+    Picos now = 0;
+    Picos last_progress = 0;
+    Picos last_arrival = 0;
+    size_t pending = 0;  // transfers to its chips not yet arrived
+    uint64_t events = 0, packets_sent = 0;
+    int origin = 0;  // the ordering domain scheduling events now (the current event's)
+    std::vector<std::vector<Handoff>> out;  // per partition
+  };
+
+  void schedule(Part& P, Picos t, Ev kind, uint32_t a);
+  void run_event(Part& P, const Event& e);
+  // The ordering domain of an event's effects: the chip whose state it touches, or 0 (above).
+  int domain(const Part& P, const Event& e) const;
+  int domain(int chip) const { return m_spec.duplex == Duplex::kFull ? chip : 0; }
+  size_t partitions() const;
+  // Runs P's events before `horizon`.
+  void run_part(Part& P, Picos horizon);
+  void run_partitions();
+  void on_ready(Part& P, uint32_t tr);
+  void pump(Part& P, int chip);
+  void grant_next(Part& P, int chip);
+  void start_wire(Part& P, int wire);
+  void on_arrive(Part& P, uint32_t pkt);
+  void on_ack(Part& P, uint32_t channel);
+  void on_timeout(Part& P, uint32_t pkt);
+  void deliver(Part& P, uint32_t pkt);
+  void enqueue(Part& P, uint32_t channel, uint32_t pkt, bool front);
+  void set_occupancy(Part& P, uint32_t channel, int delta);
+  void kick(Part& P, uint32_t channel);
+  uint32_t new_packet(Part& P);
+  [[noreturn]] void stuck(Picos now, const std::string& why) const;
   int inject_limit() const;
 
   FabricSpec m_spec;
@@ -112,15 +165,13 @@ class Engine {
   Picos m_latency_ps = 0;
   Picos m_timeout_ps = 0;
   Picos m_watchdog_ps = 0;
-  Picos m_last_progress = 0;
-  uint64_t m_order = 0;
+  std::vector<uint64_t> m_domain_seq;  // per domain: events it scheduled in this drain
   uint32_t m_words_per_packet = 1;
-  size_t m_pending = 0;  // posted transfers not yet arrived
+  ThreadPool* m_pool = nullptr;   // the workers of the partitions (set_workers)
+  std::vector<Part> m_parts;      // this drain's partitions
+  std::vector<size_t> m_part_of;  // per chip: its partition
 
-  std::vector<Event> m_heap;
   std::vector<TransferState> m_transfers;  // this drain's
-  std::vector<Packet> m_packets;
-  std::vector<uint32_t> m_free_packets;
   std::vector<ChannelState> m_channel;
   std::vector<WireState> m_wire;
   std::vector<ExchangeBlock> m_xb;

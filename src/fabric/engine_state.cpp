@@ -78,7 +78,9 @@ class StateReader {
 }  // namespace
 
 bool Engine::idle() const {
-  if (!m_transfers.empty() || !m_heap.empty() || m_pending != 0) return false;
+  if (!m_transfers.empty()) return false;
+  for (const Part& p : m_parts)
+    if (!p.heap.empty() || p.pending != 0) return false;
   for (const ChannelState& c : m_channel)
     if (c.count != 0 || c.occupancy != 0 || c.xb_waiting) return false;
   for (const WireState& w : m_wire)
@@ -96,7 +98,6 @@ Json Engine::save_state() const {
     throw Error("fabric", "cannot save its state while transfers are posted or in flight");
   Json j;
   j["now"] = m_now;
-  j["order"] = m_order;
   Json channels = Json::array();
   for (const ChannelState& c : m_channel)
     channels.push_back({c.rng.state(), bits(c.occ_integral), c.occ_since});
@@ -132,7 +133,6 @@ void Engine::restore_state(const Json& j, const std::string& where) {
     throw Error("fabric", "cannot restore its state while transfers are posted or in flight");
   const StateReader r(where);
   m_now = r.get<Picos>(j, "now");
-  m_order = r.get<uint64_t>(j, "order");
   const Json& channels = r.array(j, "channels", m_channel.size());
   for (size_t c = 0; c < m_channel.size(); ++c) {
     const Json& e = channels[c];

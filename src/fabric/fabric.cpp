@@ -25,6 +25,9 @@ Picos Fabric::now() const {
 const Routing& Fabric::routing() const {
   return m_engine->routing();
 }
+void Fabric::set_workers(ThreadPool* pool) {
+  m_engine->set_workers(pool);
+}
 const FabricSpec& Fabric::spec() const {
   return m_engine->spec();
 }

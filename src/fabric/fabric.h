@@ -50,6 +50,10 @@
 #include "fabric/routing.h"
 #include "fabric/stats.h"
 
+namespace tessera {
+class ThreadPool;
+}
+
 namespace tessera::fabric {
 
 struct Endpoint {
@@ -100,10 +104,17 @@ class Fabric {
   Picos now() const;
   const Routing& routing() const;
   const FabricSpec& spec() const;
+  // Host threads for drain() (nullptr, the default: the calling thread alone). With two or more
+  // threads, a full-duplex fabric with a positive link latency is split into that many partitions
+  // of consecutive chips (at most one per chip), each simulated by one thread in windows of one
+  // link latency (fabric/engine.h "Partitions"); arrivals, times and statistics are the same for
+  // any number of threads. The pool must outlive the fabric's drains and not run another phase
+  // during one.
+  void set_workers(ThreadPool* pool);
 
   // Checkpoints, between drains only (Error otherwise: nothing may be posted or in flight). The
-  // state is everything a later drain depends on plus the statistics: now(), the event insertion
-  // counter, per link direction its loss stream (SplitMix64 state) and queue-occupancy integral,
+  // state is everything a later drain depends on plus the statistics: now(), per link direction
+  // its loss stream (SplitMix64 state) and queue-occupancy integral,
   // per wire its busy-until time and the direction it sent last, and every FabricStats field.
   // Between drains every queue, wire and exchange block is idle, which save_state checks. Doubles
   // are stored as IEEE-754 bit patterns, so a restored fabric continues bit for bit. The packet

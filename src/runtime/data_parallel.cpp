@@ -62,8 +62,7 @@ DataParallelTrainer::DataParallelTrainer(const TrainModel& model, const core::Co
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   m_labels = graph::num_elements(m.graph.value(m.labels).shape) / shard0;
   const std::vector<std::vector<float>> init = init_train_params(model, m, options.trainer.seed);
-  for (int q = 0; q < procs; ++q)
-    if (m_system->is_local(q)) start_replica(m_system->core(q), p, init);
+  m_system->for_each_local([&](int q) { start_replica(m_system->core(q), p, init); });
   ChipTrainerOptions eo = options.trainer;
   eo.batch = shard0;
   m_eval = std::make_unique<ChipTrainer>(model, spec, eo);

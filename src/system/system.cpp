@@ -53,12 +53,15 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t progra
                 fmt::format("{} programs for {} processors", programs, spec.processors()));
   core::check_host_memory(core, m_local.count);
   m_cores.resize(programs);
-  for (int p = m_local.first; p < m_local.first + m_local.count; ++p) {
+  m_pool = std::make_unique<ThreadPool>(options.threads);
+  for_each_local([&](int p) {  // each builds (and decodes the program of) its own core only
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
     m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, program_of(p), o);
-  }
-  init(core, options);
+    join_system(m_cores[static_cast<size_t>(p)]->machine(), processors());
+    m_cores[static_cast<size_t>(p)]->machine().set_exchange_timing_only(options.timing_only);
+  });
+  init(options);
 }
 
 System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Program& image,
@@ -76,17 +79,13 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec,
 
 System::~System() = default;
 
-void System::init(const core::CoreSpec&, SystemOptions options) {
-  for (auto& c : m_cores) {
-    if (!c) continue;
-    join_system(c->machine(), processors());
-    c->machine().set_exchange_timing_only(options.timing_only);
-  }
-  for (int g = 0; g < m_groups.count(); ++g)
+void System::init(SystemOptions options) {
+  for (int g = 0; g < m_groups.count(); ++g) {
     m_fabrics.push_back(
         std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
+    m_fabrics.back()->set_workers(m_pool.get());  // the exchange phase's partitions
+  }
   m_timing.assign(static_cast<size_t>(m_groups.count()), GroupTiming{});
-  m_pool = std::make_unique<ThreadPool>(options.threads);
 }
 
 void System::for_each_local(const std::function<void(int p)>& body) {

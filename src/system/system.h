@@ -132,9 +132,11 @@ class System {
   int threads() const { return m_pool->threads(); }
   // Collective: host time of the parallel run so far, gathered from every rank (host-time fields,
   // different from run to run): {threads, ranks, compute_phases, messages_between_ranks,
-  // bytes_between_ranks, per_rank: [{thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds
-  // (each per thread: ThreadPool::ThreadTime), messages_sent, bytes_sent}]}. Messages and bytes are
-  // the payloads this rank's collectives sent to other ranks (Communicator::traffic).
+  // bytes_between_ranks, parallel_phase_seconds, parallel_speedup, per_rank: [{phase_seconds,
+  // thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds (each per thread:
+  // ThreadPool::ThreadTime), messages_sent, bytes_sent}]}. Messages and bytes are the payloads this
+  // rank's collectives sent to other ranks (Communicator::traffic); the speed-up is defined in
+  // system_host.cpp.
   nlohmann::ordered_json host_json() const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).
@@ -170,11 +172,12 @@ class System {
 
  private:
   // What both constructors do: `programs` programs (an error unless one per processor), the
-  // local processors' cores running program_of(p) (an isa::Program, or a reference to one).
+  // local processors' cores running program_of(p) (an isa::Program, or a reference to one), built
+  // on the host threads (program_of is called from several threads at once).
   template <typename ProgramOf>
   System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
          const ProgramOf& program_of, SystemOptions options);
-  void init(const core::CoreSpec& core, SystemOptions options);
+  void init(SystemOptions options);
   int64_t run_group(int g);
   void exchange(int g, int64_t step, const std::vector<int>& waiting,
                 const std::vector<int64_t>& arrival, std::vector<Send> sends);

@@ -1,8 +1,15 @@
 // System::host_json (system.h): how the host threads and ranks of a run spent host time.
 //
-// Each rank sends its record to every rank (allgather): int32 threads, int64 compute phases, per
-// thread double busy, wait and CPU seconds, uint64 messages and bytes sent to other ranks (its
-// Communicator::traffic before this gather).
+// Each rank sends its record to every rank (allgather): int32 threads, int64 compute phases, double
+// phase seconds, per thread double busy, wait and CPU seconds, uint64 messages and bytes sent to
+// other ranks (its Communicator::traffic before this gather).
+//
+// The achieved speed-up of the parallel phases (`parallel_speedup`): the busy seconds of every
+// thread of every rank, summed, over `parallel_phase_seconds`, the wall time the phases took (the
+// largest rank's: the ranks run their phases at the same time). It is what the phases would have
+// taken one task after another on one thread over what they took: 1 at T = 1 and R = 1, at most
+// T x R, less by the phases' own cost (handing tasks out, waking threads); the serial rest of a run
+// (compiling, the exchange phase's records and deliveries) is outside it.
 #include <algorithm>
 
 #include "system/communicator_codec.h"
@@ -15,6 +22,7 @@ nlohmann::ordered_json System::host_json() const {
   ByteWriter mine;
   mine.put(static_cast<int32_t>(m_pool->threads()));
   mine.put(m_pool->phases());
+  mine.put(m_pool->phase_seconds());
   for (const ThreadPool::ThreadTime& t : m_pool->times()) {
     mine.put(t.busy_seconds);
     mine.put(t.wait_seconds);
@@ -25,22 +33,27 @@ nlohmann::ordered_json System::host_json() const {
   nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
   uint64_t messages = 0, bytes = 0;
   int64_t phases = 0;
+  double phase_seconds = 0, busy_seconds = 0;
   for (const Bytes& b : m_comm->allgather(mine.bytes())) {
     ByteReader in(b);
     const int threads = in.get<int32_t>();
     phases = std::max(phases, in.get<int64_t>());
+    const double rank_phase_seconds = in.get<double>();
+    phase_seconds = std::max(phase_seconds, rank_phase_seconds);
     nlohmann::ordered_json busy = nlohmann::ordered_json::array(),
                            wait = nlohmann::ordered_json::array(),
                            cpu = nlohmann::ordered_json::array();
     for (int t = 0; t < threads; ++t) {
       busy.push_back(in.get<double>());
+      busy_seconds += busy.back().get<double>();
       wait.push_back(in.get<double>());
       cpu.push_back(in.get<double>());
     }
     const uint64_t m = in.get<uint64_t>(), n = in.get<uint64_t>();
     messages += m;
     bytes += n;
-    per_rank.push_back({{"thread_busy_seconds", busy},
+    per_rank.push_back({{"phase_seconds", rank_phase_seconds},
+                        {"thread_busy_seconds", busy},
                         {"thread_wait_seconds", wait},
                         {"thread_cpu_seconds", cpu},
                         {"messages_sent", m},
@@ -52,6 +65,8 @@ nlohmann::ordered_json System::host_json() const {
   j["compute_phases"] = phases;
   j["messages_between_ranks"] = messages;
   j["bytes_between_ranks"] = bytes;
+  j["parallel_phase_seconds"] = phase_seconds;
+  j["parallel_speedup"] = phase_seconds > 0 ? busy_seconds / phase_seconds : 1.0;
   j["per_rank"] = per_rank;
   return j;
 }

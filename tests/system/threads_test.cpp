@@ -76,12 +76,19 @@ TEST(SystemThreads, HostReportHasEveryThreadsBusyAndWaitingTime) {
   const nlohmann::ordered_json h = sys.host_json();
   EXPECT_EQ(h.at("threads"), 3);
   EXPECT_EQ(h.at("ranks"), 1);
-  EXPECT_EQ(h.at("compute_phases"), 3);  // two syncs, then the halt
+  EXPECT_EQ(h.at("compute_phases"), 4);  // building the cores, two syncs, then the halt
   EXPECT_EQ(h.at("messages_between_ranks"), 0);
   ASSERT_EQ(h.at("per_rank").size(), 1u);
   EXPECT_EQ(h["per_rank"][0].at("thread_busy_seconds").size(), 3u);
   EXPECT_EQ(h["per_rank"][0].at("thread_wait_seconds").size(), 3u);
   EXPECT_EQ(h["per_rank"][0].at("thread_cpu_seconds").size(), 3u);
+  // The phases' achieved speed-up: busy seconds of every thread over the phases' wall seconds.
+  const double phases = h.at("parallel_phase_seconds").get<double>();
+  EXPECT_EQ(h["per_rank"][0].at("phase_seconds").get<double>(), phases);
+  double busy = 0;
+  for (const auto& b : h["per_rank"][0]["thread_busy_seconds"]) busy += b.get<double>();
+  EXPECT_GT(phases, 0.0);
+  EXPECT_DOUBLE_EQ(h.at("parallel_speedup").get<double>(), busy / phases);
 }
 
 TEST(SystemThreads, bad_faults_of_several_processors_name_the_lowest_for_every_thread_count) {
