@@ -10,7 +10,10 @@
 // has written the bag gradients `dy` to HBM; scatter_add(dy) into the distinct ids' row gradients;
 // update of those rows (SGD, or Adagrad with PyTorch's sparse semantics and accumulators `state`).
 // The values equal graph::Executor's embedding_bag / embedding_bag_grad in chip numerics followed
-// by numerics/sparse_optimizer.h on the distinct ids in ascending order.
+// by numerics/sparse_optimizer.h on the distinct ids in ascending order, but for one difference:
+// with combiner none the unit writes only the offsets[B] rows of the ids in use, where the host
+// executor also zeroes the rows of the unused id slots; a consumer of the result must read only
+// the rows in use.
 //
 // HBM layout from `base` (words): offsets (bags + 1), ids (capacity), the gather output when it
 // goes to HBM, dy, the distinct ids, their count (one word), the inverse map, the row gradients

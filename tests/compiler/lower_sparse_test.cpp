@@ -110,8 +110,12 @@ TEST_P(LowerSparse, TwoTrainingStepsMatchTheHostChipNumericsBitForBit) {
     for (const core::SparseDescriptor& d : sparse_backward(plan, opt)) sc.enqueue(d);
     sc.run(st, chip->cycles());
 
+    // Combiner none: the unit writes the rows of the ids in use only (lower_sparse.h).
     const std::vector<float>& want_y = host.get(y);
-    for (size_t i = 0; i < want_y.size(); ++i)
+    const size_t y_words = combiner == Combiner::None
+                               ? static_cast<size_t>(step_offsets(step).back() * kDim)
+                               : want_y.size();
+    for (size_t i = 0; i < y_words; ++i)
       ASSERT_EQ(st.vmem[kVmemOut + i], bits(want_y[i])) << "y word " << i;
     const std::vector<float> got_table = core::test::read_floats(st, kTableBase, kRows * kDim);
     const std::vector<float> got_state = core::test::read_floats(st, plan.state, kRows * kDim);
