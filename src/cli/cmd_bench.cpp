@@ -24,6 +24,8 @@ constexpr bench::BenchCommand kBenchCommands[] = {
     {"train", "host seconds per training step: simulated chip vs fp32 host reference",
      bench::setup_train},
     {"suite", "the standard workload suite on one core vs its roofline bound", bench::setup_suite},
+    {"embedding", "embedding lookups on the sparse core vs the HBM row-traffic bound",
+     bench::setup_embedding},
 };
 
 }  // namespace

@@ -54,6 +54,7 @@
 #include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/train_bow.h"
 #include "common/error.h"
 #include "graph/model.h"
 #include "htmlreport/page.h"
@@ -422,7 +423,7 @@ void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
   cmd->add_option("--model", args->model,
-                  "zoo model (mlp, cnn, gpt), a model JSON file or an ONNX model (.onnx)");
+                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), a model JSON file or an ONNX model (.onnx)");
   cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
   cmd->add_option("--label-input", args->label_input,
                   "--model x.onnx: the model's integer labels input (default: a new 'labels')");
@@ -486,7 +487,14 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--profile-out", args->profile_out,
                   "write the config with the chosen per-layer widths here");
   add_set_flag(*cmd, args->sets);
-  cmd->callback([args] { run_train(*args); });
+  cmd->callback([args, cmd] {
+    if (args->model != "bow") return run_train(*args);
+    auto given = [cmd](const char* flag) { return cmd->count(flag) > 0; };
+    run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->epochs,
+                   given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
+                   given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps,
+                   args->seed});
+  });
 }
 
 }  // namespace tessera::cli

@@ -33,6 +33,10 @@ std::string check_operands(const isa::Instr& in, const CoreSpec& spec) {
       if (v >= reg_count(spec, f))
         return fmt::format("{}: register {}{} does not exist (this configuration has {})",
                            isa::op_info(in.op).mnemonic, isa::reg_prefix(f), v, reg_count(spec, f));
+    } else if (o.kind == OperandKind::Flag && in.op == isa::Opcode::DMAVHSC) {
+      if (v >= spec.sparse.flags)
+        return fmt::format("{}: sparse-core flag {} does not exist (this configuration has {})",
+                           isa::op_info(in.op).mnemonic, v, spec.sparse.flags);
     } else if (o.kind == OperandKind::Flag) {
       if (v >= spec.sync_flags)
         return fmt::format("{}: sync flag {} does not exist (this configuration has {})",

@@ -23,7 +23,7 @@ void dma_transfer(const DmaRequest& r, ArchState& s) {
         break;
     }
   }
-  s.flags[static_cast<size_t>(r.flag)] += 1;
+  if (r.flag >= 0) s.flags[static_cast<size_t>(r.flag)] += 1;
 }
 
 DmaEngine::DmaEngine(const CoreSpec& spec)

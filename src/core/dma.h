@@ -31,7 +31,7 @@ struct DmaRequest {
   int64_t src = 0, dst = 0;
   int64_t count = 1, chunk = 0;
   int64_t src_stride = 0, dst_stride = 0;
-  int flag = 0;
+  int flag = 0;  // the tensor-core flag incremented at completion; -1: none
   int64_t issue = 0, done = 0;
   int64_t hbm_bytes = -1;  // bytes the HBM data path carries (core/hbm_encoding.h); < 0: 4 per word
   int64_t words() const { return count * chunk; }

@@ -32,7 +32,7 @@ Machine::Machine(const CoreSpec& spec, bool timed_dma, UnitTable units)
       m_state(spec),
       m_sparse(spec),
       m_words(spec.sublanes * spec.lanes) {
-  const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held};
+  const UnitEnv env{m_spec, m_state, m_ev, m_timed_dma, m_held, m_sparse};
   for (const UnitRegistration& r : units) {
     CoreUnit*& slot = m_unit_of[static_cast<size_t>(r.unit)];
     if (slot != nullptr)

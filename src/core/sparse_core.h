@@ -150,8 +150,8 @@ class SparseCore {
   // owed, not set: retire() sets them. Throws SimFault.
   int64_t run(ArchState& core, int64_t start);
 
-  // One increment of the sparse core's own flag `flag`, arriving at cycle `at` (the tensor core's
-  // DMA or the host).
+  // One increment of the sparse core's own flag `flag`, arriving at cycle `at`: the completion of
+  // the tensor core's dma.vh.sc (core/units/dma_unit.h), or the host.
   void signal(int flag, int64_t at);
   uint32_t own_flag(int flag) const { return m_own[static_cast<size_t>(flag)]; }
 

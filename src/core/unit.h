@@ -48,6 +48,8 @@
 
 namespace tessera::core {
 
+class SparseCore;
+
 struct OpTiming {
   int64_t start = 0;       // cycle the unit performed the op
   int32_t occupancy = 1;   // cycles the unit was busy with it
@@ -66,6 +68,7 @@ struct UnitEnv {
   EventCounts& events;       // the core's event counters (energy and statistics)
   bool timed;                // the timed core (true) or the functional interpreter (false)
   const HeldReceives& held;  // vector memory words a pending xsync exchange holds (exchange.h)
+  SparseCore& sparse;        // the processor's sparse core (dma.vh.sc signals its flags)
 };
 
 class CoreUnit {

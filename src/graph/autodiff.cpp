@@ -146,6 +146,13 @@ class Differentiator {
         if (needs(x))
           accumulate(x, add(OpKind::kEmbeddingGrad, {dy, y}, Attrs::reshape(m_g.value(x).shape)));
         return;
+      case OpKind::kEmbeddingBag: {  // the table's rows only: ids and offsets are integers
+        const int table = n.inputs[2];
+        if (needs(table))
+          accumulate(table, add(OpKind::kEmbeddingBagGrad, {dy, x, y},
+                                Attrs::embedding_bag(n.attrs.combiner, m_g.value(table).shape)));
+        return;
+      }
       case OpKind::kLayerNorm: {
         const int gain = n.inputs[1], bias = n.inputs[2];
         if (needs(x)) accumulate(x, add(OpKind::kLayerNormGrad, {dy, x, gain}, n.attrs));
@@ -216,6 +223,7 @@ class Differentiator {
       case OpKind::kReluGrad:
       case OpKind::kSoftmaxCrossEntropyGrad:
       case OpKind::kEmbeddingGrad:
+      case OpKind::kEmbeddingBagGrad:
       case OpKind::kLayerNormGrad:
       case OpKind::kLayerNormGainGrad:
       case OpKind::kGeluGrad:

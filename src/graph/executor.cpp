@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "graph/chip_unary.h"
 #include "graph/elementwise_kernels.h"
+#include "graph/embedding_bag_kernels.h"
 #include "graph/transformer_kernels.h"
 
 namespace tessera::graph {
@@ -205,6 +206,21 @@ void Executor<T>::run_transformer_node(const Node& n) {
       kernels::embedding_grad(in(0).data(), ids(1).data(), out.data(),
                               static_cast<long>(ids(1).size()), static_cast<int>(y[0]), last);
       return;
+    case OpKind::kEmbeddingBag:
+    case OpKind::kEmbeddingBagGrad: {
+      const bool grad = n.op == OpKind::kEmbeddingBagGrad;
+      const int first = grad ? 1 : 0;  // ids, then offsets
+      const Shape& table = grad ? y : shape(2);
+      const kernels::BagShape bags{
+          ids(first).data(),           static_cast<long>(ids(first).size()),
+          ids(first + 1).data(),       static_cast<long>(ids(first + 1).size()) - 1,
+          static_cast<long>(table[0]), static_cast<int>(table[1])};
+      if (grad)
+        kernels::embedding_bag_grad(bags, in(0).data(), out.data(), a.combiner);
+      else
+        kernels::embedding_bag(bags, in(2).data(), out.data(), a.combiner);
+      return;
+    }
     case OpKind::kLayerNorm:
       kernels::layer_norm(in(0).data(), in(1).data(), in(2).data(), out.data(), size / last, last,
                           a.eps, m_mode);

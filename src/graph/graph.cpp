@@ -55,6 +55,11 @@ std::string attrs_str(OpKind op, const Attrs& a) {
              " x_shape=" + shape_str(a.x_shape);
     case OpKind::kConcat:
       return " axis=" + std::to_string(a.axis);
+    case OpKind::kEmbeddingBag:
+      return " combiner=" + std::string(numerics::combiner_name(a.combiner));
+    case OpKind::kEmbeddingBagGrad:
+      return " combiner=" + std::string(numerics::combiner_name(a.combiner)) +
+             " shape=" + shape_str(a.shape);
     default:
       return "";
   }

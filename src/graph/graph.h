@@ -18,6 +18,7 @@
 
 #include "graph/ops.h"
 #include "graph/tensor.h"
+#include "numerics/embedding_bag.h"
 
 namespace tessera::graph {
 
@@ -27,7 +28,7 @@ struct Attrs {
   int pad = 0;        // Conv2D*: zero padding on each side of H and W
   int kernel = 0;     // MaxPool2D*: square window size
   Shape shape = {};   // Reshape: target; Conv2DInputGrad: x's shape; Conv2DWeightGrad: w's shape;
-                      // EmbeddingGrad: the table's shape; SelectGrad: x's shape;
+                      // EmbeddingGrad, EmbeddingBagGrad: the table's shape; SelectGrad: x's shape;
                       // Broadcast, SumTo, ReduceMax, Slice*, Pad: the output's (Slice's) shape
   int index = 0;      // Select*: the index into the first dimension
   Shape perm = {};    // Permute: output dim i is input dim perm[i]
@@ -43,6 +44,7 @@ struct Attrs {
   Shape x_shape = {};        // SliceGrad: the sliced input's shape
   int axis = 0;              // Concat
   double fill = 0;           // Pad: the value outside x
+  numerics::Combiner combiner = numerics::Combiner::Sum;  // EmbeddingBag*
 
   static Attrs conv(int stride, int pad, Shape shape = {}) {
     return {.stride = stride, .pad = pad, .shape = std::move(shape)};
@@ -69,6 +71,9 @@ struct Attrs {
   static Attrs concat(int axis) { return {.axis = axis}; }
   static Attrs padded(Shape out, Shape starts, double fill) {
     return {.shape = std::move(out), .starts = std::move(starts), .fill = fill};
+  }
+  static Attrs embedding_bag(numerics::Combiner combiner, Shape table = {}) {
+    return {.shape = std::move(table), .combiner = combiner};
   }
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };

@@ -165,6 +165,34 @@ InferredType infer_embedding_grad(const Ctx& c, const Attrs& a) {
   return {a.shape, DType::kF32};
 }
 
+// embedding_bag's output for ids [N], offsets [B+1] and the table's width D (checking the id
+// inputs).
+Shape embedding_bag_shape(const Ctx& c, int ids, int offsets, int64_t dim, const Attrs& a) {
+  if (c.in[ids]->dtype != DType::kI32 || c.in[offsets]->dtype != DType::kI32)
+    c.fail("ids and offsets must be i32");
+  c.rank(ids, 1, "ids");
+  c.rank(offsets, 1, "offsets");
+  if (c.shape(offsets)[0] < 2) c.fail("offsets " + c.s(offsets) + " must hold B + 1 >= 2 entries");
+  const int64_t rows =
+      a.combiner == numerics::Combiner::None ? c.shape(ids)[0] : c.shape(offsets)[0] - 1;
+  return {rows, dim};
+}
+
+InferredType infer_embedding_bag(const Ctx& c, const Attrs& a) {
+  c.rank(2, 2, "table");
+  return {embedding_bag_shape(c, 0, 1, c.shape(2)[1], a), DType::kF32};
+}
+
+InferredType infer_embedding_bag_grad(const Ctx& c, const Attrs& a) {
+  if (a.shape.size() != 2 || a.shape[0] < 1 || a.shape[1] < 1)
+    c.fail("attr shape (the table's shape) must be [V, D] with V, D >= 1, got " +
+           shape_str(a.shape));
+  const Shape want = embedding_bag_shape(c, 1, 2, a.shape[1], a);
+  if (c.shape(0) != want)
+    c.fail("dy " + c.s(0) + " is not embedding_bag's output shape " + shape_str(want));
+  return {a.shape, DType::kF32};
+}
+
 // The last-axis size D of x (input 1 for the gradients, 0 for layer_norm), checking gain [D]
 // (and bias [D]).
 void check_layer_norm(const Ctx& c, int x, int gain, int bias, const Attrs& a) {
@@ -318,6 +346,10 @@ bool takes_i32(OpKind op, size_t i) {
     case OpKind::kEmbedding:
     case OpKind::kEmbeddingGrad:
       return i == 1;
+    case OpKind::kEmbeddingBag:
+      return i == 0 || i == 1;
+    case OpKind::kEmbeddingBagGrad:
+      return i == 1 || i == 2;
     default:
       return false;
   }
@@ -376,6 +408,10 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return infer_embedding(c);
     case OpKind::kEmbeddingGrad:
       return infer_embedding_grad(c, a);
+    case OpKind::kEmbeddingBag:
+      return infer_embedding_bag(c, a);
+    case OpKind::kEmbeddingBagGrad:
+      return infer_embedding_bag_grad(c, a);
     case OpKind::kLayerNorm:
       check_layer_norm(c, 0, 1, 2, a);
       return {c.shape(0), DType::kF32};

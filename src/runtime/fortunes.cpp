@@ -44,14 +44,10 @@ std::vector<std::string> fortune_topic_files(const std::string& dir) {
   return names;
 }
 
-int64_t split_fortunes(std::string_view file, std::string& train, std::string& validation) {
-  int64_t kept = 0;
+std::vector<std::string_view> kept_fortunes(std::string_view file) {
+  std::vector<std::string_view> kept;
   auto flush = [&](std::string_view fortune) {
-    if (only_whitespace(fortune)) return;
-    std::string& stream = kept % 10 == 9 ? validation : train;
-    stream.append(fortune);
-    stream.append("\n%\n");
-    ++kept;
+    if (!only_whitespace(fortune)) kept.push_back(fortune);
   };
   size_t start = 0;  // first byte of the current fortune
   size_t line = 0;   // first byte of the current line
@@ -69,6 +65,16 @@ int64_t split_fortunes(std::string_view file, std::string& train, std::string& v
   }
   flush(file.substr(start));
   return kept;
+}
+
+int64_t split_fortunes(std::string_view file, std::string& train, std::string& validation) {
+  const std::vector<std::string_view> kept = kept_fortunes(file);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    std::string& stream = i % 10 == 9 ? validation : train;
+    stream.append(kept[i]);
+    stream.append("\n%\n");
+  }
+  return static_cast<int64_t>(kept.size());
 }
 
 TextCorpus load_fortunes(const std::string& dir) {

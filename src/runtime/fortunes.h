@@ -44,6 +44,9 @@ struct TextCorpus {
 // error naming the directory, the package `fortunes` and the command that installs it.
 std::vector<std::string> fortune_topic_files(const std::string& dir);
 
+// The kept fortunes of one topic file's bytes, in file order (the rule above), as views into it.
+std::vector<std::string_view> kept_fortunes(std::string_view file);
+
 // Appends the fortunes of one topic file's bytes to the two streams (the rule above); returns
 // how many fortunes it kept.
 int64_t split_fortunes(std::string_view file, std::string& train, std::string& validation);

@@ -7,6 +7,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/file_io.h"
+#include "common/fnv1a.h"
 #include "system/machine_spec.h"
 
 namespace tessera::runtime {
@@ -45,12 +46,7 @@ std::string replace_dots(std::string key) {
 }  // namespace
 
 std::string fnv1a64_hex(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : bytes) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 0x100000001b3ull;
-  }
-  return fmt::format("{:016x}", h);
+  return fmt::format("{:016x}", fnv1a64(bytes));
 }
 
 RunConfig load_run_config(const std::string& path) {

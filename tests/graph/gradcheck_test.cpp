@@ -1,7 +1,7 @@
 // Finite-difference checks in fp64 of every differentiable op's gradient rule (and, through
 // them, of every backward-only op: relu_grad, softmax_cross_entropy_grad, conv2d_input_grad,
-// conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like, embedding_grad, layer_norm_grad,
-// layer_norm_gain_grad, gelu_grad, softmax_grad), and of whole models.
+// conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like, embedding_grad, embedding_bag_grad,
+// layer_norm_grad, layer_norm_gain_grad, gelu_grad, softmax_grad), and of whole models.
 #include <cmath>
 #include <functional>
 #include <map>
@@ -188,6 +188,26 @@ TEST(Gradcheck, EmbeddingScatterAddsRepeatedIds) {
   c.labels = {4, 0, 4, 2, 1, 4, 0, 3};
   c.output = c.g.add_node(OpKind::kEmbedding, {table, ids});
   expect_gradients_match(std::move(c));
+}
+
+// embedding_bag over repeated ids, an empty bag and ids past offsets[B] (unused).
+Check embedding_bag_check(numerics::Combiner comb) {
+  Check c;
+  const int table = c.g.add_param("table", {6, 3});
+  const int ids = c.g.add_input("ids", {9}, DType::kI32);
+  const int offsets = c.g.add_input("offsets", {5}, DType::kI32);
+  c.i32_inputs["ids"] = {4, 0, 4, 2, 1, 4, 5, 3, 3};
+  c.i32_inputs["offsets"] = {0, 3, 3, 5, 7};
+  c.output = c.g.add_node(OpKind::kEmbeddingBag, {ids, offsets, table}, Attrs::embedding_bag(comb));
+  return c;
+}
+
+TEST(Gradcheck, EmbeddingBagScatterAddsEveryCombinersRowGradients) {
+  for (const numerics::Combiner comb :
+       {numerics::Combiner::Sum, numerics::Combiner::Mean, numerics::Combiner::None}) {
+    SCOPED_TRACE(std::string(numerics::combiner_name(comb)));
+    expect_gradients_match(embedding_bag_check(comb), 18);
+  }
 }
 
 TEST(Gradcheck, LayerNormInputGainAndBias) {
@@ -380,9 +400,9 @@ TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceConcatPadAndReduceMax) {
   expect_gradients_match(elementwise_check());
 }
 
-// The cnn's and the attention block's training graphs, with the elementwise check's, together
-// exercise every op in the table, so the checks above (which run the same rules on the same
-// kernels) cover every op.
+// The cnn's and the attention block's training graphs, with the elementwise and embedding-bag
+// checks', together exercise every op in the table, so the checks above (which run the same rules
+// on the same kernels) cover every op.
 TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   const TrainingGraph t = build_training_graph(build_model(zoo_spec("cnn_small"), 2).graph,
                                                build_model(zoo_spec("cnn_small"), 2).loss);
@@ -396,6 +416,10 @@ TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
       elementwise.g,
       elementwise.g.add_node(OpKind::kSumTo, {elementwise.output}, Attrs::reshape({})));
   for (const Node& n : e.graph.nodes()) used.insert(n.op);
+  Check bag = embedding_bag_check(numerics::Combiner::Mean);
+  const TrainingGraph b =
+      build_training_graph(bag.g, bag.g.add_node(OpKind::kSumTo, {bag.output}, Attrs::reshape({})));
+  for (const Node& n : b.graph.nodes()) used.insert(n.op);
   for (const OpInfo& info : kOpTable) EXPECT_TRUE(used.count(info.kind)) << info.mnemonic;
 }
 

@@ -24,5 +24,6 @@ void setup_allreduce(CLI::App& cmd);  // allreduce.cpp
 void setup_fabric(CLI::App& cmd);     // fabric.cpp
 void setup_train(CLI::App& cmd);      // train.cpp
 void setup_suite(CLI::App& cmd);      // suite.cpp
+void setup_embedding(CLI::App& cmd);  // embedding.cpp
 
 }  // namespace tessera::bench

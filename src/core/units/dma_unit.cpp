@@ -25,7 +25,8 @@ DmaUnit::DmaUnit(const UnitEnv& env)
     : CoreUnit(env),
       m_engine(env.spec),
       m_encoder(env.spec.hbm_encoding),
-      m_adam(env, m_engine, m_encoder) {}
+      m_adam(env, m_engine, m_encoder),
+      m_sparse(env.sparse) {}
 
 int64_t DmaUnit::ready(const DecodedOp& op, int64_t now, StallCause& cause) const {
   if (op.op == Opcode::ADAMSTART) return m_adam.ready(op, now, cause);
@@ -37,7 +38,7 @@ DmaRequest DmaUnit::request(const DecodedOp& op) {
   const ArchState& s = m_state;
   const std::string_view name = isa::op_info(op.op).mnemonic;
   DmaRequest r;
-  r.flag = op.c;
+  r.flag = op.op == Opcode::DMAVHSC ? -1 : op.c;  // dma.vh.sc: the sparse core's flag (execute)
   const bool two_d = op.op == Opcode::DMAHV2 || op.op == Opcode::DMAVH2;
   r.dst = s.sreg(op.d);
   r.src = s.sreg(op.a);
@@ -63,6 +64,7 @@ DmaRequest DmaUnit::request(const DecodedOp& op) {
       break;
     case Opcode::DMAVH:
     case Opcode::DMAVH2:
+    case Opcode::DMAVHSC:
       r.dir = DmaDir::VmemToHbm, src_mem = "vector memory", dst_mem = "HBM";
       src_size = onchip = s.vmem.size(), dst_size = s.hbm.size();
       break;
@@ -113,10 +115,12 @@ OpTiming DmaUnit::execute(const DecodedOp& op, int64_t now) {
   if (r.dir == DmaDir::SmemToHbm) m_events.smem_read_bytes += bytes;
   if (!m_timed) {
     dma_transfer(r, s);
+    if (op.op == Opcode::DMAVHSC) m_sparse.signal(op.c, now);
     return OpTiming{now, 1, now};
   }
   const int64_t start = m_engine.queue_ready(now);
   const int64_t done = m_engine.enqueue(r, start);
+  if (op.op == Opcode::DMAVHSC) m_sparse.signal(op.c, done);
   return OpTiming{start, static_cast<int32_t>(std::min<int64_t>(done - start, 1 << 30)), start};
 }
 

@@ -3,6 +3,8 @@
 // DMA column: the dma ops below, and adam.start, which it hands to the launcher.
 //   dma.hv  sD, sA, sB, #C   HBM words [sA, sA+sB) -> vector memory words [sD, sD+sB)
 //   dma.vh  sD, sA, sB, #C   vector memory words [sA, sA+sB) -> HBM words [sD, sD+sB)
+//   dma.vh.sc sD, sA, sB, #C as dma.vh, but its completion increments the sparse core's own flag C
+//                            (core/sparse_core.h: its wait descriptors), not the tensor core's
 //   dma.hs / dma.sh          the same with scalar memory
 //   dma.hv.2d / dma.vh.2d    sB is the scalar memory address of the descriptor
 //                            {count, chunk_words, src_stride, dst_stride} (strides signed, words)
@@ -12,7 +14,8 @@
 // strides included) words a pending xsync exchange holds. The functional interpreter moves the
 // data and increments flag C at once; the timed core queues the request (dma.h: queue, latency,
 // shared bandwidth) and does both at completion, and a core's run ends no earlier than its last
-// request (drain). A DMA op waits for a free queue entry (StallCause::DmaQueue).
+// request (drain); dma.vh.sc hands its completion cycle to the sparse core (SparseCore::signal) as
+// the cycle of its flag's increment. A DMA op waits for a free queue entry (StallCause::DmaQueue).
 // Config: core.dma.*, core.hbm.* (read with the core's memories in read_core_spec).
 #pragma once
 
@@ -20,6 +23,7 @@
 
 #include "core/dma.h"
 #include "core/hbm_encoding.h"
+#include "core/sparse_core.h"
 #include "core/unit.h"
 #include "core/units/adam_launcher.h"
 
@@ -50,6 +54,7 @@ class DmaUnit final : public CoreUnit {
   DmaEngine m_engine;
   HbmEncoder m_encoder;
   AdamLauncher m_adam;  // refers to m_engine and m_encoder
+  SparseCore& m_sparse;
 };
 
 }  // namespace tessera::core

@@ -1,0 +1,153 @@
+#include "runtime/bow_train.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "graph/autodiff.h"
+#include "graph/executor.h"
+#include "numerics/sparse_optimizer.h"
+#include "runtime/dataset.h"
+
+namespace tessera::runtime {
+
+BowHostTrainer::BowHostTrainer(const BowRecipe& recipe, graph::Numerics mode)
+    : m_r(recipe), m_mode(mode) {
+  // fc.w and fc.b as the zoo's dense layer: init_params of a one-row model (the table's draws
+  // come after them in the generator's stream and are not used).
+  graph::BowSpec one = m_r.model;
+  one.rows = 1;
+  const std::vector<std::vector<float>> init =
+      graph::init_params(graph::build_bow(one, 1, 1), m_r.seed);
+  m_w = init[0];
+  m_b = init[1];
+  m_sw.assign(m_w.size(), 0.0f);
+  m_sb.assign(m_b.size(), 0.0f);
+}
+
+BowHostTrainer::Row& BowHostTrainer::row(int32_t id) {
+  auto [it, fresh] = m_rows.try_emplace(id);
+  if (fresh) {
+    it->second.p = graph::bow_table_row(m_r.model, m_r.seed, id);
+    it->second.s.assign(it->second.p.size(), 0.0f);
+  }
+  return it->second;
+}
+
+const std::vector<float>& BowHostTrainer::table_row(int32_t id) {
+  return row(id).p;
+}
+
+double BowHostTrainer::run(std::span<const TopicSample* const> batch, bool training,
+                           std::vector<float>* logits) {
+  // The batch's distinct ids, ascending, and every id's rank among them.
+  std::map<int32_t, int32_t> rank;
+  int64_t n = 0;
+  for (const TopicSample* s : batch) {
+    for (int32_t id : s->ids) rank.emplace(id, 0);
+    n += static_cast<int64_t>(s->ids.size());
+  }
+  int32_t k = 0;
+  for (auto& [id, r] : rank) r = k++;
+  std::vector<int32_t> ids, offsets{0}, labels;
+  for (const TopicSample* s : batch) {
+    for (int32_t id : s->ids) ids.push_back(rank.at(id));
+    offsets.push_back(static_cast<int32_t>(ids.size()));
+    labels.push_back(s->label);
+  }
+  graph::BowSpec local = m_r.model;
+  local.rows = static_cast<int64_t>(rank.size());
+  const auto b = static_cast<int>(batch.size());
+  const graph::Model m = graph::build_bow(local, b, n);
+  const graph::TrainingGraph t = graph::build_training_graph(m.graph, m.loss);
+  const graph::Graph& g = training ? t.graph : m.graph;
+  graph::Executor<float> ex(g, m_mode);
+  ex.set_labels(m.input, ids);
+  ex.set_labels(graph::bow_offsets(m), offsets);
+  ex.set_labels(m.labels, labels);
+  ex.set(m.params[0], m_w);
+  ex.set(m.params[1], m_b);
+  std::vector<float> table;
+  table.reserve(static_cast<size_t>(local.rows * local.dim));
+  for (const auto& [id, r] : rank) {
+    const std::vector<float>& p = row(id).p;
+    table.insert(table.end(), p.begin(), p.end());
+  }
+  ex.set(m.params[2], std::move(table));
+  ex.run();
+  if (logits) *logits = ex.get(m.logits);
+  const double loss = ex.get(training ? t.loss : m.loss)[0];
+  if (!training) return loss;
+
+  ++m_step;
+  const float clr = numerics::adagrad_step_lr(m_r.lr, m_r.lr_decay, m_step);
+  const std::vector<float>& gw = ex.get(t.grads[0]);
+  const std::vector<float>& gb = ex.get(t.grads[1]);
+  const std::vector<float>& gt = ex.get(t.grads[2]);
+  numerics::sparse_adagrad_row(m_w.data(), m_sw.data(), gw.data(), static_cast<int64_t>(m_w.size()),
+                               clr, m_r.eps);
+  numerics::sparse_adagrad_row(m_b.data(), m_sb.data(), gb.data(), static_cast<int64_t>(m_b.size()),
+                               clr, m_r.eps);
+  const int64_t D = local.dim;
+  for (const auto& [id, r] : rank) {
+    Row& row_of_id = row(id);
+    numerics::sparse_adagrad_row(row_of_id.p.data(), row_of_id.s.data(), gt.data() + r * D, D, clr,
+                                 m_r.eps);
+  }
+  return loss;
+}
+
+double BowHostTrainer::step(std::span<const TopicSample* const> batch) {
+  return run(batch, true, nullptr);
+}
+
+double BowHostTrainer::accuracy(std::span<const TopicSample> samples) {
+  constexpr size_t kEvalBatch = 512;
+  const auto C = static_cast<size_t>(m_r.model.classes);
+  int64_t right = 0;
+  std::vector<const TopicSample*> batch;
+  std::vector<float> logits;
+  for (size_t first = 0; first < samples.size(); first += kEvalBatch) {
+    batch.clear();
+    for (size_t i = first; i < std::min(samples.size(), first + kEvalBatch); ++i)
+      batch.push_back(&samples[i]);
+    run(batch, false, &logits);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const auto row_begin = logits.begin() + static_cast<std::ptrdiff_t>(i * C);
+      const auto best = std::max_element(row_begin, row_begin + static_cast<std::ptrdiff_t>(C));
+      right += (best - row_begin) == batch[i]->label;
+    }
+  }
+  return samples.empty() ? 0 : static_cast<double>(right) / static_cast<double>(samples.size());
+}
+
+std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
+                                     graph::Numerics mode,
+                                     const std::function<void(const BowEpoch&)>& on_epoch) {
+  recipe.model.classes = static_cast<int>(data.classes.size());
+  BowHostTrainer t(recipe, mode);
+  std::vector<BowEpoch> epochs;
+  const auto n = static_cast<int64_t>(data.train.size());
+  std::vector<const TopicSample*> batch;
+  for (int e = 0; e < recipe.epochs; ++e) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<int64_t> order = epoch_order(n, recipe.seed, e);
+    double sum = 0;
+    int64_t steps = 0;
+    for (int64_t first = 0; first < n && (recipe.steps <= 0 || steps < recipe.steps);
+         first += recipe.batch) {
+      batch.clear();
+      for (int64_t i = first; i < std::min(n, first + recipe.batch); ++i)
+        batch.push_back(&data.train[static_cast<size_t>(order[static_cast<size_t>(i)])]);
+      sum += t.step(batch);
+      ++steps;
+    }
+    const double accuracy = t.accuracy(data.test);
+    const std::chrono::duration<double> host = std::chrono::steady_clock::now() - start;
+    epochs.push_back({e + 1, steps, sum / static_cast<double>(steps), accuracy, host.count()});
+    if (on_epoch) on_epoch(epochs.back());
+  }
+  return epochs;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,78 @@
+// Training of the bag-of-words topic classifier (graph/bow_model.h) on fortunes-topics
+// (runtime/fortune_topics.h) on the host: the reference of the recipe
+//   Adagrad (lr 0.1, lr_decay 0, eps 1e-10, accumulators from 0; PyTorch's sparse semantics for
+//   the table: only the rows of the batch's distinct ids change), batch 64, epochs of the
+//   training samples in epoch_order(n, seed, epoch) (runtime/dataset.h), last partial batch kept.
+// A step runs the training graph of build_bow over the batch's distinct rows only (ids renumbered
+// to their rank among the batch's distinct ids, ascending): its table gradient is then the
+// coalesced sparse gradient, which the update applies row by row; fc.w and fc.b take the same
+// per-element Adagrad (numerics/sparse_optimizer.h) with the same step count. Table rows are
+// initialised when first touched (bow_table_row), so the host holds only the rows the data names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/bow_model.h"
+#include "graph/kernels.h"
+#include "runtime/fortune_topics.h"
+
+namespace tessera::runtime {
+
+struct BowRecipe {
+  graph::BowSpec model;  // classes from the data
+  int batch = 64;
+  int epochs = 5;
+  double lr = 0.1, lr_decay = 0;
+  float eps = 1e-10f;
+  uint64_t seed = 0;
+  int64_t steps = 0;  // > 0: at most this many steps per epoch
+};
+
+class BowHostTrainer {
+ public:
+  // mode: fp32 (the reference) or chip numerics.
+  BowHostTrainer(const BowRecipe& recipe, graph::Numerics mode);
+
+  // One step on `batch` (training samples); returns its mean loss.
+  double step(std::span<const TopicSample* const> batch);
+  // Fraction of `samples` whose largest logit is their label (ties: the lowest class).
+  double accuracy(std::span<const TopicSample> samples);
+  // Current values (tests).
+  const std::vector<float>& table_row(int32_t id);
+  const std::vector<float>& fc_w() const { return m_w; }
+  const std::vector<float>& fc_b() const { return m_b; }
+  int64_t steps() const { return m_step; }
+
+ private:
+  struct Row {
+    std::vector<float> p, s;  // values and Adagrad accumulators
+  };
+  Row& row(int32_t id);
+  // The batch's logits (training false) or its step (true): returns the loss.
+  double run(std::span<const TopicSample* const> batch, bool training, std::vector<float>* logits);
+
+  BowRecipe m_r;
+  graph::Numerics m_mode;
+  std::vector<float> m_w, m_b, m_sw, m_sb;
+  std::unordered_map<int32_t, Row> m_rows;
+  int64_t m_step = 0;
+};
+
+struct BowEpoch {
+  int epoch = 0;  // 1-based
+  int64_t steps = 0;
+  double loss = 0;           // mean over the epoch's steps
+  double test_accuracy = 0;  // after the epoch
+  double host_seconds = 0;   // the epoch's training and evaluation
+};
+
+// The recipe's whole run on `data` (classes from the data); `on_epoch` sees each epoch as it ends.
+std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
+                                     graph::Numerics mode,
+                                     const std::function<void(const BowEpoch&)>& on_epoch = {});
+
+}  // namespace tessera::runtime
