@@ -164,11 +164,15 @@ int64_t padded_input(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::s
 }  // namespace
 
 void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words) {
+  emit_fill_hbm(cg, dst, words, 0);
+}
+
+void emit_fill_hbm(Codegen& cg, int64_t dst, int64_t words, int32_t value_bits) {
   const int64_t S = cg.spec().sublanes, lanes = cg.spec().lanes;
   const int64_t rows =
       std::min((cg.spec().vmem_rows() / S) * S, ((words + lanes - 1) / lanes + S - 1) / S * S);
   const int z = cg.vreg();
-  cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
+  cg.op(Opcode::VBCASTI, z, 0, 0, 0, value_bits);
   for (int64_t r = 0; r < rows; r += S) cg.vst(z, r);
   cg.em().barrier();
   for (int64_t w0 = 0; w0 < words; w0 += rows * lanes)

@@ -62,6 +62,8 @@ void emit_maxpool2d_grad(Codegen& cg, const std::string& name, int64_t dy, int64
 
 // HBM [dst, dst + words) = +0 (a zeroed vector-memory region copied out by DMA).
 void emit_zero_hbm(Codegen& cg, int64_t dst, int64_t words);
+// HBM [dst, dst + words) = the word value_bits (e.g. bits(f) for the float f), likewise.
+void emit_fill_hbm(Codegen& cg, int64_t dst, int64_t words, int32_t value_bits);
 
 }  // namespace tessera::compiler
 

@@ -5,6 +5,7 @@
 //   slice_grad                                       zeroing, then scattering DMAs
 //   concat                                           each operand scattered into its part
 //   sum_to                                           sequential sums on the vector unit
+#include "compiler/kernels.h"
 #include "compiler/kernels_strided.h"
 #include "compiler/kernels_unary.h"
 #include "compiler/pipeline.h"
@@ -56,6 +57,14 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
       emit_zero_hbm(cg, dst, size);
       emit_scatter(cg, name, o.in(0), slice_view(dst, a.x_shape, a));
       break;
+    case OpKind::kPad: {  // the fill (rounded to f32, as the host's chip numerics) everywhere,
+                          // then x scattered to its offsets
+      emit_fill_hbm(cg, dst, size, bits(static_cast<float>(a.fill)));
+      StridedView v{dst, o.shape(0), dense_strides(out.shape)};
+      for (size_t d = 0; d < v.shape.size(); ++d) v.base += a.starts[d] * v.strides[d];
+      emit_scatter(cg, name, o.in(0), v);
+      break;
+    }
     case OpKind::kConcat: {
       const std::vector<int64_t> strides = dense_strides(out.shape);
       const auto axis = static_cast<size_t>(a.axis);

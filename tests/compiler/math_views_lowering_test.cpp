@@ -1,7 +1,7 @@
-// Pass lower on graphs of the element-wise math and view ops (lower_math_views.cpp): every op, and
-// the backward pass autodiff builds for it, run on the timed core equal the host executor in chip
-// numerics, element for element, on small odd shapes (sizes not a multiple of a vector register,
-// strided and negative-step slices, broadcasts over inner, outer and middle dims).
+// Pass lower on graphs of the element-wise math and view ops (pad included) (lower_math_views.cpp):
+// every op, and the backward pass autodiff builds for it, run on the timed core equal the host
+// executor in chip numerics, element for element, on small odd shapes (sizes not a multiple of a
+// vector register, strided and negative-step slices, broadcasts over inner, outer and middle dims).
 #include <gtest/gtest.h>
 
 #include "graph/autodiff.h"
@@ -101,6 +101,23 @@ TEST(MathViewsLowering, SliceSliceGradAndConcat) {
       expect_graph_matches_host(cfg, g, grads[1]);
     }
   }
+}
+
+TEST(MathViewsLowering, PadAndItsGradient) {
+  struct Case {
+    Shape x, starts, y;
+    double fill;
+  };
+  const Case cases[] = {{{7, 37}, {1, 2}, {9, 41}, 0},                     // both dims, zero
+                        {{3, 5}, {0, 0}, {3, 6}, -3.4028234663852886e38},  // lowest float
+                        {{2, 3, 9}, {1, 0, 3}, {4, 3, 13}, 0.1},  // outer and inner, inexact
+                        {{11}, {0}, {11}, 2}};                    // nothing added
+  for (const char* cfg : kConfigs)
+    for (const Case& c : cases) {
+      const Attrs a = Attrs::padded(c.y, c.starts, c.fill);
+      expect_node_matches_host(cfg, one_op(OpKind::kPad, {c.x}, a));
+      expect_gradient_matches_host(cfg, OpKind::kPad, c.x, a, c.y, -2, 2);
+    }
 }
 
 }  // namespace
