@@ -1,10 +1,9 @@
 #include "graph/bow_model.h"
 
-#include <cmath>
-#include <numbers>
 #include <string>
 
 #include "common/error.h"
+#include "common/normal_draw.h"
 #include "common/splitmix64.h"
 
 namespace tessera::graph {
@@ -41,10 +40,7 @@ std::vector<float> bow_table_row(const BowSpec& spec, uint64_t seed, int64_t row
   SplitMix64 rng(
       SplitMix64(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(row + 1))).next());
   std::vector<float> x(static_cast<size_t>(spec.dim));
-  for (float& e : x) {
-    const double r = std::sqrt(-2.0 * std::log(1.0 - rng.unit53()));
-    e = static_cast<float>(spec.table_std * (r * std::cos(2.0 * std::numbers::pi * rng.unit53())));
-  }
+  for (float& e : x) e = static_cast<float>(spec.table_std * standard_normal(rng));
   return x;
 }
 

@@ -1,10 +1,10 @@
 #include "graph/gpt_model.h"
 
 #include <cmath>
-#include <numbers>
 #include <string>
 
 #include "common/error.h"
+#include "common/normal_draw.h"
 #include "common/splitmix64.h"
 
 namespace tessera::graph {
@@ -129,10 +129,7 @@ std::vector<std::vector<float>> init_gpt_params(const Model& m, uint64_t seed) {
     const float constant = ends_with(v.name, ".gain") ? 1.0f : 0.0f;
     std::vector<float> x(static_cast<size_t>(num_elements(v.shape)), constant);
     if (normal)
-      for (float& e : x) {
-        const double r = std::sqrt(-2.0 * std::log(1.0 - rng.unit53()));
-        e = static_cast<float>(0.02 * (r * std::cos(2.0 * std::numbers::pi * rng.unit53())));
-      }
+      for (float& e : x) e = static_cast<float>(0.02 * standard_normal(rng));
     out.push_back(std::move(x));
   }
   return out;
