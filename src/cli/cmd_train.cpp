@@ -385,10 +385,16 @@ void run_train(const TrainArgs& a) {
       run = std::make_unique<runtime::TrainingRun>(train, test, o);
     }
   } catch (const Error& e) {
-    // A window longer than the compiled kernels can hold: the flag that sets it.
-    if (!text || std::string(e.what()).find("vector memory") == std::string::npos) throw;
-    throw UsageError("--context", fmt::format("{}: the gpt step does not fit the chip ({})",
-                                              o.model.gpt->context, e.what()));
+    // A gpt step the compiler cannot fit on the chip (vector memory, HBM, instruction memory, DMA
+    // descriptors): the window length is the flag that grows every activation; name it.
+    const bool compile_failed =
+        e.where() == "compiler" || std::string(e.what()).find("vector memory") != std::string::npos;
+    if (!text || !compile_failed) throw;
+    throw UsageError(
+        "--context",
+        fmt::format("{}: the gpt step (d-model {}, batch {}) does not fit the chip; a "
+                    "shorter --context or a smaller --batch or --d-model would ({})",
+                    o.model.gpt->context, o.model.gpt->d_model, o.trainer.batch, e.what()));
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
@@ -423,7 +429,8 @@ void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
   cmd->add_option("--model", args->model,
-                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), a model JSON file or an ONNX model (.onnx)");
+                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), a model JSON file or an ONNX "
+                  "model (.onnx)");
   cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
   cmd->add_option("--label-input", args->label_input,
                   "--model x.onnx: the model's integer labels input (default: a new 'labels')");

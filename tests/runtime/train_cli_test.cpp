@@ -313,6 +313,22 @@ TEST_F(TrainCli, GptContextLongerThanTheValidationStreamHolds_bad) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
 }
 
+TEST_F(TrainCli, GptStepThatDoesNotFitTheChipNamesContext_bad) {
+  // 512 windows of 16 bytes a step need more HBM than the small config's core has.
+  const Result r =
+      run("train --model gpt --d-model 32 --heads 2 --layers 1 --context 16 --batch 512 "
+          "--steps 1 --config " +
+          std::string(TESSERA_SOURCE_DIR) + "/configs/small.json --data-dir " + corpus());
+  EXPECT_EQ(r.status >> 8, 2);
+  EXPECT_EQ(r.err.rfind("tessera: error: --context: 16: the gpt step (d-model 32, batch 512) does "
+                        "not fit the chip; a shorter --context or a smaller --batch or --d-model "
+                        "would (compiler: ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
 TEST_F(TrainCli, GptCheckpointOfAnotherModel_bad) {
   const std::string d = scratch("gpt-ckpt");
   ASSERT_EQ(
