@@ -76,8 +76,7 @@ void write_output(const ImportArgs& a, const std::string& text) {
 void run_host(const ImportArgs& a) {
   const auto files = onnx_import::read_input_files(a.inputs);
   onnx_import::ImportOptions options = import_options(a.input_shapes);
-  for (const auto& [name, file] : files)
-    options.input_shapes[name] = graph::Shape(file.second.dims().begin(), file.second.dims().end());
+  onnx_import::bind_input_shapes(files, options);
   const onnx_import::ImportedModel m =
       onnx_import::import_model(onnx_import::load_model_file(a.model), options);
   std::vector<onnx_import::Tensor> inputs;

@@ -47,17 +47,9 @@ void print_run(const onnx_import::ChipRun& r, bool json) {
 }
 
 void run_infer(const InferArgs& a) {
-  std::map<std::string, std::pair<std::string, onnx::TensorProto>> files;  // name -> (path, tensor)
+  const auto files = onnx_import::read_input_files(a.inputs);  // name -> (path, tensor)
   onnx_import::ImportOptions options;
-  for (const std::string& flag : a.inputs) {
-    const size_t eq = flag.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
-      throw UsageError("--input", "'" + flag + "' is not NAME=FILE.pb");
-    const std::string name = flag.substr(0, eq), path = flag.substr(eq + 1);
-    onnx::TensorProto t = onnx_import::read_tensor_file(path);
-    options.input_shapes[name] = graph::Shape(t.dims().begin(), t.dims().end());
-    files[name] = {path, std::move(t)};
-  }
+  onnx_import::bind_input_shapes(files, options);
   const onnx_import::ImportedModel m =
       onnx_import::import_model(onnx_import::load_model_file(a.model), options);
   if (m.inputs.size() != 1 || files.size() != 1 || !files.count(m.inputs[0].name))

@@ -71,6 +71,13 @@ std::map<std::string, std::pair<std::string, onnx::TensorProto>> read_input_file
   return files;
 }
 
+void bind_input_shapes(
+    const std::map<std::string, std::pair<std::string, onnx::TensorProto>>& files,
+    ImportOptions& options) {
+  for (const auto& [name, file] : files)
+    options.input_shapes[name] = graph::Shape(file.second.dims().begin(), file.second.dims().end());
+}
+
 OutputMatch compare_output(const Tensor& actual, const Tensor& expected) {
   if (actual.shape != expected.shape)
     throw Error("output", "shape " + graph::shape_str(actual.shape) +

@@ -32,6 +32,11 @@ std::vector<Tensor> run_on_host(const ImportedModel& m, const std::vector<Tensor
 std::map<std::string, std::pair<std::string, onnx::TensorProto>> read_input_files(
     const std::vector<std::string>& flags);
 
+// Each file's dims become its input's shape in options.input_shapes (binding symbolic dims).
+void bind_input_shapes(
+    const std::map<std::string, std::pair<std::string, onnx::TensorProto>>& files,
+    ImportOptions& options);
+
 // How an output matches its expected value: the largest |actual - expected| against the largest
 // |expected| (their ratio is the largest error relative to the output's scale), and over the rows
 // of the last axis how often the largest element (top-1) is at the same index.
