@@ -38,8 +38,12 @@ TEST_F(OnnxChipConformance, NoTestThatPassesOnTheHostFailsOnTheChip) {
     EXPECT_NE(r.chip, Status::kFailed) << r.test << ": " << r.chip_reason;
     if (r.chip != Status::kPassed) continue;
     ++passed;
-    if (mxu.count(r.op)) EXPECT_EQ(r.chip_tolerance, "bf16") << r.test;
-    if (vector.count(r.op)) EXPECT_EQ(r.chip_tolerance, "fp32") << r.test;
+    if (mxu.count(r.op)) {
+      EXPECT_EQ(r.chip_tolerance, "bf16") << r.test;
+    }
+    if (vector.count(r.op)) {
+      EXPECT_EQ(r.chip_tolerance, "fp32") << r.test;
+    }
   }
   EXPECT_GE(passed, 182);  // every host pass of the ops lowered so far
 }
