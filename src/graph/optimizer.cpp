@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "numerics/optimizer.h"
+#include "numerics/sparse_optimizer.h"
 
 namespace tessera::graph {
 
@@ -28,6 +29,13 @@ void Optimizer::step(const std::vector<float*>& params, const std::vector<const 
     for (size_t i = 0; i < np; ++i)
       numerics::sgd_momentum_update(params[i], m_state[i].data(), grads[i],
                                     static_cast<long>(m_sizes[i]), c);
+    return;
+  }
+  if (m_config.kind == OptimizerKind::kAdagrad) {
+    const float clr = numerics::adagrad_step_lr(m_config.lr, m_config.lr_decay, m_steps);
+    const auto eps = static_cast<float>(m_config.eps);
+    for (size_t i = 0; i < np; ++i)
+      numerics::adagrad_update(params[i], m_state[i].data(), grads[i], m_sizes[i], clr, eps);
     return;
   }
   const auto c = numerics::adam_constants(m_config.beta1, m_config.beta2, m_config.eps);

@@ -2,8 +2,9 @@
 // with the parameter gradients; the optimizer then updates parameters and its state in place,
 // element by element, with the arithmetic of numerics/optimizer.h. The compiler lowers exactly
 // that arithmetic onto the vector unit after the training graph, and the host reference calls
-// it here, so both sides share one definition. State layout (checkpoints): SGD: one velocity
-// vector per parameter; Adam: m vectors for every parameter, then v vectors; plus the step count.
+// it here, so both sides share one definition (Adagrad: numerics/sparse_optimizer.h). State layout
+// (checkpoints): SGD: one velocity vector per parameter; Adam: m vectors for every parameter, then
+// v vectors; Adagrad: one accumulator vector per parameter; plus the step count.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,14 @@
 
 namespace tessera::graph {
 
-enum class OptimizerKind : uint8_t { kSgd, kAdam };
+enum class OptimizerKind : uint8_t { kSgd, kAdam, kAdagrad };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdam;
   double lr = 1e-3;
   double momentum = 0.9;                          // SGD
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam (eps: also Adagrad's)
+  double lr_decay = 0;                            // Adagrad
 };
 
 // "sgd" or "adam"; anything else throws Error.
