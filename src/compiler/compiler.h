@@ -16,12 +16,12 @@
 //
 // The program's contract with the host (runtime/train*): before each run the host writes the
 // batch (x: batch x sample fp32, labels: batch int32) and, for Adam, the step's scalars
-// {step_f, sqrt_bc2_f} at the addresses below; parameters and optimizer state live in HBM across
-// runs (written once by the host from the initial values); the loss (training) or logits and
-// loss (inference) are read back after the run.
-// Inference-only models (graph::Model with labels = loss = -1, compiled with training = false):
-// the program computes the logits (the model's output value, any shape) from x alone; the
-// CompiledProgram's labels and loss are empty (words 0). Training such a model is an Error.
+// {step_f, sqrt_bc2_f} (Adagrad: its step's clr) at the addresses below; parameters and optimizer
+// state live in HBM across runs (written once by the host from the initial values); the loss
+// (training) or logits and loss (inference) are read back after the run. Inference-only models
+// (graph::Model with labels = loss = -1, compiled with training = false): the program computes the
+// logits (the model's output value, any shape) from x alone; the CompiledProgram's labels and loss
+// are empty (words 0). Training such a model is an Error.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,7 @@
 
 #include "compiler/allreduce_options.h"
 #include "compiler/mxu_regions.h"
+#include "compiler/sparse_step.h"
 #include "core/spec.h"
 #include "graph/model.h"
 #include "graph/optimizer.h"
@@ -61,6 +62,9 @@ struct CompileOptions {
   // bucket_words also kernel_barriers and lowering for bucket_step_spec. The other bundle ranges of
   // CompiledProgram then describe the step before the pass.
   std::optional<AllReduceOptions> allreduce;
+  // A model with an embedding_bag (sparse_step.h): the largest bag result (bytes) the sparse core
+  // hands straight into vector memory; larger ones go through HBM.
+  int64_t vmem_handoff_bytes = 0;
   std::string dump_after;        // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -123,6 +127,8 @@ struct CompiledProgram {
   // per-kind accounting of encoded HBM traffic (core/hbm_encoding.h).
   std::vector<core::HbmRole> hbm_roles;
   AdamUnitPlan adam_unit;
+  // A model with an embedding_bag: its sparse-core part (sparse_step.h).
+  SparseStep sparse;
 };
 
 // The names of the passes a compilation with `options` runs, in order (for --dump-after).

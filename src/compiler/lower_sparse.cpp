@@ -29,14 +29,15 @@ SparseBagPlan plan_sparse_bag(const SparseBagShape& shape, const SparseBagPlacem
   };
   p.in.bags = shape.bags;
   p.in.offsets = take(shape.bags + 1);
-  p.in.ids = take(shape.capacity);
+  p.in.ids = at.ids >= 0 ? at.ids : take(shape.capacity);
   const int64_t words = p.out_words();
   if (at.vmem_out >= 0 && words * 4 <= at.vmem_handoff_bytes) {
     p.to = core::SparseDest::Vmem;
     p.out = at.vmem_out;
+    if (at.hbm_copy) p.out_hbm = take(words);
   } else {
     p.to = core::SparseDest::Hbm;
-    p.out = take(words);
+    p.out = p.out_hbm = take(words);
   }
   p.dy = take(words);
   const int64_t distinct = std::min(shape.capacity, shape.rows);
@@ -44,7 +45,7 @@ SparseBagPlan plan_sparse_bag(const SparseBagShape& shape, const SparseBagPlacem
   p.count = take(1);
   p.inverse = take(shape.capacity);
   p.row_grads = take(distinct * shape.dim);
-  p.state = take(shape.rows * shape.dim);
+  p.state = at.state >= 0 ? at.state : take(shape.rows * shape.dim);
   p.end = next;
   return p;
 }

@@ -15,10 +15,13 @@
 // executor also zeroes the rows of the unused id slots; a consumer of the result must read only
 // the rows in use.
 //
-// HBM layout from `base` (words): offsets (bags + 1), ids (capacity), the gather output when it
-// goes to HBM, dy, the distinct ids, their count (one word), the inverse map, the row gradients
-// (up to min(capacity, rows) rows), then the Adagrad accumulators (rows x dim, zero-initialised
-// by HBM's lazy zero pages). The table itself is registered separately.
+// HBM layout from `base` (words): offsets (bags + 1), ids (capacity), the forward result's HBM
+// words (the gather's destination when it goes to HBM; on the vector-memory path the place where
+// a tensor-core program that reads its operands from HBM stores it, when the placement asks for
+// it), dy, the distinct ids, their count (one word), the inverse map, the row gradients (up to
+// min(capacity, rows) rows), then the Adagrad accumulators (rows x dim, zero-initialised by HBM's
+// lazy zero pages). The ids and the accumulators may be placed by the caller instead (a compiled
+// step's input and optimizer state). The table itself is registered separately.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +53,10 @@ struct SparseBagPlacement {
   int64_t vmem_handoff_bytes = 0;  // the largest result handed over in vector memory
   int ready_flag = 0;              // tensor-core flag of the forward hand-off
   int grads_flag = 0;              // sparse-core flag of the backward hand-off
+  // Given by the caller (-1: laid out from base): the ids and the Adagrad accumulators.
+  int64_t ids = -1, state = -1;
+  // Lay out HBM words for the result on the vector-memory path too (SparseBagPlan::out_hbm).
+  bool hbm_copy = false;
 };
 
 struct SparseBagPlan {
@@ -57,6 +64,9 @@ struct SparseBagPlan {
   core::SparseBags in;  // offsets and ids
   core::SparseDest to = core::SparseDest::Hbm;
   int64_t out = 0;  // the forward result: HBM or vector-memory word address
+  // Its HBM words: out on the HBM path; on the vector-memory path those the placement's hbm_copy
+  // laid out, else -1.
+  int64_t out_hbm = -1;
   int64_t dy = 0, unique = 0, count = 0, inverse = 0, row_grads = 0, state = 0;
   int ready_flag = 0, grads_flag = 0;
   int64_t end = 0;  // first HBM word after the buffers

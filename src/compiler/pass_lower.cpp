@@ -6,8 +6,10 @@
 //   add / relu / relu_grad / ones_like   streamed vector-unit kernels
 //   reduce_rows           column sum (vector unit + sublane tree)
 //   softmax_cross_entropy(_grad)         RPU + EUP row kernel (blocked rows past the lanes)
-//   optimizer             SGD with momentum or Adam, in place on parameters and state; Adam on
-//                         the Adam unit by default (lower_adam_unit.cpp), after a barrier
+//   optimizer             SGD with momentum, Adam or Adagrad, in place on parameters and state;
+//                         Adam on the Adam unit by default (lower_adam_unit.cpp), after a
+//                         barrier; a sparse table's update is the sparse core's
+//   embedding_bag(_grad)  the sparse core's hand-offs (lower_sparse_step.cpp)
 //   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector
 //   unit)
 //   reshape               nothing: plan-hbm gives the output its input's address (an alias)
@@ -20,6 +22,7 @@
 #include "common/error.h"
 #include "compiler/hbm_roles.h"
 #include "compiler/kernels.h"
+#include "compiler/kernels_adagrad.h"
 #include "compiler/kernels_conv.h"
 #include "compiler/kernels_pointwise.h"
 #include "compiler/kernels_rows.h"
@@ -121,7 +124,8 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       if (dst != in(0)) emit_copy(cg, name, in(0), dst, count(out));
       return;
     default:
-      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) || lower_math_view_op(p, cg, n))
+      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) ||
+          lower_math_view_op(p, cg, n) || lower_sparse_op(p, cg, n))
         return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");
@@ -141,7 +145,11 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
   for (size_t i = 0; i < np; ++i) {
     const HbmTensor& t = p.out.params[i];
     const int64_t grad = p.hbm.at(p.grads[i]);
-    if (o.kind == graph::OptimizerKind::kSgd) {
+    if (p.out.sparse.used && static_cast<int>(i) == p.out.sparse.param) continue;  // sparse core
+    if (o.kind == graph::OptimizerKind::kAdagrad) {
+      emit_adagrad(cg, "adagrad." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words,
+                   static_cast<float>(o.eps), p.out.scalars.hbm);
+    } else if (o.kind == graph::OptimizerKind::kSgd) {
       const auto c = numerics::sgd_constants(o.lr, o.momentum);
       emit_sgd(cg, "sgd." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words, c.lr, c.mu);
     } else {

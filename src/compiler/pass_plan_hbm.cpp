@@ -1,7 +1,8 @@
 // Pass plan-hbm: assigns every value of the graph an HBM word address.
 //   * Persistent (the host reads or writes them between runs): the input batch x, the labels, the
 //     per-step optimizer scalars, the constant 1.0 (the loss seed), the parameters and the
-//     optimizer state, the loss (and logits in inference).
+//     optimizer state, the loss (and logits in inference), the sparse core's buffers of an
+//     embedding_bag (plan_sparse_step).
 //   * Transient: every other node output lives from its producing node to its last consumer
 //     (gradients to the end: the optimizer update reads them). Values are placed first-fit in a
 //     free list in node order and their space is reused once their last consumer has run (never by
@@ -107,11 +108,12 @@ void pass_plan_hbm(Pipeline& p) {
   const int copies = p.options.optimizer.kind == graph::OptimizerKind::kAdam ? 2 : 1;
   for (int c = 0; c < copies; ++c)
     for (size_t i = 0; i < p.params.size(); ++i)
-      out.state.push_back(tensor((copies == 1 ? "sgd.vel."
-                                  : c == 0    ? "adam.m."
-                                              : "adam.v.") +
-                                     out.params[i].name,
-                                 out.params[i].words));
+      out.state.push_back(
+          tensor((copies == 2 ? (c == 0 ? "adam.m." : "adam.v.")
+                  : p.options.optimizer.kind == graph::OptimizerKind::kAdagrad ? "adagrad.sum."
+                                                                               : "sgd.vel.") +
+                     out.params[i].name,
+                 out.params[i].words));
   const int64_t theta = out.params.empty() ? 0 : out.params.front().hbm;
   const int64_t n_params =
       out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;
@@ -134,6 +136,7 @@ void pass_plan_hbm(Pipeline& p) {
   if (p.labels >= 0) p.hbm[p.labels] = out.labels.hbm;
   if (p.loss >= 0) p.hbm[p.loss] = out.loss.hbm;
   if (!p.options.training) p.hbm[p.logits] = out.logits.hbm;
+  plan_sparse_step(p, next);
   if (next * 4 > p.spec->hbm_bytes)
     throw Error("compiler", "parameters and optimizer state need " + std::to_string(next * 4) +
                                 " bytes of HBM, the core has " + std::to_string(p.spec->hbm_bytes));
