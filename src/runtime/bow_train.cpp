@@ -11,14 +11,32 @@
 
 namespace tessera::runtime {
 
+std::vector<std::vector<float>> bow_dense_init(const BowRecipe& recipe) {
+  // init_params of a one-row model (the table's draws come after them in the generator's stream
+  // and are not used).
+  graph::BowSpec one = recipe.model;
+  one.rows = 1;
+  std::vector<std::vector<float>> init =
+      graph::init_params(graph::build_bow(one, 1, 1), recipe.seed);
+  init.pop_back();
+  return init;
+}
+
+int64_t bow_hits(std::span<const TopicSample* const> samples, const std::vector<float>& logits,
+                 int classes) {
+  const auto C = static_cast<size_t>(classes);
+  int64_t right = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto row_begin = logits.begin() + static_cast<std::ptrdiff_t>(i * C);
+    const auto best = std::max_element(row_begin, row_begin + static_cast<std::ptrdiff_t>(C));
+    right += (best - row_begin) == samples[i]->label;
+  }
+  return right;
+}
+
 BowHostTrainer::BowHostTrainer(const BowRecipe& recipe, graph::Numerics mode)
     : m_r(recipe), m_mode(mode) {
-  // fc.w and fc.b as the zoo's dense layer: init_params of a one-row model (the table's draws
-  // come after them in the generator's stream and are not used).
-  graph::BowSpec one = m_r.model;
-  one.rows = 1;
-  const std::vector<std::vector<float>> init =
-      graph::init_params(graph::build_bow(one, 1, 1), m_r.seed);
+  const std::vector<std::vector<float>> init = bow_dense_init(m_r);
   m_w = init[0];
   m_b = init[1];
   m_sw.assign(m_w.size(), 0.0f);
@@ -102,21 +120,15 @@ double BowHostTrainer::step(std::span<const TopicSample* const> batch) {
 }
 
 double BowHostTrainer::accuracy(std::span<const TopicSample> samples) {
-  constexpr size_t kEvalBatch = 512;
-  const auto C = static_cast<size_t>(m_r.model.classes);
   int64_t right = 0;
   std::vector<const TopicSample*> batch;
   std::vector<float> logits;
-  for (size_t first = 0; first < samples.size(); first += kEvalBatch) {
+  for (size_t first = 0; first < samples.size(); first += kBowEvalBatch) {
     batch.clear();
-    for (size_t i = first; i < std::min(samples.size(), first + kEvalBatch); ++i)
+    for (size_t i = first; i < std::min(samples.size(), first + kBowEvalBatch); ++i)
       batch.push_back(&samples[i]);
     run(batch, false, &logits);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const auto row_begin = logits.begin() + static_cast<std::ptrdiff_t>(i * C);
-      const auto best = std::max_element(row_begin, row_begin + static_cast<std::ptrdiff_t>(C));
-      right += (best - row_begin) == batch[i]->label;
-    }
+    right += bow_hits(batch, logits, m_r.model.classes);
   }
   return samples.empty() ? 0 : static_cast<double>(right) / static_cast<double>(samples.size());
 }
@@ -126,6 +138,11 @@ std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
                                      const std::function<void(const BowEpoch&)>& on_epoch) {
   recipe.model.classes = static_cast<int>(data.classes.size());
   BowHostTrainer t(recipe, mode);
+  return train_bow(data, recipe, t, on_epoch);
+}
+
+std::vector<BowEpoch> train_bow(const TopicCorpus& data, const BowRecipe& recipe, BowTrainer& t,
+                                const std::function<void(const BowEpoch&)>& on_epoch) {
   std::vector<BowEpoch> epochs;
   const auto n = static_cast<int64_t>(data.train.size());
   std::vector<const TopicSample*> batch;

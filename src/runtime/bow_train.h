@@ -32,19 +32,41 @@ struct BowRecipe {
   int64_t steps = 0;  // > 0: at most this many steps per epoch
 };
 
-class BowHostTrainer {
+// fc.w and fc.b at the recipe's start: the zoo's dense layer (graph::init_params).
+std::vector<std::vector<float>> bow_dense_init(const BowRecipe& recipe);
+
+// A trainer of the recipe: the host reference below, or the chip (runtime/bow_chip.h).
+class BowTrainer {
+ public:
+  virtual ~BowTrainer() = default;
+  // One step on `batch` (training samples); returns its mean loss.
+  virtual double step(std::span<const TopicSample* const> batch) = 0;
+  // Fraction of `samples` whose largest logit is their label (ties: the lowest class).
+  virtual double accuracy(std::span<const TopicSample> samples) = 0;
+};
+
+// Samples are evaluated in batches of this many.
+inline constexpr int kBowEvalBatch = 512;
+
+// The number of `samples` whose largest logit (`logits`: one row of `classes` per sample) is their
+// label (ties: the lowest class).
+int64_t bow_hits(std::span<const TopicSample* const> samples, const std::vector<float>& logits,
+                 int classes);
+
+class BowHostTrainer : public BowTrainer {
  public:
   // mode: fp32 (the reference) or chip numerics.
   BowHostTrainer(const BowRecipe& recipe, graph::Numerics mode);
 
-  // One step on `batch` (training samples); returns its mean loss.
-  double step(std::span<const TopicSample* const> batch);
-  // Fraction of `samples` whose largest logit is their label (ties: the lowest class).
-  double accuracy(std::span<const TopicSample> samples);
+  double step(std::span<const TopicSample* const> batch) override;
+  double accuracy(std::span<const TopicSample> samples) override;
   // Current values (tests).
   const std::vector<float>& table_row(int32_t id);
+  const std::vector<float>& table_state(int32_t id) { return row(id).s; }
   const std::vector<float>& fc_w() const { return m_w; }
   const std::vector<float>& fc_b() const { return m_b; }
+  const std::vector<float>& fc_w_state() const { return m_sw; }
+  const std::vector<float>& fc_b_state() const { return m_sb; }
   int64_t steps() const { return m_step; }
 
  private:
@@ -70,7 +92,12 @@ struct BowEpoch {
   double host_seconds = 0;   // the epoch's training and evaluation
 };
 
-// The recipe's whole run on `data` (classes from the data); `on_epoch` sees each epoch as it ends.
+// The recipe's epochs on `data` with `trainer` (built for the recipe with the data's classes);
+// `on_epoch` sees each epoch as it ends.
+std::vector<BowEpoch> train_bow(const TopicCorpus& data, const BowRecipe& recipe,
+                                BowTrainer& trainer,
+                                const std::function<void(const BowEpoch&)>& on_epoch = {});
+// The same on the host reference (classes from the data).
 std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
                                      graph::Numerics mode,
                                      const std::function<void(const BowEpoch&)>& on_epoch = {});

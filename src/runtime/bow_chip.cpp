@@ -1,0 +1,210 @@
+#include "runtime/bow_chip.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "graph/bow_model.h"
+#include "numerics/sparse_optimizer.h"
+#include "runtime/replica_state.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+void write_words(core::Core& c, int64_t addr, const std::vector<int32_t>& v) {
+  std::vector<uint32_t> w(v.size());
+  std::memcpy(w.data(), v.data(), 4 * v.size());
+  c.host_state().hbm.write_block(addr, w.data(), static_cast<int64_t>(w.size()));
+}
+
+void write_floats(core::Core& c, int64_t addr, const std::vector<float>& v) {
+  std::vector<uint32_t> w(v.size());
+  std::memcpy(w.data(), v.data(), 4 * v.size());
+  c.host_state().hbm.write_block(addr, w.data(), static_cast<int64_t>(w.size()));
+}
+
+// The length of [a0, a1) inside [b0, b1).
+int64_t inside(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+}  // namespace
+
+int64_t longest_bag(const TopicCorpus& data) {
+  int64_t longest = 1;
+  for (const auto* set : {&data.train, &data.test})
+    for (const TopicSample& s : *set)
+      longest = std::max(longest, static_cast<int64_t>(s.ids.size()));
+  return longest;
+}
+
+BowChipTrainer::BowChipTrainer(const BowRecipe& recipe, const core::CoreSpec& spec,
+                               const BowChipOptions& o)
+    : m_r(recipe), m_spec(spec), m_o(o) {
+  if (o.max_bag < 1) throw Error("train", "the longest bag must hold at least one id");
+  if (!(o.host_bytes_per_second > 0)) throw Error("train", "host link bandwidth must be positive");
+  const compiler::CompiledProgram& p = program(m_r.batch, true);
+  m_core = std::make_unique<core::Core>(m_spec, p.program);
+  const compiler::HbmTensor& table = p.params.at(static_cast<size_t>(p.sparse.param));
+  const int t = m_core->machine().sparse().add_table(
+      core::SparseTable{table.name, table.hbm, m_r.model.rows, m_r.model.dim},
+      m_spec.hbm_bytes / 4);
+  TESSERA_CHECK(t == p.sparse.plan.shape.table, "the bow table is the sparse core's table 0");
+  const std::vector<std::vector<float>> init = bow_dense_init(m_r);
+  write_floats(*m_core, p.params[0].hbm, init[0]);
+  write_floats(*m_core, p.params[1].hbm, init[1]);
+}
+
+const compiler::CompiledProgram& BowChipTrainer::program(int n, bool training) {
+  auto& slot = m_programs[{n, training}];
+  if (!slot) {
+    compiler::CompileOptions o;
+    o.batch = n;
+    o.training = training;
+    o.optimizer.kind = graph::OptimizerKind::kAdagrad;
+    o.optimizer.lr = m_r.lr;
+    o.optimizer.lr_decay = m_r.lr_decay;
+    o.optimizer.eps = m_r.eps;
+    o.vmem_handoff_bytes = m_o.vmem_handoff_bytes;
+    slot = std::make_unique<compiler::CompiledProgram>(
+        compiler::compile(graph::build_bow(m_r.model, n, n * m_o.max_bag), m_spec, o));
+  }
+  return *slot;
+}
+
+const compiler::CompiledProgram& BowChipTrainer::trained() const {
+  return *m_programs.at({m_r.batch, true});
+}
+
+int64_t BowChipTrainer::write_batch(const compiler::CompiledProgram& p,
+                                    std::span<const TopicSample* const> batch) {
+  const compiler::SparseBagPlan& plan = p.sparse.plan;
+  const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
+  std::vector<int32_t> ids, offsets{0}, labels;
+  for (const TopicSample* s : batch) {
+    if (static_cast<int64_t>(s->ids.size()) > m_o.max_bag)
+      throw Error("train", "a bag of " + std::to_string(s->ids.size()) +
+                               " ids is longer than the longest bag the trainer was built for (" +
+                               std::to_string(m_o.max_bag) + ")");
+    for (int32_t id : s->ids) {
+      if (id < 0 || id >= m_r.model.rows)
+        throw Error("train", "id " + std::to_string(id) + " outside the table's " +
+                                 std::to_string(m_r.model.rows) + " rows");
+      ids.push_back(id);
+      if (m_written.insert(id).second)
+        write_floats(*m_core, table + int64_t{id} * m_r.model.dim,
+                     graph::bow_table_row(m_r.model, m_r.seed, id));
+    }
+    offsets.push_back(static_cast<int32_t>(ids.size()));
+    labels.push_back(s->label);
+  }
+  write_words(*m_core, plan.in.ids, ids);
+  write_words(*m_core, plan.in.offsets, offsets);
+  write_words(*m_core, p.labels.hbm, labels);
+  return 4 * static_cast<int64_t>(ids.size() + offsets.size() + labels.size());
+}
+
+void BowChipTrainer::run(const compiler::CompiledProgram& p, bool training) {
+  core::SparseCore& sc = m_core->machine().sparse();
+  core::ArchState& st = m_core->host_state();
+  const core::SparseCoreStats before = sc.stats();
+  const int64_t start = m_core->cycles();
+  for (const core::SparseDescriptor& d : compiler::sparse_forward(p.sparse.plan)) sc.enqueue(d);
+  const int64_t gathered = sc.run(st, start);
+  m_core->load(p.program);
+  m_core->run();
+  const int64_t core_end = m_core->cycles();
+  if (!training) return;
+  // dedup, wait, scatter-add, update (lower_sparse.h), run in three parts for their intervals.
+  const std::vector<core::SparseDescriptor> back =
+      compiler::sparse_backward(p.sparse.plan, p.sparse.optimizer);
+  sc.enqueue(back.at(0));
+  const int64_t dedup_start = sc.busy_until();
+  const int64_t deduped = sc.run(st, 0);
+  sc.enqueue(back.at(1));
+  const int64_t waited = sc.run(st, 0);
+  sc.enqueue(back.at(2));
+  sc.enqueue(back.at(3));
+  const int64_t end = sc.run(st, 0);
+  const core::SparseCoreStats& after = sc.stats();
+  BowChipFigures& f = m_fig;
+  ++f.steps;
+  f.cycles += std::max(core_end, end) - start;
+  f.tensor_cycles += core_end - start;
+  f.sparse_busy += after.busy_cycles - before.busy_cycles;
+  f.sparse_wait += after.wait_cycles - before.wait_cycles;
+  f.overlap +=
+      inside(dedup_start, deduped, gathered, core_end) + inside(waited, end, gathered, core_end);
+  const int64_t reads = after.row_reads - before.row_reads;
+  const int64_t writes = after.row_writes - before.row_writes;
+  f.row_reads += reads;
+  f.row_writes += writes;
+  f.row_bytes +=
+      (reads + writes) * sc.requests_of(4 * m_r.model.dim) * m_spec.sparse.hbm_request_bytes;
+  f.sparse_hbm_read_bytes += after.hbm_read_bytes - before.hbm_read_bytes;
+  f.sparse_hbm_write_bytes += after.hbm_write_bytes - before.hbm_write_bytes;
+  f.vmem_handoff_bytes += after.vmem_bytes - before.vmem_bytes;
+  f.vmem_steps += p.sparse.plan.to == core::SparseDest::Vmem ? 1 : 0;
+}
+
+double BowChipTrainer::step(std::span<const TopicSample* const> batch) {
+  const compiler::CompiledProgram& p = program(static_cast<int>(batch.size()), true);
+  const int64_t bytes = write_batch(p, batch);
+  ++m_steps;
+  const float clr = numerics::adagrad_step_lr(m_r.lr, m_r.lr_decay, m_steps);
+  write_floats(*m_core, p.scalars.hbm, {clr});
+  m_fig.host_link_bytes += bytes;
+  m_fig.host_link_seconds += static_cast<double>(bytes) / m_o.host_bytes_per_second;
+  run(p, true);
+  return read(p.loss.hbm, 1)[0];
+}
+
+double BowChipTrainer::accuracy(std::span<const TopicSample> samples) {
+  int64_t right = 0;
+  std::vector<const TopicSample*> batch;
+  for (size_t first = 0; first < samples.size(); first += kBowEvalBatch) {
+    batch.clear();
+    for (size_t i = first; i < std::min(samples.size(), first + kBowEvalBatch); ++i)
+      batch.push_back(&samples[i]);
+    const compiler::CompiledProgram& p = program(static_cast<int>(batch.size()), false);
+    write_batch(p, batch);
+    run(p, false);
+    right += bow_hits(batch, read(p.logits.hbm, p.logits.words), m_r.model.classes);
+  }
+  return samples.empty() ? 0 : static_cast<double>(right) / static_cast<double>(samples.size());
+}
+
+std::vector<float> BowChipTrainer::read(int64_t addr, int64_t n) const {
+  return read_hbm_floats(*m_core, addr, n);
+}
+
+std::vector<float> BowChipTrainer::table_row(int32_t id) {
+  const compiler::CompiledProgram& p = trained();
+  const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
+  if (m_written.insert(id).second)
+    write_floats(*m_core, table + int64_t{id} * m_r.model.dim,
+                 graph::bow_table_row(m_r.model, m_r.seed, id));
+  return read(table + int64_t{id} * m_r.model.dim, m_r.model.dim);
+}
+
+std::vector<float> BowChipTrainer::table_state(int32_t id) const {
+  const compiler::CompiledProgram& p = trained();
+  return read(p.state.at(static_cast<size_t>(p.sparse.param)).hbm + int64_t{id} * m_r.model.dim,
+              m_r.model.dim);
+}
+
+std::vector<float> BowChipTrainer::fc_w() const {
+  return read(trained().params[0].hbm, trained().params[0].words);
+}
+std::vector<float> BowChipTrainer::fc_b() const {
+  return read(trained().params[1].hbm, trained().params[1].words);
+}
+std::vector<float> BowChipTrainer::fc_w_state() const {
+  return read(trained().state[0].hbm, trained().state[0].words);
+}
+std::vector<float> BowChipTrainer::fc_b_state() const {
+  return read(trained().state[1].hbm, trained().state[1].words);
+}
+
+}  // namespace tessera::runtime
