@@ -98,6 +98,7 @@ struct TrainArgs {
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
   std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
+  int64_t vmem_handoff_bytes = 65536;  // bow: compiler::CompileOptions::vmem_handoff_bytes
   bool no_overlap = false;
   int threads = cli::default_threads();      // --chips: host threads per rank
   std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
@@ -493,14 +494,18 @@ void register_train_command(CLI::App& app) {
                   "narrowest width the search tries");
   cmd->add_option("--profile-out", args->profile_out,
                   "write the config with the chosen per-layer widths here");
+  cmd->add_option("--vmem-handoff-bytes", args->vmem_handoff_bytes,
+                  "bow: the largest bag result the sparse core hands straight into vector memory "
+                  "(larger ones go through HBM; default 65536)");
   add_set_flag(*cmd, args->sets);
   cmd->callback([args, cmd] {
     if (args->model != "bow") return run_train(*args);
     auto given = [cmd](const char* flag) { return cmd->count(flag) > 0; };
-    run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->epochs,
-                   given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
+    run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->config,
+                   args->epochs, given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
                    given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps,
-                   args->seed});
+                   args->seed, train_config_overrides(*args), args->host_gbps,
+                   args->vmem_handoff_bytes, args->chips});
   });
 }
 

@@ -1,6 +1,9 @@
 #include "cli/train_bow.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,17 +11,56 @@
 #include "cli/cli_output.h"
 #include "common/error.h"
 #include "report/format.h"
+#include "runtime/bow_chip.h"
 #include "runtime/bow_train.h"
+#include "runtime/run_config.h"
 
 namespace tessera::cli {
+
+namespace {
+
+nlohmann::ordered_json figures_json(const runtime::BowChipFigures& f, double clock_hz) {
+  const auto per_step = [&](int64_t v) {
+    return f.steps > 0 ? static_cast<double>(v) / static_cast<double>(f.steps) : 0.0;
+  };
+  return {{"steps", f.steps},
+          {"cycles", f.cycles},
+          {"cycles_per_step", per_step(f.cycles)},
+          {"sim_seconds", static_cast<double>(f.cycles) / clock_hz},
+          {"tensor_core_cycles", f.tensor_cycles},
+          {"sparse_core",
+           {{"busy_cycles", f.sparse_busy},
+            {"busy_cycles_per_step", per_step(f.sparse_busy)},
+            {"wait_cycles", f.sparse_wait},
+            {"overlap_cycles", f.overlap},
+            {"overlap_share",
+             f.sparse_busy > 0 ? static_cast<double>(f.overlap) / static_cast<double>(f.sparse_busy)
+                               : 0.0},
+            {"hbm_row_reads", f.row_reads},
+            {"hbm_row_writes", f.row_writes},
+            {"hbm_row_bytes", f.row_bytes},
+            {"hbm_read_bytes", f.sparse_hbm_read_bytes},
+            {"hbm_write_bytes", f.sparse_hbm_write_bytes},
+            {"vmem_handoff_bytes", f.vmem_handoff_bytes},
+            {"vmem_handoff_steps", f.vmem_steps},
+            {"hbm_handoff_steps", f.steps - f.vmem_steps}}},
+          {"host_link_bytes", f.host_link_bytes},
+          {"host_link_seconds", f.host_link_seconds}};
+}
+
+}  // namespace
 
 void run_train_bow(const BowFlags& f) {
   if (!f.dataset.empty() && f.dataset != "fortunes-topics")
     throw UsageError("--dataset", "'" + f.dataset + "': --model bow trains on fortunes-topics");
-  if (f.executor != "host-f32")
-    throw UsageError(
-        "--executor",
-        "'" + f.executor + "': --model bow runs on the host reference only (--executor host-f32)");
+  if (f.executor != "chip" && f.executor != "host-f32")
+    throw UsageError("--executor", "'" + f.executor + "': expected chip or host-f32");
+  if (f.chips >= 0)
+    throw UsageError("--chips",
+                     "--model bow trains on one processor (the table's sharding over "
+                     "chips is not built)");
+  if (f.vmem_handoff_bytes < 0) throw UsageError("--vmem-handoff-bytes", "must be >= 0");
+  if (!(f.host_gbps > 0)) throw UsageError("train", "--host-gbps must be positive");
   runtime::BowRecipe r;
   r.epochs = f.epochs.value_or(r.epochs);
   r.batch = f.batch.value_or(r.batch);
@@ -27,19 +69,54 @@ void run_train_bow(const BowFlags& f) {
   r.seed = f.seed;
   if (r.epochs < 1 || r.batch < 1 || !(r.lr > 0) || r.steps < 0)
     throw UsageError("train", "--epochs, --batch and --lr must be positive, --steps >= 0");
+  const bool chip = f.executor == "chip";
+  std::optional<runtime::RunConfig> config;
+  if (chip) config = runtime::load_run_config(f.config, f.overrides);
   std::optional<OutputFile> report;
   if (!f.report.empty()) report.emplace(f.report, "report");
+  const auto start = std::chrono::steady_clock::now();
   const runtime::TopicCorpus data =
       runtime::load_fortune_topics(f.data_dir.empty() ? runtime::kFortunesDir : f.data_dir);
   std::printf("fortunes-topics: %zu classes, %zu training and %zu test samples\n",
               data.classes.size(), data.train.size(), data.test.size());
   std::fflush(stdout);
+  r.model.classes = static_cast<int>(data.classes.size());
+  std::unique_ptr<runtime::BowTrainer> trainer;
+  runtime::BowChipTrainer* on_chip = nullptr;
+  if (chip) {
+    runtime::BowChipOptions o;
+    o.max_bag = runtime::longest_bag(data);
+    o.vmem_handoff_bytes = f.vmem_handoff_bytes;
+    o.host_bytes_per_second = f.host_gbps * 1e9;
+    try {
+      auto t = std::make_unique<runtime::BowChipTrainer>(r, config->spec, o);
+      on_chip = t.get();
+      trainer = std::move(t);
+    } catch (const Error& e) {
+      throw UsageError("--config", std::string("the bow step does not fit this chip: ") + e.what());
+    }
+  } else {
+    trainer = std::make_unique<runtime::BowHostTrainer>(r, graph::Numerics::kF32);
+  }
+  const char* where = chip ? "chip" : "host reference";
   const std::vector<runtime::BowEpoch> epochs =
-      runtime::train_bow_host(data, r, graph::Numerics::kF32, [](const runtime::BowEpoch& e) {
-        std::printf("epoch %d: loss %.4f  test acc %.2f%%  host reference  host %.1f s\n", e.epoch,
-                    e.loss, 100 * e.test_accuracy, e.host_seconds);
+      runtime::train_bow(data, r, *trainer, [where](const runtime::BowEpoch& e) {
+        std::printf("epoch %d: loss %.4f  test acc %.2f%%  %s  host %.1f s\n", e.epoch, e.loss,
+                    100 * e.test_accuracy, where, e.host_seconds);
         std::fflush(stdout);
       });
+  const std::chrono::duration<double> host = std::chrono::steady_clock::now() - start;
+  if (on_chip) {
+    const runtime::BowChipFigures& fig = on_chip->figures();
+    std::printf(
+        "chip: %.0f cycles per step; sparse core busy %.0f cycles per step, %.1f%% of it "
+        "overlapped with the tensor core\n",
+        fig.steps ? static_cast<double>(fig.cycles) / static_cast<double>(fig.steps) : 0.0,
+        fig.steps ? static_cast<double>(fig.sparse_busy) / static_cast<double>(fig.steps) : 0.0,
+        fig.sparse_busy
+            ? 100.0 * static_cast<double>(fig.overlap) / static_cast<double>(fig.sparse_busy)
+            : 0.0);
+  }
   if (!report) return;
   nlohmann::ordered_json j;
   j["model"] = "bow";
@@ -60,6 +137,13 @@ void run_train_bow(const BowFlags& f) {
                     {"host_seconds", e.host_seconds}});
   j["epochs"] = list;
   j["test_accuracy"] = epochs.back().test_accuracy;
+  if (on_chip) {
+    j["config"] = f.config.empty() ? "built-in defaults" : f.config;
+    j["config_hash"] = config->hash;
+    j["vmem_handoff_bytes"] = f.vmem_handoff_bytes;
+    j["chip"] = figures_json(on_chip->figures(), config->spec.clock_hz);
+    j["host_seconds"] = host.count();
+  }
   write_json(*report, report::tagged("train", j));
 }
 

@@ -1,22 +1,28 @@
 // `tessera train --model bow --dataset fortunes-topics`: the bag-of-words topic classifier
-// (graph/bow_model.h, runtime/bow_train.h). It runs on the host reference (--executor host-f32);
-// the chip run needs embedding_bag lowered into the compiled step, which the compiler does not
-// do yet, so --executor chip is refused naming the flag.
+// (graph/bow_model.h, runtime/bow_train.h) on the simulated chip (runtime/bow_chip.h: the table on
+// the sparse core, the dense layer on the tensor core; --executor chip, the default) or on the
+// host reference (--executor host-f32). The chip's report adds the sparse core's figures.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace tessera::cli {
 
 // The train command's flags bow reads; unset ones take the recipe's (runtime::BowRecipe).
 struct BowFlags {
-  std::string dataset, data_dir, executor, report;
+  std::string dataset, data_dir, executor, report, config;
   std::optional<int> epochs, batch;
   std::optional<double> lr;
   std::optional<int64_t> steps;
   uint64_t seed = 0;
+  nlohmann::json overrides;  // --set (config_overrides)
+  double host_gbps = 16;
+  int64_t vmem_handoff_bytes = 65536;
+  int chips = -1;  // --chips given (>= 0): refused
 };
 
 void run_train_bow(const BowFlags& f);
