@@ -109,9 +109,11 @@ void BowChipTrainer::run(const compiler::CompiledProgram& p, bool training) {
   core::SparseCore& sc = m_core->machine().sparse();
   core::ArchState& st = m_core->host_state();
   const core::SparseCoreStats before = sc.stats();
-  const int64_t start = m_core->cycles();
+  // The run starts once both units are done with the previous one (the tensor core waits for the
+  // gather, which starts when the sparse core is free).
+  const int64_t start = std::max(m_core->cycles(), sc.busy_until());
   for (const core::SparseDescriptor& d : compiler::sparse_forward(p.sparse.plan)) sc.enqueue(d);
-  const int64_t gathered = sc.run(st, start);
+  const int64_t gathered = sc.run(st, m_core->cycles());
   m_core->load(p.program);
   m_core->run();
   const int64_t core_end = m_core->cycles();
@@ -132,8 +134,9 @@ void BowChipTrainer::run(const compiler::CompiledProgram& p, bool training) {
   ++f.steps;
   f.cycles += std::max(core_end, end) - start;
   f.tensor_cycles += core_end - start;
-  f.sparse_busy += after.busy_cycles - before.busy_cycles;
-  f.sparse_wait += after.wait_cycles - before.wait_cycles;
+  const int64_t waited_cycles = after.wait_cycles - before.wait_cycles;
+  f.sparse_busy += after.busy_cycles - before.busy_cycles - waited_cycles;  // busy counts waits
+  f.sparse_wait += waited_cycles;
   f.overlap +=
       inside(dedup_start, deduped, gathered, core_end) + inside(waited, end, gathered, core_end);
   const int64_t reads = after.row_reads - before.row_reads;

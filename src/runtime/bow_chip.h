@@ -37,8 +37,8 @@ struct BowChipOptions {
 // Sums over the training steps.
 struct BowChipFigures {
   int64_t steps = 0;
-  int64_t cycles = 0;         // step start (the tensor core's cycle) to the later core's end
-  int64_t tensor_cycles = 0;  // the tensor core's program, its wait for the gather included
+  int64_t cycles = 0;         // from both units' end of the previous run to the later end
+  int64_t tensor_cycles = 0;  // from the same start to the tensor core's end (its wait included)
   int64_t sparse_busy = 0;    // cycles the sparse core executed a descriptor (waits excluded)
   int64_t sparse_wait = 0;    // cycles its wait descriptor waited for the tensor core
   int64_t overlap = 0;        // sparse_busy cycles while the tensor core ran past its wait

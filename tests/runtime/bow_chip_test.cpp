@@ -6,6 +6,7 @@
 // Bad input is refused with an Error naming it.
 #include "runtime/bow_chip.h"
 
+#include <algorithm>
 #include <bit>
 #include <set>
 
@@ -82,23 +83,30 @@ TEST_P(BowChip, StepsAreBitIdenticalToTheHostChipNumerics) {
       ASSERT_EQ(bits(chip.table_state(id)), bits(host.table_state(id))) << "row " << id;
     }
   }
+  // The steps ran back to back from cycle 0: their cycles add up to the later unit's end.
+  const core::SparseCore& sparse = chip.core().machine().sparse();
+  EXPECT_EQ(chip.figures().cycles, std::max(chip.core().cycles(), sparse.busy_until()));
   // A row no batch named is untouched: its initial values, no accumulation.
   EXPECT_EQ(bits(chip.table_row(500)), bits(graph::bow_table_row(r.model, r.seed, 500)));
   EXPECT_EQ(bits(chip.table_state(500)), bits(std::vector<float>(64, 0.0f)));
-  EXPECT_EQ(chip.core().machine().sparse().adagrad_step(0), 4);
-  EXPECT_EQ(chip.accuracy(data), host.accuracy(data));
+  EXPECT_EQ(sparse.adagrad_step(0), 4);
 
   const BowChipFigures& f = chip.figures();
   EXPECT_EQ(f.steps, 4);
   EXPECT_EQ(f.vmem_steps, vmem ? 4 : 0);
   EXPECT_EQ(f.vmem_handoff_bytes > 0, vmem);
   EXPECT_GT(f.sparse_busy, 0);
+  EXPECT_EQ(f.sparse_busy + f.sparse_wait, sparse.stats().busy_cycles);  // no evaluation ran
   EXPECT_GT(f.overlap, 0);  // dedup runs during the tensor core's backward pass
   EXPECT_LE(f.overlap, f.sparse_busy);
   EXPECT_GT(f.cycles, 0);
   EXPECT_GE(f.cycles, f.tensor_cycles);
   EXPECT_GT(f.row_reads, 0);
   EXPECT_EQ(f.row_bytes, (f.row_reads + f.row_writes) * 256);  // 64 fp32 = 4 requests of 64 B
+
+  // Evaluation on the chip (the inference program) finds the host's hits; figures are the steps'.
+  EXPECT_EQ(chip.accuracy(data), host.accuracy(data));
+  EXPECT_EQ(chip.figures().steps, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(HandOff, BowChip, ::testing::Values(true, false),
