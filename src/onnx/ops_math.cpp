@@ -54,14 +54,6 @@ int broadcast_binary(Context& c, OpKind op, int a, int b, bool commutative) {
   return c.reshape(result, out);
 }
 
-// A float operand: input i, negated or inverted on the host when it is a constant.
-int operand(Context& c, int i, double (*transform)(double)) {
-  if (!c.is_constant(i)) return -1;
-  Tensor t = fold::cast(c.constant(i), false);
-  if (transform != nullptr) t = fold::unary(t, transform);
-  return c.param(c.node().input(i) + (transform == nullptr ? "" : ".folded"), t.shape, t.floats());
-}
-
 bool fold_binary(Context& c, double (*op)(double, double)) {
   const Tensor& a = c.constant(0);
   const Tensor& b = c.constant(1);
@@ -86,6 +78,16 @@ double neg(double x) {
 }
 double inv(double x) {
   return 1.0 / x;
+}
+
+// A float operand: input i, negated or inverted on the host when it is a constant. A trainable
+// initializer stays a parameter as itself or negated; inverted (a divisor) it is a constant.
+int operand(Context& c, int i, double (*transform)(double)) {
+  if (!c.is_constant(i)) return -1;
+  Tensor t = fold::cast(c.constant(i), false);
+  if (transform != nullptr) t = fold::unary(t, transform);
+  return c.derived(i, c.node().input(i) + (transform == nullptr ? "" : ".folded"), t,
+                   transform != inv);
 }
 
 bool fold_add(Context& c) {
@@ -238,8 +240,7 @@ int gemm_operand(Context& c, int i, bool trans) {
     c.unsupported("Gemm operands must be 2-D, got " + graph::shape_str(c.shape(i)));
   if (!trans) return c.value(i);
   if (c.is_constant(i)) {
-    const Tensor t = fold::transpose(c.constant(i), {1, 0});
-    return c.param(c.node().input(i), t.shape, t.floats());
+    return c.derived(i, c.node().input(i), fold::transpose(c.constant(i), {1, 0}));
   }
   return c.emit(OpKind::kTranspose, {c.value(i)});
 }
@@ -254,7 +255,7 @@ void convert_gemm(Context& c) {
     if (c.is_constant(2)) {
       const Tensor t =
           fold::unary(c.constant(2), [beta](double v) { return v * static_cast<float>(beta); });
-      bias = c.param(c.node().input(2), t.shape, t.floats());
+      bias = c.derived(2, c.node().input(2), t);
     } else {
       bias = c.scale(c.value(2), beta);
     }
@@ -328,8 +329,8 @@ int clip_bound(Context& c, int x, double v, bool upper) {
   Shape stacked{1};
   stacked.insert(stacked.end(), s.begin(), s.end());
   const double sign = upper ? -1 : 1;
-  const int bound =
-      c.param(c.node().output(0) + (upper ? ".max" : ".min"), {1}, {static_cast<float>(sign * v)});
+  const int bound = c.constant_value(c.node().output(0) + (upper ? ".max" : ".min"), {1},
+                                     {static_cast<float>(sign * v)});
   const int pair = c.emit(OpKind::kConcat,
                           {c.reshape(c.scale(x, sign), stacked),
                            c.emit(OpKind::kBroadcast, {bound}, graph::Attrs::reshape(stacked))},
@@ -386,14 +387,14 @@ void convert_where(Context& c) {
       std::vector<float> data(static_cast<size_t>(v.size()));
       for (int64_t k = 0; k < v.size(); ++k)
         data[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? static_cast<float>(v.at(k)) : 0;
-      return c.param(name + (i == 1 ? ".then" : ".else"), out, std::move(data));
+      return c.constant_value(name + (i == 1 ? ".then" : ".else"), out, std::move(data));
     }
     std::vector<float> mask(static_cast<size_t>(cond.size()));
     for (int64_t k = 0; k < cond.size(); ++k)
       mask[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? 1.0f : 0.0f;
-    return broadcast_binary(c, OpKind::kMul, c.value(i),
-                            c.param(name + (i == 1 ? ".then_mask" : ".else_mask"), out, mask),
-                            true);
+    return broadcast_binary(
+        c, OpKind::kMul, c.value(i),
+        c.constant_value(name + (i == 1 ? ".then_mask" : ".else_mask"), out, mask), true);
   };
   c.set_output(0, broadcast_binary(c, OpKind::kAdd, masked(1, true), masked(2, false), true));
 }
