@@ -108,6 +108,11 @@ graph::Model training_model(const ImportedModel& m, const std::string& loss_outp
 runtime::TrainModel onnx_train_model(const std::string& path, const std::string& loss_output,
                                      const std::string& label_input) {
   auto file = std::make_shared<const ModelFile>(load_model_file(path));
+  for (const auto& n : file->proto.graph().node())
+    if (n.op_type() == "BatchNormalization")
+      throw Error(path, "BatchNormalization node '" + n.name() +
+                            "': train does not keep the running averages of the batch "
+                            "statistics (import and infer run the model)");
   FileInput x;
   for (const FileInput& in : file_inputs(*file))
     if (!in.integer && in.name != label_input) x = in;

@@ -1,12 +1,13 @@
 // Converters of the ONNX neural-network ops: Conv, MaxPool, AveragePool, GlobalAveragePool,
-// BatchNormalization (inference: folded into a per-channel scale and shift) and
-// LayerNormalization. ONNX images are NCHW and kernels OIHW; the graph's are NHWC and HWIO, so a
-// 2-D convolution or pooling runs between two permutes (consecutive ones cancel, context.h) and a
-// constant kernel is transposed on the host.
+// BatchNormalization (inference: folded into a per-channel scale and shift; training mode:
+// batch_norm_training.h) and LayerNormalization. ONNX images are NCHW and kernels OIHW; the
+// graph's are NHWC and HWIO, so a 2-D convolution or pooling runs between two permutes
+// (consecutive ones cancel, context.h) and a constant kernel is transposed on the host.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "onnx/batch_norm_training.h"
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
 
@@ -277,6 +278,10 @@ void convert_global_average_pool(Context& c) {
 
 // y = x * s + t per channel (axis 1), s = scale / sqrt(var + eps), t = bias - mean * s.
 void convert_batch_norm(Context& c) {
+  if (c.attr_int("training_mode", 0) != 0 && c.opset() >= 14) {
+    convert_batch_norm_training(c);
+    return;
+  }
   if (c.attr_int("training_mode", 0) != 0 || (c.num_outputs() > 1 && !c.node().output(1).empty()))
     c.unsupported("training mode (batch statistics); inference folds the running statistics");
   const Shape x = c.shape(0);
