@@ -160,6 +160,16 @@ int Context::permute(int v, const Shape& perm) {
       composed[i] = p.attrs.perm[static_cast<size_t>(perm[i])];
     return permute(p.inputs[0], composed);
   }
+  int64_t last = -1;  // moving only dims of size 1 keeps the elements' order: a reshape
+  bool order_kept = true;
+  Shape out;
+  for (int64_t d : perm) {
+    out.push_back(x.shape[static_cast<size_t>(d)]);
+    if (out.back() == 1) continue;
+    order_kept = order_kept && d > last;
+    last = d;
+  }
+  if (order_kept) return reshape(v, out);
   return emit(OpKind::kPermute, {v}, graph::Attrs::permute(perm));
 }
 

@@ -139,6 +139,8 @@ runtime::TrainModel onnx_train_model(const std::string& path, const std::string&
   runtime::TrainModel t;
   t.spec.name = std::filesystem::path(path).stem().string();
   t.spec.input.assign(x.dims.begin() + 1, x.dims.end());
+  if (t.spec.input.size() == 3 && t.spec.input[0] == 1)  // one-channel NCHW: the order of HWC
+    t.spec.input = {t.spec.input[1], t.spec.input[2], 1};
   t.spec.classes = static_cast<int>(graph::num_elements(first.graph.value(first.logits).shape));
   t.build = [file, bound, loss_output, label_input](int batch) {
     return training_model(import_model(*file, bound(batch)), loss_output, label_input);

@@ -12,6 +12,7 @@
 
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
+#include "onnx/permuted_rows.h"
 
 namespace tessera::onnx_import {
 
@@ -246,8 +247,17 @@ int gemm_operand(Context& c, int i, bool trans) {
 }
 
 void convert_gemm(Context& c) {
-  const int a = gemm_operand(c, 0, c.attr_int("transA", 0) != 0);
-  const int b = gemm_operand(c, 1, c.attr_int("transB", 0) != 0);
+  int a = gemm_operand(c, 0, c.attr_int("transA", 0) != 0);
+  int b = -1;
+  if (c.is_constant(1) && c.shape(1).size() == 2) {  // A a flattened permute: B's rows reordered
+    Tensor t = c.attr_int("transB", 0) != 0 ? fold::transpose(c.constant(1), {1, 0})
+                                            : fold::cast(c.constant(1), false);
+    if (const int y = unpermuted_rows(c, a, t); y >= 0) {
+      a = y;
+      b = c.derived(1, c.node().input(1), t);
+    }
+  }
+  if (b < 0) b = gemm_operand(c, 1, c.attr_int("transB", 0) != 0);
   int y = c.scale(c.emit(OpKind::kMatMul, {a, b}), c.attr_float("alpha", 1.0));
   if (c.has_input(2)) {
     const double beta = c.attr_float("beta", 1.0);
