@@ -15,6 +15,8 @@
 #include "graph/host_trainer.h"
 #include "model_builder.h"
 #include "onnx/onnx_training.h"
+#include "runtime/chip_test_data.h"
+#include "runtime/data_parallel.h"
 #include "runtime/train_chip.h"
 #include "support/bit_equal.h"
 #include "support/temp_dir.h"
@@ -166,6 +168,30 @@ TEST(OnnxTrainConstants, HostStepsWithClipTrainOnlyTheParameters) {
     EXPECT_NE(host.params()[i], model.initial[i]) << "parameter " << i << " trained";
   expect_bit_identical(constants_of(host.model().graph), constants_of(model.build(8).graph),
                        "constants");
+}
+
+TEST(OnnxTrainConstants, DataParallelReplicasFollowTheSingleChip) {
+  // The data-parallel image carries the step program's data segments, the constants among them.
+  const testing::TempDir dir;
+  const runtime::TrainModel model = onnx_train_model(write_model(dir, false), "y", "labels");
+  runtime::DataParallelOptions o;
+  o.trainer.batch = 8;
+  o.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
+  o.trainer.optimizer.lr = 1e-2;
+  o.system = runtime::chip_test::machine(2, 2, 0);
+  o.check_replicas = true;
+  runtime::DataParallelTrainer dp(model, runtime::chip_test::tpu_v2_like(), o);
+  runtime::ChipTrainer chip(model, runtime::chip_test::tpu_v2_like(), o.trainer);
+  SplitMix64 rng(11);
+  for (int s = 0; s < 3; ++s) {
+    const std::vector<float> x = uniform(8 * 36, 0, 1, rng);
+    std::vector<int32_t> labels(8);
+    for (int32_t& l : labels) l = static_cast<int32_t>(rng.next() % 4);
+    const double ld = dp.step(x.data(), labels.data(), 8);
+    const float lc = chip.step(x.data(), labels.data(), 8);
+    EXPECT_TRUE(dp.diverged_replicas().empty()) << "step " << s;
+    EXPECT_NEAR(ld, lc, 1e-4 * lc) << "step " << s;
+  }
 }
 
 }  // namespace
