@@ -41,7 +41,8 @@
 // --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
 // (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
 // --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
-// (onnx/onnx_training.h: its initializers are the parameters) on the image dataset.
+// (onnx/onnx_training.h: its initializers are the parameters) on the image dataset; with --chips N
+// data-parallel like the zoo models.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -251,7 +252,6 @@ void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text)
 // The model of --model and the gpt size flags (UsageError naming the flag that is wrong).
 runtime::TrainModel train_model(const TrainArgs& a) {
   if (a.model.ends_with(".onnx")) {
-    if (a.chips != -1) throw UsageError("--chips", "trains zoo models; --model x.onnx runs on one");
     return onnx_import::onnx_train_model(a.model, onnx_import::loss_output_from_flag(a.loss),
                                          a.label_input);
   }

@@ -106,7 +106,9 @@ struct CompiledProgram {
   isa::Program program;
   HbmTensor x, labels, loss, logits, scalars;
   std::vector<HbmTensor> params;  // aligned with graph::Model::params
-  std::vector<HbmTensor> state;   // SGD: one velocity per parameter; Adam: all m, then all v
+  // The graph's constants (graph::Graph::constants order), written by the program's data segments.
+  std::vector<HbmTensor> constants;
+  std::vector<HbmTensor> state;  // SGD: one velocity per parameter; Adam: all m, then all v
   // All gradients as one region (gradient of params[i] at grads.hbm + params[i].hbm -
   // params[0].hbm) when CompileOptions::persistent_grads or Adam on the unit; else words = 0.
   HbmTensor grads;

@@ -16,6 +16,7 @@ std::vector<uint8_t> dependencies(const Pipeline& p) {
   std::vector<uint8_t> dep(g.values().size(), 0);
   if (p.x >= 0) dep[static_cast<size_t>(p.x)] = kFromX;
   for (int id : p.params) dep[static_cast<size_t>(id)] = kFromParam;
+  for (int id : g.constants()) dep[static_cast<size_t>(id)] = kFromParam;
   const int seed = g.has_value("d.loss") ? g.find_value("d.loss") : -1;
   for (const graph::Node& n : g.nodes()) {
     uint8_t d = n.output == seed ? kFromSeed : 0;
@@ -41,6 +42,7 @@ std::vector<core::HbmRole> hbm_roles(const Pipeline& p, const std::vector<int64_
     if (t.words > 0) roles.push_back(core::HbmRole{0, end_pc, t.hbm, t.words, kind});
   };
   for (const HbmTensor& t : p.out.params) whole(t, HbmKind::kWeights);
+  for (const HbmTensor& t : p.out.constants) whole(t, HbmKind::kWeights);
   for (const HbmTensor& t : p.out.state) whole(t, HbmKind::kOptimizerState);
   whole(p.out.grads, HbmKind::kGradients);
   whole(p.out.x, HbmKind::kActivations);

@@ -8,8 +8,9 @@ using graph::OpKind;
 
 namespace {
 
+// A weight: a parameter, or a constant the graph holds (its name names the layer as well).
 bool is_param(const graph::Graph& g, int v) {
-  return g.value(v).kind == graph::ValueKind::kParam;
+  return g.value(v).kind == graph::ValueKind::kParam || g.value(v).kind == graph::ValueKind::kConst;
 }
 
 std::string layer_of_param(const graph::Graph& g, int w) {

@@ -18,6 +18,7 @@
 //                         unit; strided DMAs)
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
+#include <cstring>
 
 #include "common/error.h"
 #include "compiler/hbm_roles.h"
@@ -218,6 +219,14 @@ void pass_lower(Pipeline& p) {
       p.out.program.data.push_back(std::move(d));
   p.out.program.data.push_back(
       isa::DataSegment{isa::Space::Hbm, static_cast<uint64_t>(p.ones_hbm), {0x3f800000u}});
+  const std::vector<int> constants = p.graph.constants();
+  for (size_t i = 0; i < constants.size(); ++i) {
+    const std::vector<float>& values = *p.graph.value(constants[i]).data;
+    std::vector<uint32_t> words(values.size());
+    std::memcpy(words.data(), values.data(), 4 * values.size());
+    p.out.program.data.push_back(isa::DataSegment{
+        isa::Space::Hbm, static_cast<uint64_t>(p.out.constants[i].hbm), std::move(words)});
+  }
   p.out.stats.bundles = static_cast<int64_t>(p.out.program.code.size());
   p.out.stats.hbm_words += p.scratch_words;
   p.out.stats.smem_words = cg.next_smem();

@@ -1,8 +1,8 @@
 // Pass plan-hbm: assigns every value of the graph an HBM word address.
 //   * Persistent (the host reads or writes them between runs): the input batch x, the labels, the
-//     per-step optimizer scalars, the constant 1.0 (the loss seed), the parameters and the
-//     optimizer state, the loss (and logits in inference), the sparse core's buffers of an
-//     embedding_bag (plan_sparse_step).
+//     per-step optimizer scalars, the constant 1.0 (the loss seed), the graph's constants (both
+//     written by the program's data segments), the parameters and the optimizer state, the loss
+//     (and logits in inference), the sparse core's buffers of an embedding_bag (plan_sparse_step).
 //   * Transient: every other node output lives from its producing node to its last consumer
 //     (gradients to the end: the optimizer update reads them). Values are placed first-fit in a
 //     free list in node order and their space is reused once their last consumer has run (never by
@@ -127,6 +127,11 @@ void pass_plan_hbm(Pipeline& p) {
   }
   out.scalars = tensor("optimizer.scalars", 2);
   p.ones_hbm = persistent(1);
+  out.constants.clear();
+  for (int id : g.constants()) {
+    out.constants.push_back(tensor(g.value(id).name, words_of(g.value(id))));
+    p.hbm[id] = out.constants.back().hbm;
+  }
   // An inference-only model (no labels, no loss): loss and labels stay empty (words 0).
   if (p.loss >= 0) out.loss = tensor(g.value(p.loss).name, 1);
   out.x = tensor(g.value(p.x).name, words_of(g.value(p.x)));

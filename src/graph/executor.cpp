@@ -60,12 +60,17 @@ Executor<T>::Executor(const Graph& g, Numerics mode, bool use_blas)
   TESSERA_CHECK((mode == Numerics::kF64) == kIsDouble,
                 "Executor<double> runs kF64; Executor<float> runs kF32 and kChip");
   g.verify();
+  for (const Value& v : g.values())
+    if (v.kind == ValueKind::kConst) {
+      m_values[v.id].assign(v.data->begin(), v.data->end());
+      m_bound[v.id] = true;
+    }
 }
 
 template <typename T>
 void Executor<T>::set(int value, std::vector<T> data) {
   const Value& v = m_graph.value(value);
-  if (v.kind == ValueKind::kNode || v.dtype != DType::kF32)
+  if (v.kind == ValueKind::kNode || v.kind == ValueKind::kConst || v.dtype != DType::kF32)
     throw Error(value_where(v), "only f32 inputs and parameters can be bound with set()");
   if (static_cast<int64_t>(data.size()) != num_elements(v.shape))
     throw Error(value_where(v), "bound " + std::to_string(data.size()) + " elements, shape " +

@@ -3,6 +3,7 @@
 // product.
 //
 // Usage: bind every input and parameter once (set / set_labels), run(), read values with get().
+// Constants are bound from the graph when the executor is made.
 // Bound values persist across runs (parameters are updated in place through at()); node outputs
 // are recomputed by each run. T is double for Numerics::kF64 and float otherwise.
 #pragma once

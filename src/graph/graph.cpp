@@ -85,13 +85,24 @@ int Graph::add_value(Value v) {
 int Graph::add_input(const std::string& name, Shape shape, DType dtype) {
   for (int64_t d : shape)
     if (d < 1) throw Error("input '" + name + "'", "dimension < 1 in shape " + shape_str(shape));
-  return add_value(Value{-1, name, std::move(shape), dtype, ValueKind::kInput, -1});
+  return add_value(Value{-1, name, std::move(shape), dtype, ValueKind::kInput, -1, nullptr});
 }
 
 int Graph::add_param(const std::string& name, Shape shape) {
   for (int64_t d : shape)
     if (d < 1) throw Error("param '" + name + "'", "dimension < 1 in shape " + shape_str(shape));
-  return add_value(Value{-1, name, std::move(shape), DType::kF32, ValueKind::kParam, -1});
+  return add_value(Value{-1, name, std::move(shape), DType::kF32, ValueKind::kParam, -1, nullptr});
+}
+
+int Graph::add_constant(const std::string& name, Shape shape, std::vector<float> data) {
+  for (int64_t d : shape)
+    if (d < 1) throw Error("constant '" + name + "'", "dimension < 1 in shape " + shape_str(shape));
+  if (static_cast<int64_t>(data.size()) != num_elements(shape))
+    throw Error("constant '" + name + "'",
+                std::to_string(data.size()) + " values for shape " + shape_str(shape));
+  auto values = std::make_shared<const std::vector<float>>(std::move(data));
+  return add_value(
+      Value{-1, name, std::move(shape), DType::kF32, ValueKind::kConst, -1, std::move(values)});
 }
 
 int Graph::add_node(OpKind op, std::vector<int> inputs, Attrs attrs, std::string name) {
@@ -110,8 +121,8 @@ int Graph::add_node(OpKind op, std::vector<int> inputs, Attrs attrs, std::string
     throw Error(e.where() + " '" + name + "'", e.why());
   }
   const int node_id = static_cast<int>(m_nodes.size());
-  const int out =
-      add_value(Value{-1, std::move(name), std::move(t.shape), t.dtype, ValueKind::kNode, node_id});
+  const int out = add_value(
+      Value{-1, std::move(name), std::move(t.shape), t.dtype, ValueKind::kNode, node_id, nullptr});
   m_nodes.push_back(Node{node_id, op, std::move(inputs), out, std::move(attrs)});
   return out;
 }
@@ -145,6 +156,13 @@ std::vector<int> Graph::params() const {
   return out;
 }
 
+std::vector<int> Graph::constants() const {
+  std::vector<int> out;
+  for (const Value& v : m_values)
+    if (v.kind == ValueKind::kConst) out.push_back(v.id);
+  return out;
+}
+
 std::vector<int> Graph::inputs() const {
   std::vector<int> out;
   for (const Value& v : m_values)
@@ -161,6 +179,9 @@ void Graph::verify() const {
     if (!names.insert(v.name).second) throw Error(where, "duplicate name");
     const bool produced = v.kind == ValueKind::kNode;
     if (produced != (v.producer >= 0)) throw Error(where, "producer does not match the value kind");
+    if ((v.kind == ValueKind::kConst) !=
+        (v.data != nullptr && static_cast<int64_t>(v.data->size()) == num_elements(v.shape)))
+      throw Error(where, "constant data does not match the value kind and shape");
     if (produced &&
         (v.producer >= static_cast<int>(m_nodes.size()) || m_nodes[v.producer].output != v.id))
       throw Error(where, "producer node " + std::to_string(v.producer) + " does not output it");
@@ -188,7 +209,9 @@ std::string Graph::dump() const {
   std::string out;
   for (const Value& v : m_values) {
     if (v.kind == ValueKind::kNode) continue;
-    out += v.kind == ValueKind::kInput ? "input " : "param ";
+    out += v.kind == ValueKind::kInput   ? "input "
+           : v.kind == ValueKind::kParam ? "param "
+                                         : "const ";
     out += v.name + ": " + type_str(v) + "\n";
   }
   for (const Node& n : m_nodes) {

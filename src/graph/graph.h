@@ -4,8 +4,10 @@
 //   * Values and nodes are numbered densely in creation order; a node's inputs always exist
 //     before it, so node order is a topological order (the executor and the compiler run nodes
 //     in that order).
-//   * A value is an input (fed each step: images, labels), a parameter (trainable weights, f32)
-//     or the output of exactly one node. Value names are unique.
+//   * A value is an input (fed each step: images, labels), a parameter (trainable weights, f32),
+//     a constant (f32 values the graph holds: never trained, never part of the training state;
+//     executors and compiled programs take them from the graph) or the output of exactly one
+//     node. Value names are unique.
 //   * add_node() infers the output shape and dtype (shape_inference.h) and throws
 //     tessera::Error naming the op and the shapes when they do not fit.
 //   * verify() re-checks every invariant (after each compiler pass); dump() is a readable text
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,7 +81,7 @@ struct Attrs {
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 
-enum class ValueKind : uint8_t { kInput, kParam, kNode };
+enum class ValueKind : uint8_t { kInput, kParam, kConst, kNode };
 
 struct Value {
   int id = -1;
@@ -86,7 +89,8 @@ struct Value {
   Shape shape;
   DType dtype = DType::kF32;
   ValueKind kind = ValueKind::kNode;
-  int producer = -1;  // node id for kNode, else -1
+  int producer = -1;                               // node id for kNode, else -1
+  std::shared_ptr<const std::vector<float>> data;  // kConst: the values (row-major), else null
 };
 
 struct Node {
@@ -104,6 +108,8 @@ class Graph {
 
   int add_input(const std::string& name, Shape shape, DType dtype = DType::kF32);
   int add_param(const std::string& name, Shape shape);
+  // A constant of `shape` holding `data` (one float per element; else an Error).
+  int add_constant(const std::string& name, Shape shape, std::vector<float> data);
   // Adds a node; its output value is named `name` (or "%<id>" when empty). Throws on bad
   // operands or shapes.
   int add_node(OpKind op, std::vector<int> inputs, Attrs attrs = {}, std::string name = "");
@@ -116,6 +122,7 @@ class Graph {
   int find_value(const std::string& name) const;
   bool has_value(const std::string& name) const;
   std::vector<int> params() const;
+  std::vector<int> constants() const;
   std::vector<int> inputs() const;
 
   // Checks ids, names, topological order, producers and re-infers every shape; throws Error.

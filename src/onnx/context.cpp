@@ -16,7 +16,14 @@ Shape inverse_permutation(const Shape& perm) {
 
 void Context::bind_constant(const std::string& name, Tensor t) {
   m_values.erase(name);
+  m_initializers.erase(name);
   m_constants[name] = std::move(t);
+}
+
+void Context::bind_initializer(const std::string& name, Tensor t) {
+  const bool trainable = !t.integer;
+  bind_constant(name, std::move(t));
+  if (trainable) m_initializers.insert(name);
 }
 
 bool Context::is_bound(const std::string& name) const {
@@ -29,7 +36,9 @@ int Context::value_named(const std::string& name) {
   if (c == m_constants.end()) throw Error(node_label(), "input '" + name + "' is not defined");
   if (c->second.integer)
     unsupported("integer tensor '" + name + "' used as data (integer data stays on the host)");
-  const int v = param(name, c->second.shape, c->second.floats());
+  const int v = m_initializers.count(name)
+                    ? param(name, c->second.shape, c->second.floats())
+                    : constant_value(name, c->second.shape, c->second.floats());
   m_values[name] = v;
   return v;
 }
@@ -54,6 +63,10 @@ const Tensor& Context::constant(int i) const {
     unsupported("input " + std::to_string(i) + " ('" + m_node->input(i) +
                 "') must be a constant (an initializer or folded from constants)");
   return it->second;
+}
+
+bool Context::is_trainable(int i) const {
+  return is_constant(i) && m_initializers.count(m_node->input(i)) > 0;
 }
 
 int Context::value(int i) {
@@ -147,6 +160,16 @@ int Context::permute(int v, const Shape& perm) {
       composed[i] = p.attrs.perm[static_cast<size_t>(perm[i])];
     return permute(p.inputs[0], composed);
   }
+  int64_t last = -1;  // moving only dims of size 1 keeps the elements' order: a reshape
+  bool order_kept = true;
+  Shape out;
+  for (int64_t d : perm) {
+    out.push_back(x.shape[static_cast<size_t>(d)]);
+    if (out.back() == 1) continue;
+    order_kept = order_kept && d > last;
+    last = d;
+  }
+  if (order_kept) return reshape(v, out);
   return emit(OpKind::kPermute, {v}, graph::Attrs::permute(perm));
 }
 
@@ -171,12 +194,25 @@ int Context::elementwise(OpKind op, int v, graph::Attrs attrs) {
   return emit(op, {v}, std::move(attrs));
 }
 
-int Context::param(const std::string& name, const Shape& shape, std::vector<float> data) {
+std::string Context::unique_name(const std::string& name) const {
   std::string unique = name;
   for (int k = 1; m_g.has_value(unique); ++k) unique = name + "." + std::to_string(k);
-  const int v = m_g.add_param(unique, shape);
+  return unique;
+}
+
+int Context::param(const std::string& name, const Shape& shape, std::vector<float> data) {
+  const int v = m_g.add_param(unique_name(name), shape);
   m_params.push_back(std::move(data));
   return v;
+}
+
+int Context::constant_value(const std::string& name, const Shape& shape, std::vector<float> data) {
+  return m_g.add_constant(unique_name(name), shape, std::move(data));
+}
+
+int Context::derived(int i, const std::string& name, const Tensor& t, bool trainable) {
+  return trainable && is_trainable(i) ? param(name, t.shape, t.floats())
+                                      : constant_value(name, t.shape, t.floats());
 }
 
 void Context::unsupported(const std::string& why) const {

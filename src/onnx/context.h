@@ -2,12 +2,16 @@
 // being converted, with the helpers every op converter (ops_*.cpp) uses.
 //
 // A name is bound either to a graph value or to a constant Tensor (initializers, Constant nodes,
-// anything folded from constants: the shape subgraphs). A float constant that a graph op consumes
-// becomes a graph parameter the first time (named after it; its initial value kept in params()).
-// Integer constants never enter the graph: ops take them as attributes (shapes, axes, indices).
+// anything folded from constants: the shape subgraphs). A float initializer of the file that a
+// graph op consumes becomes a graph parameter (trainable; named after it; its initial value kept
+// in params()); any other float constant a graph op consumes (Constant nodes, folded values, and
+// what the converters make: pooling counts, masks, bounds, epsilons, folded statistics) becomes a
+// graph constant (graph::ValueKind::kConst), which training never changes. Integer constants never
+// enter the graph: ops take them as attributes (shapes, axes, indices).
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,8 @@ class Context {
   // --- bindings
   void bind_value(const std::string& name, int value) { m_values[name] = value; }
   void bind_constant(const std::string& name, Tensor t);
+  // A constant that is an initializer of the file: a parameter where a graph op consumes it.
+  void bind_initializer(const std::string& name, Tensor t);
   bool is_bound(const std::string& name) const;
   bool is_constant_name(const std::string& name) const { return m_constants.count(name) > 0; }
   const Tensor& constant_named(const std::string& name) const { return m_constants.at(name); }
@@ -54,7 +60,9 @@ class Context {
   bool has_input(int i) const;
   bool is_constant(int i) const;
   const Tensor& constant(int i) const;  // Unsupported unless input i is a constant
-  int value(int i);                     // input i as a graph value
+  // Input i is a float initializer of the file (a graph op consuming it makes a parameter).
+  bool is_trainable(int i) const;
+  int value(int i);  // input i as a graph value
   graph::Shape shape(int i) const;
   // A constant integer input as int64s (axes, shapes, pads).
   std::vector<int64_t> ints(int i) const;
@@ -80,17 +88,26 @@ class Context {
   // An elementwise one-input op; applied before a producing permute (which then follows it), so
   // layout permutes around elementwise chains meet and cancel.
   int elementwise(graph::OpKind op, int v, graph::Attrs attrs = {});
+  // A trainable parameter with initial value `data` (params()).
   int param(const std::string& name, const graph::Shape& shape, std::vector<float> data);
+  // A graph constant (never trained).
+  int constant_value(const std::string& name, const graph::Shape& shape, std::vector<float> data);
+  // `t`, computed on the host from input i's constant by a change the training of the value does
+  // not mind (a layout, a sign, a scale): a parameter when input i is trainable and `trainable`,
+  // else a constant.
+  int derived(int i, const std::string& name, const Tensor& t, bool trainable = true);
   [[noreturn]] void unsupported(const std::string& why) const;
 
  private:
   const onnx::AttributeProto* attr(const std::string& name) const;
+  std::string unique_name(const std::string& name) const;  // `name`, or name.K when taken
 
   graph::Graph& m_g;
   int64_t m_opset;
   const onnx::NodeProto* m_node = nullptr;
   std::map<std::string, int> m_values;
   std::map<std::string, Tensor> m_constants;
+  std::set<std::string> m_initializers;  // float initializers of the file, still bound as such
   std::vector<std::vector<float>> m_params;
 };
 

@@ -38,6 +38,7 @@ std::vector<Tensor> run_graph_on_chip(const ImportedModel& m, const std::vector<
   }
   const std::vector<int> params = m.graph.params();
   for (size_t k = 0; k < params.size(); ++k) write(s, r.hbm.at(params[k]), m.params[k]);
+  for (int v : m.graph.constants()) write(s, r.hbm.at(v), *m.graph.value(v).data);
   core.run();
   return model_outputs(m, [&](int v) {
     std::vector<float> y(static_cast<size_t>(graph::num_elements(m.graph.value(v).shape)));

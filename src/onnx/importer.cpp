@@ -112,6 +112,8 @@ void prune(ImportedModel& m, const std::map<std::string, int>& onnx_names) {
         params.push_back(std::move(m.params[param_index]));
       }
       ++param_index;
+    } else if (v.kind == graph::ValueKind::kConst) {
+      if (live[v.id]) id[v.id] = out.add_constant(v.name, v.shape, *v.data);
     } else if (live[v.id]) {
       const graph::Node& n = g.node(v.producer);
       std::vector<int> inputs;
@@ -165,7 +167,7 @@ ImportedModel import_model(const ModelFile& f, const ImportOptions& o) {
   Context c(m.graph, f.opset);
   add_inputs(f, o, c, m);
   for (const auto& t : f.proto.graph().initializer())
-    c.bind_constant(t.name(), from_proto(t, f.path + ": initializer '" + t.name() + "'"));
+    c.bind_initializer(t.name(), from_proto(t, f.path + ": initializer '" + t.name() + "'"));
   std::set<std::string> poisoned;
   std::vector<std::string> failures;
   for (const auto& n : f.proto.graph().node()) {

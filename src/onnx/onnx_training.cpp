@@ -108,6 +108,11 @@ graph::Model training_model(const ImportedModel& m, const std::string& loss_outp
 runtime::TrainModel onnx_train_model(const std::string& path, const std::string& loss_output,
                                      const std::string& label_input) {
   auto file = std::make_shared<const ModelFile>(load_model_file(path));
+  for (const auto& n : file->proto.graph().node())
+    if (n.op_type() == "BatchNormalization")
+      throw Error(path, "BatchNormalization node '" + n.name() +
+                            "': train does not keep the running averages of the batch "
+                            "statistics (import and infer run the model)");
   FileInput x;
   for (const FileInput& in : file_inputs(*file))
     if (!in.integer && in.name != label_input) x = in;
@@ -134,6 +139,8 @@ runtime::TrainModel onnx_train_model(const std::string& path, const std::string&
   runtime::TrainModel t;
   t.spec.name = std::filesystem::path(path).stem().string();
   t.spec.input.assign(x.dims.begin() + 1, x.dims.end());
+  if (t.spec.input.size() == 3 && t.spec.input[0] == 1)  // one-channel NCHW: the order of HWC
+    t.spec.input = {t.spec.input[1], t.spec.input[2], 1};
   t.spec.classes = static_cast<int>(graph::num_elements(first.graph.value(first.logits).shape));
   t.build = [file, bound, loss_output, label_input](int batch) {
     return training_model(import_model(*file, bound(batch)), loss_output, label_input);

@@ -7,8 +7,12 @@
 // cross-entropy of the named output (logits [batch, classes]; an output of higher rank is
 // flattened to [batch, rest]) against int32 labels [batch] (the input of --label-input's name, or
 // a new input "labels" / that name when the model has none). Every float initializer a graph op
-// consumes is a parameter, initialised with the file's values. The dataset's samples must hold x's
-// per-sample elements (runtime::check_fits_model against the per-sample shape).
+// consumes is a parameter, initialised with the file's values; every other float constant
+// (Constant nodes, what the importer makes) is a graph constant that training never changes
+// (context.h). The dataset's samples must hold x's per-sample elements
+// (runtime::check_fits_model against the per-sample shape; a one-channel NCHW image [1, H, W]
+// fits as [H, W, 1], its pixels in the same order). A model with BatchNormalization is refused
+// (its running averages are not kept).
 // Errors name the file: an output or label input that is not in the model (the model's names
 // listed), an output whose first dim is not the batch, inputs other than x and the labels; a
 // missing or unknown --loss is a UsageError.

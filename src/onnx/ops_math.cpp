@@ -12,6 +12,7 @@
 
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
+#include "onnx/permuted_rows.h"
 
 namespace tessera::onnx_import {
 
@@ -54,14 +55,6 @@ int broadcast_binary(Context& c, OpKind op, int a, int b, bool commutative) {
   return c.reshape(result, out);
 }
 
-// A float operand: input i, negated or inverted on the host when it is a constant.
-int operand(Context& c, int i, double (*transform)(double)) {
-  if (!c.is_constant(i)) return -1;
-  Tensor t = fold::cast(c.constant(i), false);
-  if (transform != nullptr) t = fold::unary(t, transform);
-  return c.param(c.node().input(i) + (transform == nullptr ? "" : ".folded"), t.shape, t.floats());
-}
-
 bool fold_binary(Context& c, double (*op)(double, double)) {
   const Tensor& a = c.constant(0);
   const Tensor& b = c.constant(1);
@@ -86,6 +79,16 @@ double neg(double x) {
 }
 double inv(double x) {
   return 1.0 / x;
+}
+
+// A float operand: input i, negated or inverted on the host when it is a constant. A trainable
+// initializer stays a parameter as itself or negated; inverted (a divisor) it is a constant.
+int operand(Context& c, int i, double (*transform)(double)) {
+  if (!c.is_constant(i)) return -1;
+  Tensor t = fold::cast(c.constant(i), false);
+  if (transform != nullptr) t = fold::unary(t, transform);
+  return c.derived(i, c.node().input(i) + (transform == nullptr ? "" : ".folded"), t,
+                   transform != inv);
 }
 
 bool fold_add(Context& c) {
@@ -238,15 +241,23 @@ int gemm_operand(Context& c, int i, bool trans) {
     c.unsupported("Gemm operands must be 2-D, got " + graph::shape_str(c.shape(i)));
   if (!trans) return c.value(i);
   if (c.is_constant(i)) {
-    const Tensor t = fold::transpose(c.constant(i), {1, 0});
-    return c.param(c.node().input(i), t.shape, t.floats());
+    return c.derived(i, c.node().input(i), fold::transpose(c.constant(i), {1, 0}));
   }
   return c.emit(OpKind::kTranspose, {c.value(i)});
 }
 
 void convert_gemm(Context& c) {
-  const int a = gemm_operand(c, 0, c.attr_int("transA", 0) != 0);
-  const int b = gemm_operand(c, 1, c.attr_int("transB", 0) != 0);
+  int a = gemm_operand(c, 0, c.attr_int("transA", 0) != 0);
+  int b = -1;
+  if (c.is_constant(1) && c.shape(1).size() == 2) {  // A a flattened permute: B's rows reordered
+    Tensor t = c.attr_int("transB", 0) != 0 ? fold::transpose(c.constant(1), {1, 0})
+                                            : fold::cast(c.constant(1), false);
+    if (const int y = unpermuted_rows(c, a, t); y >= 0) {
+      a = y;
+      b = c.derived(1, c.node().input(1), t);
+    }
+  }
+  if (b < 0) b = gemm_operand(c, 1, c.attr_int("transB", 0) != 0);
   int y = c.scale(c.emit(OpKind::kMatMul, {a, b}), c.attr_float("alpha", 1.0));
   if (c.has_input(2)) {
     const double beta = c.attr_float("beta", 1.0);
@@ -254,7 +265,7 @@ void convert_gemm(Context& c) {
     if (c.is_constant(2)) {
       const Tensor t =
           fold::unary(c.constant(2), [beta](double v) { return v * static_cast<float>(beta); });
-      bias = c.param(c.node().input(2), t.shape, t.floats());
+      bias = c.derived(2, c.node().input(2), t);
     } else {
       bias = c.scale(c.value(2), beta);
     }
@@ -328,8 +339,8 @@ int clip_bound(Context& c, int x, double v, bool upper) {
   Shape stacked{1};
   stacked.insert(stacked.end(), s.begin(), s.end());
   const double sign = upper ? -1 : 1;
-  const int bound =
-      c.param(c.node().output(0) + (upper ? ".max" : ".min"), {1}, {static_cast<float>(sign * v)});
+  const int bound = c.constant_value(c.node().output(0) + (upper ? ".max" : ".min"), {1},
+                                     {static_cast<float>(sign * v)});
   const int pair = c.emit(OpKind::kConcat,
                           {c.reshape(c.scale(x, sign), stacked),
                            c.emit(OpKind::kBroadcast, {bound}, graph::Attrs::reshape(stacked))},
@@ -386,14 +397,14 @@ void convert_where(Context& c) {
       std::vector<float> data(static_cast<size_t>(v.size()));
       for (int64_t k = 0; k < v.size(); ++k)
         data[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? static_cast<float>(v.at(k)) : 0;
-      return c.param(name + (i == 1 ? ".then" : ".else"), out, std::move(data));
+      return c.constant_value(name + (i == 1 ? ".then" : ".else"), out, std::move(data));
     }
     std::vector<float> mask(static_cast<size_t>(cond.size()));
     for (int64_t k = 0; k < cond.size(); ++k)
       mask[static_cast<size_t>(k)] = (cond.at(k) != 0) == when ? 1.0f : 0.0f;
-    return broadcast_binary(c, OpKind::kMul, c.value(i),
-                            c.param(name + (i == 1 ? ".then_mask" : ".else_mask"), out, mask),
-                            true);
+    return broadcast_binary(
+        c, OpKind::kMul, c.value(i),
+        c.constant_value(name + (i == 1 ? ".then_mask" : ".else_mask"), out, mask), true);
   };
   c.set_output(0, broadcast_binary(c, OpKind::kAdd, masked(1, true), masked(2, false), true));
 }

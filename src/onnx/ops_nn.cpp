@@ -1,12 +1,13 @@
 // Converters of the ONNX neural-network ops: Conv, MaxPool, AveragePool, GlobalAveragePool,
-// BatchNormalization (inference: folded into a per-channel scale and shift) and
-// LayerNormalization. ONNX images are NCHW and kernels OIHW; the graph's are NHWC and HWIO, so a
-// 2-D convolution or pooling runs between two permutes (consecutive ones cancel, context.h) and a
-// constant kernel is transposed on the host.
+// BatchNormalization (inference: folded into a per-channel scale and shift; training mode:
+// batch_norm_training.h) and LayerNormalization. ONNX images are NCHW and kernels OIHW; the
+// graph's are NHWC and HWIO, so a 2-D convolution or pooling runs between two permutes
+// (consecutive ones cancel, context.h) and a constant kernel is transposed on the host.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "onnx/batch_norm_training.h"
 #include "onnx/fold.h"
 #include "onnx/op_table.h"
 
@@ -160,7 +161,7 @@ void convert_conv(Context& c) {
   if (c.is_constant(1)) {
     const Tensor hwio = dilate ? dilated_hwio(c.constant(1), win.dh, win.dw)
                                : fold::transpose(c.constant(1), {2, 3, 1, 0});
-    kernel = c.param(c.node().input(1), hwio.shape, hwio.floats());
+    kernel = c.derived(1, c.node().input(1), hwio, !dilate);
   } else if (!dilate) {
     kernel = c.permute(c.value(1), {2, 3, 1, 0});
   } else {
@@ -253,8 +254,8 @@ void convert_average_pool(Context& c) {
     c.set_output(0, c.permute(c.scale(y, 1.0 / static_cast<double>(k * k)), kToNchw));
     return;
   }
-  const int counts =
-      c.param(c.node().output(0) + ".inverse_count", {out[1], out[2], out[3]}, std::move(inverse));
+  const int counts = c.constant_value(c.node().output(0) + ".inverse_count",
+                                      {out[1], out[2], out[3]}, std::move(inverse));
   c.set_output(0, c.permute(c.emit(OpKind::kMul, {y, counts}), kToNchw));
 }
 
@@ -266,8 +267,8 @@ void convert_global_average_pool(Context& c) {
   const int64_t rows = s[0] * s[1], hw = graph::num_elements(s) / rows;
   fold::check_fold_size({hw});
   const int ones =
-      c.param(c.node().name() + ".mean", {hw, 1},
-              std::vector<float>(static_cast<size_t>(hw), 1.0f / static_cast<float>(hw)));
+      c.constant_value(c.node().name() + ".mean", {hw, 1},
+                       std::vector<float>(static_cast<size_t>(hw), 1.0f / static_cast<float>(hw)));
   const int y = c.emit(OpKind::kMatMul, {c.reshape(x, {rows, hw}), ones});
   Shape out(s.size(), 1);
   out[0] = s[0];
@@ -277,6 +278,10 @@ void convert_global_average_pool(Context& c) {
 
 // y = x * s + t per channel (axis 1), s = scale / sqrt(var + eps), t = bias - mean * s.
 void convert_batch_norm(Context& c) {
+  if (c.attr_int("training_mode", 0) != 0 && c.opset() >= 14) {
+    convert_batch_norm_training(c);
+    return;
+  }
   if (c.attr_int("training_mode", 0) != 0 || (c.num_outputs() > 1 && !c.node().output(1).empty()))
     c.unsupported("training mode (batch statistics); inference folds the running statistics");
   const Shape x = c.shape(0);
@@ -300,8 +305,8 @@ void convert_batch_norm(Context& c) {
   perm.push_back(1);
   const std::string& name = c.node().output(0);
   int y = c.permute(c.value(0), perm);
-  y = c.emit(OpKind::kMul, {y, c.param(name + ".scale", {ch}, s)});
-  y = c.emit(OpKind::kAdd, {y, c.param(name + ".shift", {ch}, t)});
+  y = c.emit(OpKind::kMul, {y, c.constant_value(name + ".scale", {ch}, s)});
+  y = c.emit(OpKind::kAdd, {y, c.constant_value(name + ".shift", {ch}, t)});
   c.set_output(0, c.permute(y, inverse_permutation(perm)));
 }
 
@@ -322,8 +327,8 @@ void set_layer_norm_statistics(Context& c, int rows, const Shape& x, int64_t axi
       c.emit(OpKind::kAdd,
              {rows, c.scale(c.emit(OpKind::kBroadcast, {mean}, graph::Attrs::reshape(r)), -1.0)});
   const int var = row_mean(c.emit(OpKind::kMul, {centered, centered}));
-  const int eps = c.param(c.node().output(0) + ".eps", {1},
-                          {static_cast<float>(c.attr_float("epsilon", 1e-5))});
+  const int eps = c.constant_value(c.node().output(0) + ".eps", {1},
+                                   {static_cast<float>(c.attr_float("epsilon", 1e-5))});
   const int inv_std = c.elementwise(OpKind::kReciprocal,
                                     c.elementwise(OpKind::kSqrt, c.emit(OpKind::kAdd, {var, eps})));
   c.set_output(2, c.reshape(inv_std, stat));
@@ -338,8 +343,8 @@ void convert_layer_norm(Context& c) {
   fold::check_fold_size({d});
   auto row_param = [&](int i, float fill) {
     if (!c.has_input(i))
-      return c.param(c.node().output(0) + ".bias", {d},
-                     std::vector<float>(static_cast<size_t>(d), fill));
+      return c.constant_value(c.node().output(0) + ".bias", {d},
+                              std::vector<float>(static_cast<size_t>(d), fill));
     if (graph::num_elements(c.shape(i)) != d)
       c.unsupported("scale/bias " + graph::shape_str(c.shape(i)) +
                     " do not cover the normalized dims");

@@ -96,6 +96,20 @@ TEST(OnnxTrain, FashionMlpStepsAreBitIdenticalToTheChipNumericsReference) {
   check_exact(graph::OptimizerKind::kAdam, 1e-3);
 }
 
+TEST(OnnxTrain, PyTorchCnnImportsToTheZooCnnsOpsWithoutPermutes) {
+  // The one-channel input's NHWC permute is a reshape; Flatten's NCHW permute is folded into the
+  // dense layer's weight rows (src/onnx/permuted_rows.h).
+  const runtime::TrainModel t =
+      onnx_train_model(std::string(TESSERA_SOURCE_DIR) + "/data/onnx/cnn.onnx", "y", "labels");
+  EXPECT_EQ(t.spec.input, (graph::Shape{28, 28, 1}));
+  const graph::Model m = t.build(8);
+  std::vector<std::string> ops;
+  for (const graph::Node& n : m.graph.nodes()) ops.emplace_back(graph::op_name(n.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"reshape", "conv2d", "add", "relu", "maxpool2d",
+                                           "conv2d", "add", "relu", "maxpool2d", "reshape",
+                                           "matmul", "add", "softmax_cross_entropy"}));
+}
+
 TEST(OnnxTrainBad, LossHeadAndLabelInputAreChecked) {
   EXPECT_EQ(testing::error_of([] { loss_output_from_flag("mse:y"); }),
             "--loss: 'mse:y': the loss head is softmax-ce:OUTPUT_NAME");

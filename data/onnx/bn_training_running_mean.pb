@@ -1,0 +1,1 @@
+Brunning_meanJÐ\Š=ŽO=_ÒÖ=
