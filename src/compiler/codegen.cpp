@@ -221,6 +221,11 @@ int64_t Codegen::reserve_smem(int64_t words) {
   return at;
 }
 
+bool Codegen::fits_imem() {
+  wait_dmas();
+  return m_em.final_index(m_em.size()) + 1 <= m_spec.imem_bundles;  // + the final halt
+}
+
 isa::Program Codegen::finish() {
   wait_dmas();
   isa::Program p;

@@ -134,6 +134,8 @@ class Codegen {
   // Highest vector-memory row + 1 any kernel touched so far (loads, stores, DMA destinations).
   int64_t vmem_peak_rows() const { return m_vmem_peak; }
 
+  // After waiting for the DMAs still pending: whether finish()'s program fits instruction memory.
+  bool fits_imem();
   isa::Program finish();
 
  private:

@@ -160,7 +160,9 @@ void Emitter::roll_since(int64_t first) {
     for (isa::Instr& in : b.slot)
       if (has_label(in.op)) in.imm = static_cast<int32_t>(in.imm - first);
   m_bundles.resize(static_cast<size_t>(first));
-  append(kernels::roll_loops(code, m_spec).code);
+  kernels::RollOptions options;
+  options.nested = m_nested;
+  append(kernels::roll_loops(code, m_spec, options).code);
 }
 
 void Emitter::append(const std::vector<isa::Bundle>& code) {

@@ -42,6 +42,9 @@ class Emitter {
   // stretches become counted loops; registers it takes are dead after them, per the convention
   // that kernels hand no scalar register but s0 to later code), after a barrier.
   void roll_since(int64_t first);
+  // With nested rolling on, roll_since() also rolls loops into outer loops (RollOptions::nested).
+  void set_nested_rolling(bool on) { m_nested = on; }
+  bool nested_rolling() const { return m_nested; }
   // Appends already scheduled code (e.g. a GEMM kernel) after everything placed so far.
   void append(const std::vector<isa::Bundle>& code);
   // `in` alone in a new bundle after everything placed so far, or (join) in the last bundle's next
@@ -83,6 +86,7 @@ class Emitter {
   std::vector<Access> m_vmem;
   std::vector<int64_t> m_labels;  // bundle of each label; -1 while unbound
   std::vector<LabelRef> m_label_refs;
+  bool m_nested = false;
 };
 
 // Register operands of an instruction, from its operand signature.

@@ -196,7 +196,8 @@ void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_
                int64_t c, int M, int K, int N, int64_t smem_base, bool loops) {
   kernels::GemmPlacement at{a, b, c, smem_base >= 0 ? smem_base : cg.next_smem()};
   try {
-    const kernels::GemmProgram gemm = kernels::make_gemm(cg.spec(), M, K, N, at, loops);
+    const kernels::GemmProgram gemm =
+        kernels::make_gemm(cg.spec(), M, K, N, at, loops, cg.em().nested_rolling());
     if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.plan);
     cg.append(gemm.program, gemm.plan.vmem_rows);
     stats.mxu_macs += gemm.plan.macs();

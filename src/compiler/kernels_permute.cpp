@@ -53,6 +53,8 @@ void emit_permute(Codegen& cg, const std::string& name, int64_t x, int64_t y,
         from += idx[d] * src[d];
         to += idx[d] * ostride[d];
       }
+      // Nested rolling: every DMA in the same registers, so the odometer's runs roll into loops.
+      if (cg.em().nested_rolling()) cg.restart_pools();
       cg.dma(Opcode::DMAHV2, to, from, desc);
       more = false;
       for (size_t k = loop.size(); k-- > 0;) {  // the odometer, innermost last in `loop`

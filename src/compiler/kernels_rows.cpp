@@ -99,7 +99,11 @@ class RowKernel {
         m_cg.dma(Opcode::DMAHV2, column_row(i) * m_L, m_columns[i] + r0,
                  m_cg.descriptor(nr, 1, 1, m_L));
       m_cg.wait_dmas();
-      for (m_group = 0; m_group * m_S < nr; ++m_group) group(r0 + m_group * m_S);
+      for (m_group = 0; m_group * m_S < nr; ++m_group) {
+        // Nested rolling: every group in the same registers, so the groups roll into a loop.
+        if (m_cg.em().nested_rolling()) m_cg.restart_pools();
+        group(r0 + m_group * m_S);
+      }
       m_cg.em().barrier();
       for (size_t o = 0; o < m_outs.size(); ++o)
         for (int64_t j = 0; j < m_cpr; ++j)

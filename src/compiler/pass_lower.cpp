@@ -40,7 +40,8 @@ using graph::OpKind;
 namespace {
 
 // Kernels longer than this many bundles have their periodic stretches rolled into loops
-// (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles).
+// (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles). A program that does
+// not fit instruction memory is lowered again with nested rolling (loops inside loops).
 constexpr int64_t kRollAbove = 2048;
 
 int64_t count(const graph::Value& v) {
@@ -168,10 +169,11 @@ int64_t nonempty_bundles(const std::vector<isa::Bundle>& bundles, int64_t at) {
                        [](const isa::Bundle& b) { return b != isa::Bundle{}; });
 }
 
-}  // namespace
-
-void pass_lower(Pipeline& p) {
+// Lowers the graph into p.out, rolling kernels one level deep, or nested with `nested`; false
+// (p.out partly written) when the one-level program does not fit instruction memory.
+bool lower_program(Pipeline& p, bool nested) {
   Codegen cg(*p.spec);
+  cg.em().set_nested_rolling(nested);
   std::vector<int64_t> kernel_at;  // emitter bundle of each node's first (hbm_roles.h)
   // kernel_barriers: from the node after the first gradient's producer on (the backward pass,
   // where gradient buckets can be ready); the forward kernels keep their overlap.
@@ -196,6 +198,7 @@ void pass_lower(Pipeline& p) {
     optimizer_at = cg.em().size();
     lower_optimizer(p, cg);
   }
+  if (!nested && !cg.fits_imem()) return false;
   p.out.program = cg.finish();
   if (optimizer_at >= 0)
     p.out.optimizer_first_bundle = nonempty_bundles(cg.em().bundles(), optimizer_at);
@@ -231,6 +234,18 @@ void pass_lower(Pipeline& p) {
   p.out.stats.hbm_words += p.scratch_words;
   p.out.stats.smem_words = cg.next_smem();
   p.out.stats.vmem_peak_rows = cg.vmem_peak_rows();
+  return true;
+}
+
+}  // namespace
+
+void pass_lower(Pipeline& p) {
+  const CompiledProgram before = p.out;
+  const int64_t scratch = p.scratch_words;
+  if (lower_program(p, false)) return;
+  p.out = before;
+  p.scratch_words = scratch;
+  lower_program(p, true);
 }
 
 }  // namespace tessera::compiler

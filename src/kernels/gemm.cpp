@@ -47,11 +47,13 @@ isa::Instr on_mxu(int unit, isa::Instr in) {
 
 class GemmGenerator {
  public:
-  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base, bool loops)
+  GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base, bool loops,
+                bool nested)
       : m_spec(spec),
         m_plan(plan),
         m_smem_base(smem_base),
         m_loops(loops),
+        m_nested(nested),
         m_units(spec.mxu_count),
         m_mlws(static_cast<size_t>(spec.mxu_count), 0) {}
   isa::Program generate();
@@ -90,7 +92,7 @@ class GemmGenerator {
   const core::CoreSpec& m_spec;
   GemmPlan& m_plan;
   int64_t m_smem_base = 0;
-  bool m_loops = true;
+  bool m_loops = true, m_nested = false;
   int m_units = 1;              // MXUs
   std::vector<int64_t> m_mlws;  // per MXU: mlw ops emitted (weight vreg rotation)
   BundleBuilder m_bb;
@@ -371,7 +373,12 @@ isa::Program GemmGenerator::generate() {
     // >= 192 / S bundles (24 at 8 sublanes) keep it within about 1% when issue is the limit.
     RollOptions o;
     o.min_body = std::max(24, 192 / p.S);
+    o.nested = m_nested;
     RolledCode rolled = roll_loops(straight, m_spec, o);
+    if (!o.nested && static_cast<int64_t>(rolled.code.size()) > m_spec.imem_bundles) {
+      o.nested = true;
+      rolled = roll_loops(straight, m_spec, o);
+    }
     prog.code = std::move(rolled.code);
     p.loops = rolled.loops;
   } else {
@@ -401,7 +408,7 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, bool loop
 }
 
 GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at,
-                      bool loops) {
+                      bool loops, bool nested) {
   if (M < 1 || K < 1 || N < 1) throw Error("gemm", "M, K and N must be positive");
   GemmPlan plan;
   plan.M = M, plan.K = K, plan.N = N;
@@ -425,7 +432,7 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
                 plan.c_hbm + static_cast<int64_t>(M) * N});
   if (end * 4 > spec.hbm_bytes || end > INT32_MAX)
     throw Error("gemm", "HBM cannot hold A, B and C");
-  GemmGenerator gen(spec, plan, at.smem_base, loops);
+  GemmGenerator gen(spec, plan, at.smem_base, loops, nested);
   GemmProgram out;
   out.program = gen.generate();
   plan.tiles = static_cast<int64_t>(plan.MC) * plan.NT * plan.KT;

@@ -77,8 +77,10 @@ struct GemmPlacement {
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
   int64_t smem_base = 0;
 };
+// With `loops`, a program whose one-level rolling does not fit instruction memory, or any program
+// when `nested`, is rolled with loops inside loops (RollOptions::nested).
 GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at,
-                      bool loops = true);
+                      bool loops = true, bool nested = false);
 
 // Appends A (M x K) and B (K x N) as HBM data segments at the plan's addresses.
 void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a, const float* b);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <climits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "common/error.h"
@@ -33,9 +34,10 @@ bool has_label(const Instr& in) {
   return false;
 }
 
-// How the immediate of an op may vary between copies: not at all, as an sli value, or as the
-// offset of a memory operand based on the zero register (field `base`).
-enum class Vary { Fixed, Sli, Mem };
+// How the immediate of an op may vary between copies: not at all, as an sli value, as the
+// offset of a memory operand based on the zero register (field `base`), or as a branch target
+// (by the distance between the copies: the target relative to the bundle is fixed).
+enum class Vary { Fixed, Sli, Mem, Label };
 struct SlotVary {
   Vary kind = Vary::Fixed;
   isa::Field base = isa::Field::D;
@@ -43,6 +45,7 @@ struct SlotVary {
 
 SlotVary slot_vary(const Instr& in, bool zero_ok) {
   if (in.op == Opcode::SLI) return {Vary::Sli, isa::Field::D};
+  if (has_label(in)) return {Vary::Label, isa::Field::D};
   if (!zero_ok) return {};
   for (const isa::Operand& o : isa::signature(in.op))
     if (o.kind == OperandKind::Mem && isa::field_value(in, o.field) == kZeroReg)
@@ -69,6 +72,7 @@ struct Region {
 struct Loop {
   int64_t top = 0, length = 0, trips = 0;
   std::vector<Bundle> setup, body;
+  int branch_slot = 0;  // the slot of `loop` in the body's last bundle
 };
 
 class Roller {
@@ -90,6 +94,14 @@ class Roller {
   std::map<int64_t, Loop> select(const std::vector<Region>& regions) const;
   bool dead_after(int reg, int64_t from) const;
   int free_scalar(const Bundle& b) const;
+  // Nested rolling: a copy may start at bundle x (no local loop's body runs across x), and the
+  // outer loop's `loop` may go to bundle x.
+  bool boundary(int64_t x) const { return x >= m_n || m_cut[static_cast<size_t>(x)] == 0; }
+  bool can_close(int64_t x) const {
+    return free_scalar(m_code[static_cast<size_t>(x)]) > 0 &&
+           m_control[static_cast<size_t>(x)] == 0;
+  }
+  bool in_loop(int64_t x) const { return m_in_loop[static_cast<size_t>(x)] != 0; }
   Vary vary(int64_t x, int s) const { return m_vary[static_cast<size_t>(x * isa::kNumSlots + s)]; }
 
   const std::vector<Bundle>& m_code;
@@ -98,7 +110,10 @@ class Roller {
   int64_t m_n;
   bool m_zero_ok = true;
   std::vector<uint64_t> m_key;
-  std::vector<char> m_barrier;
+  std::vector<char> m_barrier, m_control;
+  // Nested rolling: [x] > 0 if a local loop's body [target, loop] holds x (m_in_loop) or holds
+  // x - 1 and x without starting at x (m_cut).
+  std::vector<int> m_in_loop, m_cut;
   // Facts of the input code gathered once by analyse(), so that the searches (same_shape over
   // every candidate period, dead_after for every register of every planned region) do not decode
   // instructions again.
@@ -123,6 +138,7 @@ bool Roller::same_shape(int64_t x, int64_t y) const {
     const Instr& q = b.slot[static_cast<size_t>(s)];
     if (slot_word(p) != slot_word(q)) return false;
     if (vary(x, s) == Vary::Fixed && p.imm != q.imm) return false;
+    if (vary(x, s) == Vary::Label && int64_t{p.imm} - x != int64_t{q.imm} - y) return false;
   }
   return true;
 }
@@ -144,6 +160,8 @@ void Roller::analyse() {
           m_zero_ok = false;
   m_key.assign(static_cast<size_t>(m_n), 0);
   m_barrier.assign(static_cast<size_t>(m_n), 0);
+  m_control.assign(static_cast<size_t>(m_n), 0);
+  std::vector<int> in_loop(static_cast<size_t>(m_n + 1), 0), cut(static_cast<size_t>(m_n + 1), 0);
   m_vary.assign(static_cast<size_t>(m_n * isa::kNumSlots), Vary::Fixed);
   m_reads.assign(static_cast<size_t>(m_n), 0);
   m_writes.assign(static_cast<size_t>(m_n), 0);
@@ -164,9 +182,18 @@ void Roller::analyse() {
       m_vary[static_cast<size_t>(x * isa::kNumSlots + s)] = v;
       h = mix(h, slot_word(in));
       if (v == Vary::Fixed) h = mix(h, static_cast<uint32_t>(in.imm));
-      if (is_control(in)) m_barrier[static_cast<size_t>(x)] = 1;
+      if (v == Vary::Label) h = mix(h, static_cast<uint64_t>(x - in.imm));
+      const bool local = m_opt.nested && in.op == Opcode::LOOP && in.imm >= 0 && in.imm <= x;
+      if (is_control(in)) m_control[static_cast<size_t>(x)] = 1;
+      if (is_control(in) && !local) m_barrier[static_cast<size_t>(x)] = 1;
+      if (local) {
+        ++in_loop[static_cast<size_t>(in.imm)];
+        --in_loop[static_cast<size_t>(x + 1)];
+        ++cut[static_cast<size_t>(in.imm + 1)];
+        --cut[static_cast<size_t>(x + 1)];
+      }
       if (has_label(in)) {
-        if (in.imm >= 0 && in.imm < m_n) m_barrier[static_cast<size_t>(in.imm)] = 1;
+        if (!local && in.imm >= 0 && in.imm < m_n) m_barrier[static_cast<size_t>(in.imm)] = 1;
         branch = true;
         lowest = std::min<int64_t>(lowest, in.imm);
         highest = std::max<int64_t>(highest, in.imm);
@@ -181,6 +208,15 @@ void Roller::analyse() {
     for (uint64_t m = m_reads[static_cast<size_t>(x)] | m_writes[static_cast<size_t>(x)]; m != 0;
          m &= m - 1)
       m_refs[static_cast<size_t>(std::countr_zero(m))].push_back(x);
+  }
+  m_in_loop.assign(static_cast<size_t>(m_n), 0);
+  m_cut.assign(static_cast<size_t>(m_n), 0);
+  int inside = 0, across = 0;
+  for (int64_t x = 0; x < m_n; ++x) {
+    inside += in_loop[static_cast<size_t>(x)];
+    across += cut[static_cast<size_t>(x)];
+    m_in_loop[static_cast<size_t>(x)] = inside;
+    m_cut[static_cast<size_t>(x)] = across;
   }
 }
 
@@ -301,14 +337,14 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   k = std::max<int64_t>(1, std::min(k, span / (2 * r.period)));
   const int64_t L = k * r.period;
   int64_t o = 0;
-  while (o < L && (span - o) / L >= 2 &&
-         free_scalar(m_code[static_cast<size_t>(r.start + o + L - 1)]) == 0)
+  while (o < L && (span - o) / L >= 2 && !(can_close(r.start + o + L - 1) && boundary(r.start + o)))
     ++o;
   if (o >= L || (span - o) / L < 2) return false;
   loop.top = r.start + o;
   loop.length = L;
   loop.trips = (span - o) / L;
-  if ((loop.trips - 1) * L < m_opt.min_saving) return false;
+  while (loop.trips >= 2 && !boundary(loop.top + loop.trips * L)) --loop.trips;
+  if (loop.trips < 2 || (loop.trips - 1) * L < m_opt.min_saving) return false;
   const int64_t end = loop.top + loop.trips * L;
 
   // Deltas of the affine immediates, per body slot.
@@ -316,7 +352,9 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   std::vector<int64_t> distinct;
   for (int64_t j = 0; j < L; ++j)
     for (int s = 0; s < isa::kNumSlots; ++s) {
-      const int64_t d = int64_t{imm(loop.top + j + L, s)} - imm(loop.top + j, s);
+      const int64_t d = vary(loop.top + j, s) == Vary::Label
+                            ? 0
+                            : int64_t{imm(loop.top + j + L, s)} - imm(loop.top + j, s);
       delta[static_cast<size_t>(j)][static_cast<size_t>(s)] = d;
       if (d == 0) continue;
       if (std::abs(d) * (loop.trips - 1) > INT32_MAX ||
@@ -340,20 +378,26 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   // Slots: `loop` in the last bundle, the increments as late as possible.
   loop.body.assign(m_code.begin() + loop.top, m_code.begin() + loop.top + L);
   int free = 0;
-  for (const Bundle& b : loop.body) free += free_scalar(b);
+  for (int64_t b = 0; b < L; ++b)
+    if (!in_loop(loop.top + b)) free += free_scalar(loop.body[static_cast<size_t>(b)]);
   if (free < static_cast<int>(distinct.size()) + 1) return false;
   const int counter = regs[0];
   put_scalar(loop.body.back(), scalar_op(Opcode::LOOP, 0, counter, 0));  // target set by the caller
+  for (int s = 0; s < isa::kNumSlots; ++s)
+    if (loop.body.back().slot[static_cast<size_t>(s)].op == Opcode::LOOP) loop.branch_slot = s;
   std::vector<int64_t> inc_at(distinct.size(), -1);
   int64_t j = L - 1;
   for (size_t i = 0; i < distinct.size(); ++i) {
-    while (free_scalar(loop.body[static_cast<size_t>(j)]) == 0) --j;
+    while (free_scalar(loop.body[static_cast<size_t>(j)]) == 0 || in_loop(loop.top + j)) --j;
     put_scalar(loop.body[static_cast<size_t>(j)],
                scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i]));
     inc_at[i] = j;
   }
 
-  // Rewrite the affine slots of the body.
+  // Rewrite the affine slots of the body. Nested rolling: each induction register starts at the
+  // first copy's immediate of its first affine slot.
+  std::vector<int64_t> base(distinct.size(), 0);
+  std::vector<bool> seen(distinct.size(), !m_opt.nested);
   for (int64_t b = 0; b < L; ++b)
     for (int s = 0; s < isa::kNumSlots; ++s) {
       const int64_t d = delta[static_cast<size_t>(b)][static_cast<size_t>(s)];
@@ -363,7 +407,11 @@ bool Roller::plan(const Region& r, Loop& loop) const {
       Instr& in = loop.body[static_cast<size_t>(b)].slot[static_cast<size_t>(s)];
       const SlotVary v = slot_vary(in, m_zero_ok);
       TESSERA_CHECK(v.kind != Vary::Fixed, "loop roll: a fixed immediate varies");
-      const int32_t value = static_cast<int32_t>(in.imm - (b > inc_at[i] ? d : 0));
+      if (!seen[i]) {
+        seen[i] = true;
+        base[i] = in.imm;
+      }
+      const int32_t value = static_cast<int32_t>(in.imm - base[i] - (b > inc_at[i] ? d : 0));
       if (v.kind == Vary::Sli) {
         in = scalar_op(Opcode::SADDI, in.d, regs[i + 1], value);
       } else {
@@ -375,7 +423,7 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   // Setup: the trip count and the induction registers at 0, two per bundle.
   std::vector<Instr> init{scalar_op(Opcode::SLI, counter, 0, loop.trips)};
   for (size_t i = 0; i < distinct.size(); ++i)
-    init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, 0));
+    init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, base[i]));
   for (size_t i = 0; i < init.size(); ++i) {
     if (i % 2 == 0) loop.setup.emplace_back();
     put_scalar(loop.setup.back(), init[i]);
@@ -425,7 +473,8 @@ RolledCode Roller::run() {
     return a.period != b.period ? a.period < b.period : a.saving() > b.saving();
   });
   std::map<int64_t, Loop> short_first = select(regions);
-  if (rolled_size(m_n, short_first) < rolled_size(m_n, loops)) loops = std::move(short_first);
+  if (m_opt.inside_out || rolled_size(m_n, short_first) < rolled_size(m_n, loops))
+    loops = std::move(short_first);
 
   RolledCode out;
   out.new_index.assign(static_cast<size_t>(m_n), -1);
@@ -441,12 +490,15 @@ RolledCode Roller::run() {
     for (; x < top; ++x) copy(x, m_code[static_cast<size_t>(x)]);
     for (const Bundle& b : loop.setup) out.code.push_back(b);
     const auto target = static_cast<int32_t>(out.code.size());
-    for (Bundle& b : loop.body)
-      for (Instr& in : b.slot)
-        if (in.op == Opcode::LOOP) in.imm = target;
+    loop.body.back().slot[static_cast<size_t>(loop.branch_slot)].imm = target;
     for (int64_t j = 0; j < loop.length; ++j) {
       out.new_index[static_cast<size_t>(top + j)] = static_cast<int64_t>(out.code.size());
-      out.code.push_back(loop.body[static_cast<size_t>(j)]);
+      const Bundle& b = loop.body[static_cast<size_t>(j)];
+      for (size_t s = 0; s < b.slot.size(); ++s)  // inner loops: targets in the first copy
+        if (has_label(b.slot[s]) &&
+            !(j == loop.length - 1 && static_cast<int>(s) == loop.branch_slot))
+          remap.push_back({out.code.size(), s});
+      out.code.push_back(b);
     }
     x = top + loop.trips * loop.length;
     ++out.loops;
@@ -465,7 +517,26 @@ RolledCode Roller::run() {
 
 RolledCode roll_loops(const std::vector<Bundle>& code, const core::CoreSpec& spec,
                       const RollOptions& options) {
-  return Roller(code, spec, options).run();
+  if (!options.nested) return Roller(code, spec, options).run();
+  // Nested: each pass rolls the loops of the previous one into outer loops. Two orders, the
+  // smaller result kept: each pass's smaller selection, and shortest periods first in every pass
+  // (loops built from the inside out, so that a later pass rolls the short loops' copies).
+  std::optional<RolledCode> best;
+  for (const bool inside_out : {false, true}) {
+    RollOptions o = options;
+    o.inside_out = inside_out;
+    RolledCode out = Roller(code, spec, o).run();
+    for (;;) {
+      RolledCode next = Roller(out.code, spec, o).run();
+      if (next.loops == 0) break;
+      for (int64_t& i : out.new_index)
+        if (i >= 0) i = next.new_index[static_cast<size_t>(i)];
+      out.code = std::move(next.code);
+      out.loops += next.loops;
+    }
+    if (!best || out.code.size() < best->code.size()) best = std::move(out);
+  }
+  return std::move(*best);
 }
 
 }  // namespace tessera::kernels

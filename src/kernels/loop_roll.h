@@ -20,6 +20,15 @@
 // immediates are never affine.
 // Bundles holding a branch, `loop` or `halt`, and branch targets, never belong to a region; the
 // targets of the branches kept are remapped to the new bundle indices.
+//
+// Nested rolling (RollOptions::nested): the rolling is repeated on its own output until no region
+// is left, and a counted loop whose target is at or before its `loop` (a local loop) may sit
+// inside a copy: its bundles are compared with their target relative to the bundle, a region's
+// copies must each hold whole local loops, the outer loop's `loop` goes to a last bundle without
+// a branch and its increments outside every inner loop. An induction register starts at the
+// first copy's immediate of its first affine slot (`sli sI, base`, the slots rewritten to
+// imm0 - base), so an inner loop's setup carries what varies between outer copies as an `sli`
+// immediate: an outer level rolls it like any other.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +43,8 @@ struct RollOptions {
   int min_body = 64;        // bodies shorter than this are unrolled to a multiple of the period
   int64_t min_saving = 48;  // bundles a region must save to be rolled
   int max_period = 8192;    // longest period searched
+  bool nested = false;      // loops inside loops (above)
+  bool inside_out = false;  // only the shortest-period-first selection (see loop_roll.cpp)
 };
 
 struct RolledCode {

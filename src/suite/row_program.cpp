@@ -33,9 +33,17 @@ RowProgram row_program(const graph::Graph& g, const core::CoreSpec& spec) {
   p.graph = g;
   p.hbm = r.hbm;
   p.out.stats.hbm_words = at;  // the kernels' scratch starts here
-  compiler::Codegen cg(spec);
-  for (const graph::Node& n : g.nodes()) compiler::lower_node(p, cg, n);
-  r.program = cg.finish();
+  // One-level rolling first; a program that does not fit instruction memory is lowered again with
+  // nested rolling (as pass lower does).
+  for (const bool nested : {false, true}) {
+    compiler::Codegen cg(spec);
+    cg.em().set_nested_rolling(nested);
+    p.scratch_words = 0;
+    for (const graph::Node& n : g.nodes()) compiler::lower_node(p, cg, n);
+    if (!nested && !cg.fits_imem()) continue;
+    r.program = cg.finish();
+    break;
+  }
   r.hbm_words = at + p.scratch_words;
   return r;
 }

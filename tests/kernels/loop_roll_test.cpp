@@ -147,6 +147,70 @@ TEST(LoopRoll, LoopRegistersAreDeadAfterTheRegion) {
   EXPECT_EQ(loop_registers(halted), (std::vector<int>{31, 28, 29, 30}));
 }
 
+// Two levels of repetition: kOuter copies of (kInner copies of a load and a store, then a scalar
+// store of an sli value), each level with its own immediate steps.
+constexpr int kOuter = 12, kInner = 100;
+
+std::vector<isa::Bundle> two_level_program() {
+  BundleBuilder bb;
+  bb.put(0, op_d_imm(Opcode::SLI, 0, 0));
+  int64_t b = 1;
+  for (int k = 0; k < kOuter; ++k) {
+    for (int j = 0; j < kInner; ++j, b += 2) {
+      const int row = kInner * k + j;
+      bb.put(b, op_d_a_imm(Opcode::VLD, 1, 0, 8 * row));
+      bb.put(b + 1, op_store(Opcode::VST, 1, 0, 10000 + 16 * row));
+    }
+    bb.put(b, op_d_imm(Opcode::SLI, 9, 5000 + 3 * k));
+    bb.put(b + 1, op_store(Opcode::SST, 0, 9, 100 + k));
+    b += 2;
+  }
+  return bb.finish();
+}
+
+// Outer loops hold inner ones: fewer bundles than one level gives (a loop over the outer copies
+// with straight inner copies), the same results.
+TEST(LoopRoll, NestedRollingRollsLoopsIntoOuterLoops) {
+  const core::CoreSpec s = spec();
+  const std::vector<isa::Bundle> code = two_level_program();
+  RollOptions nested;
+  nested.nested = true;
+  const RolledCode one = roll_loops(code, s);
+  const RolledCode two = roll_loops(code, s, nested);
+  EXPECT_GE(one.loops, 1);
+  EXPECT_LT(two.code.size() * 2, one.code.size());
+  // Some loop's body holds another loop.
+  bool inside = false;
+  for (size_t x = 0; x < two.code.size(); ++x)
+    for (const isa::Instr& in : two.code[x].slot)
+      if (in.op == Opcode::LOOP)
+        for (size_t y = static_cast<size_t>(in.imm); y < x; ++y)
+          for (const isa::Instr& inner : two.code[y].slot) inside |= inner.op == Opcode::LOOP;
+  EXPECT_TRUE(inside);
+
+  auto program = [&](const std::vector<isa::Bundle>& c) {
+    isa::Program p;
+    p.code = c;
+    std::vector<uint32_t> rows(static_cast<size_t>(8 * kOuter * kInner * 128));
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint32_t>(i * 2654435761u);
+    p.data.push_back(isa::DataSegment{isa::Space::Vmem, 0, rows});
+    return p;
+  };
+  auto expect_same = [&](const core::ArchState& a, const core::ArchState& b) {
+    for (int64_t w = 0; w < (10000 + 16 * kOuter * kInner) * 128; ++w)
+      ASSERT_EQ(a.vmem[w], b.vmem[w]) << "vmem word " << w;
+    for (int64_t w = 0; w < 200; ++w) ASSERT_EQ(a.smem[w], b.smem[w]) << "smem word " << w;
+  };
+  core::FunctionalCore ref(s, program(code));
+  ref.run();
+  core::FunctionalCore fun(s, program(two.code));
+  fun.run();
+  expect_same(ref.state(), fun.state());
+  core::Core timed(s, program(two.code));
+  timed.run();
+  expect_same(ref.state(), timed.state());
+}
+
 TEST(LoopRoll, CodeWithoutRepetitionIsUnchanged) {
   BundleBuilder bb;
   for (int k = 0; k < 50; ++k) bb.put(k, op_d_imm(Opcode::SLI, 1 + k % 20, k * k));
