@@ -78,6 +78,16 @@ TEST(OnnxChip, MlpForwardPassIsWithinBf16OfTheHost) {
   EXPECT_GT(chip.layers[1].cycles, 0);
 }
 
+TEST(OnnxChip, ModelWithoutInitializersRuns) {  // no parameters: nothing for the optimizer to plan
+  testing::OnnxBuilder b;
+  b.input("x", {2, 3}).node("Relu", {"x"}, {"y"});
+  b.output("y");
+  const ImportedModel m = import_model(parse_model(b.bytes(), "m.onnx", "."));
+  const ChipRun r =
+      run_on_chip(m, core::CoreSpec{}, Tensor{{2, 3}, false, {-1, 2, -3, 4, 0, 6}, {}});
+  EXPECT_EQ(r.output, (std::vector<float>{0, 2, 0, 4, 0, 6}));
+}
+
 TEST(OnnxChipBad, ModelWithTwoInputsSaysWhy) {
   testing::OnnxBuilder b;
   b.input("a", {2, 2}).input("c", {2, 2}).node("Add", {"a", "c"}, {"y"});
