@@ -58,7 +58,7 @@ void run_infer(const InferArgs& a) {
   const auto& [path, proto] = files.begin()->second;
   const onnx_import::Tensor x = onnx_import::input_tensor(m, 0, proto, path);
   const core::CoreSpec spec = system::load_machine_spec(a.config).core;
-  const onnx_import::ChipRun r = onnx_import::run_on_chip(m, spec, x.floats());
+  const onnx_import::ChipRun r = onnx_import::run_on_chip(m, spec, x);
   print_run(r, a.json);
   if (!a.output.empty()) {
     const int y = m.outputs[0].value;

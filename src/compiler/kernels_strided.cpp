@@ -109,7 +109,8 @@ void move(Codegen& cg, const std::string& name, const StridedView& view, int64_t
   }
 }
 
-// Rows summed per group of one stream (the stream holds them, the running sum and the result).
+// Rows combined per group of one stream (the stream holds them, the running result and the
+// result).
 constexpr int64_t kSumGroup = 8;
 
 }  // namespace
@@ -128,54 +129,65 @@ void emit_scatter(Codegen& cg, const std::string& name, int64_t src, const Strid
   move(cg, name, dst, src, false);
 }
 
-void emit_sum_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,
-                 const std::vector<int64_t>& big, const std::vector<int64_t>& small, int64_t out) {
-  // x as [R, K]: the summed dims (small's 1 where big's is not, or absent) then the kept ones.
+ReducedRows arrange_reduced(Codegen& cg, HbmScratch& scratch, int64_t& at, const std::string& name,
+                            int64_t x, const std::vector<int64_t>& big,
+                            const std::vector<int64_t>& small) {
+  // x as [R, K]: the reduced dims (small's 1 where big's is not, or absent) then the kept ones.
   const size_t off = big.size() - small.size();
   const std::vector<int64_t> xs = dense_strides(big);
-  StridedView arranged{x, {}, {}};
+  ReducedRows r{x, 0, product(small), false, StridedView{x, {}, {}}};
   std::vector<size_t> kept;
-  bool in_order = true;  // every summed dim before every kept one: x is [R, K] already
   for (size_t d = 0; d < big.size(); ++d) {
     if (big[d] == 1) continue;
     if (d >= off && small[d - off] == big[d]) {
       kept.push_back(d);
       continue;
     }
-    in_order = in_order && kept.empty();
-    arranged.shape.push_back(big[d]);
-    arranged.strides.push_back(xs[d]);
+    r.gathered = r.gathered || !kept.empty();  // a reduced dim after a kept one
+    r.arranged.shape.push_back(big[d]);
+    r.arranged.strides.push_back(xs[d]);
   }
-  const int64_t R = product(arranged.shape), K = product(small);
+  r.R = product(r.arranged.shape);
   for (size_t d : kept) {
-    arranged.shape.push_back(big[d]);
-    arranged.strides.push_back(xs[d]);
+    r.arranged.shape.push_back(big[d]);
+    r.arranged.strides.push_back(xs[d]);
   }
-  int64_t rows = x;
-  if (!in_order) {
-    int64_t at = 0;
-    rows = scratch_take(scratch, at, R * K, name + ".arranged");
-    emit_gather(cg, name + ".arranged", arranged, rows);
+  if (r.gathered) {
+    r.rows = scratch_take(scratch, at, r.R * r.K, name + ".arranged");
+    emit_gather(cg, name + ".arranged", r.arranged, r.rows);
   }
-  // out = ((0 + row 0) + row 1) + ...: groups of rows streamed with the running sum.
-  for (int64_t r0 = 0; r0 < R; r0 += kSumGroup) {
-    const int64_t n = std::min(kSumGroup, R - r0);
+  return r;
+}
+
+void emit_reduce_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,
+                    const std::vector<int64_t>& big, const std::vector<int64_t>& small, int64_t out,
+                    isa::Opcode combine, int32_t init_bits) {
+  int64_t at = 0;
+  const ReducedRows r = arrange_reduced(cg, scratch, at, name, x, big, small);
+  // out = ((init op row 0) op row 1) op ...: groups of rows streamed with the running result.
+  for (int64_t r0 = 0; r0 < r.R; r0 += kSumGroup) {
+    const int64_t n = std::min(kSumGroup, r.R - r0);
     std::vector<StreamIn> ins;
     if (r0 > 0) ins.push_back({out, false});
-    for (int64_t r = r0; r < r0 + n; ++r) ins.push_back({rows + r * K, false});
+    for (int64_t k = r0; k < r0 + n; ++k) ins.push_back({r.rows + k * r.K, false});
     emit_stream(
-        cg, name, K, 1, ins, {out},
-        [first = r0 == 0](Codegen& c, const std::vector<int>& in) {
+        cg, name, r.K, 1, ins, {out},
+        [first = r0 == 0, combine](Codegen& c, const std::vector<int>& in) {
           int acc = first ? 0 : in[0];
           for (size_t i = first ? 0 : 1; i < in.size(); ++i) {
-            const int r = c.vreg();
-            c.op(Opcode::VADDF, r, acc, in[i]);
-            acc = r;
+            const int v = c.vreg();
+            c.op(combine, v, acc, in[i]);
+            acc = v;
           }
           return std::vector<int>{acc};
         },
-        [](Codegen& c) { c.op(Opcode::VBCASTI, 0, 0, 0, 0, 0); });
+        [init_bits](Codegen& c) { c.op(Opcode::VBCASTI, 0, 0, 0, 0, init_bits); });
   }
+}
+
+void emit_sum_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,
+                 const std::vector<int64_t>& big, const std::vector<int64_t>& small, int64_t out) {
+  emit_reduce_to(cg, scratch, name, x, big, small, out, Opcode::VADDF, 0);
 }
 
 }  // namespace tessera::compiler

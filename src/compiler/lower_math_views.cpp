@@ -5,7 +5,10 @@
 //   slice_grad                                       zeroing, then scattering DMAs
 //   concat                                           each operand scattered into its part
 //   sum_to                                           sequential sums on the vector unit
+//   reduce_max, reduce_max_grad                      sequential max, first-max selection
+//                                                    (kernels_reduce_max.h)
 #include "compiler/kernels.h"
+#include "compiler/kernels_reduce_max.h"
 #include "compiler/kernels_strided.h"
 #include "compiler/kernels_unary.h"
 #include "compiler/pipeline.h"
@@ -49,6 +52,13 @@ bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
     }
     case OpKind::kSumTo:
       emit_sum_to(cg, scratch, name, o.in(0), o.shape(0), a.shape, dst);
+      break;
+    case OpKind::kReduceMax:
+      emit_reduce_max(cg, scratch, name, o.in(0), o.shape(0), a.shape, dst);
+      break;
+    case OpKind::kReduceMaxGrad:  // dy, x, y
+      emit_reduce_max_grad(cg, scratch, name, o.in(0), o.in(1), o.in(2), dst, o.shape(1),
+                           o.shape(0));
       break;
     case OpKind::kSlice:
       emit_gather(cg, name, slice_view(o.in(0), o.shape(0), a), dst);

@@ -14,8 +14,8 @@
 //   unit)
 //   reshape               nothing: plan-hbm gives the output its input's address (an alias)
 //   the transformer ops   lower_transformer.cpp (row kernels, EUP, RNG unit, batched GEMMs)
-//   exp .. erf, broadcast, sum_to, slice(_grad), concat   lower_math_views.cpp (EUP and vector
-//                         unit; strided DMAs)
+//   exp .. erf, broadcast, sum_to, slice(_grad), concat, pad, reduce_max(_grad)
+//                         lower_math_views.cpp (EUP and vector unit; strided DMAs)
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
 #include <cstring>

@@ -117,7 +117,7 @@ void pass_plan_hbm(Pipeline& p) {
   const int64_t theta = out.params.empty() ? 0 : out.params.front().hbm;
   const int64_t n_params =
       out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;
-  if (copies == 2 && p.options.adam_on == AdamOn::kUnit) {
+  if (copies == 2 && p.options.adam_on == AdamOn::kUnit && n_params > 0) {
     plan_adam_unit(p, persistent);
     out.grads = HbmTensor{"grads", out.adam_unit.g, n_params};
   } else if (p.options.persistent_grads && p.options.training && n_params > 0) {

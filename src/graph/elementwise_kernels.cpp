@@ -164,14 +164,26 @@ void sum_to(const T* x, T* y, const std::vector<int64_t>& big, const std::vector
   for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] += x[i];
 }
 
+namespace {
+
+// max as the vector unit's vmax.f32 (numerics::fmax_ieee) in T: NaN if either is NaN; +0 beats -0.
+template <typename T>
+T max_ieee(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+}  // namespace
+
 template <typename T>
 void reduce_max(const T* x, T* y, const std::vector<int64_t>& big,
                 const std::vector<int64_t>& small) {
   long n = 1;
   for (int64_t d : small) n *= static_cast<long>(d);
-  std::fill(y, y + n, std::numeric_limits<T>::lowest());
+  std::fill(y, y + n, -std::numeric_limits<T>::infinity());
   const std::vector<long> dst = source_offsets(small, big);
-  for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] = std::max(y[dst[i]], x[i]);
+  for (size_t i = 0; i < dst.size(); ++i) y[dst[i]] = max_ieee(y[dst[i]], x[i]);
 }
 
 template <typename T>

@@ -10,8 +10,11 @@
 //              to those positions; concat: a's then b's elements per index of the dims before
 //              the axis (exact).
 //   pad:       y = fill, then x copied to offsets starts (exact).
-//   reduce_max: y[j] = max over the x[i] broadcast maps to j (exact); reduce_max_grad: dy[j] to
-//              the first i (row-major) of each j where x[i] == y[j], 0 elsewhere.
+//   reduce_max: y[j] = -inf, then for x's elements i ascending: y[j(i)] = max(y[j(i)], x[i]) with
+//              the vector unit's max (numerics::fmax_ieee: NaN wins, +0 beats -0), so an all -inf
+//              group gives -inf and a NaN gives NaN, as ONNX and numpy (exact);
+//              reduce_max_grad: dy[j] to the first i (row-major) of each j where x[i] == y[j], 0
+//              elsewhere.
 #pragma once
 
 #include <cstdint>

@@ -65,12 +65,6 @@ T eup_or_host(numerics::EupFunc f, T x, Numerics mode) {
   return x;
 }
 
-void check_id(int32_t id, int V, long i) {
-  if (id < 0 || id >= V)
-    throw Error("embedding", "id " + std::to_string(id) + " at position " + std::to_string(i) +
-                                 " is outside [0, " + std::to_string(V) + ")");
-}
-
 // Per row: c = x - mean (into c) and r = 1 / sqrt(var + eps).
 template <typename T>
 T center_row(const T* x, T* c, int D, double eps, Numerics mode) {
@@ -100,6 +94,12 @@ std::vector<T> normalized(const T* x, long rows, int D, double eps, Numerics mod
 constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
 
 }  // namespace
+
+void check_id(int32_t id, int V, long i) {
+  if (id < 0 || id >= V)
+    throw Error("embedding", "id " + std::to_string(id) + " at position " + std::to_string(i) +
+                                 " is outside [0, " + std::to_string(V) + ")");
+}
 
 template <typename T>
 void embedding(const T* table, const int32_t* ids, T* y, long n, int V, int D) {

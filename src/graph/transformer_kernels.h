@@ -37,6 +37,9 @@
 
 namespace tessera::graph::kernels {
 
+// Error ("embedding": the id, its position i and V) unless 0 <= id < V.
+void check_id(int32_t id, int V, long i);
+
 template <typename T>
 void embedding(const T* table, const int32_t* ids, T* y, long n, int V, int D);
 template <typename T>

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "core/core.h"
 #include "core/mxu_attribution.h"
+#include "graph/transformer_kernels.h"
 #include "runtime/replica_state.h"
 
 namespace tessera::onnx_import {
@@ -13,11 +14,21 @@ namespace {
 
 const char* const kWhere = "onnx inference";
 
+// The ids of input x are inside the tables of the embeddings that read them (the chip does not
+// check them; the host executor does).
+void check_ids(const graph::Graph& g, int x, const std::vector<int32_t>& ids) {
+  for (const graph::Node& n : g.nodes())
+    if (n.op == graph::OpKind::kEmbedding && n.inputs[1] == x)
+      for (size_t i = 0; i < ids.size(); ++i)
+        graph::kernels::check_id(ids[i], static_cast<int>(g.value(n.inputs[0]).shape[0]),
+                                 static_cast<long>(i));
+}
+
 }  // namespace
 
 graph::Model inference_model(const ImportedModel& m) {
-  if (m.inputs.size() != 1 || m.graph.value(m.inputs[0].value).dtype != graph::DType::kF32)
-    throw Error(kWhere, "the tensor core runs models with one float input; this one has " +
+  if (m.inputs.size() != 1)
+    throw Error(kWhere, "the tensor core runs models with one input; this one has " +
                             std::to_string(m.inputs.size()) + " input(s)");
   if (m.outputs.size() != 1 || m.outputs[0].value < 0)
     throw Error(kWhere, "the tensor core runs models with one computed output; this one has " +
@@ -46,17 +57,23 @@ compiler::CompiledProgram compile_inference(const ImportedModel& m, const core::
   return compiler::compile(inference_model(m), spec, o);
 }
 
-ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
-                    const std::vector<float>& input) {
+ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec, const Tensor& input) {
   const compiler::CompiledProgram p = compile_inference(m, spec);
-  if (static_cast<int64_t>(input.size()) != p.x.words)
+  if (input.size() != p.x.words)
     throw Error(kWhere, "input has " + std::to_string(input.size()) +
                             " elements; the model takes " + std::to_string(p.x.words));
   core::Core core(spec, p.program);
   runtime::write_params(core, p, m.params);
   core::ArchState& s = core.host_state();
-  std::vector<uint32_t> words(input.size());
-  std::memcpy(words.data(), input.data(), 4 * words.size());
+  std::vector<uint32_t> words(static_cast<size_t>(input.size()));
+  const int x = m.inputs[0].value;
+  if (m.graph.value(x).dtype == graph::DType::kF32) {
+    std::memcpy(words.data(), input.floats().data(), 4 * words.size());
+  } else {
+    const std::vector<int32_t> ids = input.ints32("input '" + m.inputs[0].name + "'");
+    check_ids(m.graph, x, ids);
+    std::memcpy(words.data(), ids.data(), 4 * words.size());
+  }
   s.hbm.write_block(p.x.hbm, words.data(), p.x.words);
 
   std::vector<int32_t> region_of_pc(static_cast<size_t>(p.program.code.size()), -1);

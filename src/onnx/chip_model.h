@@ -1,7 +1,8 @@
 // An imported model on the simulated tensor core: one forward pass (inference).
 //
 // inference_model() gives the graph the compiler's inference-only contract (compiler/compiler.h):
-// the ONNX graph's one f32 input is x (its first dimension the batch), its one computed output
+// the ONNX graph's one input is x (its first dimension the batch; f32, or i32 ids that a Gather
+// turns into an embedding), its one computed output
 // the logits (any shape that keeps the batch); no labels, no loss. Every initializer the graph
 // consumes is a parameter written to HBM before the run. Models with other inputs or outputs are
 // an Error saying which.
@@ -35,8 +36,8 @@ struct ChipRun {
   nlohmann::ordered_json stats;   // the core's statistics (core::Core::stats)
 };
 
-// Runs the forward pass on one core of `spec` with `input` (x's elements, row-major).
-ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec,
-                    const std::vector<float>& input);
+// Runs the forward pass on one core of `spec` with `input` (x's elements, row-major; float for
+// an f32 input, integer for an i32 one, as input_tensor checks).
+ChipRun run_on_chip(const ImportedModel& m, const core::CoreSpec& spec, const Tensor& input);
 
 }  // namespace tessera::onnx_import

@@ -332,61 +332,118 @@ void convert_reduce(Context& c) {
   c.set_output(0, c.reshape(y, c.attr_int("keepdims", 1) != 0 ? kept : dropped));
 }
 
-// max(x, v), or with `upper` min(x, v) = -max(-x, -v): x stacked with v along a new first axis,
-// then reduce_max over that axis (exact, and the gradient goes to x where x is kept).
-int clip_bound(Context& c, int x, double v, bool upper) {
+// max(x, v), or with `upper` min(x, v) = -max(-x, -v), for v a graph value of one element: x
+// stacked with v (broadcast) along a new first axis, then reduce_max over that axis (exact, and
+// the gradient goes to x where x is kept, else to v).
+int clip_bound(Context& c, int x, int v, bool upper) {
   const Shape s = c.graph().value(x).shape;
   Shape stacked{1};
   stacked.insert(stacked.end(), s.begin(), s.end());
   const double sign = upper ? -1 : 1;
-  const int bound = c.constant_value(c.node().output(0) + (upper ? ".max" : ".min"), {1},
-                                     {static_cast<float>(sign * v)});
-  const int pair = c.emit(OpKind::kConcat,
-                          {c.reshape(c.scale(x, sign), stacked),
-                           c.emit(OpKind::kBroadcast, {bound}, graph::Attrs::reshape(stacked))},
-                          graph::Attrs::concat(0));
+  const int pair =
+      c.emit(OpKind::kConcat,
+             {c.reshape(c.scale(x, sign), stacked),
+              c.emit(OpKind::kBroadcast, {c.reshape(v, {1})}, graph::Attrs::reshape(stacked))},
+             graph::Attrs::concat(0));
   const int m = c.emit(OpKind::kReduceMax, {pair}, graph::Attrs::reshape(stacked));
   return c.scale(c.reshape(m, s), sign);
 }
 
-// Clip's bounds: inputs 1 and 2 (opset >= 11; constants) or attributes min and max; absent: none.
-std::pair<std::optional<double>, std::optional<double>> clip_bounds(Context& c) {
-  auto bound = [&](int i, const char* attr) -> std::optional<double> {
-    if (c.opset() < 11)
-      return c.has_attr(attr) ? std::optional<double>(c.attr_float(attr, 0)) : std::nullopt;
-    if (!c.has_input(i)) return std::nullopt;
-    if (!c.is_constant(i)) c.unsupported(std::string(attr) + " must be a constant");
-    return c.constant(i).at(0);
+// Clip's bounds: inputs 1 and 2 (opset >= 11) or attributes min and max; absent: none. Constant
+// bounds are returned as values; `value` is set for a bound that is a graph value.
+struct ClipBound {
+  std::optional<double> constant;
+  int value = -1;
+};
+std::pair<ClipBound, ClipBound> clip_bounds(Context& c) {
+  auto bound = [&](int i, const char* attr) {
+    ClipBound b;
+    if (c.opset() < 11) {
+      if (c.has_attr(attr)) b.constant = c.attr_float(attr, 0);
+    } else if (c.has_input(i)) {
+      if (graph::num_elements(c.shape(i)) != 1)
+        c.unsupported(std::string(attr) + " " + graph::shape_str(c.shape(i)) + " is not a scalar");
+      if (c.is_constant(i))
+        b.constant = c.constant(i).at(0);
+      else
+        b.value = c.value(i);
+    }
+    return b;
   };
   return {bound(1, "min"), bound(2, "max")};
 }
 
+// Clip: a constant lower bound 0 is relu; other bounds clip_bound (a constant enters as a
+// graph constant of its value, negated for the upper bound).
 void convert_clip(Context& c) {
   const auto [lo, hi] = clip_bounds(c);
   int y = c.value(0);
-  if (lo) y = lo == 0.0 ? c.elementwise(OpKind::kRelu, y) : clip_bound(c, y, *lo, false);
-  if (hi) y = clip_bound(c, y, *hi, true);
+  auto apply = [&](const ClipBound& b, bool upper) {
+    if (b.constant && *b.constant == 0.0 && !upper) return c.elementwise(OpKind::kRelu, y);
+    int v = b.value;
+    if (b.constant)
+      v = c.constant_value(c.node().output(0) + (upper ? ".max" : ".min"), {1},
+                  {static_cast<float>((upper ? -1 : 1) * *b.constant)});
+    else if (upper)
+      v = c.scale(v, -1.0);
+    return clip_bound(c, y, v, upper);
+  };
+  if (lo.constant || lo.value >= 0) y = apply(lo, false);
+  if (hi.constant || hi.value >= 0) y = apply(hi, true);
   c.set_output(0, y);
 }
 
 bool fold_clip(Context& c) {
   const auto [lo, hi] = clip_bounds(c);
-  c.set_output(0, fold::unary(c.constant(0), [lo = lo, hi = hi](double x) {
+  c.set_output(0, fold::unary(c.constant(0), [lo = lo.constant, hi = hi.constant](double x) {
                  if (lo) x = std::max(x, *lo);
                  return hi ? std::min(x, *hi) : x;
                }));
   return true;
 }
 
+// Where(cond, a, b) with a condition that is a graph value (a bool input, i32 in the graph): a 0/1
+// mask as the rows of a 2 x 1 table embedded by cond, a * mask_then + b * mask_else; a constant
+// scalar operand enters as its own embedded table (its value where it is chosen, 0 elsewhere), so
+// that an infinite fill stays exact. Other constant operands are Unsupported.
+void convert_where_value(Context& c, const Shape& out) {
+  const int cond = c.value(0);
+  const Shape cs = c.graph().value(cond).shape;
+  auto table = [&](const std::string& suffix, float zero, float one) {
+    const int t = c.constant_value(c.node().output(0) + suffix, {2, 1}, {zero, one});
+    return c.reshape(c.emit(OpKind::kEmbedding, {t, cond}), cs);
+  };
+  auto part = [&](int i, bool when) {
+    const std::string suffix = when ? ".then" : ".else";
+    if (c.is_constant(i)) {
+      if (c.constant(i).size() != 1)
+        c.unsupported("a constant operand " + graph::shape_str(c.shape(i)) +
+                      " with a condition that is not a constant (scalars only)");
+      const auto v = static_cast<float>(fold::cast(c.constant(i), false).at(0));
+      return table(suffix, when ? 0.0f : v, when ? v : 0.0f);
+    }
+    return broadcast_binary(c, OpKind::kMul, c.value(i),
+                            table(suffix + "_mask", when ? 0.0f : 1.0f, when ? 1.0f : 0.0f), true);
+  };
+  const int y = broadcast_binary(c, OpKind::kAdd, part(1, true), part(2, false), true);
+  c.set_output(0, c.graph().value(y).shape == out
+                      ? y
+                      : c.emit(OpKind::kBroadcast, {y}, graph::Attrs::reshape(out)));
+}
+
 // Where(cond, a, b) for a constant cond: a * m + b * (1 - m) with m = cond as 0 / 1; a constant
-// operand enters as its masked values only (so that an infinite fill stays exact).
+// operand enters as its masked values only (so that an infinite fill stays exact). A cond that is
+// a graph value: convert_where_value.
 void convert_where(Context& c) {
-  if (!c.is_constant(0)) c.unsupported("the condition must be a constant");
   Shape out;
   try {
     out = fold::broadcast_shapes(fold::broadcast_shapes(c.shape(0), c.shape(1)), c.shape(2));
   } catch (const Error& e) {
     c.unsupported(e.why());
+  }
+  if (!c.is_constant(0)) {
+    convert_where_value(c, out);
+    return;
   }
   fold::check_fold_size(out);
   const Tensor cond = fold::expand(c.constant(0), out);

@@ -21,48 +21,60 @@ using graph::Shape;
 const Shape kToNhwc{0, 2, 3, 1};
 const Shape kToNchw{0, 3, 1, 2};
 
-// The geometry of a 2-D window op with kernel kh x kw: one stride for H and W, a dilation per
-// dim, and the pads before and after H and W (auto_pad resolved for input [.., H, W]).
+// The geometry of a window op over the spatial dims of x [N, C, D1, ..., Dr]: per spatial dim the
+// kernel, stride, dilation and the pads before and after (auto_pad resolved).
 struct Window {
-  int stride = 1;
-  int64_t dh = 1, dw = 1;
-  int64_t top = 0, left = 0, bottom = 0, right = 0;
-  bool symmetric() const { return top == left && top == bottom && top == right; }
+  Shape kernel, strides, dilations, before, after;
+  size_t rank() const { return kernel.size(); }
+  // The input span of one window along spatial dim d.
+  int64_t span(size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
+  bool symmetric() const {
+    for (size_t d = 0; d < rank(); ++d)
+      if (before[d] != before[0] || after[d] != before[0]) return false;
+    return true;
+  }
+  bool padded() const {
+    for (size_t d = 0; d < rank(); ++d)
+      if (before[d] != 0 || after[d] != 0) return true;
+    return false;
+  }
 };
 
-Window window_attrs(Context& c, const Shape& x, int64_t kh, int64_t kw) {
-  const std::vector<int64_t> strides = c.attr_ints("strides", {1, 1});
-  const std::vector<int64_t> dilations = c.attr_ints("dilations", {1, 1});
-  std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
+Window window_attrs(Context& c, const Shape& x, const Shape& kernel) {
+  const size_t r = kernel.size();
+  if (x.size() != r + 2)
+    c.unsupported("input " + graph::shape_str(x) + " for a kernel of " + std::to_string(r) +
+                  " spatial dims");
+  const std::vector<int64_t> strides = c.attr_ints("strides", Shape(r, 1));
+  const std::vector<int64_t> dilations = c.attr_ints("dilations", Shape(r, 1));
+  std::vector<int64_t> pads = c.attr_ints("pads", Shape(2 * r, 0));
   const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
-  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
-    c.unsupported("strides " + graph::shape_str(strides) +
-                  " (one stride for H and W is supported)");
-  if (dilations.size() != 2 || dilations[0] < 1 || dilations[1] < 1)
+  if (strides.size() != r ||
+      std::any_of(strides.begin(), strides.end(), [](int64_t v) { return v < 1; }))
+    c.unsupported("strides " + graph::shape_str(strides));
+  if (dilations.size() != r ||
+      std::any_of(dilations.begin(), dilations.end(), [](int64_t v) { return v < 1; }))
     c.unsupported("dilations " + graph::shape_str(dilations));
-  if (pads.size() != 4) c.unsupported("pads " + graph::shape_str(pads) + " (4 values for 2-D)");
-  Window w{static_cast<int>(strides[0]), dilations[0], dilations[1]};
+  if (pads.size() != 2 * r)
+    c.unsupported("pads " + graph::shape_str(pads) + " (" + std::to_string(2 * r) + " values)");
+  Window w{kernel, strides, dilations, Shape(pads.begin(), pads.begin() + static_cast<long>(r)),
+           Shape(pads.begin() + static_cast<long>(r), pads.end())};
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int d : {0, 1}) {  // the output is ceil(in / stride)
-      const int64_t in = x[static_cast<size_t>(2 + d)];
-      const int64_t span = (d == 0 ? kh - 1 : kw - 1) * dilations[static_cast<size_t>(d)] + 1;
-      const int64_t total =
-          std::max<int64_t>(((in + w.stride - 1) / w.stride - 1) * w.stride + span - in, 0);
+    for (size_t d = 0; d < r; ++d) {  // the output is ceil(in / stride)
+      const int64_t in = x[2 + d], st = w.strides[d];
+      const int64_t total = std::max<int64_t>(((in + st - 1) / st - 1) * st + w.span(d) - in, 0);
       const int64_t small = total / 2;
-      pads[static_cast<size_t>(d)] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[static_cast<size_t>(d + 2)] = total - pads[static_cast<size_t>(d)];
+      w.before[d] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.after[d] = total - w.before[d];
     }
   } else if (auto_pad == "VALID") {
-    pads.assign(4, 0);
+    w.before.assign(r, 0);
+    w.after.assign(r, 0);
   } else if (auto_pad != "NOTSET") {
     c.unsupported("auto_pad " + auto_pad);
   }
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
     c.unsupported("negative pads " + graph::shape_str(pads));
-  w.top = pads[0];
-  w.left = pads[1];
-  w.bottom = pads[2];
-  w.right = pads[3];
   return w;
 }
 
@@ -71,13 +83,23 @@ void need_rank4(Context& c, const Shape& s) {
     c.unsupported("input " + graph::shape_str(s) + " is not a 2-D image batch NCHW");
 }
 
-// x [N, H, W, C] padded by the window's pads with `fill` (no node without pads).
-int pad_nhwc(Context& c, int x, const Window& w, double fill) {
-  if (w.top == 0 && w.left == 0 && w.bottom == 0 && w.right == 0) return x;
-  Shape out = c.graph().value(x).shape;
-  out[1] += w.top + w.bottom;
-  out[2] += w.left + w.right;
-  return c.emit(OpKind::kPad, {x}, graph::Attrs::padded(out, {0, w.top, w.left, 0}, fill));
+// The permutation [N, C, D1, ..., Dr] -> [N, D1, ..., Dr, C] (channels last) of rank `rank`.
+Shape channels_last(size_t rank) {
+  Shape perm{0};
+  for (size_t d = 2; d < rank; ++d) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(1);
+  return perm;
+}
+
+// x [N, D1, ..., Dr, C] padded by the window's pads with `fill` (no node without pads).
+int pad_spatial(Context& c, int x, const Window& w, double fill) {
+  if (!w.padded()) return x;
+  Shape out = c.graph().value(x).shape, starts(out.size(), 0);
+  for (size_t d = 0; d < w.rank(); ++d) {
+    out[1 + d] += w.before[d] + w.after[d];
+    starts[1 + d] = w.before[d];
+  }
+  return c.emit(OpKind::kPad, {x}, graph::Attrs::padded(out, starts, fill));
 }
 
 // A constant OIHW kernel as HWIO with zeros between its taps for dilations (dh, dw).
@@ -98,9 +120,9 @@ Tensor dilated_hwio(const Tensor& oihw, int64_t dh, int64_t dw) {
 
 // conv2d of x [N, H, W, Ci] by the HWIO kernel of group g (its input channels of x, its output
 // channels of the kernel).
-int group_conv(Context& c, int x, int kernel, const Shape& k, int64_t g, int64_t groups,
-               const Window& w, int pad) {
-  if (groups == 1) return c.emit(OpKind::kConv2D, {x, kernel}, graph::Attrs::conv(w.stride, pad));
+int group_conv(Context& c, int x, int kernel, const Shape& k, int64_t g, int64_t groups, int stride,
+               int pad) {
+  if (groups == 1) return c.emit(OpKind::kConv2D, {x, kernel}, graph::Attrs::conv(stride, pad));
   const Shape xs = c.graph().value(x).shape;
   const int64_t ci = k[2], co = k[3] / groups;
   const int xg =
@@ -108,21 +130,31 @@ int group_conv(Context& c, int x, int kernel, const Shape& k, int64_t g, int64_t
              graph::Attrs::slice({xs[0], xs[1], xs[2], ci}, {0, 0, 0, g * ci}, {1, 1, 1, 1}));
   const int kg = c.emit(OpKind::kSlice, {kernel},
                         graph::Attrs::slice({k[0], k[1], ci, co}, {0, 0, 0, g * co}, {1, 1, 1, 1}));
-  return c.emit(OpKind::kConv2D, {xg, kg}, graph::Attrs::conv(w.stride, pad));
+  return c.emit(OpKind::kConv2D, {xg, kg}, graph::Attrs::conv(stride, pad));
 }
 
-// The kh x kw taps of a window op over x [N, H, W, C] (already padded): for tap (i, j) the
-// strided slice [N, OH, OW, C] of the elements it reads, row-major over the taps.
-std::vector<int> window_taps(Context& c, int x, int64_t kh, int64_t kw, const Window& w) {
+// The taps of a window op over x [N, D1, ..., Dr, C] (already padded): for each kernel position
+// (row-major over the kernel's dims) the strided slice [N, O1, ..., Or, C] of the elements it
+// reads.
+std::vector<int> window_taps(Context& c, int x, const Window& w) {
   const Shape xs = c.graph().value(x).shape;
-  const int64_t eh = (kh - 1) * w.dh + 1, ew = (kw - 1) * w.dw + 1;
-  const Shape out{xs[0], (xs[1] - eh) / w.stride + 1, (xs[2] - ew) / w.stride + 1, xs[3]};
+  const size_t r = w.rank();
+  Shape out = xs, steps(xs.size(), 1);
+  for (size_t d = 0; d < r; ++d) {
+    out[1 + d] = (xs[1 + d] - w.span(d)) / w.strides[d] + 1;
+    steps[1 + d] = w.strides[d];
+  }
   std::vector<int> taps;
-  for (int64_t i = 0; i < kh; ++i)
-    for (int64_t j = 0; j < kw; ++j)
-      taps.push_back(
-          c.emit(OpKind::kSlice, {x},
-                 graph::Attrs::slice(out, {0, i * w.dh, j * w.dw, 0}, {1, w.stride, w.stride, 1})));
+  Shape at(r, 0);  // the kernel position, row-major
+  for (int64_t t = 0; t < graph::num_elements(w.kernel); ++t) {
+    Shape starts(xs.size(), 0);
+    for (size_t d = 0; d < r; ++d) starts[1 + d] = at[d] * w.dilations[d];
+    taps.push_back(c.emit(OpKind::kSlice, {x}, graph::Attrs::slice(out, starts, steps)));
+    for (size_t d = r; d-- > 0;) {
+      if (++at[d] < w.kernel[d]) break;
+      at[d] = 0;
+    }
+  }
   return taps;
 }
 
@@ -130,7 +162,7 @@ std::vector<int> window_taps(Context& c, int x, int64_t kh, int64_t kw, const Wi
 // the sum over the taps of each tap's slice times its per-channel weights.
 int depthwise_conv(Context& c, int x, int kernel, const Window& w) {
   const Shape k = c.graph().value(kernel).shape;
-  const std::vector<int> taps = window_taps(c, x, k[0], k[1], w);
+  const std::vector<int> taps = window_taps(c, x, w);
   int y = -1;
   for (int64_t t = 0; t < static_cast<int64_t>(taps.size()); ++t) {
     const int tap_w =
@@ -155,12 +187,17 @@ void convert_conv(Context& c) {
     c.unsupported("group " + std::to_string(groups) + " with input " +
                   graph::shape_str(c.shape(0)) + " and kernel " + graph::shape_str(w));
   const bool depthwise = groups > 1 && w[1] == 1 && w[0] == groups;
-  const Window win = window_attrs(c, c.shape(0), w[2], w[3]);
-  const bool dilate = !depthwise && (win.dh != 1 || win.dw != 1);
+  const Window win = window_attrs(c, c.shape(0), {w[2], w[3]});
+  if (win.strides[0] != win.strides[1])
+    c.unsupported("strides " + graph::shape_str(win.strides) +
+                  " (one stride for H and W is supported)");
+  const int stride = static_cast<int>(win.strides[0]);
+  const int64_t dh = win.dilations[0], dw = win.dilations[1];
+  const bool dilate = !depthwise && (dh != 1 || dw != 1);
   int kernel = -1;
   if (c.is_constant(1)) {
-    const Tensor hwio = dilate ? dilated_hwio(c.constant(1), win.dh, win.dw)
-                               : fold::transpose(c.constant(1), {2, 3, 1, 0});
+    const Tensor hwio =
+        dilate ? dilated_hwio(c.constant(1), dh, dw) : fold::transpose(c.constant(1), {2, 3, 1, 0});
     kernel = c.derived(1, c.node().input(1), hwio, !dilate);
   } else if (!dilate) {
     kernel = c.permute(c.value(1), {2, 3, 1, 0});
@@ -169,94 +206,122 @@ void convert_conv(Context& c) {
   }
   const Shape k = c.graph().value(kernel).shape;
   int x = c.permute(c.value(0), kToNhwc);
-  const int pad = win.symmetric() && !depthwise ? static_cast<int>(win.top) : 0;
-  if (pad == 0) x = pad_nhwc(c, x, win, 0.0);
+  const int pad = win.symmetric() && !depthwise ? static_cast<int>(win.before[0]) : 0;
+  if (pad == 0) x = pad_spatial(c, x, win, 0.0);
   int y = -1;
   if (depthwise) {
     y = depthwise_conv(c, x, kernel, win);
   } else {
-    y = group_conv(c, x, kernel, k, 0, groups, win, pad);
+    y = group_conv(c, x, kernel, k, 0, groups, stride, pad);
     for (int64_t g = 1; g < groups; ++g)
-      y = c.emit(OpKind::kConcat, {y, group_conv(c, x, kernel, k, g, groups, win, pad)},
+      y = c.emit(OpKind::kConcat, {y, group_conv(c, x, kernel, k, g, groups, stride, pad)},
                  graph::Attrs::concat(3));
   }
   if (c.has_input(2)) y = c.emit(OpKind::kAdd, {y, c.value(2)});
   c.set_output(0, c.permute(y, kToNchw));
 }
 
-// The pooling window of MaxPool and AveragePool: a square kernel, and with ceil_mode the extra
-// bottom / right pad that gives the partial windows (a window starting in the padding is
-// dropped, as PyTorch does).
-Window pool_window(Context& c, int64_t& kernel) {
-  need_rank4(c, c.shape(0));
-  const std::vector<int64_t> k = c.attr_ints("kernel_shape");
-  if (k.size() != 2 || k[0] != k[1])
-    c.unsupported("kernel_shape " + graph::shape_str(k) + " (square only)");
-  kernel = k[0];
+// The pooling window of MaxPool and AveragePool over x [N, C, D1, ..., Dr], and with ceil_mode
+// the extra pad after each dim that gives the partial windows (a window starting in the padding
+// is dropped, as PyTorch does).
+Window pool_window(Context& c) {
   const Shape s = c.shape(0);
-  Window win = window_attrs(c, s, k[0], k[1]);
-  if (win.dh != 1 || win.dw != 1)
-    c.unsupported("dilations [" + std::to_string(win.dh) + ", " + std::to_string(win.dw) +
-                  "] (only 1)");
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  if (kernel.empty() || std::any_of(kernel.begin(), kernel.end(), [](int64_t k) { return k < 1; }))
+    c.unsupported("kernel_shape " + graph::shape_str(kernel));
+  Window win = window_attrs(c, s, kernel);
   if (c.attr_int("ceil_mode", 0) != 0)
-    for (int d : {0, 1}) {
-      int64_t& before = d == 0 ? win.top : win.left;
-      int64_t& after = d == 0 ? win.bottom : win.right;
-      const int64_t span = s[static_cast<size_t>(2 + d)] + before + after - kernel;
-      int64_t out = (span + win.stride - 1) / win.stride + 1;
-      if ((out - 1) * win.stride >= s[static_cast<size_t>(2 + d)] + before) --out;
-      after += std::max<int64_t>((out - 1) * win.stride - span, 0);
+    for (size_t d = 0; d < win.rank(); ++d) {
+      const int64_t st = win.strides[d];
+      const int64_t span = s[2 + d] + win.before[d] + win.after[d] - win.span(d);
+      int64_t out = (span + st - 1) / st + 1;
+      if ((out - 1) * st >= s[2 + d] + win.before[d]) --out;
+      win.after[d] += std::max<int64_t>((out - 1) * st - span, 0);
     }
   return win;
 }
 
+// MaxPool: maxpool2d for a square 2-D kernel with one stride and no dilation; any other window
+// (1-D, 3-D, rectangular, dilated, strides per dim): the taps stacked along a new first axis
+// and reduce_max over it (the first maximum in the kernel's row-major order, as maxpool2d).
+// Padding is -inf.
 void convert_maxpool(Context& c) {
   if (c.num_outputs() > 1 && !c.node().output(1).empty()) c.unsupported("the Indices output");
   if (c.attr_int("storage_order", 0) != 0) c.unsupported("storage_order 1");
-  int64_t k = 0;
-  const Window win = pool_window(c, k);
-  const int x = pad_nhwc(c, c.permute(c.value(0), kToNhwc), win,
-                         static_cast<double>(std::numeric_limits<float>::lowest()));
-  const int y =
-      c.emit(OpKind::kMaxPool2D, {x}, graph::Attrs::pool(static_cast<int>(k), win.stride));
-  c.set_output(0, c.permute(y, kToNchw));
+  const Window win = pool_window(c);
+  const size_t rank = c.shape(0).size();
+  const Shape perm = channels_last(rank);
+  const int x =
+      pad_spatial(c, c.permute(c.value(0), perm), win, -std::numeric_limits<double>::infinity());
+  int y = -1;
+  if (win.rank() == 2 && win.kernel[0] == win.kernel[1] && win.strides[0] == win.strides[1] &&
+      win.dilations[0] == 1 && win.dilations[1] == 1) {
+    y = c.emit(
+        OpKind::kMaxPool2D, {x},
+        graph::Attrs::pool(static_cast<int>(win.kernel[0]), static_cast<int>(win.strides[0])));
+  } else {
+    const std::vector<int> taps = window_taps(c, x, win);
+    const Shape out = c.graph().value(taps[0]).shape;
+    Shape one{1};
+    one.insert(one.end(), out.begin(), out.end());
+    y = taps[0];
+    if (taps.size() > 1) {
+      int stacked = c.reshape(taps[0], one);
+      for (size_t t = 1; t < taps.size(); ++t)
+        stacked =
+            c.emit(OpKind::kConcat, {stacked, c.reshape(taps[t], one)}, graph::Attrs::concat(0));
+      y = c.reshape(c.emit(OpKind::kReduceMax, {stacked}, graph::Attrs::reshape(one)), out);
+    }
+  }
+  c.set_output(0, c.permute(y, inverse_permutation(perm)));
 }
 
-// The sum of the k x k window taps (strided slices of the zero-padded input), divided by the
+// The sum of the window's taps (strided slices of the zero-padded input), divided by the
 // window's size, or with count_include_pad 0 by the number of its elements inside the input.
 void convert_average_pool(Context& c) {
-  int64_t k = 0;
-  const Window win = pool_window(c, k);
+  const Window win = pool_window(c);
   const Shape s = c.shape(0);
-  const int x = pad_nhwc(c, c.permute(c.value(0), kToNhwc), win, 0.0);
+  const Shape perm = channels_last(s.size());
+  const int x = pad_spatial(c, c.permute(c.value(0), perm), win, 0.0);
   int y = -1;
-  for (int tap : window_taps(c, x, k, k, win)) y = y < 0 ? tap : c.emit(OpKind::kAdd, {y, tap});
+  for (int tap : window_taps(c, x, win)) y = y < 0 ? tap : c.emit(OpKind::kAdd, {y, tap});
   const Shape out = c.graph().value(y).shape;
+  const size_t r = win.rank();
+  const int64_t size = graph::num_elements(win.kernel);
   // Per output position, the window's elements inside the input (with count_include_pad, inside
   // the input and the pads the attribute gave, not those ceil_mode added).
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
-  const std::vector<int64_t> given = c.attr_ints("pads", {0, 0, 0, 0});
-  auto inside = [&](int64_t o, int64_t before, int64_t in, int d) {
-    const int64_t lo = include_pad ? -given[static_cast<size_t>(d)] : 0;
-    const int64_t hi = include_pad ? in + given[static_cast<size_t>(d + 2)] : in;
-    const int64_t start = o * win.stride - before;
-    return std::max<int64_t>(std::min(start + k, hi) - std::max(start, lo), 0);
+  const std::vector<int64_t> given = c.attr_ints("pads", Shape(2 * r, 0));
+  auto inside = [&](int64_t o, size_t d) {
+    const int64_t lo = include_pad ? -given[d] : 0;
+    const int64_t hi = include_pad ? s[2 + d] + given[d + r] : s[2 + d];
+    const int64_t start = o * win.strides[d] - win.before[d];
+    return std::max<int64_t>(std::min(start + win.kernel[d], hi) - std::max(start, lo), 0);
   };
+  const Shape spatial(out.begin() + 1, out.end() - 1);
   std::vector<float> inverse;
   bool uniform = true;
-  for (int64_t oh = 0; oh < out[1]; ++oh)
-    for (int64_t ow = 0; ow < out[2]; ++ow) {
-      const int64_t n = inside(oh, win.top, s[2], 0) * inside(ow, win.left, s[3], 1);
-      uniform = uniform && n == k * k;
-      inverse.insert(inverse.end(), static_cast<size_t>(out[3]), 1.0f / static_cast<float>(n));
+  Shape at(r, 0);  // the output position, row-major
+  for (int64_t p = 0; p < graph::num_elements(spatial); ++p) {
+    int64_t n = 1;
+    for (size_t d = 0; d < r; ++d) n *= inside(at[d], d);
+    uniform = uniform && n == size;
+    inverse.insert(inverse.end(), static_cast<size_t>(out.back()), 1.0f / static_cast<float>(n));
+    for (size_t d = r; d-- > 0;) {
+      if (++at[d] < spatial[d]) break;
+      at[d] = 0;
     }
+  }
   if (uniform) {
-    c.set_output(0, c.permute(c.scale(y, 1.0 / static_cast<double>(k * k)), kToNchw));
+    c.set_output(0,
+                 c.permute(c.scale(y, 1.0 / static_cast<double>(size)), inverse_permutation(perm)));
     return;
   }
-  const int counts = c.constant_value(c.node().output(0) + ".inverse_count",
-                                      {out[1], out[2], out[3]}, std::move(inverse));
-  c.set_output(0, c.permute(c.emit(OpKind::kMul, {y, counts}), kToNchw));
+  Shape counts_shape = spatial;
+  counts_shape.push_back(out.back());
+  const int counts =
+      c.constant_value(c.node().output(0) + ".inverse_count", counts_shape, std::move(inverse));
+  c.set_output(0, c.permute(c.emit(OpKind::kMul, {y, counts}), inverse_permutation(perm)));
 }
 
 // The mean over H, W of x [N, C, H, W]: rows of H*W times a constant column of 1/(H*W).

@@ -262,24 +262,108 @@ void convert_split(Context& c) {
   if (at != dim) c.unsupported("split sizes do not add up to dimension " + std::to_string(dim));
 }
 
-// Pad in constant mode: pads (input 1 from opset 11, else the attribute) [begin..., end...] >= 0,
-// the value (input 2, else the attribute; default 0).
-void convert_pad(Context& c) {
-  const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.unsupported("mode " + mode + " (constant only)");
+// x padded along dim d by `before` and `after` elements (each smaller than the dim) in mode
+// reflect (the elements next to the edge, mirrored without the edge) or edge (the edge element
+// repeated): slices of x (reversed, or one element broadcast) concatenated on both sides.
+int pad_from_x(Context& c, int x, size_t d, int64_t before, int64_t after, bool reflect) {
+  const int src = x;
+  const Shape xs = c.graph().value(x).shape;
+  const int64_t n = xs[d];
+  // `count` elements: reflect from index `first` down, or element `edge` repeated.
+  auto side = [&](int64_t count, int64_t first, int64_t edge) {
+    Shape shape = xs, starts(xs.size(), 0), steps(xs.size(), 1);
+    shape[d] = reflect ? count : 1;
+    starts[d] = reflect ? first : edge;
+    steps[d] = reflect ? -1 : 1;
+    const int s = c.emit(OpKind::kSlice, {src}, graph::Attrs::slice(shape, starts, steps));
+    shape[d] = count;
+    return reflect ? s : c.emit(OpKind::kBroadcast, {s}, graph::Attrs::reshape(shape));
+  };
+  const auto axis = static_cast<int>(d);
+  if (before > 0)
+    x = c.emit(OpKind::kConcat, {side(before, before, 0), x}, graph::Attrs::concat(axis));
+  if (after > 0)
+    x = c.emit(OpKind::kConcat, {x, side(after, n - 2, n - 1)}, graph::Attrs::concat(axis));
+  return x;
+}
+
+// Pad's attributes: pads (input 1 from opset 11, else the attribute) [begin..., end...] >= 0;
+// mode constant (the value: input 2, else the attribute; default 0), reflect (each pad smaller
+// than its dim) or edge.
+struct PadSpec {
+  std::string mode;
+  std::vector<int64_t> pads;
+  double value = 0;
+};
+PadSpec pad_spec(Context& c) {
+  PadSpec p{c.attr_string("mode", "constant"), {}, c.attr_float("value", 0.0)};
+  if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge")
+    c.unsupported("mode " + p.mode + " (constant, reflect and edge are supported)");
   const Shape x = c.shape(0);
-  const std::vector<int64_t> pads = ints_attr_or_input(c, "pads", 1, 11);
-  if (pads.size() != 2 * x.size())
-    c.unsupported("pads " + graph::shape_str(pads) + " for input " + graph::shape_str(x));
-  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
-    c.unsupported("negative pads " + graph::shape_str(pads));
-  double value = c.attr_float("value", 0.0);
-  if (c.opset() >= 11 && c.has_input(2)) value = c.constant(2).at(0);
-  Shape out = x, starts(pads.begin(), pads.begin() + static_cast<long>(x.size()));
-  for (size_t d = 0; d < x.size(); ++d) out[d] += pads[d] + pads[d + x.size()];
+  p.pads = ints_attr_or_input(c, "pads", 1, 11);
+  if (p.pads.size() != 2 * x.size())
+    c.unsupported("pads " + graph::shape_str(p.pads) + " for input " + graph::shape_str(x));
+  if (std::any_of(p.pads.begin(), p.pads.end(), [](int64_t v) { return v < 0; }))
+    c.unsupported("negative pads " + graph::shape_str(p.pads));
+  for (size_t d = 0; d < x.size() && p.mode == "reflect"; ++d)
+    if (p.pads[d] >= x[d] || p.pads[d + x.size()] >= x[d])
+      c.unsupported("reflect pads " + graph::shape_str(p.pads) + " of " + graph::shape_str(x) +
+                    " (each must be smaller than its dimension)");
+  if (c.opset() >= 11 && c.has_input(2)) p.value = c.constant(2).at(0);
+  return p;
+}
+
+void convert_pad(Context& c) {
+  const PadSpec p = pad_spec(c);
+  const Shape x = c.shape(0);
+  if (p.mode != "constant") {
+    int y = c.value(0);
+    for (size_t d = 0; d < x.size(); ++d)
+      y = pad_from_x(c, y, d, p.pads[d], p.pads[d + x.size()], p.mode == "reflect");
+    c.set_output(0, y);
+    return;
+  }
+  Shape out = x, starts(p.pads.begin(), p.pads.begin() + static_cast<long>(x.size()));
+  for (size_t d = 0; d < x.size(); ++d) out[d] += p.pads[d] + p.pads[d + x.size()];
   c.set_output(
       0, out == x ? c.value(0)
-                  : c.emit(OpKind::kPad, {c.value(0)}, graph::Attrs::padded(out, starts, value)));
+                  : c.emit(OpKind::kPad, {c.value(0)}, graph::Attrs::padded(out, starts, p.value)));
+}
+
+// Pad on a constant: every output element's source (the value outside x in constant mode; the
+// mirrored or nearest element of x otherwise).
+bool fold_pad(Context& c) {
+  const PadSpec p = pad_spec(c);
+  const Tensor& x = c.constant(0);
+  const size_t r = x.shape.size();
+  Tensor y;
+  y.integer = x.integer;
+  y.shape = x.shape;
+  for (size_t d = 0; d < r; ++d) y.shape[d] += p.pads[d] + p.pads[d + r];
+  fold::check_fold_size(y.shape);
+  Shape at(r, 0);  // the output index, row-major
+  for (int64_t k = 0; k < graph::num_elements(y.shape); ++k) {
+    int64_t src = 0;
+    bool outside = false;
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t n = x.shape[d];
+      int64_t i = at[d] - p.pads[d];
+      if (p.mode == "edge") i = std::clamp<int64_t>(i, 0, n - 1);
+      if (p.mode == "reflect") i = i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i);
+      outside = outside || i < 0 || i >= n;
+      src = src * n + std::clamp<int64_t>(i, 0, n - 1);
+    }
+    if (y.integer)
+      y.i.push_back(outside ? saturate(p.value) : x.i[static_cast<size_t>(src)]);
+    else
+      y.f.push_back(outside ? p.value : x.f[static_cast<size_t>(src)]);
+    for (size_t d = r; d-- > 0;) {
+      if (++at[d] < y.shape[d]) break;
+      at[d] = 0;
+    }
+  }
+  c.set_output(0, std::move(y));
+  return true;
 }
 
 // x gathered at constant indices along `axis`: one slice per index, concatenated, reshaped to
@@ -458,7 +542,7 @@ void add_shape_ops(OpTable& t) {
   t["Transpose"] = {convert_transpose, nullptr};
   t["Concat"] = {convert_concat, fold_concat};
   t["Gather"] = {convert_gather, nullptr};
-  t["Pad"] = {convert_pad, nullptr};
+  t["Pad"] = {convert_pad, fold_pad};
   t["Slice"] = {convert_slice, nullptr};
   t["Split"] = {convert_split, nullptr};
   t["Expand"] = {convert_expand, nullptr};

@@ -149,12 +149,14 @@ TEST(OnnxImportBad, EveryUnsupportedAttributeIsListedInOneError) {
   OnnxBuilder b;
   b.input("x", {1, 2, 4, 4}).init("w", {2, 2, 3, 3}, std::vector<float>(36, 1));
   OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"c"}, "strided"), "strides", {1, 2});
-  OnnxBuilder::attr(b.node("MaxPool", {"x"}, {"p"}, "oblong"), "kernel_shape", {2, 3});
+  onnx::NodeProto& pool = b.node("MaxPool", {"x"}, {"p"}, "column_major");
+  OnnxBuilder::attr(pool, "kernel_shape", {2, 2});
+  OnnxBuilder::attr(pool, "storage_order", 1);
   b.output("c").output("p");
   EXPECT_EQ(testing::error_of([&] { import_bytes(b); }),
             "m.onnx: opset 13: 2 node(s) cannot be converted:\n"
             "  Conv node 'strided': strides [1, 2] (one stride for H and W is supported)\n"
-            "  MaxPool node 'oblong': kernel_shape [2, 3] (square only)");
+            "  MaxPool node 'column_major': storage_order 1");
 }
 
 TEST(OnnxImportBad, MissingExternalDataNamesTensorAndFile) {

@@ -68,6 +68,12 @@ class OnnxBuilder {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  static void attr_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
   onnx::ModelProto& proto() { return m_model; }
   std::string bytes() const { return m_model.SerializeAsString(); }
 
