@@ -37,7 +37,6 @@ Engine::Engine(const FabricSpec& spec, uint64_t seed)
   m_wire.resize(m_routing.wires());
   m_stats.links.resize(chans.size());
   for (size_t c = 0; c < chans.size(); ++c) {
-    m_channel[c].ring.resize(std::max(1, spec.queue_packets));
     m_channel[c].rng = SplitMix64(mix_seed(seed, c));
     m_stats.links[c].from_chip = chans[c].from;
     m_stats.links[c].to_chip = chans[c].to;

@@ -33,12 +33,12 @@
 // Ranks (Fabric::set_ranks, engine_ranks.cpp): over R >= 2 ranks a full-duplex fabric's chips are
 // split into rank_block(chips, R, r) (common/rank_group.h), and each rank splits its own block
 // over its threads as above. Every rank is posted every transfer (the payload only where it has
-// it), but runs the events of its own chips only: it holds only their events, packets and
-// reassembly bitmaps. At each window's end the events for another rank's chips go to that rank in
-// one all-to-all, together with each rank's progress (its earliest pending event, counting the
-// ones it sends; its pending transfers; its last progress, clock and last arrival), so every rank
-// computes the same next window, the same watchdog decision and the same end. At the end of a
-// drain the ranks exchange the arrival times of their chips' transfers, so every rank returns
+// it), but runs the events of its own chips only: it holds only their events, packets, link
+// queues and reassembly bitmaps. At each window's end the events for another rank's chips go to
+// that rank in one all-to-all, together with each rank's progress (its earliest pending event,
+// counting the ones it sends; its pending transfers; its last progress, clock and last arrival), so
+// every rank computes the same next window, the same watchdog decision and the same end. At the end
+// of a drain the ranks exchange the arrival times of their chips' transfers, so every rank returns
 // every arrival. A chip's statistics and link state stay on its rank until share_state, which
 // gives every rank the whole fabric's. A fabric that cannot be partitioned (half duplex, no link
 // latency, one chip) is simulated whole by every rank.

@@ -55,6 +55,14 @@ void Engine::set_ranks(RankGroup* ranks) {
   if (m_split)
     for (int c = 0; c < m_spec.chips; ++c)
       m_chip_rank[static_cast<size_t>(c)] = rank_of_item(c, m_spec.chips, m_rank_count);
+  const auto& chans = m_routing.channels();
+  for (size_t c = 0; c < chans.size(); ++c) {  // a queue only where its sending chip is
+    std::vector<uint32_t>& ring = m_channel[c].ring;
+    if (owns(chans[c].from))
+      ring.resize(static_cast<size_t>(std::max(1, m_spec.queue_packets)));
+    else
+      std::vector<uint32_t>().swap(ring);
+  }
 }
 
 void Engine::plan_partitions() {
