@@ -137,10 +137,10 @@ class System {
   // bytes_between_ranks, parallel_phase_seconds, parallel_speedup, per_rank: [{phase_seconds,
   // thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds (each per thread:
   // ThreadPool::ThreadTime), messages_sent, bytes_sent, exchange_windows, exchange_busy_seconds,
-  // exchange_wait_seconds}]}. Messages and bytes are the payloads this rank's collectives sent to
-  // other ranks (Communicator::traffic, the fabric's windows included); the exchange fields are
-  // the fabrics' windowed drains (fabric::FabricHostTime); the speed-up is defined in
-  // system_host.cpp.
+  // exchange_wait_seconds, peak_rss_bytes}]}. Messages and bytes are the payloads this rank's
+  // collectives sent to other ranks (Communicator::traffic, the fabric's windows included); the
+  // exchange fields are the fabrics' windowed drains (fabric::FabricHostTime), peak_rss_bytes the
+  // rank's peak resident memory so far; the speed-up is defined in system_host.cpp.
   nlohmann::ordered_json host_json() const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).

@@ -4,7 +4,8 @@
 // phase seconds, per thread double busy, wait and CPU seconds, uint64 messages and bytes sent to
 // other ranks (its Communicator::traffic before this gather), then its fabrics' windowed exchange
 // phases summed over sync groups (fabric::FabricHostTime): uint64 windows, double busy and wait
-// seconds (running its partitions of the fabric; waiting at the windows' ends for the other ranks).
+// seconds (running its partitions of the fabric; waiting at the windows' ends for the other ranks),
+// int64 the process's peak resident memory so far in bytes (getrusage).
 //
 // The achieved speed-up of the parallel phases (`parallel_speedup`): the busy seconds of every
 // thread of every rank, summed, over `parallel_phase_seconds`, the wall time the phases took (the
@@ -13,6 +14,8 @@
 // T x R, less by the phases' own cost (handing tasks out, waking threads); the serial rest of a run
 // (compiling, the exchange phase's records and deliveries) is outside it.
 #include <algorithm>
+
+#include <sys/resource.h>
 
 #include "common/byte_codec.h"
 #include "system/system.h"
@@ -39,6 +42,9 @@ nlohmann::ordered_json System::host_json() const {
     fab.wait_seconds += f->host_time().wait_seconds;
   }
   mine.put(fab);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  mine.put(static_cast<int64_t>(usage.ru_maxrss) * 1024);  // Linux: KiB
   nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
   uint64_t messages = 0, bytes = 0;
   int64_t phases = 0;
@@ -62,6 +68,7 @@ nlohmann::ordered_json System::host_json() const {
     messages += m;
     bytes += n;
     const auto exchange = in.get<fabric::FabricHostTime>();
+    const int64_t peak_rss = in.get<int64_t>();
     per_rank.push_back({{"phase_seconds", rank_phase_seconds},
                         {"thread_busy_seconds", busy},
                         {"thread_wait_seconds", wait},
@@ -70,7 +77,8 @@ nlohmann::ordered_json System::host_json() const {
                         {"bytes_sent", n},
                         {"exchange_windows", exchange.windows},
                         {"exchange_busy_seconds", exchange.busy_seconds},
-                        {"exchange_wait_seconds", exchange.wait_seconds}});
+                        {"exchange_wait_seconds", exchange.wait_seconds},
+                        {"peak_rss_bytes", peak_rss}});
   }
   nlohmann::ordered_json j;
   j["threads"] = m_pool->threads();

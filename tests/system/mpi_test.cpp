@@ -112,6 +112,7 @@ void expect_same_for_ranks_and_threads(const std::string& args) {
         EXPECT_EQ(rank.at("exchange_windows").get<uint64_t>() > 0, r > 1 || t > 1);
         EXPECT_GE(rank.at("exchange_busy_seconds").get<double>(), 0);
         EXPECT_GE(rank.at("exchange_wait_seconds").get<double>(), 0);
+        EXPECT_GT(rank.at("peak_rss_bytes").get<int64_t>(), 0);
       }
     }
 }
