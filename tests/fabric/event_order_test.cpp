@@ -125,9 +125,10 @@ TEST(FabricEventOrder,
   for (int c = 0; c < 16; ++c) up[static_cast<size_t>(c)] = c;
   for (double loss : {0.0, 0.05}) {
     const Drains want = run(loss, up, true);
-    for (const auto& [ranks, threads] :  // 20 ranks: more than chips, some own none
+    for (const std::pair<int, int>& layout :  // (ranks, threads); 20 ranks: some own no chip
          {std::pair{2, 1}, std::pair{2, 2}, std::pair{3, 1}, std::pair{3, 2}, std::pair{5, 2},
           std::pair{20, 1}}) {
+      const int ranks = layout.first, threads = layout.second;
       const std::vector<Drains> got =
           system::on_thread_ranks<Drains>(ranks, [&](system::Communicator& comm) {
             ThreadPool pool(threads);
