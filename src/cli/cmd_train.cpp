@@ -47,6 +47,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -344,8 +345,7 @@ void run_train(const TrainArgs& a) {
     test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
   } else {
     const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
-    train = runtime::load_fashion_mnist(dir, runtime::Split::kTrain);
-    test = runtime::load_fashion_mnist(dir, runtime::Split::kTest);
+    std::tie(train, test) = runtime::load_fashion_mnist_splits(dir);
     if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
   }
   const bool data_parallel = a.chips != -1;

@@ -37,7 +37,6 @@ Engine::Engine(const FabricSpec& spec, uint64_t seed)
   m_wire.resize(m_routing.wires());
   m_stats.links.resize(chans.size());
   for (size_t c = 0; c < chans.size(); ++c) {
-    m_channel[c].ring.resize(std::max(1, spec.queue_packets));
     m_channel[c].rng = SplitMix64(mix_seed(seed, c));
     m_stats.links[c].from_chip = chans[c].from;
     m_stats.links[c].to_chip = chans[c].to;
@@ -51,6 +50,7 @@ Engine::Engine(const FabricSpec& spec, uint64_t seed)
     xb.active.resize(spec.cores_per_chip);
     xb.rr.assign(spec.cores_per_chip, 0);
   }
+  set_ranks(nullptr);
 }
 
 int Engine::inject_limit() const {
@@ -85,31 +85,27 @@ void Engine::post(Picos ready, Transfer t) {
 
 void Engine::schedule(Part& P, Picos t, Ev kind, uint32_t a) {
   const Event e{t, static_cast<uint32_t>(P.origin), kind, m_domain_seq[P.origin]++, a};
-  if (m_parts.size() > 1) {
-    const size_t to = m_part_of[static_cast<size_t>(domain(P, e))];
-    if (&m_parts[to] != &P) {  // another partition's chip: handed over after this window
-      Handoff h{e, {}};
+  if (m_windowed) {
+    const int chip = domain(P, e);
+    const bool here = owns(chip);
+    const size_t to = here ? m_part_of[static_cast<size_t>(chip)] : 0;
+    if (!here || &m_parts[to] != &P) {  // another partition's chip: handed over after this window
+      Handoff h{e, {}, static_cast<uint32_t>(chip)};
       if (kind == Ev::kArrive || kind == Ev::kTimeout) {
         h.pk = P.packets[a];
         P.free_packets.push_back(a);
       }
-      P.out[to].push_back(h);
+      (here ? P.out[to] : P.remote[static_cast<size_t>(m_chip_rank[static_cast<size_t>(chip)])])
+          .push_back(h);
       return;
     }
   }
+  push(P, e);
+}
+
+void Engine::push(Part& P, const Event& e) {
   P.heap.push_back(e);
   std::push_heap(P.heap.begin(), P.heap.end(), later);
-}
-
-void Engine::set_workers(ThreadPool* pool) {
-  m_pool = pool;
-}
-
-size_t Engine::partitions() const {
-  if (m_pool == nullptr || m_pool->threads() < 2 || m_spec.duplex != Duplex::kFull ||
-      m_latency_ps <= 0 || m_spec.chips < 2)
-    return 1;
-  return static_cast<size_t>(std::min(m_pool->threads(), m_spec.chips));
 }
 
 void Engine::run_part(Part& P, Picos horizon) {
@@ -117,7 +113,7 @@ void Engine::run_part(Part& P, Picos horizon) {
     std::pop_heap(P.heap.begin(), P.heap.end(), later);
     const Event e = P.heap.back();
     P.heap.pop_back();
-    if (m_parts.size() == 1 && P.pending > 0 && e.time - P.last_progress > m_watchdog_ps)
+    if (!m_windowed && P.pending > 0 && e.time - P.last_progress > m_watchdog_ps)
       stuck(P.now, fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
     P.now = e.time;
     P.origin = domain(P, e);
@@ -128,74 +124,34 @@ void Engine::run_part(Part& P, Picos horizon) {
   }
 }
 
-// Conservative windows: every partition runs its events before the earliest pending event + one
-// link latency (no event of another partition can reach it earlier), then the events handed over
-// are moved to their partitions. The watchdog is checked between windows on the whole fabric, and
-// a window never passes the time at which it would fire, so it fires exactly where one partition
-// would have.
-void Engine::run_partitions() {
-  const size_t n = m_parts.size();
-  for (;;) {
-    Picos first = std::numeric_limits<Picos>::max(), progress = 0, now = 0;
-    size_t pending = 0;
-    for (const Part& P : m_parts) {
-      if (!P.heap.empty()) first = std::min(first, P.heap.front().time);
-      pending += P.pending;
-      progress = std::max(progress, P.last_progress);
-      now = std::max(now, P.now);
-    }
-    if (first == std::numeric_limits<Picos>::max()) return;
-    if (pending > 0 && first - progress > m_watchdog_ps)
-      stuck(now, fmt::format("no packet moved for {} us of simulated time", m_spec.watchdog_us));
-    Picos horizon = first + m_latency_ps;
-    if (pending > 0) horizon = std::min(horizon, progress + m_watchdog_ps + 1);
-    m_pool->run(static_cast<int>(n),
-                [&](int k) { run_part(m_parts[static_cast<size_t>(k)], horizon); });
-    for (size_t k = 0; k < n; ++k)
-      for (size_t to = 0; to < n; ++to) {
-        Part& T = m_parts[to];
-        for (Handoff& h : m_parts[k].out[to]) {
-          if (h.e.kind == Ev::kArrive || h.e.kind == Ev::kTimeout) {
-            h.e.a = new_packet(T);
-            T.packets[h.e.a] = h.pk;
-          }
-          T.heap.push_back(h.e);
-          std::push_heap(T.heap.begin(), T.heap.end(), later);
-        }
-        m_parts[k].out[to].clear();
-      }
-  }
-}
-
 std::vector<Arrival> Engine::drain() {
   if (m_transfers.empty()) return {};
   Picos start = m_transfers.front().ready;
   for (const auto& s : m_transfers) start = std::min(start, s.ready);
   m_now = std::min(m_now, start);  // the fabric is empty between drains
-  const size_t n = partitions();
-  m_parts.resize(n);
-  m_part_of.resize(static_cast<size_t>(m_spec.chips));
-  for (int c = 0; c < m_spec.chips; ++c)
-    m_part_of[static_cast<size_t>(c)] =
-        static_cast<size_t>(c) * n / static_cast<size_t>(m_spec.chips);
+  plan_partitions();
   for (Part& P : m_parts) {
     P.now = m_now;
     P.last_progress = start;
     P.last_arrival = 0;
     P.pending = 0;
     P.events = P.packets_sent = 0;
-    P.out.assign(n, {});
+    P.out.assign(m_parts.size(), {});
+    P.remote.assign(static_cast<size_t>(m_rank_count), {});
   }
   std::fill(m_domain_seq.begin(), m_domain_seq.end(), 0);
   for (uint32_t i = 0; i < m_transfers.size(); ++i) {
     TransferState& s = m_transfers[i];
-    Part& P = m_parts[m_part_of[static_cast<size_t>(s.t.src.chip)]];
-    ++m_parts[m_part_of[static_cast<size_t>(s.t.dst.chip)]].pending;
-    P.origin = domain(s.t.src.chip);
-    s.got.assign((s.packets + 63) / 64, 0);
     auto& cs = m_stats.chips[s.t.src.chip];
     ++cs.transfers_sent;
     cs.bytes_sent += 4 * s.t.size_words();
+    if (owns(s.t.dst.chip)) {
+      ++m_parts[m_part_of[static_cast<size_t>(s.t.dst.chip)]].pending;
+      s.got.assign((s.packets + 63) / 64, 0);
+    }
+    if (!owns(s.t.src.chip)) continue;
+    Part& P = m_parts[m_part_of[static_cast<size_t>(s.t.src.chip)]];
+    P.origin = domain(s.t.src.chip);
     if (s.t.src.chip == s.t.dst.chip) {
       const Picos dt =
           ns_to_ps(m_spec.onchip_latency_ns) +
@@ -205,20 +161,19 @@ std::vector<Arrival> Engine::drain() {
       schedule(P, s.ready, Ev::kReady, i);
     }
   }
-  if (n == 1)
+  Progress all;
+  if (m_windowed) {
+    all = run_partitions();
+  } else {
     run_part(m_parts.front(), std::numeric_limits<Picos>::max());
-  else
-    run_partitions();
-  Picos now = 0, last_arrival = 0;
-  size_t pending = 0;
-  for (Part& P : m_parts) {
-    now = std::max(now, P.now);
-    last_arrival = std::max(last_arrival, P.last_arrival);
-    pending += P.pending;
-    m_stats.events += P.events;
-    m_stats.packets += P.packets_sent;
+    all = local_progress();
   }
-  if (pending > 0) stuck(now, "no event is left that could move a packet");
+  if (all.pending > 0) stuck_everywhere(all.now, "no event is left that could move a packet");
+  for (const Part& P : m_parts) {
+    (m_split ? m_rank_events : m_stats.events) += P.events;
+    (m_split ? m_rank_packets : m_stats.packets) += P.packets_sent;
+  }
+  if (m_split) share_arrival_times();
 
   std::vector<Arrival> out;
   out.reserve(m_transfers.size());
@@ -232,17 +187,19 @@ std::vector<Arrival> Engine::drain() {
     return key(x) < key(y);
   });
   m_stats.transfers += out.size();
-  Part& closing = m_parts.front();  // every integral closes at the last event of any partition
-  closing.now = now;
-  for (size_t c = 0; c < m_channel.size(); ++c) set_occupancy(closing, static_cast<uint32_t>(c), 0);
-  m_stats.end_ps = std::max(m_stats.end_ps, now);  // the last event (an ack) of any drain
+  Part closing;  // every integral closes at the last event of any partition
+  closing.now = all.now;
+  m_stats.end_ps = std::max(m_stats.end_ps, all.now);  // the last event (an ack) of any drain
   const double span = static_cast<double>(m_stats.end_ps);
+  const auto& chans = m_routing.channels();
   for (size_t c = 0; c < m_channel.size(); ++c) {
+    if (!owns(chans[c].from)) continue;  // its rank closes it
+    set_occupancy(closing, static_cast<uint32_t>(c), 0);
     LinkStats& l = m_stats.links[c];
     l.mean_queue = span > 0 ? m_channel[c].occ_integral / span : 0;
     l.utilisation = span > 0 ? static_cast<double>(l.busy_ps) / span : 0;
   }
-  m_now = last_arrival;
+  m_now = all.last_arrival;
   return out;
 }
 

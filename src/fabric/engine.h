@@ -29,14 +29,29 @@
 // pending event + one link latency: conservative synchronisation with the link latency as
 // lookahead. The ordering key above makes each partition process its events in the order one
 // partition would, so arrivals, times and statistics do not depend on T.
+//
+// Ranks (Fabric::set_ranks, engine_ranks.cpp): over R >= 2 ranks a full-duplex fabric's chips are
+// split into rank_block(chips, R, r) (common/rank_group.h), and each rank splits its own block
+// over its threads as above. Every rank is posted every transfer (the payload only where it has
+// it), but runs the events of its own chips only: it holds only their events, packets, link
+// queues and reassembly bitmaps. At each window's end the events for another rank's chips go to
+// that rank in one all-to-all, together with each rank's progress (its earliest pending event,
+// counting the ones it sends; its pending transfers; its last progress, clock and last arrival), so
+// every rank computes the same next window, the same watchdog decision and the same end. At the end
+// of a drain the ranks exchange the arrival times of their chips' transfers, so every rank returns
+// every arrival. A chip's statistics and link state stay on its rank until share_state, which
+// gives every rank the whole fabric's. A fabric that cannot be partitioned (half duplex, no link
+// latency, one chip) is simulated whole by every rank.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/rank_group.h"
 #include "common/splitmix64.h"
 #include "common/thread_pool.h"
 #include "fabric/fabric.h"
@@ -57,6 +72,11 @@ class Engine {
   Picos now() const { return m_now; }
   // The threads that simulate the partitions of a full-duplex fabric (nullptr: one partition).
   void set_workers(ThreadPool* pool);
+  // The ranks that simulate this fabric together (nullptr or one rank: this process alone).
+  void set_ranks(RankGroup* ranks);
+  // Collective over the ranks: every rank then holds every chip's statistics and link state.
+  void share_state();
+  const FabricHostTime& host_time() const { return m_host; }
 
   // Checkpoints (fabric.h Fabric::save_state): engine_state.cpp.
   bool idle() const;  // nothing posted, no event pending, every queue, wire and XB idle
@@ -117,9 +137,17 @@ class Engine {
   // A partition's execution state ("Partitions" above): its events, its packets (slots in its
   // own pool), its clock and its progress; `out` holds events for other partitions' chips until
   // the window ends, with the packet they carry.
-  struct Handoff {
+  struct Handoff {  // trivially copyable: it crosses ranks as bytes
     Event e;
     Packet pk;
+    uint32_t chip;  // the chip whose state the event touches
+  };
+  // The ranks' view of a drain's progress, summed over partitions at a window's end.
+  struct Progress {
+    Picos first = std::numeric_limits<Picos>::max();  // earliest pending event (handed over too)
+    uint64_t pending = 0;                             // transfers not yet arrived
+    Picos progress = 0, now = 0, last_arrival = 0;    // latest of each over the partitions
+    void add(const Progress& o);
   };
   struct Part {
     std::vector<Event> heap;
@@ -131,18 +159,34 @@ class Engine {
     size_t pending = 0;  // transfers to its chips not yet arrived
     uint64_t events = 0, packets_sent = 0;
     int origin = 0;  // the ordering domain scheduling events now (the current event's)
-    std::vector<std::vector<Handoff>> out;  // per partition
+    std::vector<std::vector<Handoff>> out;     // per local partition
+    std::vector<std::vector<Handoff>> remote;  // per rank (events for other ranks' chips)
   };
 
   void schedule(Part& P, Picos t, Ev kind, uint32_t a);
+  void push(Part& P, const Event& e);  // onto P's heap
   void run_event(Part& P, const Event& e);
   // The ordering domain of an event's effects: the chip whose state it touches, or 0 (above).
   int domain(const Part& P, const Event& e) const;
   int domain(int chip) const { return m_spec.duplex == Duplex::kFull ? chip : 0; }
-  size_t partitions() const;
+  bool partitionable() const;
+  // This drain's partitions of this rank's chips (m_parts, m_part_of).
+  void plan_partitions();
+  bool owns(int chip) const { return m_chip_rank[static_cast<size_t>(chip)] == m_rank; }
   // Runs P's events before `horizon`.
   void run_part(Part& P, Picos horizon);
-  void run_partitions();
+  Progress local_progress() const;
+  // Runs the windows until no event is left anywhere; returns the whole fabric's progress.
+  Progress run_partitions();
+  void run_window(Picos horizon);
+  // Moves the events handed over between this rank's partitions, sends the others to their ranks
+  // and receives theirs; returns every rank's progress combined (engine_ranks.cpp).
+  Progress exchange_window();
+  void receive(Handoff h);
+  // The arrival times of other ranks' chips' transfers (engine_ranks.cpp).
+  void share_arrival_times();
+  // share_state before an error that names other ranks' transfers and links.
+  [[noreturn]] void stuck_everywhere(Picos now, const std::string& why);
   void on_ready(Part& P, uint32_t tr);
   void pump(Part& P, int chip);
   void grant_next(Part& P, int chip);
@@ -167,9 +211,16 @@ class Engine {
   Picos m_watchdog_ps = 0;
   std::vector<uint64_t> m_domain_seq;  // per domain: events it scheduled in this drain
   uint32_t m_words_per_packet = 1;
-  ThreadPool* m_pool = nullptr;   // the workers of the partitions (set_workers)
-  std::vector<Part> m_parts;      // this drain's partitions
-  std::vector<size_t> m_part_of;  // per chip: its partition
+  ThreadPool* m_pool = nullptr;  // the workers of the partitions (set_workers)
+  RankGroup* m_ranks = nullptr;  // set_ranks; null: this process alone
+  int m_rank = 0, m_rank_count = 1;
+  bool m_split = false;           // the chips are split over the ranks
+  bool m_windowed = false;        // this drain runs in windows (several partitions or ranks)
+  std::vector<int> m_chip_rank;   // per chip: its rank (this one for every chip unless split)
+  std::vector<Part> m_parts;      // this drain's partitions of this rank's chips
+  std::vector<size_t> m_part_of;  // per chip of this rank: its partition
+  uint64_t m_rank_events = 0, m_rank_packets = 0;  // this rank's, since the last share_state
+  FabricHostTime m_host;
 
   std::vector<TransferState> m_transfers;  // this drain's
   std::vector<ChannelState> m_channel;

@@ -28,6 +28,15 @@ const Routing& Fabric::routing() const {
 void Fabric::set_workers(ThreadPool* pool) {
   m_engine->set_workers(pool);
 }
+void Fabric::set_ranks(RankGroup* ranks) {
+  m_engine->set_ranks(ranks);
+}
+void Fabric::share_state() {
+  m_engine->share_state();
+}
+const FabricHostTime& Fabric::host_time() const {
+  return m_engine->host_time();
+}
 const FabricSpec& Fabric::spec() const {
   return m_engine->spec();
 }

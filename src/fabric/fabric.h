@@ -36,7 +36,8 @@
 //   transfers (source, destination, packets delivered) and the links holding packets.
 //
 // Contract changes are additive only; additions so far: Transfer::phantom_words (timing-only
-// transfers for benchmarks), Fabric::now(), Fabric::routing(), Fabric::save_state/restore_state.
+// transfers for benchmarks), Fabric::now(), Fabric::routing(), Fabric::save_state/restore_state,
+// Fabric::set_workers, Fabric::set_ranks/share_state/host_time.
 #pragma once
 
 #include <cstdint>
@@ -51,8 +52,9 @@
 #include "fabric/stats.h"
 
 namespace tessera {
+class RankGroup;
 class ThreadPool;
-}
+}  // namespace tessera
 
 namespace tessera::fabric {
 
@@ -111,6 +113,18 @@ class Fabric {
   // any number of threads. The pool must outlive the fabric's drains and not run another phase
   // during one.
   void set_workers(ThreadPool* pool);
+  // The ranks that simulate this fabric together (nullptr, the default: this process alone; see
+  // fabric/engine.h "Ranks"). Every rank posts every transfer (a transfer's words may be left out
+  // where its destination's values are not needed) and drains collectively; each simulates the
+  // events of its own block of chips, and the arrivals, times and statistics are the same for any
+  // number of ranks. Between drains each rank's statistics are current for its own chips and
+  // their links only until share_state. The group must outlive the fabric's drains.
+  void set_ranks(RankGroup* ranks);
+  // Collective over the ranks (no-op for one): every rank then holds the whole fabric's statistics
+  // and the state save_state writes.
+  void share_state();
+  // Host time of the windowed drains so far (reports only).
+  const FabricHostTime& host_time() const;
 
   // Checkpoints, between drains only (Error otherwise: nothing may be posted or in flight). The
   // state is everything a later drain depends on plus the statistics: now(), per link direction

@@ -46,4 +46,13 @@ struct FabricStats {
   nlohmann::ordered_json to_json() const;
 };
 
+// How this rank spent host time in windowed drains (fabric/engine.h "Partitions", "Ranks"), for
+// reports only (wall seconds, different from run to run): running its partitions' windows, and
+// waiting for the other ranks' events and progress at the windows' ends.
+struct FabricHostTime {
+  uint64_t windows = 0;
+  double busy_seconds = 0;
+  double wait_seconds = 0;
+};
+
 }  // namespace tessera::fabric

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <new>
 #include <numeric>
 
@@ -114,6 +115,13 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
   Dataset d = load_idx_dataset(images, labels, 10);
   d.name = "fashion-mnist/" + prefix;
   return d;
+}
+
+std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir) {
+  auto test =
+      std::async(std::launch::async, [&dir] { return load_fashion_mnist(dir, Split::kTest); });
+  Dataset train = load_fashion_mnist(dir, Split::kTrain);
+  return {std::move(train), test.get()};
 }
 
 Dataset take(const Dataset& d, int64_t n) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "system/communicator_codec.h"
+#include "common/byte_codec.h"
 
 namespace tessera::system {
 
@@ -54,19 +54,6 @@ int64_t allreduce_max(Communicator& comm, int64_t value) {
 int64_t allreduce_min(Communicator& comm, int64_t value) {
   const std::vector<int64_t> all = allgather_one(comm, value);
   return *std::min_element(all.begin(), all.end());
-}
-
-ProcessorBlock processor_block(int processors, int ranks, int rank) {
-  TESSERA_CHECK(ranks >= 1 && rank >= 0 && rank < ranks && processors >= 0, "bad rank layout");
-  const int base = processors / ranks, extra = processors % ranks;
-  return {rank * base + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
-}
-
-int rank_of_processor(int p, int processors, int ranks) {
-  const int base = processors / ranks, extra = processors % ranks;
-  const int big = extra * (base + 1);  // processors held by the ranks with one more
-  if (p < big) return p / (base + 1);
-  return extra + (p - big) / base;
 }
 
 }  // namespace tessera::system

@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/rank_group.h"
 
 namespace tessera::system {
 
-using Bytes = std::vector<uint8_t>;
+using tessera::Bytes;
 
-class Communicator {
+// rank, size, allgather and alltoall: common/rank_group.h.
+class Communicator : public RankGroup {
  public:
   // What this rank's collectives sent to other ranks so far: one message per (collective, other
   // rank that receives a payload from this one), and the payload bytes of those messages (the
@@ -26,13 +28,6 @@ class Communicator {
     uint64_t bytes = 0;
   };
 
-  virtual ~Communicator() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-  // Every rank's `mine`, indexed by rank.
-  virtual std::vector<Bytes> allgather(const Bytes& mine) = 0;
-  // to[r] is delivered to rank r (to.size() == size()); returns from[r], what rank r sent here.
-  virtual std::vector<Bytes> alltoall(const std::vector<Bytes>& to) = 0;
   // The root's `bytes` on every rank (`bytes` is ignored on the others).
   virtual Bytes broadcast(const Bytes& bytes, int root) = 0;
   // A single process sends nothing.
@@ -60,16 +55,15 @@ Communicator& local_communicator();
 int64_t allreduce_max(Communicator& comm, int64_t value);
 int64_t allreduce_min(Communicator& comm, int64_t value);
 
-// The processors rank `rank` of `ranks` simulates: [first, first + count). Contiguous balanced
-// blocks: the first processors % ranks ranks get one processor more; with more ranks than
-// processors the last ranks get none (they still take part in every collective).
-struct ProcessorBlock {
-  int first = 0;
-  int count = 0;
-  bool contains(int p) const { return p >= first && p < first + count; }
-};
-ProcessorBlock processor_block(int processors, int ranks, int rank);
-int rank_of_processor(int p, int processors, int ranks);
+// The processors rank `rank` of `ranks` simulates: rank_block (common/rank_group.h) of the
+// processors.
+using ProcessorBlock = RankBlock;
+inline ProcessorBlock processor_block(int processors, int ranks, int rank) {
+  return rank_block(processors, ranks, rank);
+}
+inline int rank_of_processor(int p, int processors, int ranks) {
+  return rank_of_item(p, processors, ranks);
+}
 
 // An error that every rank of a communicator throws identically at the same point of a collective
 // computation (a simulated fault gathered from the rank that saw it, a barrier mismatch, a stuck

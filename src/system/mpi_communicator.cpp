@@ -111,6 +111,11 @@ bool MpiSession::launched_by_mpirun() {
 
 MpiSession::MpiSession(int* argc, char*** argv) {
   if (!launched_by_mpirun()) return;
+  // A rank waiting in a collective yields its core instead of spinning: the fabric's windows
+  // synchronise the ranks thousands of times per exchange, and on a host shared with other jobs a
+  // spinning rank takes the time slice the rank it waits for needs. A value set in the
+  // environment wins.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   check(MPI_Init(argc, argv), "Init");
   // Errors come back as return codes (turned into tessera::Error), not as MPI's own abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

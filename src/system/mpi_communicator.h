@@ -4,7 +4,8 @@
 // initialises MPI only when the process was started by mpirun (OMPI_COMM_WORLD_SIZE, or PMIX_RANK
 // / PMI_RANK for other launchers, in the environment); otherwise it does nothing and world() stays
 // the LocalCommunicator, so a plain `tessera ...` makes no MPI call. When active it installs an
-// MpiCommunicator over MPI_COMM_WORLD as world() for its lifetime.
+// MpiCommunicator over MPI_COMM_WORLD as world() for its lifetime. Ranks waiting in a collective
+// yield their core (OMPI_MCA_mpi_yield_when_idle=1, unless the environment sets it).
 #pragma once
 
 #include <memory>

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/byte_codec.h"
 #include "core/host_memory.h"
-#include "system/communicator_codec.h"
 #include "system/functional_system.h"
 
 namespace tessera::system {
@@ -84,6 +84,7 @@ void System::init(SystemOptions options) {
     m_fabrics.push_back(
         std::make_unique<fabric::Fabric>(m_spec, options.seed + static_cast<uint64_t>(g)));
     m_fabrics.back()->set_workers(m_pool.get());  // the exchange phase's partitions
+    m_fabrics.back()->set_ranks(m_comm);          // and the ranks' blocks of chips
   }
   m_timing.assign(static_cast<size_t>(m_groups.count()), GroupTiming{});
 }
@@ -128,6 +129,7 @@ Bytes System::from_processor(int p, const std::function<Bytes(const core::Core&)
 void System::run() {
   for (int g = 0; g < m_groups.count(); ++g)
     m_timing[static_cast<size_t>(g)].supersteps = run_group(g);
+  for (const auto& f : m_fabrics) f->share_state();
   int64_t cycles = 0;
   for (const auto& c : m_cores)
     if (c) cycles = std::max(cycles, c->cycles());

@@ -37,10 +37,12 @@
 //      destination and only there (payloads cross processes only as MPI messages);
 //   3. every rank then holds the whole superstep and runs the same deterministic code on it: the
 //      lowest processor's fault, a barrier mismatch or a send outside the group is thrown as a
-//      CollectiveError on every rank; the fabric simulates every transfer (those for other ranks'
-//      cores carry their size only: the fabric's timing does not depend on values) so every rank
-//      computes the same times and statistics; each rank applies the arrivals for its own cores
-//      and resumes them.
+//      CollectiveError on every rank; every rank posts every transfer to the group's fabric
+//      (those for other ranks' cores carry their size only: the fabric's timing does not depend
+//      on values), and the ranks drain it together, each simulating the events of its own block
+//      of chips (fabric/fabric.h Fabric::set_ranks), so every rank gets the same arrival times;
+//      each rank applies the arrivals for its own cores and resumes them. run() ends with
+//      Fabric::share_state, so the fabric statistics are the whole fabric's on every rank.
 // Values, cycle counts, timing and statistics are therefore identical for any number of ranks
 // (tests/system/mpi_test.cpp runs R = 1, 2, 3, 4 under mpirun). With one rank no byte is copied
 // for a payload and the order of work is the single-process one.
@@ -134,9 +136,11 @@ class System {
   // different from run to run): {threads, ranks, compute_phases, messages_between_ranks,
   // bytes_between_ranks, parallel_phase_seconds, parallel_speedup, per_rank: [{phase_seconds,
   // thread_busy_seconds, thread_wait_seconds, thread_cpu_seconds (each per thread:
-  // ThreadPool::ThreadTime), messages_sent, bytes_sent}]}. Messages and bytes are the payloads this
-  // rank's collectives sent to other ranks (Communicator::traffic); the speed-up is defined in
-  // system_host.cpp.
+  // ThreadPool::ThreadTime), messages_sent, bytes_sent, exchange_windows, exchange_busy_seconds,
+  // exchange_wait_seconds, peak_rss_bytes}]}. Messages and bytes are the payloads this rank's
+  // collectives sent to other ranks (Communicator::traffic, the fabric's windows included); the
+  // exchange fields are the fabrics' windowed drains (fabric::FabricHostTime), peak_rss_bytes the
+  // rank's peak resident memory so far; the speed-up is defined in system_host.cpp.
   nlohmann::ordered_json host_json() const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).

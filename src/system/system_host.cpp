@@ -2,7 +2,10 @@
 //
 // Each rank sends its record to every rank (allgather): int32 threads, int64 compute phases, double
 // phase seconds, per thread double busy, wait and CPU seconds, uint64 messages and bytes sent to
-// other ranks (its Communicator::traffic before this gather).
+// other ranks (its Communicator::traffic before this gather), then its fabrics' windowed exchange
+// phases summed over sync groups (fabric::FabricHostTime): uint64 windows, double busy and wait
+// seconds (running its partitions of the fabric; waiting at the windows' ends for the other ranks),
+// int64 the process's peak resident memory so far in bytes (getrusage).
 //
 // The achieved speed-up of the parallel phases (`parallel_speedup`): the busy seconds of every
 // thread of every rank, summed, over `parallel_phase_seconds`, the wall time the phases took (the
@@ -12,7 +15,9 @@
 // (compiling, the exchange phase's records and deliveries) is outside it.
 #include <algorithm>
 
-#include "system/communicator_codec.h"
+#include <sys/resource.h>
+
+#include "common/byte_codec.h"
 #include "system/system.h"
 
 namespace tessera::system {
@@ -30,6 +35,16 @@ nlohmann::ordered_json System::host_json() const {
   }
   mine.put(sent.messages);
   mine.put(sent.bytes);
+  fabric::FabricHostTime fab;
+  for (const auto& f : m_fabrics) {
+    fab.windows += f->host_time().windows;
+    fab.busy_seconds += f->host_time().busy_seconds;
+    fab.wait_seconds += f->host_time().wait_seconds;
+  }
+  mine.put(fab);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  mine.put(static_cast<int64_t>(usage.ru_maxrss) * 1024);  // Linux: KiB
   nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
   uint64_t messages = 0, bytes = 0;
   int64_t phases = 0;
@@ -52,12 +67,18 @@ nlohmann::ordered_json System::host_json() const {
     const uint64_t m = in.get<uint64_t>(), n = in.get<uint64_t>();
     messages += m;
     bytes += n;
+    const auto exchange = in.get<fabric::FabricHostTime>();
+    const int64_t peak_rss = in.get<int64_t>();
     per_rank.push_back({{"phase_seconds", rank_phase_seconds},
                         {"thread_busy_seconds", busy},
                         {"thread_wait_seconds", wait},
                         {"thread_cpu_seconds", cpu},
                         {"messages_sent", m},
-                        {"bytes_sent", n}});
+                        {"bytes_sent", n},
+                        {"exchange_windows", exchange.windows},
+                        {"exchange_busy_seconds", exchange.busy_seconds},
+                        {"exchange_wait_seconds", exchange.wait_seconds},
+                        {"peak_rss_bytes", peak_rss}});
   }
   nlohmann::ordered_json j;
   j["threads"] = m_pool->threads();

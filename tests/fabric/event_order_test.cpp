@@ -4,8 +4,11 @@
 // depend on how the posts of different chips are interleaved (only each chip's own post order
 // counts), with loss and retransmission, and across several drains; and a fabric split into
 // partitions simulated by several threads (Fabric::set_workers) gives the same arrivals, times,
-// statistics and watchdog errors as one.
+// statistics and watchdog errors as one, and so does a fabric whose chips are split over ranks
+// (Fabric::set_ranks; the ranks here are threads: system/mpi_thread_communicator.h), on every
+// rank.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -13,6 +16,7 @@
 #include "common/thread_pool.h"
 #include "fabric/fabric.h"
 #include "support/error_of.h"
+#include "system/mpi_thread_communicator.h"
 
 namespace tessera::fabric {
 namespace {
@@ -58,11 +62,13 @@ struct Drains {
 };
 
 // Two drains; in each, chip order `chips` with the chips' posts interleaved round robin (one post
-// of each chip in turn) or chip after chip; on `workers` threads (nullptr: one partition).
+// of each chip in turn) or chip after chip; on `workers` threads (nullptr: one partition) of one
+// of `ranks` (nullptr: this process alone).
 Drains run(double loss, const std::vector<int>& chips, bool interleave,
-           ThreadPool* workers = nullptr) {
+           ThreadPool* workers = nullptr, RankGroup* ranks = nullptr) {
   Fabric f(torus(loss), 7);
   f.set_workers(workers);
+  f.set_ranks(ranks);
   Drains r;
   for (int drain = 0; drain < 2; ++drain) {
     const auto posts = posts_per_chip();
@@ -76,6 +82,7 @@ Drains run(double loss, const std::vector<int>& chips, bool interleave,
     }
     for (const Arrival& a : f.drain()) r.arrivals.emplace_back(a.time, a.transfer.id);
   }
+  f.share_state();
   r.stats = f.stats().to_json();
   return r;
 }
@@ -112,12 +119,39 @@ TEST(FabricEventOrder, PartitionsOnSeveralThreadsGiveTheSameArrivalsTimesAndStat
   }
 }
 
+TEST(FabricEventOrder,
+     RanksSimulatingTheirOwnChipsGiveTheSameArrivalsTimesAndStatisticsOnEachRank) {
+  std::vector<int> up(16);
+  for (int c = 0; c < 16; ++c) up[static_cast<size_t>(c)] = c;
+  for (double loss : {0.0, 0.05}) {
+    const Drains want = run(loss, up, true);
+    for (const std::pair<int, int>& layout :  // (ranks, threads); 20 ranks: some own no chip
+         {std::pair{2, 1}, std::pair{2, 2}, std::pair{3, 1}, std::pair{3, 2}, std::pair{5, 2},
+          std::pair{20, 1}}) {
+      const int ranks = layout.first, threads = layout.second;
+      const std::vector<Drains> got =
+          system::on_thread_ranks<Drains>(ranks, [&](system::Communicator& comm) {
+            ThreadPool pool(threads);
+            return run(loss, up, true, &pool, &comm);
+          });
+      for (int r = 0; r < ranks; ++r) {
+        const Drains& g = got[static_cast<size_t>(r)];
+        EXPECT_EQ(g.arrivals, want.arrivals) << "loss " << loss << ", rank " << r << " of " << ranks
+                                             << ", " << threads << " threads";
+        EXPECT_EQ(g.stats, want.stats) << "loss " << loss << ", rank " << r << " of " << ranks
+                                       << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST(FabricEventOrder, PartitionsTripTheWatchdogWhereOnePartitionDoes_bad) {
-  const auto stuck = [](ThreadPool* workers) {
+  const auto stuck = [](ThreadPool* workers, RankGroup* ranks = nullptr) {
     FabricSpec s = torus(1.0);  // every packet lost
     s.watchdog_us = 20;
     Fabric f(s, 1);
     f.set_workers(workers);
+    f.set_ranks(ranks);
     for (const auto& chip : posts_per_chip())
       for (const Transfer& t : chip) f.post(0, t);
     return testing::error_of([&] { f.drain(); });
@@ -127,6 +161,14 @@ TEST(FabricEventOrder, PartitionsTripTheWatchdogWhereOnePartitionDoes_bad) {
   for (int threads : {2, 3, 16}) {
     ThreadPool pool(threads);
     EXPECT_EQ(stuck(&pool), want) << threads << " threads";
+  }
+  for (int ranks : {2, 3}) {
+    const std::vector<std::string> got =
+        system::on_thread_ranks<std::string>(ranks, [&](system::Communicator& comm) {
+          ThreadPool pool(2);
+          return stuck(&pool, &comm);
+        });
+    for (const std::string& g : got) EXPECT_EQ(g, want) << ranks << " ranks";
   }
 }
 

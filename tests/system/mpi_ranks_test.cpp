@@ -14,10 +14,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/byte_codec.h"
 #include "compiler/collectives.h"
 #include "isa/assembler.h"
 #include "support/error_of.h"
-#include "system/communicator_codec.h"
 #include "system/mpi_thread_communicator.h"
 #include "system/small_spec.h"
 #include "system/system.h"

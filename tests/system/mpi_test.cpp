@@ -108,6 +108,12 @@ void expect_same_for_ranks_and_threads(const std::string& args) {
       EXPECT_EQ(host.at("ranks"), r);
       EXPECT_EQ(host.at("per_rank").size(), static_cast<size_t>(r));
       EXPECT_EQ(host.at("messages_between_ranks").get<uint64_t>() > 0, r > 1) << "ranks " << r;
+      for (const nlohmann::json& rank : host.at("per_rank")) {  // the fabric split over the ranks
+        EXPECT_EQ(rank.at("exchange_windows").get<uint64_t>() > 0, r > 1 || t > 1);
+        EXPECT_GE(rank.at("exchange_busy_seconds").get<double>(), 0);
+        EXPECT_GE(rank.at("exchange_wait_seconds").get<double>(), 0);
+        EXPECT_GT(rank.at("peak_rss_bytes").get<int64_t>(), 0);
+      }
     }
 }
 
@@ -155,12 +161,15 @@ nlohmann::json train_report(int ranks, const std::string& args) {
   return got;
 }
 
-// `train <args><T>` (args ending in --threads) for R in {1, 2, 3} ranks x T in {1, 2} threads:
-// every report equals the R = 1, T = 1 one, which is returned (null when it was not written).
-nlohmann::json expect_train_report_same_for_ranks_and_threads(const std::string& args) {
+// `train <args><T>` (args ending in --threads) for R in `ranks` (default 1, 2, 3) x T in {1, 2}
+// threads: every report equals the R = 1, T = 1 one, which is returned (null when it was not
+// written).
+nlohmann::json expect_train_report_same_for_ranks_and_threads(const std::string& args,
+                                                              std::initializer_list<int> ranks = {
+                                                                  1, 2, 3}) {
   const nlohmann::json want = train_report(1, args + "1");
   if (want.is_null()) return want;
-  for (int r : {1, 2, 3})
+  for (int r : ranks)
     for (int t : {1, 2}) {
       if (r == 1 && t == 1) continue;
       EXPECT_EQ(train_report(r, args + std::to_string(t)), want)
@@ -187,6 +196,17 @@ TEST_F(MpiCli, DataParallelTrainingReportIsBitIdenticalForEveryRankAndThreadCoun
       "--chips 2 --cores-per-chip 2 --batch 8 --steps 3 --epochs 1 --optimizer adam --lr 1e-3 "
       "--set system.link.loss_rate=0.05 --threads ";
   ASSERT_FALSE(expect_train_report_same_for_ranks_and_threads(args).is_null());
+}
+
+TEST_F(MpiCli, BoardOfFourChipsTrainsTwentyStepsBitIdenticallyOnOneToFourRanksAndTwoThreads) {
+  // 8 processors (4 chips x 2 cores, configs/board4.json) for 20 steps: the ranks split the
+  // fabric's chips (fabric/engine.h "Ranks"), and every figure but the host's equals the R = 1,
+  // T = 1 report for R in 1..4 x T in {1, 2}.
+  const std::string args = "--chips 4 --config " + std::string(TESSERA_SOURCE_DIR) +
+                           "/configs/board4.json --epochs 1 --steps 20 --threads ";
+  const nlohmann::json want = expect_train_report_same_for_ranks_and_threads(args, {1, 2, 3, 4});
+  ASSERT_FALSE(want.is_null());
+  EXPECT_EQ(want.at("processors"), 8);
 }
 
 TEST_F(MpiCli, DataParallelGptReportIsBitIdenticalForEveryRankAndThreadCount) {

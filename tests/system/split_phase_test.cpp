@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "common/byte_codec.h"
 #include "compiler/collectives.h"
 #include "core/core.h"
 #include "isa/assembler.h"
 #include "support/error_of.h"
-#include "system/communicator_codec.h"
 #include "system/functional_system.h"
 #include "system/mpi_thread_communicator.h"
 #include "system/small_spec.h"

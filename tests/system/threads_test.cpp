@@ -82,6 +82,8 @@ TEST(SystemThreads, HostReportHasEveryThreadsBusyAndWaitingTime) {
   EXPECT_EQ(h["per_rank"][0].at("thread_busy_seconds").size(), 3u);
   EXPECT_EQ(h["per_rank"][0].at("thread_wait_seconds").size(), 3u);
   EXPECT_EQ(h["per_rank"][0].at("thread_cpu_seconds").size(), 3u);
+  EXPECT_GT(h["per_rank"][0].at("peak_rss_bytes").get<int64_t>(), 0);
+  EXPECT_EQ(h["per_rank"][0].at("exchange_wait_seconds").get<double>(), 0.0);  // one rank
   // The phases' achieved speed-up: busy seconds of every thread over the phases' wall seconds.
   const double phases = h.at("parallel_phase_seconds").get<double>();
   EXPECT_EQ(h["per_rank"][0].at("phase_seconds").get<double>(), phases);

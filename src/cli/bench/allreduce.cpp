@@ -1,7 +1,7 @@
 // `tessera bench allreduce --chips N --bytes S --topology line|ring|torus2d [--rings K]
 //   [--directions 1|2] [--link-bandwidth GBps] [--link-latency ns] [--cores-per-chip C] [--loss R]
-//   [--seed X] [--check] [--split-phase] [--algorithm ring|torus] [--json]`: the generated
-// all-reduce of S bytes (fp32 words) over every core of every chip on the timed system
+//   [--seed X] [--check] [--values] [--split-phase] [--algorithm ring|torus] [--json]`: the
+// generated all-reduce of S bytes (fp32 words) over every core of every chip on the timed system
 // (system/system.h) with its packet fabric.
 //   sim_seconds     simulated time until every processor halted
 //   bound_seconds   2(n-1)/n * S / (d * B) + 2(n-1) * link latency: the bandwidth-optimal ring
@@ -17,10 +17,13 @@
 //   host            how the host threads (--threads T per rank, default the host's cores) and
 //                   the ranks spent host time (system::System::host_json); results do not depend
 //                   on T
-// Without --check the exchange runs timing-only (sizes, not values: identical times, no memory for
-// N copies of S); --check moves the values and compares every processor's vector with the host
-// reference bit for bit. Defaults: directions 2 (every shipped topology has backward links), 1
-// ring per direction, barrier placement and the rest from system.* defaults (system_spec.h).
+// Without --check or --values the exchange runs timing-only (sizes, not values: identical times,
+// no memory for N copies of S); --check moves the values and compares every processor's vector
+// with the host reference bit for bit (every rank draws every processor's input for it);
+// --values moves the values without the reference, each rank drawing and holding only its own
+// processors' inputs (memory follows the processors: system/system.h "Distribution"). Defaults:
+// directions 2 (every shipped topology has backward links), 1 ring per direction, barrier
+// placement and the rest from system.* defaults (system_spec.h).
 // --split-phase: ring steps end in xsync / xwait (compiler/collectives.h split_phase); JSON
 // split_phase.
 // --algorithm ring|torus (default ring): torus = the torus-dimension all-reduce over the machine's
@@ -62,6 +65,7 @@ struct AllReduceArgs {
   double loss = 0;
   uint64_t seed = 0;
   bool check = false;
+  bool values = false;
   bool json = false;
   bool split_phase = false;
   std::string algorithm = "ring";
@@ -97,22 +101,42 @@ system::SystemSpec allreduce_system(const AllReduceArgs& a) {
   return s;
 }
 
-// Every processor's input vector (seeded from `seed`); the local processors' copies are written
-// into their vector memories.
+// The inputs are one stream of x <- x * kMul + kAdd (mod 2^64) from x = seed + 1, `words` draws
+// per processor in processor order.
+constexpr uint64_t kMul = 6364136223846793005ull, kAdd = 1442695040888963407ull;
+
+// x after `steps` draws of the stream, in O(log steps) (the affine map's powers by squaring).
+uint64_t skip_draws(uint64_t x, uint64_t steps) {
+  uint64_t mul = kMul, add = kAdd, acc_mul = 1, acc_add = 0;
+  for (; steps > 0; steps >>= 1) {
+    if (steps & 1) {
+      acc_mul *= mul;
+      acc_add = acc_add * mul + add;
+    }
+    add *= mul + 1;
+    mul *= mul;
+  }
+  return x * acc_mul + acc_add;
+}
+
+// Writes every local processor's input vector (seeded from `seed`) into its vector memory; returns
+// every processor's input when `all` (the host reference needs them), else none: a rank then draws
+// and holds its own processors' inputs only.
 std::vector<std::vector<uint32_t>> write_inputs(system::System& machine, int n, uint32_t words,
-                                                uint64_t seed) {
+                                                uint64_t seed, bool all) {
   std::vector<std::vector<uint32_t>> inputs;
-  uint64_t x = seed + 1;
   for (int p = 0; p < n; ++p) {
+    if (!all && !machine.is_local(p)) continue;
+    uint64_t x = skip_draws(seed + 1, static_cast<uint64_t>(p) * words);
     std::vector<uint32_t> v(words);
     for (auto& w : v) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      x = x * kMul + kAdd;
       w = std::bit_cast<uint32_t>(
           static_cast<float>(static_cast<double>(x >> 40) / (1 << 24) - 0.5));
     }
     if (machine.is_local(p))
       std::copy(v.begin(), v.end(), machine.core(p).host_state().vmem.data());
-    inputs.push_back(std::move(v));
+    if (all) inputs.push_back(std::move(v));
   }
   return inputs;
 }
@@ -155,12 +179,12 @@ void bench_allreduce(const AllReduceArgs& a) {
   cs.vmem_bytes = (cs.vmem_bytes + 4 * cs.lanes - 1) / (4 * cs.lanes) * (4 * cs.lanes);
   system::SystemOptions opt;
   opt.seed = a.seed;
-  opt.timing_only = !a.check;
+  opt.timing_only = !a.check && !a.values;
   opt.comm = &system::world();  // spread over the ranks of `mpirun -n R`
   opt.threads = a.threads;
   system::System machine(cs, sys, compiler::collective_program(spec), opt);
   std::vector<std::vector<uint32_t>> inputs;
-  if (a.check) inputs = write_inputs(machine, n, spec.words, a.seed);
+  if (a.check || a.values) inputs = write_inputs(machine, n, spec.words, a.seed, a.check);
   machine.record_supersteps();
   const Timing host = time_once([&] { machine.run(); });
   if (a.check) check_results(machine, spec, inputs);
@@ -222,6 +246,8 @@ void setup_allreduce(CLI::App& cmd) {
   cmd.add_option("--loss", args->loss, "physical packet loss rate")->capture_default_str();
   cli::add_seed_flag(cmd, args->seed, "packet loss and the inputs");
   cmd.add_flag("--check", args->check, "move the values and compare with the host reference");
+  cmd.add_flag("--values", args->values,
+               "move the values without the host reference (each rank holds its own inputs)");
   cli::add_json_flag(cmd, args->json);
   cli::add_html_flag(cmd, args->html);
   cmd.add_option("--algorithm", args->algorithm, "ring or torus (torus-dimension: cores x X x Y)")

@@ -1,6 +1,7 @@
-// Byte buffers for Communicator messages: trivially copyable values and strings appended in
-// native byte order (every rank runs the same binary on the same host type). The reader checks
-// every length: a short or malformed buffer is an internal error (TESSERA_CHECK), never UB.
+// Byte buffers for messages between ranks (common/rank_group.h): trivially copyable values and
+// strings appended in native byte order (every rank runs the same binary on the same host type).
+// The reader checks every length: a short or malformed buffer is an internal error (TESSERA_CHECK),
+// never UB.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 #include "common/error.h"
 
-namespace tessera::system {
+namespace tessera {
 
 class ByteWriter {
  public:
@@ -67,4 +68,4 @@ class ByteReader {
   size_t m_at = 0;
 };
 
-}  // namespace tessera::system
+}  // namespace tessera
