@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -151,7 +152,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, ShardedLookup,
                                            Case{3, 1, ShardPlacement::kMod, Combiner::Sum},
                                            Case{4, 1, ShardPlacement::kTable, Combiner::Sum},
                                            Case{2, 2, ShardPlacement::kMod, Combiner::Mean},
-                                           Case{2, 2, ShardPlacement::kTable, Combiner::None}));
+                                           Case{2, 2, ShardPlacement::kTable, Combiner::None}),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return std::to_string(i.param.chips) + "x" +
+                                  std::to_string(i.param.cores) + "_" +
+                                  shard_placement_name(i.param.placement) + "_" +
+                                  std::string(numerics::combiner_name(i.param.combiner));
+                         });
 
 TEST(ShardedLookupThreads, ResultsTimesAndTrafficDoNotDependOnTheHostThreads) {
   const SystemSpec sys = small_ring(4, 1);
