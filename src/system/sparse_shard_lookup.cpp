@@ -192,7 +192,8 @@ class Lookup {
         out_requests += me.sc.requests_of(4 * static_cast<int64_t>(to[at(o)].size()));
       }
       n += ids;
-      in_requests += me.sc.requests_of(4 * ids) + me.sc.requests_of(4 * (ids + 1));
+      in_requests += me.sc.requests_of(4 * ids) +
+                     me.sc.requests_of(4 * static_cast<int64_t>(b.offsets.size()));
     }
     me.route_end = u.descriptor_cycles + me.sc.hbm_stream(in_requests) +
                    ceil_div(n, u.ids_per_cycle) + me.sc.hbm_stream(out_requests);

@@ -6,11 +6,13 @@
 //
 // Supersteps (one processor per sparse core; times in cycles of core.clock_hz, the fabric in ps):
 //   1. route    each processor splits its ids by owner (placement) into per-owner lists of local
-//               row numbers, per table in id-position order; timed as a pass over its ids: decode
-//               (descriptor_cycles) + a stream reading the ids and offsets + ceil(n /
-//               ids_per_cycle) + a stream writing the lists (core/sparse_core.h's HBM stream).
+//               row numbers, per table in id-position order, written to its HBM; timed as a pass
+//               over its ids: decode (descriptor_cycles) + a stream reading the ids and offsets
+//               + ceil(n / ids_per_cycle) + a stream writing the lists (core/sparse_core.h's
+//               HBM stream).
 //      ids out  one transfer per (requester, owner) pair on different processors: the lists of
-//               every table, concatenated in table order; a processor's own list stays in place.
+//               every table, concatenated in table order; a processor's own lists are copied
+//               into place in its HBM outside the timing (as its own rows below).
 //   2. gather   every owner runs one SparseGather (combiner none) per table over the lists it
 //               received, requesters in processor order: one row per requested id, in order.
 //      rows out one transfer per (owner, requester) pair: the rows of every table, concatenated.
@@ -25,7 +27,7 @@
 // the cores of one chip take the fabric's on-chip path. Arrivals are written into the receiver's
 // HBM (the interconnect joins the chips' HBM).
 // The table rows are written into the owners' HBM only for the rows some bag touches (HBM is
-// paged lazily), from `value`.
+// paged lazily), from `value` (called from several host threads at once: it must be pure).
 // Host threads: the processors' phases run on `pool` (each touches only its own processor) and
 // the fabric's drains on its partitions (Fabric::set_workers); results, times and statistics do
 // not depend on the thread count.

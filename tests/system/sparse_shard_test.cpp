@@ -199,6 +199,11 @@ TEST(ShardedLookupTraffic, EveryIdGoesToItsOwnerAndEveryRowComesBack) {
   // HBM rows of 16 B = one 64-B request each: owner 1 reads 3 rows; processor 0 reads back 3.
   EXPECT_EQ(r.owner_row_bytes, 3 * 64);
   EXPECT_EQ(r.remote_row_bytes, 3 * 64);
+  // route, on either processor (built-in sparse-core figures: 64-B requests at 428 B per cycle,
+  // latency 500, 16 ids per cycle, decode 4): the ids and the 2 offsets are 2 requests (a stream
+  // of 500 + ceil(2 x 64 / 428) = 501 cycles), ceil(ids / 16) = 1, the lists 2 requests (501;
+  // processor 1's one list: 1 request, also 501).
+  EXPECT_EQ(r.span.route, 4 + 501 + 1 + 501);
 }
 
 TEST(ShardedLookupErrors, BadBagsAndIdsAreErrorsNamingWhere_bad) {
