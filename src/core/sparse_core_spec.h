@@ -14,17 +14,20 @@ struct SparseCoreSpec {
   // D fp32 words takes ceil(4 D / hbm_request_bytes) requests); at most `hbm_outstanding` are in
   // flight, each completing `hbm_latency` cycles after issue plus its transfer at
   // `hbm_bytes_per_cycle`.
+  // Defaults: configs/tpu-v2-like.json's estimates (its comments give the arithmetic): 4096
+  // requests in flight cover the 500-cycle latency at 428 B per cycle (Little's law needs 3,345).
   int64_t hbm_request_bytes = 64;
-  int64_t hbm_outstanding = 64;
+  int64_t hbm_outstanding = 4096;
   int64_t hbm_latency = 500;
   double hbm_bytes_per_cycle = 428;
   // The on-chip path into the tensor core's vector memory (the small hand-off).
   int64_t vmem_latency = 100;
   double vmem_bytes_per_cycle = 256;
   // Front end: ids turned into row requests (or hashed for de-duplication) per cycle.
-  int64_t ids_per_cycle = 2;
-  // SIMD datapath: fp32 element operations per cycle (combiner, scatter-add, optimizer).
-  int64_t simd_width = 16;
+  int64_t ids_per_cycle = 16;
+  // SIMD datapath: fp32 element operations per cycle (combiner, scatter-add, optimizer): 128 keeps
+  // a sum up with the 107 fp32 words per cycle a row stream delivers at full bandwidth.
+  int64_t simd_width = 128;
   // Fetch and decode of one descriptor from the queue.
   int64_t descriptor_cycles = 4;
   int64_t queue = 64;  // descriptors the queue holds

@@ -136,7 +136,9 @@ TEST(SparseCoreConfig, BadValuesAreErrorsNamingTheKey_bad) {
 TEST(SparseCoreConfig, DefaultsAreReadWithoutASparseSection) {
   const CoreSpec spec = default_spec();
   EXPECT_EQ(spec.sparse.hbm_request_bytes, 64);
-  EXPECT_EQ(spec.sparse.simd_width, 16);
+  EXPECT_EQ(spec.sparse.hbm_outstanding, 4096);
+  EXPECT_EQ(spec.sparse.simd_width, 128);
+  EXPECT_EQ(spec.sparse.ids_per_cycle, 16);
   EXPECT_EQ(spec.sparse.flags, 32);
 }
 
