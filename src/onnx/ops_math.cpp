@@ -383,7 +383,7 @@ void convert_clip(Context& c) {
     int v = b.value;
     if (b.constant)
       v = c.constant_value(c.node().output(0) + (upper ? ".max" : ".min"), {1},
-                  {static_cast<float>((upper ? -1 : 1) * *b.constant)});
+                           {static_cast<float>((upper ? -1 : 1) * *b.constant)});
     else if (upper)
       v = c.scale(v, -1.0);
     return clip_bound(c, y, v, upper);
