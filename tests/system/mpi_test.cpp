@@ -9,8 +9,10 @@
 // Environment of each mpirun: OMPI_ALLOW_RUN_AS_ROOT{,_CONFIRM}=1 (CI runs as root),
 // --oversubscribe (more ranks than cores), --mca btl self,vader (shared memory only: no network),
 // ASAN_OPTIONS+=detect_leaks=0 (OpenMPI's own allocations at MPI_Init are never freed, so
-// LeakSanitizer would fail every sanitizer run; address and UB checks stay on), and `timeout`
-// so a hang fails the test instead of blocking the suite.
+// LeakSanitizer would fail every sanitizer run; address and UB checks stay on), a session
+// directory of its own (OMPI_MCA_orte_tmpdir_base: mpiruns started at the same moment by
+// concurrent tests otherwise race to create the same one in /tmp and one fails with "File
+// exists"), and `timeout` so a hang fails the test instead of blocking the suite.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,8 +38,14 @@ struct Result {
 Result mpirun(int ranks, const std::string& args) {
   const std::string err_file = std::string(TESSERA_BINARY_DIR) + "/mpi_test_stderr_" +
                                std::to_string(ranks) + "_" + std::to_string(::getpid()) + ".txt";
+  const std::filesystem::path session = std::string(TESSERA_BINARY_DIR) + "/mpi_test_session_" +
+                                        std::to_string(ranks) + "_" + std::to_string(::getpid());
+  std::filesystem::create_directories(session);
   const std::string cmd =
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+      "OMPI_MCA_orte_tmpdir_base=" +
+      session.string() +
+      " "
       "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout -k 5 120 mpirun -n " +
       std::to_string(ranks) + " --oversubscribe " + binary() + " " + args + " 2>" + err_file;
   Result r;
@@ -51,6 +59,7 @@ Result mpirun(int ranks, const std::string& args) {
     std::fclose(e);
   }
   std::filesystem::remove(err_file);
+  std::filesystem::remove_all(session);
   return r;
 }
 
