@@ -115,8 +115,7 @@ void check_chip(graph::OptimizerKind kind, double lr) {
   runtime::ChipTrainerOptions o;
   o.batch = 8;
   o.optimizer = opt;
-  const core::CoreSpec spec =
-      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+  const core::CoreSpec spec = runtime::chip_test::tpu_v2_like();
   runtime::ChipTrainer chip(model, spec, o);
   graph::HostTrainer host(model.build, model.initial, 8, graph::Numerics::kChip, opt);
   SplitMix64 rng(5);

@@ -13,6 +13,7 @@
 #include "graph/host_trainer.h"
 #include "model_builder.h"
 #include "onnx/onnx_training.h"
+#include "runtime/chip_test_data.h"
 #include "runtime/dataset.h"
 #include "runtime/train_chip.h"
 #include "support/error_of.h"
@@ -72,8 +73,7 @@ void check_exact(graph::OptimizerKind kind, double lr) {
   runtime::ChipTrainerOptions o;
   o.batch = 8;
   o.optimizer = opt;
-  const core::CoreSpec spec =
-      core::load_core_spec(std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v2-like.json");
+  const core::CoreSpec spec = runtime::chip_test::tpu_v2_like();
   runtime::ChipTrainer chip(model, spec, o);
   graph::HostTrainer host(model.build, model.initial, 8, graph::Numerics::kChip, opt);
   expect_bit_identical(chip.params(), model.initial, "initial parameters");
