@@ -20,22 +20,17 @@ namespace tessera::cli {
 namespace {
 
 nlohmann::ordered_json figures_json(const runtime::BowChipFigures& f, double clock_hz) {
-  const auto per_step = [&](int64_t v) {
-    return f.steps > 0 ? static_cast<double>(v) / static_cast<double>(f.steps) : 0.0;
-  };
   return {{"steps", f.steps},
           {"cycles", f.cycles},
-          {"cycles_per_step", per_step(f.cycles)},
+          {"cycles_per_step", f.per_step(f.cycles)},
           {"sim_seconds", static_cast<double>(f.cycles) / clock_hz},
           {"tensor_core_cycles", f.tensor_cycles},
           {"sparse_core",
            {{"busy_cycles", f.sparse_busy},
-            {"busy_cycles_per_step", per_step(f.sparse_busy)},
+            {"busy_cycles_per_step", f.per_step(f.sparse_busy)},
             {"wait_cycles", f.sparse_wait},
             {"overlap_cycles", f.overlap},
-            {"overlap_share",
-             f.sparse_busy > 0 ? static_cast<double>(f.overlap) / static_cast<double>(f.sparse_busy)
-                               : 0.0},
+            {"overlap_share", f.overlap_share()},
             {"hbm_row_reads", f.row_reads},
             {"hbm_row_writes", f.row_writes},
             {"hbm_row_bytes", f.row_bytes},
@@ -111,11 +106,7 @@ void run_train_bow(const BowFlags& f) {
     std::printf(
         "chip: %.0f cycles per step; sparse core busy %.0f cycles per step, %.1f%% of it "
         "overlapped with the tensor core\n",
-        fig.steps ? static_cast<double>(fig.cycles) / static_cast<double>(fig.steps) : 0.0,
-        fig.steps ? static_cast<double>(fig.sparse_busy) / static_cast<double>(fig.steps) : 0.0,
-        fig.sparse_busy
-            ? 100.0 * static_cast<double>(fig.overlap) / static_cast<double>(fig.sparse_busy)
-            : 0.0);
+        fig.per_step(fig.cycles), fig.per_step(fig.sparse_busy), 100.0 * fig.overlap_share());
   }
   if (!report) return;
   nlohmann::ordered_json j;

@@ -49,6 +49,14 @@ struct BowChipFigures {
   int64_t vmem_steps = 0;          // steps whose bag result went through vector memory
   int64_t host_link_bytes = 0;
   double host_link_seconds = 0;
+
+  // `v` per step (0 before the first step), and overlap / sparse_busy (0 when idle).
+  double per_step(int64_t v) const {
+    return steps > 0 ? static_cast<double>(v) / static_cast<double>(steps) : 0.0;
+  }
+  double overlap_share() const {
+    return sparse_busy > 0 ? static_cast<double>(overlap) / static_cast<double>(sparse_busy) : 0.0;
+  }
 };
 
 // The longest bag of `data`'s training and test samples (BowChipOptions::max_bag).
