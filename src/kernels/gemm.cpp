@@ -23,10 +23,24 @@ using isa::SlotClass;
 constexpr int kFlagWeights = 0, kFlagPanel = 1, kFlagOut = 2;
 constexpr int kRegZero = 0, kRegBlock = 1;
 constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (weights, panel, out)
-// Vreg rotations: 3 input registers (shared by the MXUs), 3 weight registers per MXU, then 2 for
-// popped results.
-constexpr int kVIn = 0, kVWeight = 3;
+// The regular schedule: the weight loads' slot base, and the sD, sA, sB triple of the weight
+// DMAs of ragged tiles (the full tiles' DMAs keep their slot in kDmaRegs[0], toggled).
+constexpr int kRegSlot = 2, kRaggedDmaRegs = 3;
+constexpr int kRegularRing = 4;  // full-tile weight slots per MXU (a power of two)
+// Vreg rotations: input registers (shared by the MXUs), weight registers per MXU, then 2 for
+// popped results. A rotation is 3 registers continued across tiles, or, in the regular schedule,
+// 5 restarted per tile (rotation_index).
+constexpr int kVIn = 0;
+constexpr int kRotation = 3, kRegularRotation = 5;
 constexpr int kWeightSlots = 6;  // per MXU
+
+// The register of use q (of n >= 3) in a rotation restarted per tile: q mod 3, then registers 3
+// and 4 for the n mod 3 last uses, so that any three consecutive uses, across a tile boundary
+// too, are three different registers (a register is loaded two uses ahead of its read).
+int rotation_index(int64_t q, int64_t n) {
+  const int64_t full = n - n % 3;
+  return static_cast<int>(q < full ? q % 3 : 3 + (q - full));
+}
 
 // One weight tile on one MXU. The MXUs work on the N tiles of a group (unit u takes N tile
 // group * units + u) in lockstep: the same steps, the same input rows.
@@ -65,12 +79,17 @@ class GemmGenerator {
   // mlw), MXU by MXU.
   int64_t A(int64_t step, int unit = 0) const { return 2 * (step * m_units + unit); }
   int64_t B(int64_t step, int unit = 0) const { return A(step, unit) + 1; }
-  int v_pop() const { return kVWeight + 3 * m_units; }
+  int v_weight(int unit) const { return kVIn + m_rotation * (1 + unit); }
+  int v_pop() const { return v_weight(m_units); }
   int64_t push_step(const Tile& t, int p) const {
     return t.first + (m_plan.double_buffer ? 0 : m_rs) + p;
   }
   int64_t mlw_step(const Tile& t, int j) const {
     return m_plan.double_buffer ? t.first - m_rs + j : t.first + j;
+  }
+  bool ragged(const Tile& t) const { return m_plan.K % m_plan.R != 0 && t.kt == m_plan.KT - 1; }
+  int64_t slot_row(const Tile& t) const {
+    return m_weight_base + static_cast<int64_t>(t.weight_slot) * m_plan.R;
   }
   int rows_valid(int mc) const { return std::min(m_plan.Mb, m_plan.M - mc * m_plan.Mb); }
   int k_valid(int kt) const { return std::min(m_plan.R, m_plan.K - kt * m_plan.R); }
@@ -81,9 +100,13 @@ class GemmGenerator {
   uint32_t descriptor(int64_t count, int64_t chunk, int64_t src_stride, int64_t dst_stride);
   int64_t place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src,
                     uint32_t desc);
+  // The same with the ops that set its sD, sA, sB triple (registers regs, regs + 1, regs + 2).
+  int64_t place_dma(DmaKind kind, int64_t desired, Opcode op, int regs,
+                    const std::array<isa::Instr, 3>& setup);
   void place_wait(int flag, int count, int64_t latest, int64_t after_dma);
   void emit_mlws(size_t i);
   void emit_pushes(size_t i);
+  void place_slot_toggles();
   void place_weight_dma(size_t i);
   void place_out_dma(size_t o);
   void emit_panel_dmas();
@@ -93,6 +116,13 @@ class GemmGenerator {
   GemmPlan& m_plan;
   int64_t m_smem_base = 0;
   bool m_loops = true, m_nested = false;
+  // The regular schedule (nested rolling), in which every group of N tiles has the same code
+  // but for affine immediates: rotations restarted per tile; the full tiles' weights cycle
+  // through a ring of slots per MXU in Gray-code order, addressed through registers moved to the
+  // next slot by `sxori` (kRegSlot for the loads, the DMA's sD), so the slot never shows in an
+  // immediate and the code repeats every two K steps.
+  bool m_regular = false;
+  int m_rotation = kRotation;   // registers per rotation
   int m_units = 1;              // MXUs
   std::vector<int64_t> m_mlws;  // per MXU: mlw ops emitted (weight vreg rotation)
   BundleBuilder m_bb;
@@ -105,6 +135,8 @@ class GemmGenerator {
   std::map<std::array<uint32_t, 4>, uint32_t> m_descriptors;
   std::array<int64_t, 3> m_last_dma{-1, -1, -1};
   std::vector<int64_t> m_weight_dma;      // bundle of each tile's weight DMA
+  int64_t m_last_full_dst = -1;           // regular schedule: sD and sA of the last full
+  int64_t m_last_full_src = -1;           // tile's weight DMA
   std::vector<int64_t> m_panel_last_dma;  // per chunk: bundle of its last region DMA
   std::vector<int64_t> m_out_dma;         // per output tile: bundle of its DMA
   std::vector<size_t> m_outputs;          // per output tile: its (last K) tile
@@ -135,11 +167,28 @@ void GemmGenerator::layout() {
   m_panel_base[1] = static_cast<int64_t>(p.KT) * Mb;
   m_weight_base = m_panels * m_panel_base[1];
   m_out_base = m_weight_base + static_cast<int64_t>(weight_slots) * p.R;
+  // The regular schedule needs rotations of at least 3 uses per tile and their registers, and
+  // a ring whose slot rows are bit fields (units * R a power of two, the base aligned to the
+  // ring), so that moving to the next slot is an exclusive or.
+  const int64_t ring_rows = static_cast<int64_t>(kRegularRing) * m_units * p.R;
+  const int64_t weight_base = ceil_div(m_weight_base, ring_rows) * ring_rows;
+  const int64_t out_base = std::max(
+      m_out_base, weight_base + (kRegularRing + (p.K % p.R ? 2 : 0)) * int64_t{m_units} * p.R);
+  m_regular = m_nested && m_rs >= 3 && ceil_div(rows_valid(p.MC - 1), p.S) >= 3 &&
+              kVIn + kRegularRotation * (1 + m_units) + 2 <= m_spec.vector_regs &&
+              std::has_single_bit(static_cast<uint64_t>(m_units * p.R)) &&
+              out_base + 2ll * m_units * Mb <= rows;
+  if (m_regular) {
+    m_rotation = kRegularRotation;
+    m_weight_base = weight_base;
+    m_out_base = out_base;
+  }
 }
 
 void GemmGenerator::plan_tiles() {
   const GemmPlan& p = m_plan;
-  int full = 0, ragged = 0;
+  int full = 0, ragged = 0;                  // tiles
+  int64_t full_steps = 0, ragged_steps = 0;  // groups' K steps (regular schedule)
   int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + p.KT;  // prologue DMAs
   int64_t step = m_rs + 8 + dmas * 3;
   const int ring = kWeightSlots * m_units;
@@ -150,8 +199,15 @@ void GemmGenerator::plan_tiles() {
         const bool is_ragged = p.K % p.R != 0 && kt == p.KT - 1;
         const int P = static_cast<int>(ceil_div(rows_valid(mc), p.S));
         const int units = std::min(m_units, p.NT - n0);
+        // Regular schedule: the full tiles' ring in Gray-code order (consecutive slots differ in
+        // one bit), the ragged tiles' two slots after it.
+        const int64_t ring_step = (is_ragged ? ragged_steps++ : full_steps++) % kRegularRing;
+        const int64_t place =
+            is_ragged ? kRegularRing + ring_step % 2 : ring_step ^ (ring_step >> 1);
         for (int u = 0; u < units; ++u) {
-          const int slot = is_ragged ? ring + ragged++ % ring : full++ % ring;
+          const int slot = m_regular   ? static_cast<int>(place) * m_units + u
+                           : is_ragged ? ring + ragged++ % ring
+                                       : full++ % ring;
           m_tiles.push_back(Tile{mc, n0 + u, kt, u, units, P, step, slot, input});
         }
         m_first_push_steps.insert(push_step(m_tiles.back(), 0));
@@ -175,13 +231,22 @@ uint32_t GemmGenerator::descriptor(int64_t count, int64_t chunk, int64_t src_str
   return at;
 }
 
+std::array<isa::Instr, 3> set_triple(int regs, int64_t dst, int64_t src, uint32_t desc) {
+  return {op_d_imm(Opcode::SLI, regs, static_cast<int32_t>(dst)),
+          op_d_imm(Opcode::SLI, regs + 1, static_cast<int32_t>(src)),
+          op_d_imm(Opcode::SLI, regs + 2, static_cast<int32_t>(desc))};
+}
+
 // Places a 2-D DMA at the first bundle >= desired with a free misc slot and three free scalar
 // slots (for the sli of its operands) after the previous DMA of the same kind.
 int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64_t dst, int64_t src,
                                  uint32_t desc) {
+  return place_dma(kind, desired, op, kDmaRegs[kind], set_triple(kDmaRegs[kind], dst, src, desc));
+}
+
+int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int base,
+                                 const std::array<isa::Instr, 3>& setup) {
   const int64_t floor = m_last_dma[kind] + 1;
-  const int base = kDmaRegs[kind];
-  const int64_t values[3] = {dst, src, desc};
   for (int64_t x = std::max(desired, floor + 1);; ++x) {
     if (!m_bb.has_free(x, SlotClass::Misc)) continue;
     std::vector<int64_t> at;
@@ -189,8 +254,7 @@ int64_t GemmGenerator::place_dma(DmaKind kind, int64_t desired, Opcode op, int64
       for (int k = m_bb.free_count(y, SlotClass::Scalar); k > 0 && at.size() < 3; --k)
         at.push_back(y);
     if (at.size() < 3) continue;
-    for (int r = 0; r < 3; ++r)
-      m_bb.put(at[r], op_d_imm(Opcode::SLI, base + r, static_cast<int32_t>(values[r])));
+    for (int r = 0; r < 3; ++r) m_bb.put(at[r], setup[static_cast<size_t>(r)]);
     m_bb.put(x, op_dma(op, base, base + 1, base + 2,
                        kind == kWeights ? kFlagWeights
                        : kind == kPanel ? kFlagPanel
@@ -209,12 +273,16 @@ void GemmGenerator::place_wait(int flag, int count, int64_t latest, int64_t afte
 void GemmGenerator::emit_mlws(size_t i) {
   const Tile& t = m_tiles[i];
   const GemmPlan& p = m_plan;
-  const int64_t slot_row = m_weight_base + static_cast<int64_t>(t.weight_slot) * p.R;
+  // Regular schedule, full tiles: the row relative to kRegSlot (the row of the pair's MXU 0).
+  const bool toggled = m_regular && !ragged(t);
+  const int base = toggled ? kRegSlot : kRegZero;
+  const int64_t row = toggled ? static_cast<int64_t>(t.unit) * p.R : slot_row(t);
   int64_t& mlws = m_mlws[static_cast<size_t>(t.unit)];
   for (int j = 0; j < m_rs; ++j, ++mlws) {
-    const int v = kVWeight + 3 * t.unit + static_cast<int>(mlws % 3);
+    const int v =
+        v_weight(t.unit) + (m_regular ? rotation_index(j, m_rs) : static_cast<int>(mlws % 3));
     const int64_t load = B(mlw_step(t, j) - 2, t.unit);
-    m_bb.put(load, op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(slot_row + j * p.S)));
+    m_bb.put(load, op_d_a_imm(Opcode::VLD, v, base, static_cast<int32_t>(row + j * p.S)));
     m_bb.put(B(mlw_step(t, j), t.unit), on_mxu(t.unit, op_a(Opcode::MLW, v)));
   }
 }
@@ -224,7 +292,6 @@ void GemmGenerator::emit_mlws(size_t i) {
 void GemmGenerator::place_weight_dma(size_t i) {
   const Tile& t = m_tiles[i];
   const GemmPlan& p = m_plan;
-  const int64_t slot_row = m_weight_base + static_cast<int64_t>(t.weight_slot) * p.R;
   int64_t desired = 0;
   for (size_t k = i; k-- > 0;)
     if (m_tiles[k].weight_slot == t.weight_slot) {
@@ -234,8 +301,26 @@ void GemmGenerator::place_weight_dma(size_t i) {
   const uint32_t desc = descriptor(k_valid(t.kt), n_valid(t.nt), p.N, m_spec.lanes);
   const int64_t src =
       p.b_hbm + static_cast<int64_t>(t.kt) * p.R * p.N + static_cast<int64_t>(t.nt) * p.C;
-  m_weight_dma.push_back(
-      place_dma(kWeights, desired, Opcode::DMAHV2, slot_row * m_spec.lanes, src, desc));
+  const int64_t dst = slot_row(t) * m_spec.lanes;
+  if (!m_regular) {
+    m_weight_dma.push_back(place_dma(kWeights, desired, Opcode::DMAHV2, dst, src, desc));
+  } else if (ragged(t)) {
+    m_weight_dma.push_back(place_dma(kWeights, desired, Opcode::DMAHV2, kRaggedDmaRegs,
+                                     set_triple(kRaggedDmaRegs, dst, src, desc)));
+  } else {
+    // Full tiles: sD moved to the slot by exclusive or, sA advanced by the step between the
+    // previous full tile's source and this one (the same for every tile of a group but the first).
+    const int r = kDmaRegs[kWeights];
+    std::array<isa::Instr, 3> setup = set_triple(r, dst, src, desc);
+    if (m_last_full_dst >= 0) {
+      setup[0] = op_d_a_imm(Opcode::SXORI, r, r, static_cast<int32_t>(dst ^ m_last_full_dst));
+      setup[1] =
+          op_d_a_imm(Opcode::SADDI, r + 1, r + 1, static_cast<int32_t>(src - m_last_full_src));
+    }
+    m_weight_dma.push_back(place_dma(kWeights, desired, Opcode::DMAHV2, r, setup));
+    m_last_full_dst = dst;
+    m_last_full_src = src;
+  }
 }
 
 void GemmGenerator::emit_pushes(size_t i) {
@@ -253,7 +338,8 @@ void GemmGenerator::emit_pushes(size_t i) {
   if (p.KT > 1 && lead)
     m_bb.put(B(push_step(t, 0) - 1, m_units - 1), op_d_imm(Opcode::SLI, kRegBlock, 0));
   for (int q = 0; q < t.pushes; ++q) {
-    const int v = kVIn + static_cast<int>((t.input + q) % 3);
+    const int v = kVIn + (m_regular ? rotation_index(q, t.pushes)
+                                    : static_cast<int>((t.input + q) % kRotation));
     const int64_t s = push_step(t, q);
     if (lead)
       m_bb.put(A(s - 2),
@@ -277,6 +363,29 @@ void GemmGenerator::emit_pushes(size_t i) {
     m_bb.put(pop + 1, op_store(Opcode::VST, v, kRegZero, static_cast<int32_t>(out_row + q * p.S)));
   }
   m_outputs.push_back(i);
+}
+
+// Regular schedule: kRegSlot holds the row of MXU 0's slot of the full tiles whose weights are
+// being loaded; it is set before the first load and toggled between the loads of consecutive
+// groups of full tiles.
+void GemmGenerator::place_slot_toggles() {
+  int64_t last_load = -1, row = -1;
+  for (size_t i = 0; i < m_tiles.size(); i += static_cast<size_t>(m_tiles[i].units)) {
+    const Tile& t = m_tiles[i];
+    if (ragged(t)) continue;
+    const int64_t first_load = B(mlw_step(t, 0) - 2, 0);
+    if (row < 0) {
+      m_bb.put(0, op_d_imm(Opcode::SLI, kRegSlot, static_cast<int32_t>(slot_row(t))));
+    } else if (row != slot_row(t)) {
+      const int64_t x = m_bb.find_forward(last_load + 1, SlotClass::Scalar);
+      TESSERA_CHECK(x < first_load, "gemm: no scalar slot to toggle the weight slot");
+      m_bb.put(x, op_d_a_imm(Opcode::SXORI, kRegSlot, kRegSlot,
+                             static_cast<int32_t>(row ^ slot_row(t))));
+    }
+    row = slot_row(t);
+    const Tile& last = m_tiles[i + static_cast<size_t>(t.units) - 1];
+    last_load = B(mlw_step(last, m_rs - 1) - 2, last.unit);
+  }
 }
 
 // Output tile o (of tile i): DMA'd back once its last block is stored.
@@ -355,6 +464,7 @@ isa::Program GemmGenerator::generate() {
     emit_mlws(i);
     emit_pushes(i);
   }
+  if (m_regular) place_slot_toggles();
   for (size_t i = 0; i < m_tiles.size(); ++i) place_weight_dma(i);
   emit_panel_dmas();
   for (size_t o = 0; o < m_outputs.size(); ++o) place_out_dma(o);
@@ -370,24 +480,17 @@ isa::Program GemmGenerator::generate() {
     }
   if (m_loops) {
     // A trip's taken branch costs a cycle; the array takes S cycles per 2-bundle push, so bodies of
-    // >= 192 / S bundles (24 at 8 sublanes) keep it within about 1% when issue is the limit.
+    // >= 192 / S bundles (24 at 8 sublanes) keep it within about 1% when issue is the limit. The
+    // regular schedule (a program that does not fit otherwise) also rolls shorter push stretches.
     RollOptions o;
-    o.min_body = std::max(24, 192 / p.S);
+    o.min_body = m_regular ? 12 : std::max(24, 192 / p.S);
     o.nested = m_nested;
     RolledCode rolled = roll_loops(straight, m_spec, o);
-    if (!o.nested && static_cast<int64_t>(rolled.code.size()) > m_spec.imem_bundles) {
-      o.nested = true;
-      rolled = roll_loops(straight, m_spec, o);
-    }
     prog.code = std::move(rolled.code);
     p.loops = rolled.loops;
   } else {
     prog.code = straight;
   }
-  if (static_cast<int64_t>(prog.code.size()) > m_spec.imem_bundles)
-    throw Error("gemm", "the program needs " + std::to_string(prog.code.size()) +
-                            " bundles; instruction memory holds " +
-                            std::to_string(m_spec.imem_bundles) + " (use a smaller shape)");
   prog.data.push_back(
       isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(m_smem_base), m_smem});
   for (int mc = 0; mc < p.MC; ++mc) {
@@ -415,7 +518,7 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.R = spec.mxu_rows, plan.C = spec.mxu_cols, plan.S = spec.sublanes;
   if (plan.R / plan.S < 1 || plan.R % plan.S != 0)
     throw Error("gemm", "MXU rows must be a positive multiple of sublanes");
-  const int vregs = kVWeight + 3 * spec.mxu_count + 2;  // GemmGenerator's rotations
+  const int vregs = kVIn + kRotation * (1 + spec.mxu_count) + 2;  // GemmGenerator's rotations
   if (vregs > spec.vector_regs)
     throw Error("gemm", "the kernel needs " + std::to_string(vregs) + " vector registers for " +
                             std::to_string(spec.mxu_count) + " MXU(s); the core has " +
@@ -432,11 +535,23 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
                 plan.c_hbm + static_cast<int64_t>(M) * N});
   if (end * 4 > spec.hbm_bytes || end > INT32_MAX)
     throw Error("gemm", "HBM cannot hold A, B and C");
-  GemmGenerator gen(spec, plan, at.smem_base, loops, nested);
-  GemmProgram out;
-  out.program = gen.generate();
-  plan.tiles = static_cast<int64_t>(plan.MC) * plan.NT * plan.KT;
-  out.plan = plan;
+  auto generate = [&](bool regular) {
+    GemmProgram out;
+    out.plan = plan;
+    GemmGenerator gen(spec, out.plan, at.smem_base, loops, regular);
+    out.program = gen.generate();
+    out.plan.tiles = static_cast<int64_t>(out.plan.MC) * out.plan.NT * out.plan.KT;
+    return out;
+  };
+  GemmProgram out = generate(nested);
+  const auto fits = [&] {
+    return static_cast<int64_t>(out.program.code.size()) <= spec.imem_bundles;
+  };
+  if (loops && !nested && !fits()) out = generate(true);
+  if (!fits())
+    throw Error("gemm", "the program needs " + std::to_string(out.program.code.size()) +
+                            " bundles; instruction memory holds " +
+                            std::to_string(spec.imem_bundles) + " (use a smaller shape)");
   return out;
 }
 

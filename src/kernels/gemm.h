@@ -29,6 +29,15 @@
 //   * Input and weight vregs are loaded two steps ahead; result blocks are popped D pushes behind
 //     (D < result_fifo, about the array's latency in pushes), stored, and each finished C tile is
 //     DMA'd back to HBM (two output regions per MXU, double buffered).
+//   * The regular schedule (nested rolling): every group of N tiles has the same code but for
+//     affine immediates, so that loop rolling folds the K steps into a loop and the groups into an
+//     outer one. The input and weight vreg rotations restart per tile (5 registers: any three
+//     consecutive uses differ across a tile boundary too); the full tiles' weights cycle through
+//     a ring of 4 slots per MXU in Gray-code order, their rows bit fields of one aligned block,
+//     and the loads and DMAs reach them through registers moved on by `sxori`, the DMA's HBM
+//     source by `saddi`, so no slot number shows in an immediate (the ragged last K tile keeps
+//     two slots of its own, addressed by immediates). The code repeats every two K steps.
+//     Values are those of the straight schedule (the same ops in the same order per MXU).
 // Errors: tessera::Error when the shape cannot fit (vector memory, instruction memory).
 #pragma once
 
@@ -77,8 +86,9 @@ struct GemmPlacement {
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
   int64_t smem_base = 0;
 };
-// With `loops`, a program whose one-level rolling does not fit instruction memory, or any program
-// when `nested`, is rolled with loops inside loops (RollOptions::nested).
+// `nested`: the regular schedule (above), rolled with loops inside loops (RollOptions::nested)
+// when `loops`. With `loops` and not `nested`, a program whose one-level rolling does not fit
+// instruction memory is generated again as with `nested`.
 GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const GemmPlacement& at,
                       bool loops = true, bool nested = false);
 

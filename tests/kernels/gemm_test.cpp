@@ -55,6 +55,9 @@ Operands make_operands(int M, int K, int N, uint32_t seed) {
 
 struct Shape {
   int M, K, N;
+  std::string name() const {
+    return "M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" + std::to_string(N);
+  }
 };
 
 // Full tiles, ragged K / N / M, one K tile (plain mmul), many K tiles (accumulator chain), M
@@ -67,8 +70,7 @@ TEST(Gemm, ResultIsBitIdenticalToTheMxuContractOnBothInterpreters) {
   uint32_t seed = 1;
   for (const Shape& s : kShapes)
     for (bool db : {true, false}) {
-      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
-                   " N=" + std::to_string(s.N) + (db ? " double-buffered" : " single-buffered"));
+      SCOPED_TRACE(s.name() + (db ? " double-buffered" : " single-buffered"));
       const core::CoreSpec spec = small_spec(db);
       GemmProgram g = make_gemm(spec, s.M, s.K, s.N);
       const Operands o = make_operands(s.M, s.K, s.N, seed++);
@@ -90,8 +92,7 @@ TEST(Gemm, SeveralMxusGiveTheOneMxuValuesBitForBit) {
   uint32_t seed = 100;
   for (const Shape& s : kShapes)
     for (int mxus : {2, 3}) {
-      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
-                   " N=" + std::to_string(s.N) + " MXUs=" + std::to_string(mxus));
+      SCOPED_TRACE(s.name() + " MXUs=" + std::to_string(mxus));
       const Operands o = make_operands(s.M, s.K, s.N, seed++);
       core::CoreSpec one = small_spec(true);
       GemmProgram g1 = make_gemm(one, s.M, s.K, s.N);
@@ -129,8 +130,7 @@ TEST(Gemm, SeveralMxusGiveTheOneMxuValuesBitForBit) {
 TEST(Gemm, SingleBufferedMxuSpanEqualsThePublishedFormula) {
   for (const Shape& s : kShapes)
     for (bool loops : {false, true}) {
-      SCOPED_TRACE("M=" + std::to_string(s.M) + " K=" + std::to_string(s.K) +
-                   " N=" + std::to_string(s.N) + (loops ? " rolled" : " straight"));
+      SCOPED_TRACE(s.name() + (loops ? " rolled" : " straight"));
       core::CoreSpec spec = small_spec(false);
       spec.dma_queue = 16;
       GemmProgram g = make_gemm(spec, s.M, s.K, s.N, loops);
@@ -178,6 +178,67 @@ TEST(Gemm, TwoFullSizeMxusStayBusyForLargeM) {
   EXPECT_GT(static_cast<double>(st.busy_cycles) / (2.0 * static_cast<double>(st.span())), 0.9);
   // and its text (with mxu1 operands) reassembles to the same code
   EXPECT_EQ(isa::assemble(isa::disassemble(g.program)).code, g.program.code);
+}
+
+// The regular schedule (`nested`: the code a program that does not fit instruction memory gets)
+// computes the values of the default schedule bit for bit, straight and rolled with nested loops,
+// on both interpreters, with one and two MXUs; its rolled code pays taken branches and loop setup
+// but keeps the weight prefetch, so its cycles stay close to the one-level program's.
+TEST(Gemm, RegularScheduleGivesTheDefaultValuesBitForBit) {
+  uint32_t seed = 200;
+  for (const Shape& s : kShapes)
+    for (int mxus : {1, 2}) {
+      SCOPED_TRACE(s.name() + " MXUs=" + std::to_string(mxus));
+      core::CoreSpec spec = small_spec(true);
+      spec.mxu_count = mxus;
+      const Operands o = make_operands(s.M, s.K, s.N, seed++);
+      GemmPlacement at;
+      at.b_hbm = static_cast<int64_t>(s.M) * s.K;
+      at.c_hbm = at.b_hbm + static_cast<int64_t>(s.K) * s.N;
+      GemmProgram one_level = make_gemm(spec, s.M, s.K, s.N, at);
+      add_gemm_operands(one_level.program, one_level.plan, o.a.data(), o.b.data());
+      core::Core reference(spec, one_level.program);
+      reference.run();
+      for (const bool loops : {false, true}) {
+        GemmProgram g = make_gemm(spec, s.M, s.K, s.N, at, loops, true);
+        add_gemm_operands(g.program, g.plan, o.a.data(), o.b.data());
+        core::Core timed(spec, g.program);
+        timed.run();
+        EXPECT_TRUE(bitwise_equal(read_gemm_result(timed.state(), g.plan), o.expected)) << loops;
+        core::FunctionalCore functional(spec, g.program);
+        functional.run();
+        EXPECT_TRUE(bitwise_equal(read_gemm_result(functional.state(), g.plan), o.expected))
+            << loops;
+        EXPECT_EQ(timed.machine().mxu_stats().macs, reference.machine().mxu_stats().macs);
+        if (loops) {
+          EXPECT_LE(static_cast<double>(timed.cycles()),
+                    1.1 * static_cast<double>(reference.cycles()) + 64)
+              << g.program.code.size() << " bundles, one level " << one_level.program.code.size();
+        }
+      }
+    }
+}
+
+// With many weight tiles the regular schedule's groups of N tiles repeat, so nested rolling folds
+// the K steps and the groups: the code is under half the one-level program's (a third with one
+// MXU). A GEMM whose one-level code does not fit instruction memory gets it without being asked.
+TEST(Gemm, RegularScheduleFoldsTheWeightTilesIntoNestedLoops) {
+  for (int mxus : {1, 2}) {
+    core::CoreSpec spec = small_spec(true);
+    spec.mxu_count = mxus;
+    spec.imem_bundles = 1 << 20;
+    const int M = 64, K = 128, N = 256;  // 16 K steps of 32 pushes in 32 / mxus groups
+    const GemmProgram one_level = make_gemm(spec, M, K, N);
+    GemmPlacement at;
+    at.b_hbm = static_cast<int64_t>(M) * K;
+    at.c_hbm = at.b_hbm + static_cast<int64_t>(K) * N;
+    const GemmProgram regular = make_gemm(spec, M, K, N, at, true, true);
+    SCOPED_TRACE(std::to_string(mxus) + " MXUs: " + std::to_string(one_level.program.code.size()) +
+                 " -> " + std::to_string(regular.program.code.size()) + " bundles");
+    EXPECT_LT(regular.program.code.size() * 2, one_level.program.code.size());
+    spec.imem_bundles = static_cast<int64_t>(one_level.program.code.size()) - 1;
+    EXPECT_EQ(make_gemm(spec, M, K, N).program.code, regular.program.code);
+  }
 }
 
 TEST(Gemm, AssemblyTextReassemblesToTheSameCode) {
