@@ -39,11 +39,6 @@ using graph::OpKind;
 
 namespace {
 
-// Kernels longer than this many bundles have their periodic stretches rolled into loops
-// (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles). A program that does
-// not fit instruction memory is lowered again with nested rolling (loops inside loops).
-constexpr int64_t kRollAbove = 2048;
-
 int64_t count(const graph::Value& v) {
   return std::max<int64_t>(1, graph::num_elements(v.shape));
 }
@@ -134,6 +129,16 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
   }
 }
 
+void lower_node_rolled(Pipeline& p, Codegen& cg, const graph::Node& n) {
+  // Kernels longer than this many bundles have their periodic stretches rolled into loops
+  // (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles), unless the
+  // program is rolled nested (it does not fit otherwise).
+  const int64_t roll_above = cg.em().nested_rolling() ? 256 : 2048;
+  const int64_t first = cg.em().size();
+  lower_node(p, cg, n);
+  if (cg.em().size() - first > roll_above) cg.em().roll_since(first);
+}
+
 namespace {
 
 void lower_optimizer(Pipeline& p, Codegen& cg) {
@@ -183,8 +188,7 @@ bool lower_program(Pipeline& p, bool nested) {
     if (p.options.kernel_barriers && n.id > first_grad) cg.em().barrier();
     const int64_t first = cg.em().size();
     kernel_at.push_back(first);
-    lower_node(p, cg, n);
-    if (cg.em().size() - first > kRollAbove) cg.em().roll_since(first);
+    lower_node_rolled(p, cg, n);
     ++p.out.stats.kernels;
     if (const std::optional<MxuRole> role = mxu_role(p.graph, n))  // emitter bundles until finish()
       p.out.mxu_regions.push_back(

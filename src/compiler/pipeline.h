@@ -40,6 +40,9 @@ void pass_bucket_allreduce(Pipeline& p);
 // Lowers one node at the addresses of p.hbm (pass lower's kernel per node, without its rolling
 // of long kernels): the inference lowering of a graph that is not a model (suite/row_program.h).
 void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n);
+// The same with pass lower's rolling: a kernel longer than 2,048 bundles has its periodic stretches
+// rolled into loops (nested when the emitter's nested rolling is on).
+void lower_node_rolled(Pipeline& p, Codegen& cg, const graph::Node& n);
 // The operands of one node as its lowering reads them: the output value and its address, the
 // inputs' addresses and shapes.
 class NodeOperands {

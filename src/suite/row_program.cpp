@@ -34,12 +34,13 @@ RowProgram row_program(const graph::Graph& g, const core::CoreSpec& spec) {
   p.hbm = r.hbm;
   p.out.stats.hbm_words = at;  // the kernels' scratch starts here
   // One-level rolling first; a program that does not fit instruction memory is lowered again with
-  // nested rolling (as pass lower does).
+  // nested rolling and pass lower's rolling of long kernels.
   for (const bool nested : {false, true}) {
     compiler::Codegen cg(spec);
     cg.em().set_nested_rolling(nested);
     p.scratch_words = 0;
-    for (const graph::Node& n : g.nodes()) compiler::lower_node(p, cg, n);
+    for (const graph::Node& n : g.nodes())
+      nested ? compiler::lower_node_rolled(p, cg, n) : compiler::lower_node(p, cg, n);
     if (!nested && !cg.fits_imem()) continue;
     r.program = cg.finish();
     break;
