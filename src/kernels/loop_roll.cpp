@@ -1,6 +1,7 @@
 #include "kernels/loop_roll.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <climits>
 #include <map>
@@ -79,7 +80,12 @@ class Roller {
  public:
   Roller(const std::vector<Bundle>& code, const core::CoreSpec& spec, const RollOptions& o)
       : m_code(code), m_spec(spec), m_opt(o), m_n(static_cast<int64_t>(code.size())) {}
-  RolledCode run();
+  // The two greedy selections of one pass (below): [0] the smaller of largest saving first and
+  // shortest period first, [1] shortest period first.
+  std::array<std::map<int64_t, Loop>, 2> selections();
+  // The code with `loops` rolled.
+  RolledCode emit(std::map<int64_t, Loop> loops) const;
+  RolledCode run() { return emit(std::move(selections()[m_opt.inside_out ? 1 : 0])); }
 
  private:
   bool same_shape(int64_t x, int64_t y) const;
@@ -459,7 +465,7 @@ int64_t rolled_size(int64_t n, const std::map<int64_t, Loop>& loops) {
   return n;
 }
 
-RolledCode Roller::run() {
+std::array<std::map<int64_t, Loop>, 2> Roller::selections() {
   analyse();
   std::vector<Region> regions;
   for (int64_t L : candidate_periods()) regions_for(L, regions);
@@ -473,9 +479,11 @@ RolledCode Roller::run() {
     return a.period != b.period ? a.period < b.period : a.saving() > b.saving();
   });
   std::map<int64_t, Loop> short_first = select(regions);
-  if (m_opt.inside_out || rolled_size(m_n, short_first) < rolled_size(m_n, loops))
-    loops = std::move(short_first);
+  if (rolled_size(m_n, short_first) < rolled_size(m_n, loops)) loops = short_first;
+  return {std::move(loops), std::move(short_first)};
+}
 
+RolledCode Roller::emit(std::map<int64_t, Loop> loops) const {
   RolledCode out;
   out.new_index.assign(static_cast<size_t>(m_n), -1);
   std::vector<std::pair<size_t, size_t>> remap;  // (bundle, slot) whose label is an input index
@@ -521,11 +529,14 @@ RolledCode roll_loops(const std::vector<Bundle>& code, const core::CoreSpec& spe
   // Nested: each pass rolls the loops of the previous one into outer loops. Two orders, the
   // smaller result kept: each pass's smaller selection, and shortest periods first in every pass
   // (loops built from the inside out, so that a later pass rolls the short loops' copies).
+  // The first pass's analysis of the (long) input is shared by both orders.
+  Roller first(code, spec, options);
+  std::array<std::map<int64_t, Loop>, 2> firsts = first.selections();
   std::optional<RolledCode> best;
   for (const bool inside_out : {false, true}) {
     RollOptions o = options;
     o.inside_out = inside_out;
-    RolledCode out = Roller(code, spec, o).run();
+    RolledCode out = first.emit(std::move(firsts[inside_out ? 1 : 0]));
     for (;;) {
       RolledCode next = Roller(out.code, spec, o).run();
       if (next.loops == 0) break;
