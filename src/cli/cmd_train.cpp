@@ -11,6 +11,7 @@
 // --adam-on unit|vector-unit: Adam on the Adam optimizer unit (default) or on the vector unit; the
 // epoch report's "optimizer" object: its cycles, HBM bytes and energy (runtime/optimizer_cost.h).
 // --pe bit-parallel|term-serial overrides core.mxu.pe ("bf16" is the same as "bit-parallel");
+// --vmem-handoff-bytes N overrides core.sparse.vmem_handoff_bytes;
 // --set KEY=VALUE (repeatable) overrides any config key (VALUE as JSON, else as a string), e.g.
 // --set core.mxu.term.acc_width=12. The epoch report's "pe" object: the MXU's work per phase and
 // layer (runtime/pe_attribution.h); with term-serial PEs a per-phase summary is printed. With
@@ -38,6 +39,8 @@
 // stream; the epoch line adds tokens per simulated second and the MXU split between attention and
 // dense layers. --executor host-f32 runs the same training on the host reference executor in fp32
 // (runtime/host_run.h): the reference a chip run's losses are compared with.
+// --model gpt --embedding-on sparse-core: the token embedding's gather and gradient scatter-add
+// on the sparse core (one chip; the same values, other cycles); tensor-core is the default.
 // --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
 // (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
 // --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
@@ -71,6 +74,7 @@
 #include "runtime/host_run.h"
 #include "runtime/pe_profile.h"
 #include "runtime/run_config.h"
+#include "runtime/sparse_step_host.h"
 #include "runtime/training_run.h"
 #include "system/communicator.h"
 
@@ -89,9 +93,10 @@ struct TrainArgs {
   bool resume = false;
   double lr = 1e-3, host_gbps = 16;
   std::string adam_on = "unit";
-  std::string executor = "chip";  // or host-f32: the host reference (runtime/host_run.h)
-  std::string pe;                 // "", "bit-parallel", "bf16", "term-serial"
-  std::vector<std::string> sets;  // KEY=VALUE config overrides
+  std::string embedding_on = "tensor-core";  // gpt: or sparse-core
+  std::string executor = "chip";             // or host-f32: the host reference (runtime/host_run.h)
+  std::string pe;                            // "", "bit-parallel", "bf16", "term-serial"
+  std::vector<std::string> sets;             // KEY=VALUE config overrides
   bool profile = false;
   int profile_min_width = numerics::kMinAccFractionBits;
   std::string profile_out;
@@ -100,16 +105,30 @@ struct TrainArgs {
   int chips = -1, cores_per_chip = 0;  // --chips given (>= 0): data-parallel on the system
   std::string allreduce;               // --allreduce (with --chips): auto (default) | ring | torus
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
-  int64_t vmem_handoff_bytes = 65536;  // bow: compiler::CompileOptions::vmem_handoff_bytes
+  std::optional<int64_t> vmem_handoff_bytes;  // overrides core.sparse.vmem_handoff_bytes
   bool no_overlap = false;
   int threads = cli::default_threads();      // --chips: host threads per rank
   std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
 };
 
-// --pe and --set as flat config overrides.
+// --embedding-on (UsageError for an unknown value, or sparse-core outside one chip's gpt).
+compiler::EmbeddingOn embedding_on(const std::string& v, const std::string& model, bool chips) {
+  if (v != "tensor-core" && v != "sparse-core")
+    throw UsageError("--embedding-on", "unknown '" + v + "' (known: tensor-core, sparse-core)");
+  if (v == "tensor-core") return compiler::EmbeddingOn::kTensorCore;
+  if (model != "gpt") throw UsageError("--embedding-on", "sparse-core is for --model gpt");
+  if (chips) throw UsageError("--embedding-on", "sparse-core trains on one chip: not with --chips");
+  return compiler::EmbeddingOn::kSparseCore;
+}
+
+// --pe, --vmem-handoff-bytes and --set as flat config overrides.
 nlohmann::json train_config_overrides(const TrainArgs& a) {
   nlohmann::json o = cli::config_overrides(a.sets);
   if (!a.pe.empty()) o["core.mxu.pe"] = a.pe == "term-serial" ? "term-serial" : "bf16";
+  if (a.vmem_handoff_bytes) {
+    if (*a.vmem_handoff_bytes < 0) throw UsageError("--vmem-handoff-bytes", "must be >= 0");
+    o["core.sparse.vmem_handoff_bytes"] = *a.vmem_handoff_bytes;
+  }
   return o;
 }
 
@@ -322,6 +341,7 @@ void run_train(const TrainArgs& a) {
   if (a.adam_on != "unit" && a.adam_on != "vector-unit")
     throw UsageError("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
   o.trainer.adam_on = a.adam_on == "unit" ? compiler::AdamOn::kUnit : compiler::AdamOn::kVectorUnit;
+  o.trainer.embedding_on = embedding_on(a.embedding_on, a.model, a.chips != -1);
   o.epochs = epochs;
   o.steps_limit = a.steps.value_or(0);
   o.checkpoint_dir = a.checkpoint_dir;
@@ -414,6 +434,11 @@ void run_train(const TrainArgs& a) {
   };
   run->run(cb);
   nlohmann::ordered_json body = run->report();
+  if (o.trainer.embedding_on == compiler::EmbeddingOn::kSparseCore && !host && !data_parallel) {
+    const runtime::ChipTrainer& chip = static_cast<const runtime::TrainingRun&>(*run).trainer();
+    body["embedding_on"] = "sparse-core";
+    body["sparse_core"] = runtime::sparse_core_json(chip.core());
+  }
   if (data_parallel)  // collective: every rank takes part
     body["host"] =
         static_cast<const runtime::DataParallelRun&>(*run).trainer().system().host_json();
@@ -460,6 +485,9 @@ void register_train_command(CLI::App& app) {
                   "fp32, OpenBLAS GEMMs: the same run for comparison)");
   cmd->add_option("--adam-on", args->adam_on,
                   "where Adam runs: unit (the Adam optimizer unit, default) or vector-unit");
+  cmd->add_option("--embedding-on", args->embedding_on,
+                  "gpt: where the token embedding runs, tensor-core (default) or sparse-core "
+                  "(gather and gradient scatter-add; one chip)");
   cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
                   "write checkpoints here (after every epoch)");
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "also checkpoint every N steps");
@@ -495,8 +523,8 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--profile-out", args->profile_out,
                   "write the config with the chosen per-layer widths here");
   cmd->add_option("--vmem-handoff-bytes", args->vmem_handoff_bytes,
-                  "bow: the largest bag result the sparse core hands straight into vector memory "
-                  "(larger ones go through HBM; default 65536)");
+                  "the largest lookup result the sparse core hands straight into vector memory "
+                  "(larger ones go through HBM; overrides core.sparse.vmem_handoff_bytes)");
   add_set_flag(*cmd, args->sets);
   cmd->callback([args, cmd] {
     if (args->model != "bow") return run_train(*args);
@@ -504,8 +532,9 @@ void register_train_command(CLI::App& app) {
     run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->config,
                    args->epochs, given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
                    given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps,
-                   args->seed, train_config_overrides(*args), args->host_gbps,
-                   args->vmem_handoff_bytes, args->chips});
+                   args->seed, train_config_overrides(*args), args->host_gbps, args->chips,
+                   args->checkpoint_dir, args->checkpoint_every, args->checkpoint_keep,
+                   args->resume});
   });
 }
 

@@ -13,6 +13,7 @@
 #include "report/format.h"
 #include "runtime/bow_chip.h"
 #include "runtime/bow_train.h"
+#include "runtime/checkpoint.h"
 #include "runtime/run_config.h"
 
 namespace tessera::cli {
@@ -45,6 +46,19 @@ nlohmann::ordered_json figures_json(const runtime::BowChipFigures& f, double clo
 
 }  // namespace
 
+// UsageError for checkpoint flags that do not go together, or with the host executor.
+void check_checkpoint_flags(const BowFlags& f) {
+  const bool any = !f.checkpoint_dir.empty() || f.checkpoint_every != 0 || f.resume;
+  if (any && f.executor == "host-f32")
+    throw UsageError("--checkpoint-dir",
+                     "bow checkpoints are the chip trainer's (--executor chip)");
+  if (f.checkpoint_every < 0) throw UsageError("--checkpoint-every", "must be >= 0");
+  if (f.checkpoint_keep < 1) throw UsageError("--checkpoint-keep", "must be >= 1");
+  if (f.checkpoint_every > 0 && f.checkpoint_dir.empty())
+    throw UsageError("--checkpoint-every", "needs --checkpoint-dir");
+  if (f.resume && f.checkpoint_dir.empty()) throw UsageError("--resume", "needs --checkpoint-dir");
+}
+
 void run_train_bow(const BowFlags& f) {
   if (!f.dataset.empty() && f.dataset != "fortunes-topics")
     throw UsageError("--dataset", "'" + f.dataset + "': --model bow trains on fortunes-topics");
@@ -54,8 +68,8 @@ void run_train_bow(const BowFlags& f) {
     throw UsageError("--chips",
                      "--model bow trains on one processor (the table's sharding over "
                      "chips is not built)");
-  if (f.vmem_handoff_bytes < 0) throw UsageError("--vmem-handoff-bytes", "must be >= 0");
   if (!(f.host_gbps > 0)) throw UsageError("train", "--host-gbps must be positive");
+  check_checkpoint_flags(f);
   runtime::BowRecipe r;
   r.epochs = f.epochs.value_or(r.epochs);
   r.batch = f.batch.value_or(r.batch);
@@ -69,6 +83,7 @@ void run_train_bow(const BowFlags& f) {
   if (chip) config = runtime::load_run_config(f.config, f.overrides);
   std::optional<OutputFile> report;
   if (!f.report.empty()) report.emplace(f.report, "report");
+
   const auto start = std::chrono::steady_clock::now();
   const runtime::TopicCorpus data =
       runtime::load_fortune_topics(f.data_dir.empty() ? runtime::kFortunesDir : f.data_dir);
@@ -81,7 +96,6 @@ void run_train_bow(const BowFlags& f) {
   if (chip) {
     runtime::BowChipOptions o;
     o.max_bag = runtime::longest_bag(data);
-    o.vmem_handoff_bytes = f.vmem_handoff_bytes;
     o.host_bytes_per_second = f.host_gbps * 1e9;
     try {
       auto t = std::make_unique<runtime::BowChipTrainer>(r, config->spec, o);
@@ -93,13 +107,44 @@ void run_train_bow(const BowFlags& f) {
   } else {
     trainer = std::make_unique<runtime::BowHostTrainer>(r, graph::Numerics::kF32);
   }
+  // The identity names the data's classes: known once the corpus is read.
+  const nlohmann::ordered_json id =
+      chip ? runtime::bow_identity(r, f.config.empty() ? "built-in defaults" : f.config,
+                                   config->hash)
+           : nlohmann::ordered_json{};
+  runtime::BowPosition from;
+  std::string resumed_from;
+  if (f.resume) {
+    const runtime::Checkpoint c = runtime::read_newest_checkpoint(f.checkpoint_dir, &resumed_from);
+    runtime::check_identity(resumed_from, c.identity, id);
+    on_chip->restore(c);
+    from = runtime::bow_position(c.progress.value("loop", nlohmann::ordered_json::object()));
+    std::fprintf(stderr, "resumed from %s\n", resumed_from.c_str());
+  } else if (!f.checkpoint_dir.empty()) {
+    runtime::refuse_existing_checkpoints(f.checkpoint_dir);
+    runtime::prepare_checkpoint_dir(f.checkpoint_dir);
+  }
+  runtime::BowAfterStep after_step;
+  if (!f.checkpoint_dir.empty())
+    after_step = [&](const runtime::BowPosition& at, bool epoch_end) {
+      const int64_t step = on_chip->steps();
+      if (epoch_end || (f.checkpoint_every > 0 && step % f.checkpoint_every == 0)) {
+        runtime::Checkpoint c = on_chip->checkpoint();
+        c.identity = id;
+        c.progress["loop"] = runtime::bow_position_json(at);
+        runtime::save_checkpoint(f.checkpoint_dir, step, c, f.checkpoint_keep);
+      }
+      return true;
+    };
   const char* where = chip ? "chip" : "host reference";
-  const std::vector<runtime::BowEpoch> epochs =
-      runtime::train_bow(data, r, *trainer, [where](const runtime::BowEpoch& e) {
+  const std::vector<runtime::BowEpoch> epochs = runtime::train_bow(
+      data, r, *trainer,
+      [where](const runtime::BowEpoch& e) {
         std::printf("epoch %d: loss %.4f  test acc %.2f%%  %s  host %.1f s\n", e.epoch, e.loss,
                     100 * e.test_accuracy, where, e.host_seconds);
         std::fflush(stdout);
-      });
+      },
+      from, after_step);
   const std::chrono::duration<double> host = std::chrono::steady_clock::now() - start;
   if (on_chip) {
     const runtime::BowChipFigures& fig = on_chip->figures();
@@ -127,11 +172,12 @@ void run_train_bow(const BowFlags& f) {
                     {"test_accuracy", e.test_accuracy},
                     {"host_seconds", e.host_seconds}});
   j["epochs"] = list;
-  j["test_accuracy"] = epochs.back().test_accuracy;
+  j["test_accuracy"] = epochs.empty() ? 0.0 : epochs.back().test_accuracy;
+  if (!resumed_from.empty()) j["resumed_from"] = resumed_from;
   if (on_chip) {
     j["config"] = f.config.empty() ? "built-in defaults" : f.config;
     j["config_hash"] = config->hash;
-    j["vmem_handoff_bytes"] = f.vmem_handoff_bytes;
+    j["vmem_handoff_bytes"] = config->spec.sparse.vmem_handoff_bytes;
     j["chip"] = figures_json(on_chip->figures(), config->spec.clock_hz);
     j["host_seconds"] = host.count();
   }

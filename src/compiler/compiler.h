@@ -42,6 +42,9 @@ namespace tessera::compiler {
 
 // Where Adam runs: the Adam optimizer unit (core/adam_unit.h; the default) or the vector unit.
 enum class AdamOn : uint8_t { kUnit, kVectorUnit };
+// Where a model's `embedding` lookup runs (sparse_step.h): the tensor core's DMA gather and
+// vector-unit scatter-add (the default), or the sparse core's gather and dense scatter-add.
+enum class EmbeddingOn : uint8_t { kTensorCore, kSparseCore };
 
 struct CompileOptions {
   int batch = 128;
@@ -62,9 +65,7 @@ struct CompileOptions {
   // bucket_words also kernel_barriers and lowering for bucket_step_spec. The other bundle ranges of
   // CompiledProgram then describe the step before the pass.
   std::optional<AllReduceOptions> allreduce;
-  // A model with an embedding_bag (sparse_step.h): the largest bag result (bytes) the sparse core
-  // hands straight into vector memory; larger ones go through HBM.
-  int64_t vmem_handoff_bytes = 0;
+  EmbeddingOn embedding_on = EmbeddingOn::kTensorCore;
   std::string dump_after;        // pass name, "all" or empty
   std::ostream* dump = nullptr;  // where dumps go
 };
@@ -129,7 +130,8 @@ struct CompiledProgram {
   // per-kind accounting of encoded HBM traffic (core/hbm_encoding.h).
   std::vector<core::HbmRole> hbm_roles;
   AdamUnitPlan adam_unit;
-  // A model with an embedding_bag: its sparse-core part (sparse_step.h).
+  // A model with an embedding_bag, or an embedding on the sparse core: its sparse-core part
+  // (sparse_step.h).
   SparseStep sparse;
 };
 

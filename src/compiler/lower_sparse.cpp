@@ -40,6 +40,12 @@ SparseBagPlan plan_sparse_bag(const SparseBagShape& shape, const SparseBagPlacem
     p.out = p.out_hbm = take(words);
   }
   p.dy = take(words);
+  if (at.dense) {
+    p.dense_grad = at.dense_grad >= 0 ? at.dense_grad : take(shape.rows * shape.dim);
+    p.grad_ready_flag = at.grad_ready_flag;
+    p.end = next;
+    return p;
+  }
   const int64_t distinct = std::min(shape.capacity, shape.rows);
   p.unique = take(distinct);
   p.count = take(1);
@@ -56,6 +62,11 @@ std::vector<SparseDescriptor> sparse_forward(const SparseBagPlan& p) {
 
 std::vector<SparseDescriptor> sparse_backward(const SparseBagPlan& p, const SparseBagOptimizer& o) {
   const int t = p.shape.table;
+  if (p.dense_grad >= 0) {
+    core::SparseScatterAdd add{t, p.in, p.shape.combiner, p.dy, 0, 0, p.dense_grad};
+    add.dense = true;
+    return {{core::SparseWait{p.grads_flag, 1}}, {add, p.grad_ready_flag}};
+  }
   return {
       {core::SparseDedup{p.in, p.unique, p.count, p.inverse}},
       {core::SparseWait{p.grads_flag, 1}},

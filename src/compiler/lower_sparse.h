@@ -21,7 +21,8 @@
 // it), dy, the distinct ids, their count (one word), the inverse map, the row gradients (up to
 // min(capacity, rows) rows), then the Adagrad accumulators (rows x dim, zero-initialised by HBM's
 // lazy zero pages). The ids and the accumulators may be placed by the caller instead (a compiled
-// step's input and optimizer state). The table itself is registered separately.
+// step's input and optimizer state). With a dense gradient the layout ends after dy and the
+// gradient (rows x dim, unless the caller placed it). The table itself is registered separately.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,13 @@ struct SparseBagPlacement {
   int64_t ids = -1, state = -1;
   // Lay out HBM words for the result on the vector-memory path too (SparseBagPlan::out_hbm).
   bool hbm_copy = false;
+  // dense: the backward pass writes the table-shaped gradient (rows x dim) at `dense_grad` (-1:
+  // laid out after dy) and increments the tensor core's flag `grad_ready_flag`, for an optimizer
+  // on the tensor core; no dedup, no update (nor their buffers). Else the distinct ids' row
+  // gradients and the sparse update.
+  bool dense = false;
+  int64_t dense_grad = -1;
+  int grad_ready_flag = -1;
 };
 
 struct SparseBagPlan {
@@ -69,6 +77,8 @@ struct SparseBagPlan {
   int64_t out_hbm = -1;
   int64_t dy = 0, unique = 0, count = 0, inverse = 0, row_grads = 0, state = 0;
   int ready_flag = 0, grads_flag = 0;
+  int64_t dense_grad = -1;  // the dense gradient's word, or -1 (then unique .. state are unused)
+  int grad_ready_flag = -1;
   int64_t end = 0;  // first HBM word after the buffers
   // Words of the forward result (and of dy): B x dim, or N x dim for combiner none.
   int64_t out_words() const;
@@ -79,7 +89,8 @@ SparseBagPlan plan_sparse_bag(const SparseBagShape& shape, const SparseBagPlacem
 
 // The forward descriptor (the gather).
 std::vector<core::SparseDescriptor> sparse_forward(const SparseBagPlan& p);
-// The backward descriptors: dedup, wait, scatter-add, update.
+// The backward descriptors: dedup, wait, scatter-add, update; with a dense gradient: wait, then the
+// dense scatter-add, which increments the tensor core's flag grad_ready_flag (`o` is unused).
 std::vector<core::SparseDescriptor> sparse_backward(const SparseBagPlan& p,
                                                     const SparseBagOptimizer& o);
 

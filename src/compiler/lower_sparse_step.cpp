@@ -1,7 +1,10 @@
-// embedding_bag in the compiled step (sparse_step.h): plan-hbm's sparse-core buffers and the
-// tensor core's side of the hand-offs. One embedding_bag per step, its ids the model's input x,
-// its table a parameter; training needs Adagrad (the table's update is PyTorch's sparse Adagrad
-// on the sparse core; the dense parameters take dense Adagrad on the tensor core).
+// The sparse-core lookup in the compiled step (sparse_step.h): plan-hbm's sparse-core buffers and
+// the tensor core's side of the hand-offs. One lookup per step, its ids the model's input x, its
+// table a parameter: an embedding_bag, or an `embedding` with CompileOptions::embedding_on
+// kSparseCore (an embedding_bag of one id per bag, combiner none). An embedding_bag's table trains
+// with Adagrad (PyTorch's sparse Adagrad on the sparse core; the dense parameters take dense
+// Adagrad on the tensor core); an embedding's table gradient is written dense by the sparse core
+// and updated by the tensor core's optimizer with the other parameters.
 #include <algorithm>
 
 #include "common/error.h"
@@ -15,14 +18,15 @@ using isa::Opcode;
 
 namespace {
 
-// The graph's embedding_bag node, or nullptr; an Error for more than one.
-const graph::Node* bag_node(const graph::Graph& g) {
+// The lookup node the sparse core runs: the graph's embedding_bag, or its embedding when
+// `embeddings` is set; nullptr for none; an Error for more than one.
+const graph::Node* lookup_node(const graph::Graph& g, bool embeddings) {
   const graph::Node* found = nullptr;
   for (const graph::Node& n : g.nodes()) {
-    if (n.op != OpKind::kEmbeddingBag) continue;
+    if (n.op != OpKind::kEmbeddingBag && !(embeddings && n.op == OpKind::kEmbedding)) continue;
     if (found)
-      throw Error("compiler", "embedding_bag '" + g.value(n.output).name +
-                                  "': the sparse-core lowering takes one embedding_bag per step");
+      throw Error("compiler", std::string(graph::op_name(n.op)) + " '" + g.value(n.output).name +
+                                  "': the sparse-core lowering takes one lookup per step");
     found = &n;
   }
   return found;
@@ -42,68 +46,82 @@ void dma_with_flag(Codegen& cg, Opcode op, int64_t dst, int64_t src, int64_t cou
   cg.op(op, d, a, b, flag);
 }
 
+// The sparse-core optimizer of an embedding_bag's table (Adagrad only).
+SparseBagOptimizer bag_optimizer(const graph::OptimizerConfig& o, const std::string& name) {
+  if (o.kind != graph::OptimizerKind::kAdagrad)
+    throw Error("compiler", "embedding_bag '" + name +
+                                "': a sparse table trains with Adagrad only (the sparse core's "
+                                "update), not " +
+                                (o.kind == graph::OptimizerKind::kAdam ? "adam" : "sgd"));
+  return SparseBagOptimizer{core::SparseOptimizer::Adagrad, o.lr, o.lr_decay,
+                            static_cast<float>(o.eps)};
+}
+
 }  // namespace
 
 void plan_sparse_step(Pipeline& p, int64_t& next) {
   const graph::Graph& g = p.graph;
-  const graph::Node* bag = bag_node(g);
-  if (bag == nullptr) return;
-  const std::string& name = g.value(bag->output).name;
-  const int table = bag->inputs[2];
+  const graph::Node* node = lookup_node(g, p.options.embedding_on == EmbeddingOn::kSparseCore);
+  if (node == nullptr) return;
+  const bool bag = node->op == OpKind::kEmbeddingBag;
+  const std::string what =
+      std::string(graph::op_name(node->op)) + " '" + g.value(node->output).name + "'";
+  const int table = bag ? node->inputs[2] : node->inputs[0];
+  const int ids = bag ? node->inputs[0] : node->inputs[1];
   const auto it = std::find(p.params.begin(), p.params.end(), table);
-  if (it == p.params.end())
-    throw Error("compiler", "embedding_bag '" + name + "': its table must be a parameter");
-  if (bag->inputs[0] != p.x)
-    throw Error("compiler", "embedding_bag '" + name + "': its ids must be the model's input");
+  if (it == p.params.end()) throw Error("compiler", what + ": its table must be a parameter");
+  if (ids != p.x) throw Error("compiler", what + ": its ids must be the model's input");
+  if (!bag && p.options.allreduce)
+    throw Error("compiler", what + ": an embedding on the sparse core trains on one processor");
   SparseStep& s = p.out.sparse;
   s.used = true;
   s.param = static_cast<int>(it - p.params.begin());
-  const graph::OptimizerConfig& o = p.options.optimizer;
-  if (p.options.training) {
-    if (o.kind != graph::OptimizerKind::kAdagrad)
-      throw Error("compiler", "embedding_bag '" + name +
-                                  "': a sparse table trains with Adagrad only (the sparse core's "
-                                  "update), not " +
-                                  (o.kind == graph::OptimizerKind::kAdam ? "adam" : "sgd"));
-    s.optimizer = SparseBagOptimizer{core::SparseOptimizer::Adagrad, o.lr, o.lr_decay,
-                                     static_cast<float>(o.eps)};
-  }
+  if (bag && p.options.training) s.optimizer = bag_optimizer(p.options.optimizer, what);
   const graph::Shape& rows_dim = g.value(table).shape;
+  const int64_t n = graph::num_elements(g.value(ids).shape);
   const SparseBagShape shape{0,
                              rows_dim[0],
                              rows_dim[1],
-                             g.value(bag->inputs[1]).shape[0] - 1,
-                             g.value(bag->inputs[0]).shape[0],
-                             bag->attrs.combiner};
+                             bag ? g.value(node->inputs[1]).shape[0] - 1 : n,
+                             bag ? g.value(ids).shape[0] : n,
+                             bag ? node->attrs.combiner : numerics::Combiner::None};
   SparseBagPlacement at;
   at.base = next;
   at.vmem_out = 0;
-  at.vmem_handoff_bytes = std::min(p.options.vmem_handoff_bytes, p.spec->vmem_bytes);
+  at.vmem_handoff_bytes = std::min(p.spec->sparse.vmem_handoff_bytes, p.spec->vmem_bytes);
   at.ready_flag = kSparseReadyFlag;
   at.grads_flag = kSparseGradsFlag;
   at.ids = p.hbm.at(p.x);
-  at.state = p.out.state.at(static_cast<size_t>(s.param)).hbm;
+  at.state = bag ? p.out.state.at(static_cast<size_t>(s.param)).hbm : -1;
   at.hbm_copy = true;
+  const int grad = p.options.training ? p.grads.at(static_cast<size_t>(s.param)) : -1;
+  if (!bag && grad >= 0) {
+    // The table-shaped gradient: where plan-hbm already put it (persistent gradients), else here.
+    at.dense = true;
+    at.dense_grad = p.hbm.count(grad) ? p.hbm.at(grad) : -1;
+    at.grad_ready_flag = kSparseGradReadyFlag;
+  }
   s.plan = plan_sparse_bag(shape, at);
   s.handoff_word = s.plan.end;
   next = s.plan.end + 1;
-  p.hbm[bag->inputs[1]] = s.plan.in.offsets;
-  p.hbm[bag->output] = s.plan.out_hbm;
-  if (!p.options.training) return;
-  const int grad = p.grads.at(static_cast<size_t>(s.param));
+  if (bag) p.hbm[node->inputs[1]] = s.plan.in.offsets;
+  p.hbm[node->output] = s.plan.out_hbm;
+  if (grad < 0) return;
   const graph::Node* back = producer(g, grad);
-  if (back == nullptr || back->op != OpKind::kEmbeddingBagGrad)
-    throw Error("compiler", "embedding_bag '" + name +
-                                "': the table's gradient must be embedding_bag_grad alone (the "
-                                "table is used once)");
+  const OpKind want = bag ? OpKind::kEmbeddingBagGrad : OpKind::kEmbeddingGrad;
+  if (back == nullptr || back->op != want)
+    throw Error("compiler", what + ": the table's gradient must be " +
+                                std::string(graph::op_name(want)) +
+                                " alone (the table is used once)");
   p.hbm[back->inputs[0]] = s.plan.dy;
-  p.hbm[grad] = s.plan.row_grads;
+  p.hbm[grad] = bag ? s.plan.row_grads : s.plan.dense_grad;
 }
 
 bool lower_sparse_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const SparseStep& s = p.out.sparse;
-  if (n.op == OpKind::kEmbeddingBag) {
-    TESSERA_CHECK(s.used, "embedding_bag without a sparse-core plan");
+  const bool embedding = p.options.embedding_on == EmbeddingOn::kSparseCore;
+  if (n.op == OpKind::kEmbeddingBag || (embedding && n.op == OpKind::kEmbedding)) {
+    TESSERA_CHECK(s.used, "a lookup without a sparse-core plan");
     cg.wait_dmas();
     cg.em().barrier();
     cg.op(Opcode::WAIT, 0, s.plan.ready_flag, 0, 0, 1);
@@ -116,14 +134,21 @@ bool lower_sparse_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
     }
     return true;
   }
-  if (n.op == OpKind::kEmbeddingBagGrad) {
-    TESSERA_CHECK(s.used && p.options.training, "embedding_bag_grad without a sparse-core plan");
+  if (n.op == OpKind::kEmbeddingBagGrad || (embedding && n.op == OpKind::kEmbeddingGrad)) {
+    TESSERA_CHECK(s.used && p.options.training, "a lookup's gradient without a sparse-core plan");
     cg.wait_dmas();  // dy is in HBM
     dma_with_flag(cg, Opcode::DMAVHSC, s.handoff_word, 0, 1, s.plan.grads_flag);
     cg.em().barrier();
     return true;
   }
   return false;
+}
+
+void lower_sparse_optimizer_wait(Pipeline& p, Codegen& cg) {
+  const SparseStep& s = p.out.sparse;
+  if (!s.used || s.plan.dense_grad < 0) return;
+  cg.op(Opcode::WAIT, 0, s.plan.grad_ready_flag, 0, 0, 1);
+  cg.em().barrier();
 }
 
 }  // namespace tessera::compiler

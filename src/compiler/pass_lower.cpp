@@ -9,7 +9,8 @@
 //   optimizer             SGD with momentum, Adam or Adagrad, in place on parameters and state;
 //                         Adam on the Adam unit by default (lower_adam_unit.cpp), after a
 //                         barrier; a sparse table's update is the sparse core's
-//   embedding_bag(_grad)  the sparse core's hand-offs (lower_sparse_step.cpp)
+//   embedding_bag(_grad)  the sparse core's hand-offs (lower_sparse_step.cpp); embedding(_grad)
+//                         too with CompileOptions::embedding_on kSparseCore
 //   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector
 //   unit)
 //   reshape               nothing: plan-hbm gives the output its input's address (an alias)
@@ -121,8 +122,8 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       if (dst != in(0)) emit_copy(cg, name, in(0), dst, count(out));
       return;
     default:
-      if (lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) ||
-          lower_math_view_op(p, cg, n) || lower_sparse_op(p, cg, n))
+      if (lower_sparse_op(p, cg, n) || lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) ||
+          lower_math_view_op(p, cg, n))
         return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");
@@ -152,7 +153,9 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
   for (size_t i = 0; i < np; ++i) {
     const HbmTensor& t = p.out.params[i];
     const int64_t grad = p.hbm.at(p.grads[i]);
-    if (p.out.sparse.used && static_cast<int>(i) == p.out.sparse.param) continue;  // sparse core
+    if (p.out.sparse.used && p.out.sparse.plan.dense_grad < 0 &&
+        static_cast<int>(i) == p.out.sparse.param)
+      continue;  // the sparse core updates the table
     if (o.kind == graph::OptimizerKind::kAdagrad) {
       emit_adagrad(cg, "adagrad." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words,
                    static_cast<float>(o.eps), p.out.scalars.hbm);
@@ -200,6 +203,7 @@ bool lower_program(Pipeline& p, bool nested) {
     cg.wait_dmas();
     cg.em().barrier();
     optimizer_at = cg.em().size();
+    lower_sparse_optimizer_wait(p, cg);
     lower_optimizer(p, cg);
   }
   if (!nested && !cg.fits_imem()) return false;

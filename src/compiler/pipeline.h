@@ -66,13 +66,16 @@ bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 // other op.
 bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 
-// embedding_bag on the sparse core (lower_sparse_step.cpp, sparse_step.h). plan_sparse_step: lays
-// out the sparse core's buffers from HBM word `next` (advanced past them) and fixes the addresses
-// of the values they hold, before plan-hbm places the transient values; nothing for a model
-// without embedding_bag. lower_sparse_op: the tensor core's side of the hand-offs; false for any
-// other op.
+// embedding_bag (or embedding) on the sparse core (lower_sparse_step.cpp, sparse_step.h).
+// plan_sparse_step: lays out the sparse core's buffers from HBM word `next` (advanced past them)
+// and fixes the addresses of the values they hold, before plan-hbm places the transient values;
+// nothing for a model without embedding_bag. lower_sparse_op: the tensor core's side of the
+// hand-offs; false for any other op.
 void plan_sparse_step(Pipeline& p, int64_t& next);
 bool lower_sparse_op(Pipeline& p, Codegen& cg, const graph::Node& n);
+// The optimizer section's first op when the sparse core writes an embedding's dense gradient: the
+// wait on its flag (sparse_step.h); nothing otherwise.
+void lower_sparse_optimizer_wait(Pipeline& p, Codegen& cg);
 
 // Checks after each pass (tessera::Error on a broken invariant).
 void verify_plan(const Pipeline& p);

@@ -9,7 +9,7 @@
 // program; in training, enqueue sparse_backward(plan, optimizer) and run the sparse core again
 // (it waits on its own flag for the tensor core's hand-off).
 //   forward   the gather writes the bag result straight into vector memory at word 0 when its
-//             bytes are at most CompileOptions::vmem_handoff_bytes (and vector memory holds it),
+//             bytes are at most core.sparse.vmem_handoff_bytes (and vector memory holds it),
 //             else to HBM at plan.out_hbm; either way it increments the tensor core's flag
 //             kSparseReadyFlag. The tensor core's program starts with `wait kSparseReadyFlag, 1`;
 //             on the vector-memory path it then stores the result to plan.out_hbm with one DMA
@@ -31,6 +31,7 @@ namespace tessera::compiler {
 
 inline constexpr int kSparseReadyFlag = 9;  // tensor-core flag (GEMMs use 0..2, the Adam unit 8)
 inline constexpr int kSparseGradsFlag = 0;  // the sparse core's own flag
+inline constexpr int kSparseGradReadyFlag = 10;  // tensor-core flag: an embedding's dense gradient
 
 struct SparseStep {
   bool used = false;

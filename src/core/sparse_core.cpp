@@ -50,6 +50,10 @@ std::string describe(const SparseDescriptor& d, const std::vector<SparseTable>& 
                                g.unique, g.count, g.inverse);
           },
           [&](const SparseScatterAdd& s) {
+            if (s.dense)
+              return fmt::format("scatter_add {} {} {} src @{} -> dense @{}",
+                                 table_name(tables, s.table), bags_text(s.in),
+                                 numerics::combiner_name(s.combiner), s.src, s.dst);
             return fmt::format("scatter_add {} {} {} src @{} inverse @{} count @{} -> @{}",
                                table_name(tables, s.table), bags_text(s.in),
                                numerics::combiner_name(s.combiner), s.src, s.inverse, s.count,
@@ -290,10 +294,16 @@ int64_t SparseCore::scatter_add(const SparseScatterAdd& s, int64_t start) {
   const int64_t dim = t.dim;
   const Bags b = read_bags(s.in);
   const auto n = static_cast<int64_t>(b.ids.size());
-  const int64_t u = read_count(s.count);
-  check_hbm("scatter_add inverse", s.inverse, n);
-  std::vector<uint32_t> inverse(static_cast<size_t>(n));
-  m_core->hbm.read_block(s.inverse, inverse.data(), n);
+  const int64_t u = s.dense ? t.rows : read_count(s.count);
+  std::vector<uint32_t> inverse;
+  if (s.dense) {
+    for (int64_t i = 0; i < n; ++i) check_id(t, b.ids[static_cast<size_t>(i)], i);
+    inverse = b.ids;
+  } else {
+    check_hbm("scatter_add inverse", s.inverse, n);
+    inverse.resize(static_cast<size_t>(n));
+    m_core->hbm.read_block(s.inverse, inverse.data(), n);
+  }
   const bool none = s.combiner == Combiner::None;
   const int64_t in_rows = none ? n : s.in.bags;
   check_hbm("scatter_add gradients", s.src, in_rows * dim);
@@ -317,7 +327,8 @@ int64_t SparseCore::scatter_add(const SparseScatterAdd& s, int64_t start) {
   m_stats.bags += s.in.bags;
   ++m_stats.scatter_adds;
   const int64_t meta =
-      stream_bytes({4 * n, 4 * (s.in.bags + 1), 4 * n, 4, 4 * in_rows * dim}, false);
+      s.dense ? stream_bytes({4 * n, 4 * (s.in.bags + 1), 4 * in_rows * dim}, false)
+              : stream_bytes({4 * n, 4 * (s.in.bags + 1), 4 * n, 4, 4 * in_rows * dim}, false);
   const int64_t body = std::max(front(n), simd(ops));
   return start + meta + body + stream_bytes({4 * u * dim}, true);
 }

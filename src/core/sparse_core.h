@@ -18,7 +18,10 @@
 //                word `count`, and for every id position its index among them to `inverse`;
 //   scatter_add  bag gradients (bags x dim; none: one row per id) at `src` to the gradients of the
 //                distinct ids: dst row inverse[i] receives id i's share (zeroed first, positions in
-//                order); the count of rows is read from the word `count`;
+//                order); the count of rows is read from the word `count`; a dense one writes the
+//                table-shaped gradient instead: dst is rows x dim, row id receives the shares of
+//                that id's positions (zeroed first, positions in order), every other row is zero
+//                (inverse and count are not read);
 //   update       the rows of the distinct ids at `ids` (count at the word `count`) by their
 //                gradients at `src`: SGD, or Adagrad with table-shaped accumulators at `state` and
 //                the table's own step count (incremented by each Adagrad update of the table);
@@ -38,6 +41,7 @@
 //   gather       meta(ids, offsets) + max(rows(n), front(n), simd(ops)) + out
 //   dedup        meta(ids, offsets) + front(n) + stream(unique, inverse, count)
 //   scatter_add  meta(ids, offsets, inverse, count, src) + max(front(n), simd(ops)) + stream(dst)
+//                (dense: meta(ids, offsets, src), and dst is the whole rows x dim)
 //   update       meta(ids, count, src) + max(rows(u * a), front(u), simd(ops)) + rows(u * a)
 //                (a = 1 for SGD, 2 for Adagrad: the accumulator rows; the second term writes)
 //   wait         done at the later of its decode and the cycle its flag's increments arrive
@@ -90,10 +94,11 @@ struct SparseDedup {
   int64_t unique = 0, count = 0, inverse = 0;
 };
 struct SparseScatterAdd {
-  int table = 0;  // the rows' dim
+  int table = 0;  // the rows' dim (and, dense, their count)
   SparseBags in;
   Combiner combiner = Combiner::Sum;
   int64_t src = 0, inverse = 0, count = 0, dst = 0;
+  bool dense = false;  // dst is table-shaped, its rows indexed by id
 };
 enum class SparseOptimizer : uint8_t { Sgd, Adagrad };
 struct SparseUpdate {

@@ -18,6 +18,10 @@ SparseCoreSpec read_sparse_core_spec(ConfigReader& r) {
   s.vmem_bytes_per_cycle =
       r.get_float("core.sparse.vmem_bytes_per_cycle", s.vmem_bytes_per_cycle, {0.001, 1e6},
                   "bytes/cycle", "hand-off into the tensor core's vector memory: bandwidth");
+  s.vmem_handoff_bytes = r.get_int(
+      "core.sparse.vmem_handoff_bytes", s.vmem_handoff_bytes, {0, int64_t{1} << 40}, "bytes",
+      "a compiled step's lookup result up to this size goes straight into vector memory, "
+      "a larger one through HBM");
   s.ids_per_cycle = r.get_int("core.sparse.ids_per_cycle", s.ids_per_cycle, {1, 1 << 16},
                               "ids/cycle", "lookup front end: ids turned into row requests");
   s.simd_width = r.get_int("core.sparse.simd_width", s.simd_width, {1, 1 << 16}, "elements/cycle",

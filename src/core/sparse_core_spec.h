@@ -23,6 +23,9 @@ struct SparseCoreSpec {
   // The on-chip path into the tensor core's vector memory (the small hand-off).
   int64_t vmem_latency = 100;
   double vmem_bytes_per_cycle = 256;
+  // A compiled step's lookup result goes through vector memory when its bytes are at most this
+  // (and vector memory holds it), else through HBM (compiler/sparse_step.h).
+  int64_t vmem_handoff_bytes = 65536;
   // Front end: ids turned into row requests (or hashed for de-duplication) per cycle.
   int64_t ids_per_cycle = 16;
   // SIMD datapath: fp32 element operations per cycle (combiner, scatter-add, optimizer): 128 keeps

@@ -1,12 +1,15 @@
 #include "runtime/bow_chip.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <utility>
 
 #include "common/error.h"
 #include "graph/bow_model.h"
 #include "numerics/sparse_optimizer.h"
 #include "runtime/replica_state.h"
+#include "runtime/sparse_step_host.h"
 
 namespace tessera::runtime {
 
@@ -46,11 +49,7 @@ BowChipTrainer::BowChipTrainer(const BowRecipe& recipe, const core::CoreSpec& sp
   if (!(o.host_bytes_per_second > 0)) throw Error("train", "host link bandwidth must be positive");
   const compiler::CompiledProgram& p = program(m_r.batch, true);
   m_core = std::make_unique<core::Core>(m_spec, p.program);
-  const compiler::HbmTensor& table = p.params.at(static_cast<size_t>(p.sparse.param));
-  const int t = m_core->machine().sparse().add_table(
-      core::SparseTable{table.name, table.hbm, m_r.model.rows, m_r.model.dim},
-      m_spec.hbm_bytes / 4);
-  TESSERA_CHECK(t == p.sparse.plan.shape.table, "the bow table is the sparse core's table 0");
+  register_sparse_table(*m_core, p);
   const std::vector<std::vector<float>> init = bow_dense_init(m_r);
   write_floats(*m_core, p.params[0].hbm, init[0]);
   write_floats(*m_core, p.params[1].hbm, init[1]);
@@ -66,7 +65,6 @@ const compiler::CompiledProgram& BowChipTrainer::program(int n, bool training) {
     o.optimizer.lr = m_r.lr;
     o.optimizer.lr_decay = m_r.lr_decay;
     o.optimizer.eps = m_r.eps;
-    o.vmem_handoff_bytes = m_o.vmem_handoff_bytes;
     slot = std::make_unique<compiler::CompiledProgram>(
         compiler::compile(graph::build_bow(m_r.model, n, n * m_o.max_bag), m_spec, o));
   }
@@ -112,8 +110,7 @@ void BowChipTrainer::run(const compiler::CompiledProgram& p, bool training) {
   // The run starts once both units are done with the previous one (the tensor core waits for the
   // gather, which starts when the sparse core is free).
   const int64_t start = std::max(m_core->cycles(), sc.busy_until());
-  for (const core::SparseDescriptor& d : compiler::sparse_forward(p.sparse.plan)) sc.enqueue(d);
-  const int64_t gathered = sc.run(st, m_core->cycles());
+  const int64_t gathered = run_sparse_forward(*m_core, p);
   m_core->load(p.program);
   m_core->run();
   const int64_t core_end = m_core->cycles();
@@ -154,6 +151,7 @@ void BowChipTrainer::run(const compiler::CompiledProgram& p, bool training) {
 double BowChipTrainer::step(std::span<const TopicSample* const> batch) {
   const compiler::CompiledProgram& p = program(static_cast<int>(batch.size()), true);
   const int64_t bytes = write_batch(p, batch);
+  for (const TopicSample* s : batch) m_trained.insert(s->ids.begin(), s->ids.end());
   ++m_steps;
   const float clr = numerics::adagrad_step_lr(m_r.lr, m_r.lr_decay, m_steps);
   write_floats(*m_core, p.scalars.hbm, {clr});
@@ -208,6 +206,118 @@ std::vector<float> BowChipTrainer::fc_w_state() const {
 }
 std::vector<float> BowChipTrainer::fc_b_state() const {
   return read(trained().state[1].hbm, trained().state[1].words);
+}
+
+namespace {
+
+// BowChipFigures' counters by name (checkpoints).
+constexpr std::pair<const char*, int64_t BowChipFigures::*> kFigureCounts[] = {
+    {"steps", &BowChipFigures::steps},
+    {"cycles", &BowChipFigures::cycles},
+    {"tensor_cycles", &BowChipFigures::tensor_cycles},
+    {"sparse_busy", &BowChipFigures::sparse_busy},
+    {"sparse_wait", &BowChipFigures::sparse_wait},
+    {"overlap", &BowChipFigures::overlap},
+    {"row_reads", &BowChipFigures::row_reads},
+    {"row_writes", &BowChipFigures::row_writes},
+    {"row_bytes", &BowChipFigures::row_bytes},
+    {"sparse_hbm_read_bytes", &BowChipFigures::sparse_hbm_read_bytes},
+    {"sparse_hbm_write_bytes", &BowChipFigures::sparse_hbm_write_bytes},
+    {"vmem_handoff_bytes", &BowChipFigures::vmem_handoff_bytes},
+    {"vmem_steps", &BowChipFigures::vmem_steps},
+    {"host_link_bytes", &BowChipFigures::host_link_bytes},
+};
+
+[[noreturn]] void not_this_model(const std::string& why) {
+  throw Error("checkpoint", "not a checkpoint of this bow model: " + why);
+}
+
+}  // namespace
+
+Checkpoint BowChipTrainer::checkpoint() const {
+  const compiler::CompiledProgram& p = trained();
+  const int64_t dim = m_r.model.dim;
+  std::vector<int32_t> ids(m_trained.begin(), m_trained.end());
+  std::sort(ids.begin(), ids.end());
+  const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
+  const int64_t state = p.state.at(static_cast<size_t>(p.sparse.param)).hbm;
+  std::vector<float> rows, acc;
+  rows.reserve(ids.size() * static_cast<size_t>(dim));
+  acc.reserve(rows.capacity());
+  for (int32_t id : ids) {
+    const std::vector<float> r = read(table + int64_t{id} * dim, dim);
+    const std::vector<float> s = read(state + int64_t{id} * dim, dim);
+    rows.insert(rows.end(), r.begin(), r.end());
+    acc.insert(acc.end(), s.begin(), s.end());
+  }
+  Checkpoint c;
+  c.params = {fc_w(), fc_b(), std::move(rows)};
+  c.state = {fc_w_state(), fc_b_state(), std::move(acc)};
+  nlohmann::ordered_json fig;
+  for (const auto& [name, field] : kFigureCounts) fig[name] = m_fig.*field;
+  fig["host_link_seconds_bits"] = std::bit_cast<uint64_t>(m_fig.host_link_seconds);
+  const core::SparseCore& sc = m_core->machine().sparse();
+  c.progress["bow"] = {{"rows", ids},
+                       {"steps", m_steps},
+                       {"table_steps", sc.adagrad_step(p.sparse.plan.shape.table)},
+                       {"cycle", std::max(m_core->cycles(), sc.busy_until())},
+                       {"figures", fig}};
+  return c;
+}
+
+void BowChipTrainer::restore(const Checkpoint& c) {
+  if (m_steps != 0 || !m_trained.empty())
+    throw Error("checkpoint", "a bow trainer resumes before its first step");
+  if (!c.progress.contains("bow")) not_this_model("it holds no bow progress");
+  const nlohmann::ordered_json& b = c.progress["bow"];
+  const compiler::CompiledProgram& p = trained();
+  const int64_t dim = m_r.model.dim;
+  std::vector<int32_t> ids;
+  int64_t steps = 0, table_steps = 0, cycle = 0;
+  BowChipFigures fig;
+  try {
+    ids = b.at("rows").get<std::vector<int32_t>>();
+    steps = b.at("steps").get<int64_t>();
+    table_steps = b.at("table_steps").get<int64_t>();
+    cycle = b.at("cycle").get<int64_t>();
+    for (const auto& [name, field] : kFigureCounts)
+      fig.*field = b.at("figures").at(name).get<int64_t>();
+    fig.host_link_seconds =
+        std::bit_cast<double>(b.at("figures").at("host_link_seconds_bits").get<uint64_t>());
+  } catch (const nlohmann::json::exception& e) {
+    not_this_model(std::string("its bow progress is malformed (") + e.what() + ")");
+  }
+  const auto rows_words = ids.size() * static_cast<size_t>(dim);
+  const auto words = [&](size_t i) { return static_cast<size_t>(p.params[i].words); };
+  if (c.params.size() != 3 || c.state.size() != 3 || c.params[0].size() != words(0) ||
+      c.params[1].size() != words(1) || c.params[2].size() != rows_words ||
+      c.state[0].size() != words(0) || c.state[1].size() != words(1) ||
+      c.state[2].size() != rows_words)
+    not_this_model("its tensors are not fc.w " + std::to_string(words(0)) + ", fc.b " +
+                   std::to_string(words(1)) + " and " + std::to_string(ids.size()) +
+                   " table rows of " + std::to_string(dim) + " words, with their accumulators");
+  for (int32_t id : ids)
+    if (id < 0 || id >= m_r.model.rows)
+      not_this_model("row " + std::to_string(id) + " outside the table's " +
+                     std::to_string(m_r.model.rows) + " rows");
+  write_floats(*m_core, p.params[0].hbm, c.params[0]);
+  write_floats(*m_core, p.params[1].hbm, c.params[1]);
+  write_floats(*m_core, p.state[0].hbm, c.state[0]);
+  write_floats(*m_core, p.state[1].hbm, c.state[1]);
+  const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
+  const int64_t state = p.state.at(static_cast<size_t>(p.sparse.param)).hbm;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const auto at = c.params[2].begin() + static_cast<std::ptrdiff_t>(k) * dim;
+    const auto sat = c.state[2].begin() + static_cast<std::ptrdiff_t>(k) * dim;
+    write_floats(*m_core, table + int64_t{ids[k]} * dim, std::vector<float>(at, at + dim));
+    write_floats(*m_core, state + int64_t{ids[k]} * dim, std::vector<float>(sat, sat + dim));
+    m_written.insert(ids[k]);
+    m_trained.insert(ids[k]);
+  }
+  m_steps = steps;
+  m_fig = fig;
+  m_core->machine().sparse().set_adagrad_step(p.sparse.plan.shape.table, table_steps);
+  m_core->advance_clock(std::max(m_core->cycles(), cycle));
 }
 
 }  // namespace tessera::runtime

@@ -13,6 +13,13 @@
 // lazily paged, so host memory follows the rows the data touches).
 //
 // Figures of the training steps only (evaluation excluded; BowChipFigures).
+//
+// Checkpoints (runtime/checkpoint.h; the caller sets the identity, bow_identity): params are fc.w,
+// fc.b and the rows training steps named (ids ascending, `dim` words each), state their Adagrad
+// accumulators in the same order; progress "bow" holds those ids, the step count (the host's clr
+// and the sparse core's table step), the figures and the cycle both units were done at. A trainer
+// restored from one continues bit for bit as the one that wrote it: values, and the figures of
+// the steps after it.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +32,12 @@
 #include "compiler/compiler.h"
 #include "core/core.h"
 #include "runtime/bow_train.h"
+#include "runtime/checkpoint.h"
 
 namespace tessera::runtime {
 
 struct BowChipOptions {
   int64_t max_bag = 1;                  // the longest bag any batch holds
-  int64_t vmem_handoff_bytes = 65536;   // compiler::CompileOptions::vmem_handoff_bytes
   double host_bytes_per_second = 16e9;  // host link into HBM
 };
 
@@ -79,6 +86,12 @@ class BowChipTrainer : public BowTrainer {
   std::vector<float> fc_b_state() const;
   int64_t steps() const { return m_steps; }
 
+  // The training state as a checkpoint (identity empty).
+  Checkpoint checkpoint() const;
+  // Continues from `c` (a fresh trainer only). Throws Error for a checkpoint of another model or
+  // shape: no "bow" progress, tensors of other sizes, an id outside the table.
+  void restore(const Checkpoint& c);
+
   const BowChipFigures& figures() const { return m_fig; }
   const core::Core& core() const { return *m_core; }
   const compiler::CompiledProgram& program(int n, bool training);
@@ -98,6 +111,7 @@ class BowChipTrainer : public BowTrainer {
   std::map<std::pair<int, bool>, std::unique_ptr<compiler::CompiledProgram>> m_programs;
   std::unique_ptr<core::Core> m_core;
   std::unordered_set<int32_t> m_written;  // table rows in HBM
+  std::unordered_set<int32_t> m_trained;  // of which training steps named (checkpoints)
   int64_t m_steps = 0;
   BowChipFigures m_fig;
 };

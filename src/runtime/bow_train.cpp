@@ -1,9 +1,11 @@
 #include "runtime/bow_train.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <map>
 
+#include "common/error.h"
 #include "graph/autodiff.h"
 #include "graph/executor.h"
 #include "numerics/sparse_optimizer.h"
@@ -141,30 +143,88 @@ std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
   return train_bow(data, recipe, t, on_epoch);
 }
 
+nlohmann::ordered_json bow_position_json(const BowPosition& p) {
+  nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
+  for (const BowEpoch& e : p.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"steps", e.steps},
+                      {"loss", e.loss},
+                      {"test_accuracy", e.test_accuracy},
+                      {"host_seconds", e.host_seconds}});
+  return {{"epoch", p.epoch},
+          {"step", p.step},
+          {"loss_sum_bits", std::bit_cast<uint64_t>(p.loss_sum)},
+          {"epochs", epochs}};
+}
+
+BowPosition bow_position(const nlohmann::ordered_json& j) {
+  try {
+    BowPosition p;
+    p.epoch = j.at("epoch").get<int>();
+    p.step = j.at("step").get<int64_t>();
+    p.loss_sum = std::bit_cast<double>(j.at("loss_sum_bits").get<uint64_t>());
+    for (const auto& e : j.at("epochs"))
+      p.epochs.push_back({e.at("epoch").get<int>(), e.at("steps").get<int64_t>(),
+                          e.at("loss").get<double>(), e.at("test_accuracy").get<double>(),
+                          e.at("host_seconds").get<double>()});
+    if (p.epoch < 0 || p.step < 0) throw Error("checkpoint", "a negative epoch or step");
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("checkpoint", std::string("malformed bow loop position (") + e.what() + ")");
+  }
+}
+
+nlohmann::ordered_json bow_identity(const BowRecipe& r, const std::string& config,
+                                    const std::string& config_hash) {
+  return {{"batch", r.batch},
+          {"model", "bow"},
+          {"rows", r.model.rows},
+          {"dim", r.model.dim},
+          {"classes", r.model.classes},
+          {"table_std", r.model.table_std},
+          {"optimizer", "adagrad"},
+          {"lr", r.lr},
+          {"lr_decay", r.lr_decay},
+          {"eps", r.eps},
+          {"epochs", r.epochs},
+          {"steps_limit", r.steps},
+          {"seed", r.seed},
+          {"config", config},
+          {"config_hash", config_hash}};
+}
+
 std::vector<BowEpoch> train_bow(const TopicCorpus& data, const BowRecipe& recipe, BowTrainer& t,
-                                const std::function<void(const BowEpoch&)>& on_epoch) {
-  std::vector<BowEpoch> epochs;
+                                const std::function<void(const BowEpoch&)>& on_epoch,
+                                const BowPosition& from, const BowAfterStep& after_step) {
+  BowPosition at = from;
   const auto n = static_cast<int64_t>(data.train.size());
   std::vector<const TopicSample*> batch;
-  for (int e = 0; e < recipe.epochs; ++e) {
+  for (; at.epoch < recipe.epochs; ++at.epoch) {
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<int64_t> order = epoch_order(n, recipe.seed, e);
-    double sum = 0;
-    int64_t steps = 0;
-    for (int64_t first = 0; first < n && (recipe.steps <= 0 || steps < recipe.steps);
-         first += recipe.batch) {
+    const std::vector<int64_t> order = epoch_order(n, recipe.seed, at.epoch);
+    for (int64_t first = at.step * recipe.batch;
+         first < n && (recipe.steps <= 0 || at.step < recipe.steps); first += recipe.batch) {
       batch.clear();
       for (int64_t i = first; i < std::min(n, first + recipe.batch); ++i)
         batch.push_back(&data.train[static_cast<size_t>(order[static_cast<size_t>(i)])]);
-      sum += t.step(batch);
-      ++steps;
+      at.loss_sum += t.step(batch);
+      ++at.step;
+      if (after_step && !after_step(at, false)) return at.epochs;
     }
     const double accuracy = t.accuracy(data.test);
     const std::chrono::duration<double> host = std::chrono::steady_clock::now() - start;
-    epochs.push_back({e + 1, steps, sum / static_cast<double>(steps), accuracy, host.count()});
-    if (on_epoch) on_epoch(epochs.back());
+    at.epochs.push_back({at.epoch + 1, at.step, at.loss_sum / static_cast<double>(at.step),
+                         accuracy, host.count()});
+    if (on_epoch) on_epoch(at.epochs.back());
+    at.step = 0;
+    at.loss_sum = 0;
+    if (after_step) {
+      BowPosition next = at;
+      ++next.epoch;
+      if (!after_step(next, true)) return at.epochs;
+    }
   }
-  return epochs;
+  return at.epochs;
 }
 
 }  // namespace tessera::runtime

@@ -13,8 +13,11 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "graph/bow_model.h"
 #include "graph/kernels.h"
@@ -92,11 +95,35 @@ struct BowEpoch {
   double host_seconds = 0;   // the epoch's training and evaluation
 };
 
-// The recipe's epochs on `data` with `trainer` (built for the recipe with the data's classes);
-// `on_epoch` sees each epoch as it ends.
+// Where the epoch loop is: the epoch in progress (0-based), the steps done in it and the sum of
+// their losses, and the finished epochs. As JSON (checkpoints' progress "loop"): an Error naming
+// "checkpoint" for a malformed one.
+struct BowPosition {
+  int epoch = 0;
+  int64_t step = 0;
+  double loss_sum = 0;
+  std::vector<BowEpoch> epochs;
+};
+nlohmann::ordered_json bow_position_json(const BowPosition& p);
+BowPosition bow_position(const nlohmann::ordered_json& j);
+
+// The identity of a bow checkpoint (runtime/checkpoint.h check_identity): model "bow", the table's
+// and the dense layer's shapes, the optimizer and its hyper-parameters, batch, epochs, steps per
+// epoch, seed, and the config's name and hash.
+nlohmann::ordered_json bow_identity(const BowRecipe& recipe, const std::string& config,
+                                    const std::string& config_hash);
+
+// Called after every training step with the position after it (epoch_end false), and after every
+// epoch's evaluation with the next epoch's start (epoch_end true); false stops the loop there.
+using BowAfterStep = std::function<bool(const BowPosition& position, bool epoch_end)>;
+
+// The recipe's epochs on `data` with `trainer` (built for the recipe with the data's classes),
+// from `from` (a resumed run's position, the trainer restored to it); `on_epoch` sees each epoch
+// as it ends. Returns every finished epoch (those of `from` first).
 std::vector<BowEpoch> train_bow(const TopicCorpus& data, const BowRecipe& recipe,
                                 BowTrainer& trainer,
-                                const std::function<void(const BowEpoch&)>& on_epoch = {});
+                                const std::function<void(const BowEpoch&)>& on_epoch = {},
+                                const BowPosition& from = {}, const BowAfterStep& after_step = {});
 // The same on the host reference (classes from the data).
 std::vector<BowEpoch> train_bow_host(const TopicCorpus& data, BowRecipe recipe,
                                      graph::Numerics mode,

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "numerics/optimizer.h"
 #include "runtime/replica_state.h"
+#include "runtime/sparse_step_host.h"
 
 namespace tessera::runtime {
 
@@ -24,6 +25,7 @@ ChipTrainer::ChipTrainer(const TrainModel& model, const core::CoreSpec& spec,
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;
   m_labels = graph::num_elements(m.graph.value(m.labels).shape) / options.batch;
   start_replica(*m_core, p, init_train_params(model, m, options.seed));
+  if (p.sparse.used) register_sparse_table(*m_core, p);
 }
 
 const StepParts& ChipTrainer::parts(int n) {
@@ -40,6 +42,7 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
     o.training = training;
     o.optimizer = m_options.optimizer;
     o.adam_on = m_options.adam_on;
+    o.embedding_on = m_options.embedding_on;
     slot = std::make_unique<compiler::CompiledProgram>(compile_train_model(m_model, m_spec, o));
   }
   return *slot;
@@ -48,6 +51,7 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
 void ChipTrainer::run(const compiler::CompiledProgram& p, const void* x, const int32_t* labels,
                       int n) {
   write_batch(p, x, labels, n);
+  if (p.sparse.used) run_sparse_forward(*m_core, p);
   load(p.program);
   m_pe.attach(*m_core, p, false);  // per-layer accumulator widths
   m_core->run();
@@ -73,7 +77,8 @@ void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const void* x,
   std::vector<uint32_t> lab(static_cast<size_t>(label_words));
   std::memcpy(lab.data(), labels, 4 * lab.size());
   s.hbm.write_block(p.labels.hbm, lab.data(), label_words);
-  const int64_t bytes = 4 * (words + label_words);
+  const int64_t bytes =
+      4 * (words + label_words) + (p.sparse.used ? write_unit_offsets(*m_core, p) : 0);
   m_host_bytes += bytes;
   m_host_seconds += static_cast<double>(bytes) / m_options.host_bytes_per_second;
 }
@@ -109,12 +114,14 @@ float ChipTrainer::train(const void* x, const int32_t* labels, int n) {
   }
   const StepParts& sp = parts(n);
   write_batch(p, x, labels, n);
+  if (p.sparse.used) run_sparse_forward(*m_core, p);
   load(sp.main);
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
   core::HbmEncoder& enc = m_core->machine().hbm_encoder();
   enc.set_roles(&p.hbm_roles, 0);
   m_core->run();
   m_pe.detach(*m_core);
+  if (p.sparse.used) run_sparse_backward(*m_core, p);
   const OptimizerCounters before = optimizer_counters(*m_core);
   load(sp.update);
   enc.set_roles(&p.hbm_roles,

@@ -31,6 +31,8 @@ struct ChipTrainerOptions {
   uint64_t seed = 0;
   double host_bytes_per_second = 16e9;                 // host link into HBM
   compiler::AdamOn adam_on = compiler::AdamOn::kUnit;  // Adam: on the Adam unit or the vector unit
+  // A gpt's token embedding: on the tensor core, or on the sparse core (sparse_step_host.h).
+  compiler::EmbeddingOn embedding_on = compiler::EmbeddingOn::kTensorCore;
   report::TraceSink* trace = nullptr;  // the core's activity, every step and evaluation, or none
 };
 

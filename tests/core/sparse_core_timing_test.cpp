@@ -78,6 +78,17 @@ TEST(SparseCoreTiming, TheSlowestOfRowsFrontEndAndSimdBoundsTheBody) {
   }
 }
 
+TEST(SparseCoreTiming, ADenseScatterAddReadsNoInverseAndWritesTheWholeTable) {
+  Fixture f;
+  SparseScatterAdd add{f.table, f.bags, Combiner::Sum, kGrads, 0, 0, kRowGrads};
+  add.dense = true;
+  f.sc.enqueue({add});
+  // 2 + meta (ids, offsets, 2 x 4 gradient words: 4 requests) 21 + max(front 3, SIMD 12 / 4)
+  //   + output (10 x 4 words: 10 requests) 39 = 65
+  EXPECT_EQ(f.sc.run(f.st, 0), 2 + 21 + 3 + 39);
+  EXPECT_EQ(f.sc.stats().hbm_write_bytes, 160);
+}
+
 TEST(SparseCoreTiming, DedupScatterAddAndUpdatesInQueueOrder) {
   Fixture f;
   f.sc.enqueue({SparseDedup{f.bags, kUnique, kCount, kInverse}});

@@ -165,6 +165,29 @@ TEST(SparseCoreValues, ScatterAddWithoutACombinerTakesOneGradientRowPerId) {
             (std::vector<float>{11, 22, 33, 44, 0.5f, 0.5f, 0.5f, 0.5f}));
 }
 
+TEST(SparseCoreValues, ADenseScatterAddWritesTheTableShapedGradient) {
+  Fixture f;
+  const SparseBags b = write_bags(f.st, kIds, kOffsets, {{4}, {4}, {6}});
+  write_floats(f.st, kGrads, {1, 2, 3, 4, 10, 20, 30, 40, 0.5f, 0.5f, 0.5f, 0.5f});
+  write_floats(f.st, kRowGrads, std::vector<float>(kRows * kDim, 7.0f));  // overwritten
+  SparseScatterAdd add{f.table, b, Combiner::None, kGrads, 0, 0, kRowGrads};
+  add.dense = true;
+  f.sc.enqueue({add});
+  f.sc.run(f.st, 0);
+  std::vector<float> want(kRows * kDim, 0.0f);
+  for (int64_t j = 0; j < kDim; ++j) {
+    want[static_cast<size_t>(4 * kDim + j)] = 11.0f * static_cast<float>(j + 1);  // 1 + 10, ...
+    want[static_cast<size_t>(6 * kDim + j)] = 0.5f;
+  }
+  EXPECT_EQ(read_floats(f.st, kRowGrads, kRows * kDim), want);
+  EXPECT_EQ(f.sc.stats().scatter_adds, 1);
+  // An id outside the table is a fault, as for the other descriptors.
+  const SparseBags outside = write_bags(f.st, kIds, kOffsets, {{10}});
+  add.in = outside;
+  f.sc.enqueue({add});
+  EXPECT_THROW(f.sc.run(f.st, 0), SimFault);
+}
+
 // Writes distinct ids {1, 4, 7} and their gradients; returns the gradients.
 std::vector<float> write_row_grads(ArchState& st) {
   write_words(st, kUnique, {1, 4, 7});

@@ -3,7 +3,8 @@
 // core. A few steps (a partial last batch among them) are bit-identical to the host reference in
 // chip numerics (runtime/bow_train.h): losses, the table rows touched and their Adagrad
 // accumulators, fc.w, fc.b and theirs, and the test accuracy; on both forward hand-off paths.
-// Bad input is refused with an Error naming it.
+// Steps, a checkpoint and a resumed trainer's steps are bit-identical to the steps uninterrupted.
+// Bad input (and a checkpoint of another model or shape) is refused with an Error naming it.
 #include "runtime/bow_chip.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "common/error.h"
 #include "compiler/compiler.h"
 #include "graph/bow_model.h"
+#include "runtime/checkpoint.h"
 #include "runtime/chip_test_data.h"
 
 namespace tessera::runtime {
@@ -58,8 +60,9 @@ TEST_P(BowChip, StepsAreBitIdenticalToTheHostChipNumerics) {
   const BowRecipe r = small_recipe();
   BowChipOptions o;
   o.max_bag = kMaxBag;
-  o.vmem_handoff_bytes = vmem ? 1 << 20 : 0;
-  BowChipTrainer chip(r, chip_test::tpu_v2_like(), o);
+  core::CoreSpec spec = chip_test::tpu_v2_like();
+  spec.sparse.vmem_handoff_bytes = vmem ? 1 << 20 : 0;
+  BowChipTrainer chip(r, spec, o);
   BowHostTrainer host(r, graph::Numerics::kChip);
   const std::vector<TopicSample> data = samples();
   std::set<int32_t> touched;
@@ -158,6 +161,103 @@ TEST(BowChipBad, AConfigWhoseHbmCannotHoldTheTableIsRefused_bad) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("HBM"), std::string::npos) << e.what();
   }
+}
+
+// The batches of samples() (4, 4, 4 and a partial 3) from batch `first` to `end`; the losses.
+std::vector<double> steps(BowChipTrainer& chip, const std::vector<TopicSample>& data, size_t first,
+                          size_t end) {
+  std::vector<double> losses;
+  for (size_t b = first; b < end; ++b) {
+    std::vector<const TopicSample*> batch;
+    for (size_t i = 4 * b; i < std::min(data.size(), 4 * b + 4); ++i) batch.push_back(&data[i]);
+    losses.push_back(chip.step(batch));
+  }
+  return losses;
+}
+
+BowChipOptions small_options() {
+  BowChipOptions o;
+  o.max_bag = kMaxBag;
+  return o;
+}
+
+TEST(BowChipCheckpoint, StepsASaveAndAResumeAreBitIdenticalToTheStepsUninterrupted) {
+  const std::vector<TopicSample> data = samples();
+  const core::CoreSpec spec = chip_test::tpu_v2_like();
+  BowChipTrainer whole(small_recipe(), spec, small_options());
+  const std::vector<double> want = steps(whole, data, 0, 4);
+  for (size_t k : {size_t{1}, size_t{3}}) {
+    SCOPED_TRACE("saved after step " + std::to_string(k));
+    BowChipTrainer first(small_recipe(), spec, small_options());
+    std::vector<double> got = steps(first, data, 0, k);
+    EXPECT_EQ(first.accuracy(data), first.accuracy(data));  // evaluation touches no state
+    // Through the file format's bytes.
+    const Checkpoint c = decode_checkpoint(encode_checkpoint(first.checkpoint()), "mem");
+    BowChipTrainer resumed(small_recipe(), spec, small_options());
+    resumed.restore(c);
+    EXPECT_EQ(resumed.steps(), static_cast<int64_t>(k));
+    for (double l : steps(resumed, data, k, 4)) got.push_back(l);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(std::bit_cast<uint64_t>(got[i]), std::bit_cast<uint64_t>(want[i])) << "step " << i;
+    EXPECT_EQ(bits(resumed.fc_w()), bits(whole.fc_w()));
+    EXPECT_EQ(bits(resumed.fc_b()), bits(whole.fc_b()));
+    EXPECT_EQ(bits(resumed.fc_w_state()), bits(whole.fc_w_state()));
+    EXPECT_EQ(bits(resumed.fc_b_state()), bits(whole.fc_b_state()));
+    for (const TopicSample& s : data)
+      for (int32_t id : s.ids) {
+        ASSERT_EQ(bits(resumed.table_row(id)), bits(whole.table_row(id))) << "row " << id;
+        ASSERT_EQ(bits(resumed.table_state(id)), bits(whole.table_state(id))) << "row " << id;
+      }
+    EXPECT_EQ(resumed.steps(), 4);
+    EXPECT_EQ(resumed.core().machine().sparse().adagrad_step(0), 4);
+    EXPECT_EQ(resumed.accuracy(data), whole.accuracy(data));
+    // The figures go on as the uninterrupted run's.
+    const BowChipFigures &a = resumed.figures(), &b = whole.figures();
+    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.sparse_busy, b.sparse_busy);
+    EXPECT_EQ(a.row_bytes, b.row_bytes);
+    EXPECT_EQ(a.host_link_bytes, b.host_link_bytes);
+  }
+}
+
+TEST(BowChipCheckpointBad, ACheckpointOfAnotherModelOrShapeIsRefused_bad) {
+  const std::vector<TopicSample> data = samples();
+  BowRecipe wider = small_recipe();
+  wider.model.dim = 32;
+  BowChipTrainer other(wider, core::CoreSpec{}, small_options());
+  steps(other, data, 0, 1);
+  Checkpoint gpt;  // tensors, but no bow progress
+  gpt.params = {std::vector<float>(4)};
+  gpt.progress["epoch"] = 0;
+  const std::pair<Checkpoint, const char*> cases[] = {
+      {other.checkpoint(), "table rows of 64 words"},
+      {gpt, "no bow progress"},
+  };
+  for (const auto& [c, want] : cases) {
+    BowChipTrainer chip(small_recipe(), core::CoreSpec{}, small_options());
+    try {
+      chip.restore(c);
+      FAIL() << "restored";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a checkpoint of this bow model"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(chip.steps(), 0);
+  }
+  // The command checks the identity first: another shape is named by its key.
+  try {
+    check_identity("ckpt", bow_identity(wider, "c", "h"), bow_identity(small_recipe(), "c", "h"));
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dim"), std::string::npos) << e.what();
+  }
+  // A trainer that has stepped does not resume.
+  BowChipTrainer stepped(small_recipe(), core::CoreSpec{}, small_options());
+  steps(stepped, data, 0, 1);
+  EXPECT_THROW(stepped.restore(stepped.checkpoint()), Error);
 }
 
 }  // namespace

@@ -35,6 +35,11 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair{"--executor gpu", "'gpu': expected chip or host-f32"},
                       std::pair{"--chips 2", "--model bow trains on one processor"},
                       std::pair{"--vmem-handoff-bytes -1", "--vmem-handoff-bytes"},
+                      std::pair{"--executor host-f32 --checkpoint-dir d",
+                                "bow checkpoints are the chip trainer's"},
+                      std::pair{"--resume", "--resume: needs --checkpoint-dir"},
+                      std::pair{"--checkpoint-every 5",
+                                "--checkpoint-every: needs --checkpoint-dir"},
                       std::pair{"", "/nonexistent/dir"}));
 
 }  // namespace

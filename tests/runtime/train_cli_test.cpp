@@ -67,6 +67,24 @@ TEST_F(TrainCli, BadFlags_bad) {
             "tessera: error: train: unknown --adam-on 'foo' (known: unit, vector-unit)\n");
 }
 
+TEST_F(TrainCli, BadEmbeddingOn_bad) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--model gpt --embedding-on gpu",
+       "--embedding-on: unknown 'gpu' (known: tensor-core, "
+       "sparse-core)"},
+      {"--embedding-on sparse-core", "--embedding-on: sparse-core is for --model gpt"},
+      {"--model gpt --embedding-on sparse-core --chips 2",
+       "--embedding-on: sparse-core trains on one chip: not with --chips"},
+  };
+  for (const auto& [flags, want] : cases) {
+    const Result r = run(std::string("train --steps 1 ") + flags);
+    EXPECT_EQ(r.status >> 8, 2) << flags;
+    EXPECT_EQ(r.err.rfind("tessera: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 TEST_F(TrainCli, CompileBadEmit_bad) {
   const Result r = run("compile --emit pdf");
   EXPECT_EQ(r.err, "tessera: error: compile: --emit must be asm or stats, got 'pdf'\n");
