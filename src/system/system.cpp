@@ -39,9 +39,9 @@ auto collectively(F&& body) {
 
 }  // namespace
 
-template <typename ProgramOf>
+template <typename MakeCore>
 System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
-               const ProgramOf& program_of, SystemOptions options)
+               const MakeCore& make_core, SystemOptions options)
     : m_spec(spec),
       m_comm(&comm_of(options)),
       m_local(local_block(spec, options)),
@@ -54,10 +54,10 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t progra
   core::check_host_memory(core, m_local.count);
   m_cores.resize(programs);
   m_pool = std::make_unique<ThreadPool>(options.threads);
-  for_each_local([&](int p) {  // each builds (and decodes the program of) its own core only
+  for_each_local([&](int p) {  // each builds its own core only
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, program_of(p), o);
+    m_cores[static_cast<size_t>(p)] = make_core(p, o);
     join_system(m_cores[static_cast<size_t>(p)]->machine(), processors());
     m_cores[static_cast<size_t>(p)]->machine().set_exchange_timing_only(options.timing_only);
   });
@@ -68,13 +68,20 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Pr
                SystemOptions options)
     : System(
           core, spec, static_cast<size_t>(spec.processors()),
-          [&image](int p) { return image.with_index(static_cast<uint32_t>(p)); }, options) {}
+          [&core, &image,
+           decoded = std::make_shared<const core::DecodedProgram>(
+               core::decode_program(image.code, core))](int p, const core::TimedOptions& o) {
+            return std::make_unique<core::Core>(core, image, decoded, static_cast<uint32_t>(p), o);
+          },
+          options) {}
 
 System::System(const core::CoreSpec& core, const SystemSpec& spec,
                const std::vector<isa::Program>& programs, SystemOptions options)
     : System(
           core, spec, programs.size(),
-          [&programs](int p) -> const isa::Program& { return programs[static_cast<size_t>(p)]; },
+          [&core, &programs](int p, const core::TimedOptions& o) {
+            return std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
+          },
           options) {}
 
 System::~System() = default;
@@ -91,6 +98,10 @@ void System::init(SystemOptions options) {
 
 void System::for_each_local(const std::function<void(int p)>& body) {
   m_pool->run(m_local.count, [&](int i) { body(m_local.first + i); });
+}
+
+void System::run_on_threads(int tasks, const std::function<void(int i)>& body) {
+  m_pool->run(tasks, body);
 }
 
 fabric::Picos System::cycles_to_ps(int64_t cycles) const {
