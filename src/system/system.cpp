@@ -84,7 +84,10 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec,
           },
           options) {}
 
-System::~System() = default;
+System::~System() {
+  if (m_pool)  // each frees its own core's memories
+    for_each_local([&](int p) { m_cores[static_cast<size_t>(p)].reset(); });
+}
 
 void System::init(SystemOptions options) {
   for (int g = 0; g < m_groups.count(); ++g) {
@@ -309,15 +312,28 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting,
               if (sa != sb) return sa < sb;
               return a.transfer.id < b.transfer.id;
             });
+  // Each local receiver's arrivals, in that order, on the host threads (each touches its own core).
+  std::vector<std::pair<size_t, size_t>> received;  // [first, end) of arrivals per local receiver
+  for (size_t i = 0, end = 0; i < arrivals.size(); i = end) {
+    const int dst = proc_of(arrivals[i].transfer.dst);
+    for (end = i + 1; end < arrivals.size() && proc_of(arrivals[end].transfer.dst) == dst;) ++end;
+    if (is_local(dst)) received.emplace_back(i, end);
+  }
+  if (!received.empty())
+    m_pool->run(static_cast<int>(received.size()), [&](int r) {
+      const auto [first, end] = received[static_cast<size_t>(r)];
+      core::Machine& m = core(proc_of(arrivals[first].transfer.dst)).machine();
+      for (size_t i = first; i < end; ++i) {
+        const fabric::Transfer& t = arrivals[i].transfer;
+        m.receive(static_cast<uint32_t>(t.dst_addr), static_cast<core::XCombine>(t.combine),
+                  t.words.data(), t.words.size());
+      }
+    });
   fabric::Picos last = 0;
   std::vector<fabric::Picos> own(static_cast<size_t>(processors()),
                                  0);  // latest arrival p sent or received
   for (const fabric::Arrival& a : arrivals) {
     const int dst = proc_of(a.transfer.dst), src = proc_of(a.transfer.src);
-    if (is_local(dst))
-      core(dst).machine().receive(static_cast<uint32_t>(a.transfer.dst_addr),
-                                  static_cast<core::XCombine>(a.transfer.combine),
-                                  a.transfer.words.data(), a.transfer.words.size());
     last = std::max(last, a.time);
     own[static_cast<size_t>(dst)] = std::max(own[static_cast<size_t>(dst)], a.time);
     own[static_cast<size_t>(src)] = std::max(own[static_cast<size_t>(src)], a.time);
