@@ -68,8 +68,8 @@ struct DataParallelOptions {
   // diverged_replicas() and single_core_step_seconds() are collective (every rank calls them).
   system::Communicator* comm = nullptr;
   // Host threads of this rank (system::SystemOptions::threads): the processors' compute phases,
-  // and writing their shards and loading their programs before each step. Results do not depend
-  // on it.
+  // writing their shards and loading their programs before each step, and evaluation. Results do
+  // not depend on it.
   int threads = 1;
 #ifdef NDEBUG
   bool check_replicas = false;
