@@ -46,6 +46,7 @@
 // --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
 // (onnx/onnx_training.h: its initializers are the parameters) on the image dataset; with --chips N
 // data-parallel like the zoo models.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -312,6 +313,30 @@ std::string train_dataset(const TrainArgs& a) {
   return d;
 }
 
+// The run's datasets: the fortunes corpus (gpt), or Fashion-MNIST's splits (read on `threads`
+// threads: runtime::load_fashion_mnist_splits), the test split cut to --steps x --batch samples.
+void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, int threads,
+                   runtime::Dataset& train, runtime::Dataset& test) {
+  if (text) {
+    const runtime::TextCorpus corpus =
+        runtime::load_fortunes(a.data_dir.empty() ? runtime::kFortunesDir : a.data_dir);
+    const int context = o.model.gpt->context;
+    const int64_t needed = int64_t{runtime::kValidationWindows} * context + 1;
+    if (static_cast<int64_t>(corpus.validation.size()) < needed)
+      throw UsageError(
+          "--context",
+          fmt::format("{}: the validation stream of {} bytes holds fewer than {} "
+                      "windows of {} bytes",
+                      context, corpus.validation.size(), runtime::kValidationWindows, context));
+    train = runtime::fortunes_dataset(corpus, runtime::Split::kTrain, context);
+    test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
+  } else {
+    const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
+    std::tie(train, test) = runtime::load_fashion_mnist_splits(dir, threads);
+    if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
+  }
+}
+
 void run_train(const TrainArgs& a) {
   const std::string dataset = train_dataset(a);
   const bool text = dataset == "fortunes";
@@ -349,26 +374,17 @@ void run_train(const TrainArgs& a) {
   o.checkpoint_keep = a.checkpoint_keep;
   o.resume = a.resume;
   o.eval_every = a.eval_every;
-  runtime::Dataset train, test;
-  if (text) {
-    const runtime::TextCorpus corpus =
-        runtime::load_fortunes(a.data_dir.empty() ? runtime::kFortunesDir : a.data_dir);
-    const int context = o.model.gpt->context;
-    const int64_t needed = int64_t{runtime::kValidationWindows} * context + 1;
-    if (static_cast<int64_t>(corpus.validation.size()) < needed)
-      throw UsageError(
-          "--context",
-          fmt::format("{}: the validation stream of {} bytes holds fewer than {} "
-                      "windows of {} bytes",
-                      context, corpus.validation.size(), runtime::kValidationWindows, context));
-    train = runtime::fortunes_dataset(corpus, runtime::Split::kTrain, context);
-    test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
-  } else {
-    const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
-    std::tie(train, test) = runtime::load_fashion_mnist_splits(dir);
-    if (a.steps) test = runtime::take(test, std::min<int64_t>(test.count, *a.steps * a.batch));
-  }
   const bool data_parallel = a.chips != -1;
+  runtime::Dataset train, test;
+  double load_seconds = 0;
+  // With --chips while the trainer is built (DataParallelRun::load_and_build), else now.
+  auto load = [&] {
+    const auto load_start = std::chrono::steady_clock::now();
+    load_datasets(a, o, text, data_parallel ? a.threads : 2, train, test);
+    load_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  };
+  if (!data_parallel) load();
   if (a.executor != "chip" && a.executor != "host-f32")
     throw UsageError("--executor", "unknown '" + a.executor + "' (known: chip, host-f32)");
   const bool host = a.executor == "host-f32";
@@ -396,7 +412,7 @@ void run_train(const TrainArgs& a) {
       d.dp.overlap = !a.no_overlap;
       d.dp.comm = &system::world();  // under mpirun the processors are spread over the ranks
       d.dp.threads = a.threads;
-      run = std::make_unique<runtime::DataParallelRun>(train, test, d);
+      run = runtime::DataParallelRun::load_and_build(load, train, test, d);
     } else if (host) {
       runtime::HostRunOptions h;
       static_cast<runtime::RunOptions&>(h) = o;
@@ -440,8 +456,8 @@ void run_train(const TrainArgs& a) {
     body["sparse_core"] = runtime::sparse_core_json(chip.core());
   }
   if (data_parallel)  // collective: every rank takes part
-    body["host"] =
-        static_cast<const runtime::DataParallelRun&>(*run).trainer().system().host_json();
+    body["host"] = static_cast<const runtime::DataParallelRun&>(*run).trainer().system().host_json(
+        run->host_phases_json(load_seconds));
   const nlohmann::ordered_json r = report::tagged("train", body);
   if (report) write_json(*report, r);
   if (trace_file) trace->write(*trace_file);

@@ -8,14 +8,23 @@
 namespace tessera::core {
 
 Core::Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options)
+    : Core(spec, program,
+           std::make_shared<const DecodedProgram>(decode_program(program.code, spec)),
+           program.index, options) {}
+
+Core::Core(const CoreSpec& spec, const isa::Program& program,
+           std::shared_ptr<const DecodedProgram> decoded, uint32_t index, TimedOptions options)
     : m_spec(spec),
       m_machine(m_spec, /*timed_dma=*/true, options.units),
-      m_program(std::make_shared<const DecodedProgram>(decode_program(program.code, m_spec))),
+      m_program(std::move(decoded)),
       m_options(options),
       m_sready(static_cast<size_t>(m_spec.scalar_regs), 0),
       m_vready(static_cast<size_t>(m_spec.vector_regs), 0),
       m_mready(static_cast<size_t>(m_spec.mask_regs), 0) {
+  TESSERA_CHECK(m_program && m_program->code.size() == program.code.size(),
+                "decoded program matches the program");
   load_program_data(program, m_machine.state(), m_spec);
+  m_machine.state().pid = index;
 }
 
 int64_t& Core::reg_ready(isa::RegRef r) {
@@ -122,6 +131,12 @@ void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgra
   m_program_first_bundle = m_bundles;
   m_next = std::max(m_next, m_cycles);
   m_fetch_ready = std::max(m_fetch_ready, m_cycles);
+}
+
+void Core::load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded,
+                uint32_t index) {
+  load(program, std::move(decoded));
+  m_machine.state().pid = index;
 }
 
 void Core::advance_clock(int64_t cycle) {

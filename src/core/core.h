@@ -40,6 +40,11 @@ struct TimedOptions : RunOptions {
 class Core {
  public:
   Core(const CoreSpec& spec, const isa::Program& program, TimedOptions options = {});
+  // The same with the code already decoded for `spec` (decode_program of `program.code`) and the
+  // processor index word `index`: the core program.with_index(index) would give, without copying
+  // the program; the cores of a system running one image share one decoding.
+  Core(const CoreSpec& spec, const isa::Program& program,
+       std::shared_ptr<const DecodedProgram> decoded, uint32_t index, TimedOptions options = {});
 
   // Runs until halt and drains. Throws SimFault on a fault. A `sync` outside a system delivers
   // the core's own sends at once (exchange.h) and continues.
@@ -59,6 +64,10 @@ class Core {
   // The same with the code already decoded for this core's configuration (decode_program of
   // `program.code`): a host that runs the same programs again and again decodes them once.
   void load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded);
+  // And with the processor index word `index`: load(program.with_index(index), decoded) without
+  // copying the program.
+  void load(const isa::Program& program, std::shared_ptr<const DecodedProgram> decoded,
+            uint32_t index);
   // Restoring a checkpoint of a machine whose state between programs is its memories and its
   // clock (runtime/data_parallel.h): the core has been idle until `cycle` (>= cycles(); Error
   // otherwise): cycles() becomes `cycle` and no later bundle issues, nor register becomes ready,

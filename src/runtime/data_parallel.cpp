@@ -113,6 +113,15 @@ const compiler::DataParallelImage& DataParallelTrainer::image(int shard, int n) 
   return *slot;
 }
 
+std::shared_ptr<const core::DecodedProgram> DataParallelTrainer::decoded(
+    const compiler::DataParallelImage& image) {
+  auto& slot = m_decoded[&image];
+  if (!slot)
+    slot = std::make_shared<const core::DecodedProgram>(
+        core::decode_program(image.program.code, m_spec));
+  return slot;
+}
+
 void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog, const void* x,
                                       const int32_t* labels, int first, int count) {
   core::Core& c = m_system->core(p);
@@ -153,13 +162,15 @@ double DataParallelTrainer::train(const void* x, const int32_t* labels, int n) {
         4 * count * (m_sample + m_labels);
     images_of.push_back(&image(count, n));  // compiled here, before the threads read them
   }
+  std::vector<std::shared_ptr<const core::DecodedProgram>> decoded_of;  // per processor
+  for (const compiler::DataParallelImage* img : images_of) decoded_of.push_back(decoded(*img));
   m_system->for_each_local([&](int p) {  // each touches processor p's core only
     const auto [first, count] = shards[static_cast<size_t>(p)];
     const compiler::CompiledProgram& prog = *m_programs.at(count);
     write_shard(p, prog, x, labels, first, count);
     if (adam) m_system->core(p).host_state().hbm.write_block(prog.scalars.hbm, scalars, 2);
-    m_system->core(p).load(
-        images_of[static_cast<size_t>(p)]->program.with_index(static_cast<uint32_t>(p)));
+    m_system->core(p).load(images_of[static_cast<size_t>(p)]->program,
+                           decoded_of[static_cast<size_t>(p)], static_cast<uint32_t>(p));
   });
   // Counters before the step.
   const int64_t start_ps = m_system->end_ps();
@@ -266,18 +277,6 @@ void DataParallelTrainer::check_replicas() const {
     throw Error("data-parallel",
                 fmt::format("after step {}: the weights of processor {} differ from processor 0's",
                             m_steps, bad.front()));
-}
-
-void DataParallelTrainer::evaluate(const float* images, const int32_t* labels, int n,
-                                   graph::EvalResult& acc) {
-  m_eval->set_params(params(0));
-  m_eval->evaluate(images, labels, n, acc);
-}
-
-void DataParallelTrainer::evaluate(const int32_t* ids, const int32_t* labels, int n,
-                                   graph::EvalResult& acc) {
-  m_eval->set_params(params(0));
-  m_eval->evaluate(ids, labels, n, acc);
 }
 
 double DataParallelTrainer::single_core_step_seconds(int shard, const float* images,

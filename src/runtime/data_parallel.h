@@ -18,8 +18,11 @@
 // The step's loss is sum_p shard_p * loss_p / n (in double), loss_p the mean over processor p's
 // shard as computed on the chip (for gpt the mean over its windows' positions, so the step's loss
 // is the mean over every position of the global batch).
-// Evaluation runs the compiled inference program on one separate core loaded with processor 0's
-// parameters (a ChipTrainer), so it does not disturb the system's clocks; it is not sharded.
+// Evaluation runs the compiled inference program on separate cores loaded with processor 0's
+// parameters (chip_inference.h InferenceCore), so it does not disturb the system's clocks: the
+// batches are split over the ranks and each rank's over its host threads (one core per thread),
+// and the scores are added in batch order, so the result is the same for any ranks and threads
+// and the same as one core evaluating batch after batch (ChipTrainer::evaluate).
 // Time: the system's clock (the latest core) per step; the host link writes every chip's shards
 // in parallel (each chip has its own link), charged as the largest per-chip byte count /
 // host_bytes_per_second, outside the chip time (as ChipTrainer does).
@@ -29,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +40,8 @@
 
 #include "compiler/compiler.h"
 #include "compiler/data_parallel.h"
+#include "runtime/chip_inference.h"
+#include "runtime/dataset.h"
 #include "runtime/replica_state.h"
 #include "runtime/train_chip.h"
 #include "runtime/train_model.h"
@@ -62,8 +68,8 @@ struct DataParallelOptions {
   // diverged_replicas() and single_core_step_seconds() are collective (every rank calls them).
   system::Communicator* comm = nullptr;
   // Host threads of this rank (system::SystemOptions::threads): the processors' compute phases,
-  // and writing their shards and loading their programs before each step. Results do not depend
-  // on it.
+  // writing their shards and loading their programs before each step, and evaluation. Results do
+  // not depend on it.
   int threads = 1;
 #ifdef NDEBUG
   bool check_replicas = false;
@@ -102,9 +108,9 @@ class DataParallelTrainer {
   // windows); returns the loss before the update.
   double step(const float* images, const int32_t* labels, int n);
   double step(const int32_t* ids, const int32_t* labels, int n);
-  // Inference on processor 0's parameters (see above); adds to `acc` like ChipTrainer::evaluate.
-  void evaluate(const float* images, const int32_t* labels, int n, graph::EvalResult& acc);
-  void evaluate(const int32_t* ids, const int32_t* labels, int n, graph::EvalResult& acc);
+  // Inference of every batch on processor 0's parameters (see above); adds to `acc` what
+  // ChipTrainer::evaluate would, batch after batch.
+  void evaluate(std::span<const Batch> batches, graph::EvalResult& acc);
 
   int processors() const { return m_system->processors(); }
   int directions() const { return m_directions; }
@@ -121,8 +127,8 @@ class DataParallelTrainer {
   // of the same model and optimizer on the same core config): the scaling-efficiency baseline.
   double single_core_step_seconds(int shard, const float* images, const int32_t* labels);
   double single_core_step_seconds(int shard, const int32_t* ids, const int32_t* labels);
-  // The core that evaluates and runs those single-core steps (its MXU work per layer is attributed
-  // for training steps only: ChipTrainer::pe_attribution).
+  // The core that runs those single-core steps (its MXU work per layer is attributed for training
+  // steps only: ChipTrainer::pe_attribution); it also compiles the inference programs.
   const ChipTrainer& single_core() const { return *m_eval; }
   // The fabric statistics of the system so far (links, chips), system::System::stats_json.
   nlohmann::ordered_json system_json() const { return m_system->stats_json(); }
@@ -145,6 +151,8 @@ class DataParallelTrainer {
  private:
   const compiler::CompiledProgram& program(int shard);
   const compiler::DataParallelImage& image(int shard, int n);
+  // The image's code decoded for the cores, once: every processor loads it with its own index.
+  std::shared_ptr<const core::DecodedProgram> decoded(const compiler::DataParallelImage& image);
   // `x`: n samples of m_sample 32-bit values (floats or int32 ids), m_labels labels each.
   double train(const void* x, const int32_t* labels, int n);
   void write_shard(int p, const compiler::CompiledProgram& prog, const void* x,
@@ -168,9 +176,12 @@ class DataParallelTrainer {
   std::map<int, std::unique_ptr<compiler::CompiledProgram>> m_programs;  // per shard size
   std::map<std::pair<int, int>, std::unique_ptr<compiler::DataParallelImage>>
       m_images;  // (shard, n)
+  std::map<const compiler::DataParallelImage*, std::shared_ptr<const core::DecodedProgram>>
+      m_decoded;
   std::unique_ptr<system::System> m_system;
   std::unique_ptr<ChipTrainer> m_eval;
-  std::map<int, double> m_single_core;  // shard -> seconds
+  std::vector<std::unique_ptr<InferenceCore>> m_eval_cores;  // one per host thread, when needed
+  std::map<int, double> m_single_core;                       // shard -> seconds
   DataParallelTotals m_totals;
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <exception>
+#include <future>
 #include <tuple>
 #include <vector>
 
@@ -129,7 +132,12 @@ class DataParallelRunTrainer final : public Trainer {
     return f.loss;
   }
 
-  void evaluate(const Batch& b, graph::EvalResult& acc) override { evaluate_on(m_dp, b, acc); }
+  void evaluate(const Batch& b, graph::EvalResult& acc) override {
+    m_dp.evaluate(std::span<const Batch>(&b, 1), acc);
+  }
+  void evaluate_batches(std::span<const Batch> batches, graph::EvalResult& acc) override {
+    m_dp.evaluate(batches, acc);
+  }
 
   Tensors parameters() const override { return m_dp.params(0); }
 
@@ -323,6 +331,41 @@ DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
                                  const DataParallelRunOptions& options)
     : RunLoop(train, test, with_system_as_run(options),
               [&options] { return std::make_unique<DataParallelRunTrainer>(options); }) {}
+
+struct DataParallelRun::Built {
+  std::unique_ptr<Trainer> trainer;
+  std::exception_ptr error;  // the build's: RunLoop's constructor rethrows it after its checks
+  double seconds = 0;
+};
+
+DataParallelRun::DataParallelRun(const Dataset& train, const Dataset& test,
+                                 const DataParallelRunOptions& options, Built& built)
+    : RunLoop(train, test, with_system_as_run(options), [&built]() -> std::unique_ptr<Trainer> {
+        if (built.error) std::rethrow_exception(built.error);
+        return std::move(built.trainer);
+      }) {
+  add_build_seconds(built.seconds);
+}
+
+std::unique_ptr<DataParallelRun> DataParallelRun::load_and_build(
+    const std::function<void()>& load, const Dataset& train, const Dataset& test,
+    const DataParallelRunOptions& options) {
+  if (options.dp.threads < 2) {
+    load();
+    return std::make_unique<DataParallelRun>(train, test, options);
+  }
+  std::future<void> loading = std::async(std::launch::async, load);
+  Built built;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    built.trainer = std::make_unique<DataParallelRunTrainer>(options);
+  } catch (...) {
+    built.error = std::current_exception();
+  }
+  built.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  loading.get();
+  return std::unique_ptr<DataParallelRun>(new DataParallelRun(train, test, options, built));
+}
 
 const DataParallelTrainer& DataParallelRun::trainer() const {
   return static_cast<const DataParallelRunTrainer&>(RunLoop::trainer()).dp();

@@ -6,7 +6,8 @@
 // A batch with fewer samples than processors (only an epoch's last can be) is skipped (its samples
 // are reported as skipped_samples); any other batch is split as the trainer says (the first n % P
 // processors one sample more). Evaluation (the epoch's, and --eval-every's validation) runs the
-// inference program on processor 0's weights on one separate core, in batches of the global batch.
+// inference program on processor 0's weights in batches of the global batch, on separate cores
+// spread over the ranks and host threads (DataParallelTrainer::evaluate).
 //
 // Epoch report fields (times are simulated seconds unless named host_):
 //   epoch, steps, samples, skipped_samples, then run_loop's quality fields (loss, train_accuracy,
@@ -70,6 +71,9 @@
 // part in saving (collective) and rank 0 writes the file; every rank reads it on resume.
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "runtime/data_parallel.h"
 #include "runtime/data_parallel_machine.h"
 #include "runtime/run_loop.h"
@@ -82,12 +86,25 @@ struct DataParallelRunOptions : RunOptions {
 };
 
 class DataParallelRun : public RunLoop {
+  struct Built;  // a trainer built before the datasets were read (load_and_build)
+
  public:
   // `train` and `test` must outlive the run (RunLoop).
   DataParallelRun(const Dataset& train, const Dataset& test, const DataParallelRunOptions& options);
+  // The run once `load` has filled `train` and `test`: with options.dp.threads >= 2 the trainer is
+  // built (its programs compiled, the system's cores built, the replicas started) while `load`
+  // runs on another host thread, else after it. Errors are those of load() then the constructor
+  // above, in that order, as if one ran after the other.
+  static std::unique_ptr<DataParallelRun> load_and_build(const std::function<void()>& load,
+                                                         const Dataset& train, const Dataset& test,
+                                                         const DataParallelRunOptions& options);
 
   // The DataParallelTrainer being trained (RunLoop::trainer() is the Trainer wrapping it).
   const DataParallelTrainer& trainer() const;
+
+ private:
+  DataParallelRun(const Dataset& train, const Dataset& test, const DataParallelRunOptions& options,
+                  Built& built);
 };
 
 }  // namespace tessera::runtime

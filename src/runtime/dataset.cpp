@@ -117,9 +117,9 @@ Dataset load_fashion_mnist(const std::string& dir, Split split) {
   return d;
 }
 
-std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir) {
-  auto test =
-      std::async(std::launch::async, [&dir] { return load_fashion_mnist(dir, Split::kTest); });
+std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir, int threads) {
+  auto test = std::async(threads >= 2 ? std::launch::async : std::launch::deferred,
+                         [&dir] { return load_fashion_mnist(dir, Split::kTest); });
   Dataset train = load_fashion_mnist(dir, Split::kTrain);
   return {std::move(train), test.get()};
 }

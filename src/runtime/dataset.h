@@ -77,9 +77,9 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 // t10k-...): the plain name is used if it exists, else the .gz one. A missing file is an error
 // naming the path and the package to install.
 Dataset load_fashion_mnist(const std::string& dir, Split split);
-// Both splits ({train, test}), read at the same time on two threads: the same datasets and, if
-// both fail, the train split's error.
-std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir);
+// Both splits ({train, test}), read at the same time on two threads when `threads` >= 2, else one
+// after the other: the same datasets and, if both fail, the train split's error.
+std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir, int threads = 2);
 
 // The first n samples (n <= count) as a new dataset (fast tests, subsets).
 Dataset take(const Dataset& d, int64_t n);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,18 @@ nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& te
 
 namespace {
 
+// Evaluation hands the trainer this many batches at a time (Trainer::evaluate_batches): enough
+// for every host thread and rank, few enough to hold at once.
+constexpr int kEvalBatchesAtOnce = 64;
+
+// Calls f() and adds its host wall seconds to `seconds`.
+template <class F>
+void timed(double& seconds, F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // The kind of run an identity is for: its "run" ("data-parallel", ...); null for single-chip runs.
 nlohmann::ordered_json run_kind(const nlohmann::ordered_json& identity) {
   return identity.is_object() && identity.contains("run") ? identity["run"]
@@ -94,9 +107,9 @@ RunLoop::RunLoop(const Dataset& train, const Dataset& test, RunOptions options,
     throw UsageError("train", "--resume needs --checkpoint-dir");
   if (train.count < 1 || test.count < 1) throw Error("train", "empty training or test set");
   for (const Dataset* d : {&train, &test}) check_fits_model(*d, m_options.model);
-  m_trainer = make_trainer();
+  timed(m_build_seconds, [&] { m_trainer = make_trainer(); });
   if (m_options.resume)
-    resume();
+    timed(m_checkpoint_seconds, [&] { resume(); });
   else
     refuse_existing_checkpoints(m_options.checkpoint_dir);
   if (!m_options.checkpoint_dir.empty() && m_trainer->writes_files())
@@ -151,6 +164,14 @@ void RunLoop::save(int epoch) {
     save_checkpoint(m_options.checkpoint_dir, m_trainer->steps(), c, m_options.checkpoint_keep);
 }
 
+nlohmann::ordered_json RunLoop::host_phases_json(double load_seconds) const {
+  return {{"load_seconds", load_seconds},
+          {"build_seconds", m_build_seconds},
+          {"train_seconds", m_train_seconds},
+          {"eval_seconds", m_eval_seconds},
+          {"checkpoint_seconds", m_checkpoint_seconds}};
+}
+
 bool RunLoop::run(const TrainingCallbacks& cb) {
   const ChipTrainerOptions& t = m_trainer->options();
   Batcher batches(m_train, t.batch, t.seed, true);
@@ -158,6 +179,7 @@ bool RunLoop::run(const TrainingCallbacks& cb) {
   Batch b;
   for (; m_epoch < m_options.epochs; ++m_epoch) {
     const auto wall0 = std::chrono::steady_clock::now();
+    const double outside0 = m_eval_seconds + m_checkpoint_seconds;
     batches.start_epoch(m_epoch);
     const int64_t total = m_options.steps_limit > 0
                               ? std::min(m_options.steps_limit, batches.batches_per_epoch())
@@ -181,11 +203,12 @@ bool RunLoop::run(const TrainingCallbacks& cb) {
       }
       if (checkpoints && m_options.checkpoint_every > 0 &&
           m_trainer->steps() % m_options.checkpoint_every == 0)
-        save(m_epoch);
+        timed(m_checkpoint_seconds, [&] { save(m_epoch); });
       if (cb.keep_going && !cb.keep_going(m_trainer->steps())) return false;
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    m_train_seconds += wall - (m_eval_seconds + m_checkpoint_seconds - outside0);
     m_epochs.push_back(finish_epoch(wall));
     if (cb.epoch_done) cb.epoch_done(m_epochs.back());
     m_step = 0;
@@ -193,23 +216,19 @@ bool RunLoop::run(const TrainingCallbacks& cb) {
     m_samples = 0;
     m_evals = nlohmann::ordered_json::array();
     m_trainer->start_epoch();
-    if (checkpoints) save(m_epoch + 1);
+    if (checkpoints) timed(m_checkpoint_seconds, [&] { save(m_epoch + 1); });
   }
   return true;
 }
 
 nlohmann::ordered_json RunLoop::finish_epoch(double wall_seconds) {
-  const ChipTrainerOptions& t = m_trainer->options();
   EpochResult e;
   e.epoch = m_epoch;
   e.steps = m_step;
   e.samples = m_samples;
   e.loss_sum = m_loss_sum;
   e.wall_seconds = wall_seconds;
-  Batch b;
-  Batcher ev(m_train, t.batch, t.seed, false);
-  ev.start_epoch(0);
-  while (e.train.samples < m_test.count && ev.next(b)) m_trainer->evaluate(b, e.train);
+  e.train = evaluate(m_train, m_test.count);
   e.test = evaluate_test();
   nlohmann::ordered_json j = m_trainer->epoch_report(e);
   if (m_options.eval_every > 0) j["evals"] = m_evals;
@@ -217,11 +236,27 @@ nlohmann::ordered_json RunLoop::finish_epoch(double wall_seconds) {
 }
 
 graph::EvalResult RunLoop::evaluate_test() {
+  return evaluate(m_test, m_test.count);
+}
+
+graph::EvalResult RunLoop::evaluate(const Dataset& data, int64_t samples) {
   graph::EvalResult r;
-  Batch b;
-  Batcher test(m_test, m_trainer->options().batch, m_trainer->options().seed, false);
-  test.start_epoch(0);
-  while (test.next(b)) m_trainer->evaluate(b, r);
+  timed(m_eval_seconds, [&] {
+    Batcher file_order(data, m_trainer->options().batch, m_trainer->options().seed, false);
+    file_order.start_epoch(0);
+    std::vector<Batch> group;  // at most kEvalBatchesAtOnce, evaluated together
+    for (int64_t taken = 0; taken < samples;) {
+      Batch b;
+      if (!file_order.next(b)) break;
+      taken += b.size;
+      group.push_back(std::move(b));
+      if (static_cast<int>(group.size()) == kEvalBatchesAtOnce) {
+        m_trainer->evaluate_batches(group, r);
+        group.clear();
+      }
+    }
+    if (!group.empty()) m_trainer->evaluate_batches(group, r);
+  });
   return r;
 }
 

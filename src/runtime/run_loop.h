@@ -3,9 +3,9 @@
 //
 // Per epoch e (0-based): the training set in epoch_order(seed, e), batch by batch through
 // Trainer::step (at most steps_limit steps when > 0; a batch the trainer cannot take is consumed
-// and counted by it); then Trainer::evaluate over the first test-set-sized slice of the training
-// set in file order (train accuracy) and over the test set (test accuracy and loss), and the
-// trainer's epoch report.
+// and counted by it); then Trainer::evaluate_batches over the first test-set-sized slice of the
+// training set in file order (train accuracy) and over the test set (test accuracy and loss), and
+// the trainer's epoch report.
 //
 // Checkpoints (runtime/checkpoint.h) go to checkpoint_dir every checkpoint_every global steps
 // (Trainer::steps(); 0: never mid-epoch) and after every epoch, named by the global step; the
@@ -24,6 +24,11 @@
 // The run report: model, dataset, optimizer, batch, lr, seed, config, config_hash, clock_hz, the
 // trainer's machine description, resumed_from, the trainer's machine statistics,
 // resolved_config, and "epochs": one Trainer::epoch_report per finished epoch.
+//
+// Host time by phase (host_phases_json; host-time fields, different from run to run): wall seconds
+// of this process in making the trainer (build_seconds: compiling, building the machine), the
+// training steps (train_seconds), every evaluation (eval_seconds) and writing and reading
+// checkpoints (checkpoint_seconds).
 #pragma once
 
 #include <cstdint>
@@ -85,14 +90,24 @@ class RunLoop {
   nlohmann::ordered_json identity() const;
   const std::string& resumed_from() const { return m_resumed_from; }
   const Trainer& trainer() const { return *m_trainer; }
+  // {load_seconds (as given: reading the datasets, done before the loop), build_seconds,
+  // train_seconds, eval_seconds, checkpoint_seconds} (see above).
+  nlohmann::ordered_json host_phases_json(double load_seconds) const;
+
+ protected:
+  // A trainer built before the loop (make_trainer handing it over): the seconds it took.
+  void add_build_seconds(double seconds) { m_build_seconds += seconds; }
 
  private:
   void resume();
   // Writes the state after the current step; `epoch` is the epoch in progress afterwards.
   void save(int epoch);
   nlohmann::ordered_json finish_epoch(double wall_seconds);
-  // The test set through Trainer::evaluate.
+  // The test set through Trainer::evaluate_batches.
   graph::EvalResult evaluate_test();
+  // `data` in file order through Trainer::evaluate_batches, batch by batch until `samples` samples
+  // (or all of them) are taken.
+  graph::EvalResult evaluate(const Dataset& data, int64_t samples);
 
   const Dataset& m_train;
   const Dataset& m_test;
@@ -106,6 +121,8 @@ class RunLoop {
   int64_t m_samples = 0;
   nlohmann::ordered_json m_evals = nlohmann::ordered_json::array();  // the epoch's (eval_every)
   nlohmann::ordered_json m_epochs = nlohmann::ordered_json::array();
+  // Host wall seconds by phase (host_phases_json).
+  double m_build_seconds = 0, m_train_seconds = 0, m_eval_seconds = 0, m_checkpoint_seconds = 0;
 };
 
 }  // namespace tessera::runtime

@@ -48,37 +48,21 @@ const compiler::CompiledProgram& ChipTrainer::program(int n, bool training) {
   return *slot;
 }
 
-void ChipTrainer::run(const compiler::CompiledProgram& p, const void* x, const int32_t* labels,
-                      int n) {
-  write_batch(p, x, labels, n);
-  if (p.sparse.used) run_sparse_forward(*m_core, p);
-  load(p.program);
-  m_pe.attach(*m_core, p, false);  // per-layer accumulator widths
-  m_core->run();
-  m_pe.detach(*m_core);
+std::shared_ptr<const core::DecodedProgram> ChipTrainer::decoded(const isa::Program& program) {
+  auto& slot = m_decoded[&program];
+  if (!slot)
+    slot = std::make_shared<const core::DecodedProgram>(core::decode_program(program.code, m_spec));
+  return slot;
 }
 
 void ChipTrainer::load(const isa::Program& program) {
-  auto& decoded = m_decoded[&program];
-  if (!decoded)
-    decoded =
-        std::make_shared<const core::DecodedProgram>(core::decode_program(program.code, m_spec));
-  m_core->load(program, decoded);
+  m_core->load(program, decoded(program));
 }
 
-void ChipTrainer::write_batch(const compiler::CompiledProgram& p, const void* x,
-                              const int32_t* labels, int n) {
-  core::ArchState& s = m_core->host_state();
-  const int64_t words = static_cast<int64_t>(n) * m_sample;
-  std::vector<uint32_t> buf(static_cast<size_t>(words));
-  std::memcpy(buf.data(), x, 4 * buf.size());
-  s.hbm.write_block(p.x.hbm, buf.data(), words);
-  const int64_t label_words = static_cast<int64_t>(n) * m_labels;
-  std::vector<uint32_t> lab(static_cast<size_t>(label_words));
-  std::memcpy(lab.data(), labels, 4 * lab.size());
-  s.hbm.write_block(p.labels.hbm, lab.data(), label_words);
-  const int64_t bytes =
-      4 * (words + label_words) + (p.sparse.used ? write_unit_offsets(*m_core, p) : 0);
+void ChipTrainer::send_batch(const compiler::CompiledProgram& p, const void* x,
+                             const int32_t* labels, int n) {
+  const int64_t bytes = write_batch(*m_core, p, x, labels, n, m_sample, m_labels) +
+                        (p.sparse.used ? write_unit_offsets(*m_core, p) : 0);
   m_host_bytes += bytes;
   m_host_seconds += static_cast<double>(bytes) / m_options.host_bytes_per_second;
 }
@@ -113,7 +97,7 @@ float ChipTrainer::train(const void* x, const int32_t* labels, int n) {
     m_core->host_state().hbm.write_block(p.scalars.hbm, w, 2);
   }
   const StepParts& sp = parts(n);
-  write_batch(p, x, labels, n);
+  send_batch(p, x, labels, n);
   if (p.sparse.used) run_sparse_forward(*m_core, p);
   load(sp.main);
   m_pe.attach(*m_core, p);  // sp.main's pcs are p's
@@ -135,20 +119,9 @@ float ChipTrainer::train(const void* x, const int32_t* labels, int n) {
 
 void ChipTrainer::infer(const void* x, const int32_t* labels, int n, graph::EvalResult& acc) {
   const compiler::CompiledProgram& p = program(n, false);
-  run(p, x, labels, n);
-  const std::vector<float> logits = read(p.logits.hbm, p.logits.words);
-  const int64_t rows = n * m_labels;
-  const int64_t classes = p.logits.words / rows;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = logits.data() + r * classes;
-    int64_t best = 0;
-    for (int64_t c = 1; c < classes; ++c)
-      if (row[c] > row[best]) best = c;
-    acc.correct += best == labels[r] ? 1 : 0;
-  }
-  acc.loss_sum += static_cast<double>(read(p.loss.hbm, 1)[0]) * n;
-  acc.predictions += rows;
-  acc.samples += n;
+  send_batch(p, x, labels, n);
+  if (p.sparse.used) run_sparse_forward(*m_core, p);
+  add_score(run_inference(*m_core, m_pe, p, decoded(p.program), labels, n, m_labels), acc);
 }
 
 std::vector<float> ChipTrainer::read(int64_t addr, int64_t n) const {
@@ -164,17 +137,17 @@ std::vector<std::vector<float>> ChipTrainer::optimizer_state() const {
 }
 
 void ChipTrainer::set_params(const std::vector<std::vector<float>>& values) {
-  write_params(*m_core, program(m_options.batch, true), values);
+  write_params(*m_core, layout(), values);
 }
 
 void ChipTrainer::set_optimizer_state(const std::vector<std::vector<float>>& values) {
-  write_optimizer_state(*m_core, program(m_options.batch, true), values);
+  write_optimizer_state(*m_core, layout(), values);
 }
 
 void ChipTrainer::set_steps(int64_t steps) {
   if (steps < 0) throw Error("train", "step counter must be >= 0");
   m_steps = steps;
-  if (program(m_options.batch, true).adam_unit.used) m_core->machine().adam().set_t(steps);
+  if (layout().adam_unit.used) m_core->machine().adam().set_t(steps);
 }
 
 }  // namespace tessera::runtime

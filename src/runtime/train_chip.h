@@ -19,6 +19,7 @@
 #include "compiler/compiler.h"
 #include "core/core.h"
 #include "graph/host_trainer.h"
+#include "runtime/chip_inference.h"
 #include "runtime/optimizer_cost.h"
 #include "runtime/pe_attribution.h"
 #include "runtime/train_model.h"
@@ -67,6 +68,12 @@ class ChipTrainer {
   const OptimizerCost& last_optimizer_cost() const { return m_last_opt; }
   const OptimizerCost& optimizer_cost() const { return m_opt; }
   const compiler::CompiledProgram& program(int n, bool training);
+  // The training step at the trainer's batch: the parameter and state addresses every program
+  // of the trainer shares.
+  const compiler::CompiledProgram& layout() { return program(m_options.batch, true); }
+  // `program` (one of this trainer's programs or step parts) decoded for the core, once; other
+  // cores of the same configuration may share it.
+  std::shared_ptr<const core::DecodedProgram> decoded(const isa::Program& program);
   // The MXU work of the training steps' main parts per layer and phase (pe_attribution.h).
   const PeAttribution& pe_attribution() const { return m_pe; }
 
@@ -74,8 +81,8 @@ class ChipTrainer {
   // `x`: n samples of m_sample 32-bit values (floats or int32 ids).
   float train(const void* x, const int32_t* labels, int n);
   void infer(const void* x, const int32_t* labels, int n, graph::EvalResult& acc);
-  void run(const compiler::CompiledProgram& p, const void* x, const int32_t* labels, int n);
-  void write_batch(const compiler::CompiledProgram& p, const void* x, const int32_t* labels, int n);
+  // The batch into HBM through the host link (chip_inference.h write_batch, timed).
+  void send_batch(const compiler::CompiledProgram& p, const void* x, const int32_t* labels, int n);
   // Core::load with the program decoded once (programs and step parts live as long as the trainer).
   void load(const isa::Program& program);
   const StepParts& parts(int n);

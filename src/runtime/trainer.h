@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -85,6 +86,11 @@ class Trainer {
   virtual std::optional<double> step(const Batch& b) = 0;
   // Inference on `b`: adds loss x size and argmax hits to `acc`.
   virtual void evaluate(const Batch& b, graph::EvalResult& acc) = 0;
+  // Inference on every batch: adds to `acc` what evaluate would, batch after batch. A trainer may
+  // run the batches at once (the data-parallel one: over its host threads and ranks, collective).
+  virtual void evaluate_batches(std::span<const Batch> batches, graph::EvalResult& acc) {
+    for (const Batch& b : batches) evaluate(b, acc);
+  }
   // The parameters as trained (aligned with graph::Model::params).
   virtual Tensors parameters() const = 0;
 

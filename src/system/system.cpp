@@ -39,9 +39,9 @@ auto collectively(F&& body) {
 
 }  // namespace
 
-template <typename ProgramOf>
+template <typename MakeCore>
 System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
-               const ProgramOf& program_of, SystemOptions options)
+               const MakeCore& make_core, SystemOptions options)
     : m_spec(spec),
       m_comm(&comm_of(options)),
       m_local(local_block(spec, options)),
@@ -54,10 +54,10 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, size_t progra
   core::check_host_memory(core, m_local.count);
   m_cores.resize(programs);
   m_pool = std::make_unique<ThreadPool>(options.threads);
-  for_each_local([&](int p) {  // each builds (and decodes the program of) its own core only
+  for_each_local([&](int p) {  // each builds its own core only
     core::TimedOptions o;
     o.max_bundles = options.core.max_bundles;
-    m_cores[static_cast<size_t>(p)] = std::make_unique<core::Core>(core, program_of(p), o);
+    m_cores[static_cast<size_t>(p)] = make_core(p, o);
     join_system(m_cores[static_cast<size_t>(p)]->machine(), processors());
     m_cores[static_cast<size_t>(p)]->machine().set_exchange_timing_only(options.timing_only);
   });
@@ -68,16 +68,26 @@ System::System(const core::CoreSpec& core, const SystemSpec& spec, const isa::Pr
                SystemOptions options)
     : System(
           core, spec, static_cast<size_t>(spec.processors()),
-          [&image](int p) { return image.with_index(static_cast<uint32_t>(p)); }, options) {}
+          [&core, &image,
+           decoded = std::make_shared<const core::DecodedProgram>(
+               core::decode_program(image.code, core))](int p, const core::TimedOptions& o) {
+            return std::make_unique<core::Core>(core, image, decoded, static_cast<uint32_t>(p), o);
+          },
+          options) {}
 
 System::System(const core::CoreSpec& core, const SystemSpec& spec,
                const std::vector<isa::Program>& programs, SystemOptions options)
     : System(
           core, spec, programs.size(),
-          [&programs](int p) -> const isa::Program& { return programs[static_cast<size_t>(p)]; },
+          [&core, &programs](int p, const core::TimedOptions& o) {
+            return std::make_unique<core::Core>(core, programs[static_cast<size_t>(p)], o);
+          },
           options) {}
 
-System::~System() = default;
+System::~System() {
+  if (m_pool)  // each frees its own core's memories
+    for_each_local([&](int p) { m_cores[static_cast<size_t>(p)].reset(); });
+}
 
 void System::init(SystemOptions options) {
   for (int g = 0; g < m_groups.count(); ++g) {
@@ -91,6 +101,10 @@ void System::init(SystemOptions options) {
 
 void System::for_each_local(const std::function<void(int p)>& body) {
   m_pool->run(m_local.count, [&](int i) { body(m_local.first + i); });
+}
+
+void System::run_on_threads(int tasks, const std::function<void(int i)>& body) {
+  m_pool->run(tasks, body);
 }
 
 fabric::Picos System::cycles_to_ps(int64_t cycles) const {
@@ -298,15 +312,28 @@ void System::exchange(int g, int64_t step, const std::vector<int>& waiting,
               if (sa != sb) return sa < sb;
               return a.transfer.id < b.transfer.id;
             });
+  // Each local receiver's arrivals, in that order, on the host threads (each touches its own core).
+  std::vector<std::pair<size_t, size_t>> received;  // [first, end) of arrivals per local receiver
+  for (size_t i = 0, end = 0; i < arrivals.size(); i = end) {
+    const int dst = proc_of(arrivals[i].transfer.dst);
+    for (end = i + 1; end < arrivals.size() && proc_of(arrivals[end].transfer.dst) == dst;) ++end;
+    if (is_local(dst)) received.emplace_back(i, end);
+  }
+  if (!received.empty())
+    m_pool->run(static_cast<int>(received.size()), [&](int r) {
+      const auto [first, end] = received[static_cast<size_t>(r)];
+      core::Machine& m = core(proc_of(arrivals[first].transfer.dst)).machine();
+      for (size_t i = first; i < end; ++i) {
+        const fabric::Transfer& t = arrivals[i].transfer;
+        m.receive(static_cast<uint32_t>(t.dst_addr), static_cast<core::XCombine>(t.combine),
+                  t.words.data(), t.words.size());
+      }
+    });
   fabric::Picos last = 0;
   std::vector<fabric::Picos> own(static_cast<size_t>(processors()),
                                  0);  // latest arrival p sent or received
   for (const fabric::Arrival& a : arrivals) {
     const int dst = proc_of(a.transfer.dst), src = proc_of(a.transfer.src);
-    if (is_local(dst))
-      core(dst).machine().receive(static_cast<uint32_t>(a.transfer.dst_addr),
-                                  static_cast<core::XCombine>(a.transfer.combine),
-                                  a.transfer.words.data(), a.transfer.words.size());
     last = std::max(last, a.time);
     own[static_cast<size_t>(dst)] = std::max(own[static_cast<size_t>(dst)], a.time);
     own[static_cast<size_t>(src)] = std::max(own[static_cast<size_t>(src)], a.time);

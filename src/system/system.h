@@ -131,6 +131,10 @@ class System {
   // Runs body(p) for every local processor p on the system's host threads (common/thread_pool.h:
   // body(p) may touch only processor p's core; an exception is rethrown, the lowest p's).
   void for_each_local(const std::function<void(int p)>& body);
+  // Runs body(i) for every i in [0, tasks) on the same threads, for the caller's own work between
+  // runs (the data-parallel trainer's evaluation): body(i) may touch only what no other task
+  // touches.
+  void run_on_threads(int tasks, const std::function<void(int i)>& body);
   int threads() const { return m_pool->threads(); }
   // Collective: host time of the parallel run so far, gathered from every rank (host-time fields,
   // different from run to run): {threads, ranks, compute_phases, messages_between_ranks,
@@ -140,8 +144,11 @@ class System {
   // exchange_wait_seconds, peak_rss_bytes}]}. Messages and bytes are the payloads this rank's
   // collectives sent to other ranks (Communicator::traffic, the fabric's windows included); the
   // exchange fields are the fabrics' windowed drains (fabric::FabricHostTime), peak_rss_bytes the
-  // rank's peak resident memory so far; the speed-up is defined in system_host.cpp.
-  nlohmann::ordered_json host_json() const;
+  // rank's peak resident memory so far; the speed-up is defined in system_host.cpp. `run_phases`
+  // (optional): an object of host seconds the caller measured on this rank (named phases of its
+  // run, e.g. runtime::RunLoop::host_phases_json); each rank's becomes its per_rank entry's
+  // "phases", and their per-key maximum over the ranks the top-level "phases", after per_rank.
+  nlohmann::ordered_json host_json(const nlohmann::ordered_json& run_phases = {}) const;
   // Collective: `read(core(p))` evaluated on the rank that owns p, returned on every rank (results
   // to be reported or compared: weights, vectors).
   Bytes from_processor(int p, const std::function<Bytes(const core::Core&)>& read) const;
@@ -176,11 +183,11 @@ class System {
 
  private:
   // What both constructors do: `programs` programs (an error unless one per processor), the
-  // local processors' cores running program_of(p) (an isa::Program, or a reference to one), built
-  // on the host threads (program_of is called from several threads at once).
-  template <typename ProgramOf>
+  // local processors' cores make_core(p, timed options), built on the host threads (make_core is
+  // called from several threads at once; the image's cores share one decoding of its code).
+  template <typename MakeCore>
   System(const core::CoreSpec& core, const SystemSpec& spec, size_t programs,
-         const ProgramOf& program_of, SystemOptions options);
+         const MakeCore& make_core, SystemOptions options);
   void init(SystemOptions options);
   int64_t run_group(int g);
   void exchange(int g, int64_t step, const std::vector<int>& waiting,

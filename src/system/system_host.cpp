@@ -5,7 +5,8 @@
 // other ranks (its Communicator::traffic before this gather), then its fabrics' windowed exchange
 // phases summed over sync groups (fabric::FabricHostTime): uint64 windows, double busy and wait
 // seconds (running its partitions of the fabric; waiting at the windows' ends for the other ranks),
-// int64 the process's peak resident memory so far in bytes (getrusage).
+// int64 the process's peak resident memory so far in bytes (getrusage), and the caller's phases as
+// a JSON string (empty when none were given).
 //
 // The achieved speed-up of the parallel phases (`parallel_speedup`): the busy seconds of every
 // thread of every rank, summed, over `parallel_phase_seconds`, the wall time the phases took (the
@@ -22,7 +23,7 @@
 
 namespace tessera::system {
 
-nlohmann::ordered_json System::host_json() const {
+nlohmann::ordered_json System::host_json(const nlohmann::ordered_json& run_phases) const {
   const Communicator::Traffic sent = m_comm->traffic();
   ByteWriter mine;
   mine.put(static_cast<int32_t>(m_pool->threads()));
@@ -45,10 +46,12 @@ nlohmann::ordered_json System::host_json() const {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   mine.put(static_cast<int64_t>(usage.ru_maxrss) * 1024);  // Linux: KiB
+  mine.put_string(run_phases.is_null() ? std::string() : run_phases.dump());
   nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
   uint64_t messages = 0, bytes = 0;
   int64_t phases = 0;
   double phase_seconds = 0, busy_seconds = 0;
+  nlohmann::ordered_json most = nlohmann::ordered_json::object();  // per phase, the largest rank's
   for (const Bytes& b : m_comm->allgather(mine.bytes())) {
     ByteReader in(b);
     const int threads = in.get<int32_t>();
@@ -69,6 +72,7 @@ nlohmann::ordered_json System::host_json() const {
     bytes += n;
     const auto exchange = in.get<fabric::FabricHostTime>();
     const int64_t peak_rss = in.get<int64_t>();
+    const std::string rank_phases = in.get_string();
     per_rank.push_back({{"phase_seconds", rank_phase_seconds},
                         {"thread_busy_seconds", busy},
                         {"thread_wait_seconds", wait},
@@ -79,6 +83,12 @@ nlohmann::ordered_json System::host_json() const {
                         {"exchange_busy_seconds", exchange.busy_seconds},
                         {"exchange_wait_seconds", exchange.wait_seconds},
                         {"peak_rss_bytes", peak_rss}});
+    if (rank_phases.empty()) continue;
+    const auto p = nlohmann::ordered_json::parse(rank_phases);
+    per_rank.back()["phases"] = p;
+    for (const auto& [key, seconds] : p.items())
+      if (!most.contains(key) || seconds.get<double>() > most[key].get<double>())
+        most[key] = seconds;
   }
   nlohmann::ordered_json j;
   j["threads"] = m_pool->threads();
@@ -89,6 +99,7 @@ nlohmann::ordered_json System::host_json() const {
   j["parallel_phase_seconds"] = phase_seconds;
   j["parallel_speedup"] = phase_seconds > 0 ? busy_seconds / phase_seconds : 1.0;
   j["per_rank"] = per_rank;
+  if (!run_phases.is_null()) j["phases"] = most;
   return j;
 }
 

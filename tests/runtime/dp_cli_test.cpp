@@ -112,6 +112,30 @@ TEST_F(DpCli, TorusAllReduceRunReportsItsAlgorithmAndFewerSupersteps) {
   std::filesystem::remove(report);
 }
 
+// The report's host.phases (runtime/run_loop.h host_phases_json), for the dataset read before
+// the trainer is built (1 thread) and while it is built (2 threads): host seconds of every phase,
+// the same in the one rank's per_rank entry.
+TEST_F(DpCli, ReportGivesHostSecondsByPhase) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_phases_report.json";
+  for (const std::string threads : {"1", "2"}) {
+    int status = 0;
+    run("train --chips 2 --batch 8 --steps 2 --epochs 1 --optimizer sgd --lr 0.05 --threads " +
+            threads + " --report " + report,
+        status);
+    ASSERT_EQ(status, 0) << threads;
+    std::ifstream in(report);
+    const nlohmann::json host = nlohmann::json::parse(in).at("host");
+    const nlohmann::json& phases = host.at("phases");
+    for (const char* key :
+         {"load_seconds", "build_seconds", "train_seconds", "eval_seconds", "checkpoint_seconds"})
+      EXPECT_GE(phases.at(key).get<double>(), 0) << key << ", " << threads << " threads";
+    EXPECT_GT(phases.at("load_seconds").get<double>(), 0);
+    EXPECT_GT(phases.at("train_seconds").get<double>(), 0);
+    EXPECT_EQ(host.at("per_rank").at(0).at("phases"), phases);
+  }
+  std::filesystem::remove(report);
+}
+
 // --allreduce auto (the default): the torus where the machine's grid has two or more dimensions
 // larger than 1 (2 chips x 2 cores), the ring on a one-dimensional grid (3 chips x 1 core).
 TEST_F(DpCli, DefaultAllReduceIsTheTorusOnGridsOfTwoOrMoreDimensions) {

@@ -106,6 +106,60 @@ TEST(DataParallelRanks, AdamOnTheUnitStepsAreBitIdenticalForOneTwoAndThreeRanks)
   expect_same_for_ranks(graph::OptimizerKind::kAdam);
 }
 
+// Evaluation (DataParallelTrainer::evaluate) after two steps: five batches, the last ragged, over
+// R = 1..3 ranks x T = 1..3 threads give the scores of one core evaluating them one after another
+// with processor 0's weights (ChipTrainer::evaluate), bit for bit.
+TEST(DataParallelRanks, EvaluationOverRanksAndThreadsEqualsOneCoreBatchAfterBatch) {
+  std::vector<runtime::Batch> batches(5);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    runtime::Batch& b = batches[i];
+    b.size = i + 1 < batches.size() ? 7 : 3;
+    runtime::chip_test::synthetic_samples(b.size, 500 + i, b.images, b.labels);
+  }
+  using Scores = std::pair<graph::EvalResult, std::vector<std::vector<float>>>;  // and weights
+  auto evaluate_on = [&](Communicator& comm, int threads) {
+    runtime::DataParallelOptions o;
+    o.trainer.batch = 7;
+    o.trainer.optimizer.kind = graph::OptimizerKind::kAdam;
+    o.trainer.optimizer.lr = 1e-3;
+    o.system.chips = 2;
+    o.system.chips_per_board = 2;
+    o.system.cores_per_chip = 2;
+    o.system.topology = Topology::kLine;
+    o.comm = &comm;
+    o.threads = threads;
+    runtime::DataParallelTrainer t(graph::zoo_spec("mlp"), runtime::chip_test::tpu_v2_like(), o);
+    for (int s = 0; s < 2; ++s)
+      t.step(batches[static_cast<size_t>(s)].images.data(),
+             batches[static_cast<size_t>(s)].labels.data(), 7);
+    Scores r;
+    t.evaluate(batches, r.first);
+    r.second = t.params(0);
+    return r;
+  };
+  const Scores one =
+      on_thread_ranks<Scores>(1, [&](Communicator& c) { return evaluate_on(c, 1); })[0];
+  runtime::ChipTrainerOptions co;
+  co.batch = 7;
+  co.optimizer.kind = graph::OptimizerKind::kAdam;
+  runtime::ChipTrainer chip(graph::zoo_spec("mlp"), runtime::chip_test::tpu_v2_like(), co);
+  chip.set_params(one.second);
+  graph::EvalResult want;
+  for (const runtime::Batch& b : batches)
+    chip.evaluate(b.images.data(), b.labels.data(), b.size, want);
+  EXPECT_EQ(want.samples, 31);
+  for (int ranks : {1, 2, 3})
+    for (int threads : {1, 2, 3})
+      for (const Scores& got : on_thread_ranks<Scores>(
+               ranks, [&](Communicator& c) { return evaluate_on(c, threads); })) {
+        EXPECT_EQ(got.first.loss_sum, want.loss_sum)
+            << ranks << " ranks, " << threads << " threads";
+        EXPECT_EQ(got.first.correct, want.correct) << ranks << " ranks, " << threads << " threads";
+        EXPECT_EQ(got.first.predictions, want.predictions);
+        EXPECT_EQ(got.first.samples, want.samples);
+      }
+}
+
 struct Finished {
   std::vector<std::vector<std::vector<float>>> params;  // per processor
   std::string report;                                   // without host_seconds and resumed_from
