@@ -196,10 +196,6 @@ ResNetSpec resnet_spec(const std::string& name) {
   throw Error("model '" + name + "'", "not a ResNet (resnet18, resnet50)");
 }
 
-bool is_resnet_name(const std::string& name) {
-  return name == "resnet18" || name == "resnet50";
-}
-
 Model build_resnet(const ResNetSpec& spec, int batch, BatchNormMode mode) {
   check_spec(spec, batch);
   return ResNetBuilder(spec, batch, mode == BatchNormMode::kTrain ? Form::kTrain : Form::kEval)

@@ -42,9 +42,8 @@ struct ResNetSpec {
 
 enum class BatchNormMode : uint8_t { kTrain, kEval };
 
-// "resnet18" / "resnet50" with torchvision's sizes; nullopt-like Error for other names.
+// "resnet18" / "resnet50" with torchvision's sizes; Error for other names.
 ResNetSpec resnet_spec(const std::string& name);
-bool is_resnet_name(const std::string& name);
 
 // Throws Error "model 'resnet<depth>'": <why> for a depth other than 18 or 50, sizes < 1, or an
 // image too small for the five stride-2 steps (image < 32).
