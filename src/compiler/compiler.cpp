@@ -59,6 +59,11 @@ CompiledProgram compile(graph::Model model, const core::CoreSpec& spec,
     throw Error("compile", "unknown pass '" + options.dump_after +
                                "' for --dump-after (passes: " + list + ")");
   }
+  if (!model.state.empty())
+    throw Error("compile", "model '" + model.name + "' carries " +
+                               std::to_string(model.state.size()) +
+                               " state values from step to step (batch normalisation's running "
+                               "averages); compiled programs do not keep state yet");
   Pipeline p;
   p.options = options;
   p.options.batch = model.batch;

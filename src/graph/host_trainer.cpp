@@ -41,6 +41,15 @@ HostTrainer::HostTrainer(std::function<Model(int batch)> build,
 
 HostTrainer::~HostTrainer() = default;
 
+void HostTrainer::keep_state(std::vector<std::vector<float>> initial,
+                             std::function<Model(int)> build_eval) {
+  if (initial.size() != m_model.state.size())
+    throw Error("host trainer", "state count differs from the model's");
+  m_state = std::move(initial);
+  m_build_eval = std::move(build_eval);
+  m_programs.clear();
+}
+
 int64_t HostTrainer::sample_size() const {
   return num_elements(m_model.graph.value(m_model.input).shape) / m_model.batch;
 }
@@ -49,7 +58,12 @@ HostTrainer::Program& HostTrainer::program(int n, bool training) {
   auto& slot = m_programs[{n, training}];
   if (!slot) {
     slot = std::make_unique<Program>();
-    slot->model = m_build(n);
+    slot->model = !training && m_build_eval ? m_build_eval(n) : m_build(n);
+    if (slot->model.state.size() != m_state.size())
+      throw Error("host trainer", "model '" + slot->model.name + "' has " +
+                                      std::to_string(slot->model.state.size()) +
+                                      " state values, the trainer keeps " +
+                                      std::to_string(m_state.size()));
     const Graph* g = &slot->model.graph;
     if (training) {
       slot->training = build_training_graph(slot->model.graph, slot->model.loss);
@@ -59,6 +73,7 @@ HostTrainer::Program& HostTrainer::program(int n, bool training) {
   }
   Program& p = *slot;
   for (size_t i = 0; i < m_params.size(); ++i) p.exec->set(p.model.params[i], m_params[i]);
+  for (size_t i = 0; i < m_state.size(); ++i) p.exec->set(p.model.state[i].value, m_state[i]);
   return p;
 }
 
@@ -103,6 +118,8 @@ float HostTrainer::train(const void* x, const int32_t* labels, int n) {
   }
   const float loss = p.exec->get(p.model.loss)[0];
   m_optimizer.step(params, grads);
+  for (size_t i = 0; i < m_state.size(); ++i)
+    if (p.model.state[i].update >= 0) m_state[i] = p.exec->get(p.model.state[i].update);
   return loss;
 }
 

@@ -5,7 +5,8 @@
 // per sample, or one per position) and the current parameters, run the training graph
 // (forward + loss + backward) for batch size n, then Optimizer::step. A graph is built per batch
 // size on first use (the last partial batch of an epoch gets its own), all sharing the same
-// parameters and optimizer state.
+// parameters and optimizer state. A model's state values (keep_state) are bound like the
+// parameters and replaced by their updates after each training step.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,12 @@ class HostTrainer {
   void evaluate(const float* images, const int32_t* labels, int n, EvalResult& acc);
   void evaluate(const int32_t* ids, const int32_t* labels, int n, EvalResult& acc);
 
+  // A model with state (Model::state: batch normalisation's running averages): `initial` in
+  // Model::state order, bound before every run; a training step replaces each updated value with
+  // its update. Evaluation runs `build_eval`'s model (the same parameters and state).
+  void keep_state(std::vector<std::vector<float>> initial, std::function<Model(int)> build_eval);
+  std::vector<std::vector<float>>& state() { return m_state; }
+
   std::vector<std::vector<float>>& params() { return m_params; }
   Optimizer& optimizer() { return m_optimizer; }
   const Model& model() const { return m_model; }
@@ -59,11 +66,12 @@ class HostTrainer {
   float train(const void* x, const int32_t* labels, int n);
   void infer(const void* x, const int32_t* labels, int n, EvalResult& acc);
 
-  std::function<Model(int)> m_build;
+  std::function<Model(int)> m_build, m_build_eval;
   Numerics m_mode;
   bool m_use_blas;
   Model m_model;
   std::vector<std::vector<float>> m_params;
+  std::vector<std::vector<float>> m_state;
   Optimizer m_optimizer;
   std::map<std::pair<int, bool>, std::unique_ptr<Program>> m_programs;
 };

@@ -173,6 +173,13 @@ ModelSpec zoo_spec(const std::string& name) {
   throw Error("model zoo", "unknown model '" + name + "' (known: " + known + ")");
 }
 
+void finish_with_loss(Model& m) {
+  m.loss = m.graph.add_node(OpKind::kSoftmaxCrossEntropy, {m.logits, m.labels}, {}, "loss");
+  m.params = m.graph.params();
+  m.fan_in.assign(m.params.size(), 1);
+  m.graph.verify();
+}
+
 std::vector<std::vector<float>> init_params(const Model& m, uint64_t seed) {
   SplitMix64 rng(seed);
   std::vector<std::vector<float>> out;

@@ -50,11 +50,25 @@ struct Model {
   int input = -1, labels = -1, logits = -1, loss = -1;
   std::vector<int> params;      // graph.params() order
   std::vector<int64_t> fan_in;  // per parameter: the fan-in of its layer (initialisation)
+  // Values carried from one training step to the next that are neither trained nor constant
+  // (batch normalisation's running averages): graph inputs bound before each step. `update` is
+  // the node output holding the value after the step, or -1 in a graph that only reads it (an
+  // evaluation graph). The model's builder gives their initial values.
+  struct State {
+    int value = -1;
+    int update = -1;
+  };
+  std::vector<State> state;
 };
 
 // Builds the forward graph for `batch` samples. Throws Error with where =
 // "model '<name>': layer <i> (<kind>)" and why = the problem (shapes included).
 Model build_model(const ModelSpec& spec, int batch);
+
+// Ends a builder's model (resnet_model.h, bert_model.h): appends "loss" = softmax cross-entropy
+// of m.logits against m.labels, lists the parameters with fan_in 1 each (those models initialise
+// themselves) and verifies the graph.
+void finish_with_loss(Model& m);
 
 // The zoo's specs; an unknown name throws Error listing the known ones.
 ModelSpec zoo_spec(const std::string& name);

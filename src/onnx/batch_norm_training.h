@@ -14,6 +14,14 @@
 // As graph ops: x permuted to channels last and flattened to rows [R, C]; mean and var by sum_to
 // and scale; the centered rows times broadcast 1 / sqrt(var + epsilon), times scale, plus B;
 // back to x's layout.
+//
+// With the running averages kept as state (Context::batch_norm() kTrainState or kEvalState,
+// convert_batch_norm_state): input_mean and input_var are state graph inputs (Context::
+// state_input) and x is normalised over channels last by graph/batch_norm.h: kTrainState from
+// the batch statistics, the state's next values PyTorch's running averages (momentum 1 - the
+// node's momentum, the unbiased variance: what PyTorch's training would keep); kEvalState from
+// the state. Outputs 1 and 2, when the node has them, are the next running averages (kTrainState)
+// or the state itself (kEvalState).
 #pragma once
 
 #include "onnx/context.h"
@@ -21,5 +29,6 @@
 namespace tessera::onnx_import {
 
 void convert_batch_norm_training(Context& c);
+void convert_batch_norm_state(Context& c);
 
 }  // namespace tessera::onnx_import

@@ -215,6 +215,28 @@ int Context::derived(int i, const std::string& name, const Tensor& t, bool train
                                       : constant_value(name, t.shape, t.floats());
 }
 
+int Context::state_input(int i) {
+  if (!is_trainable(i))
+    unsupported("input " + std::to_string(i) + " must be a float initializer to be kept as state");
+  const std::string& name = m_node->input(i);
+  for (const StateValue& s : m_state)
+    if (s.name == name) return s.value;
+  const Tensor& t = constant(i);
+  const int v = m_g.add_input(unique_name(name), t.shape);
+  m_state.push_back({name, v, -1, t.floats()});
+  return v;
+}
+
+void Context::set_state_update(int state, int update) {
+  for (StateValue& s : m_state)
+    if (s.value == state) {
+      if (s.update >= 0) unsupported("state '" + s.name + "' is updated twice");
+      s.update = update;
+      return;
+    }
+  throw Error(node_label(), "no state value " + std::to_string(state));
+}
+
 void Context::unsupported(const std::string& why) const {
   throw Unsupported(node_label(), why);
 }

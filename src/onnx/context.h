@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "graph/graph.h"
+#include "onnx/state_value.h"
 #include "onnx/tensor.h"
 
 namespace tessera::onnx_import {
@@ -51,6 +52,10 @@ class Context {
   const std::vector<std::vector<float>>& params() const { return m_params; }
   graph::Graph& graph() { return m_g; }
   int64_t opset() const { return m_opset; }
+  void set_batch_norm(BatchNormStatistics b) { m_batch_norm = b; }
+  BatchNormStatistics batch_norm() const { return m_batch_norm; }
+  // The state values made so far (state_input), in creation order.
+  const std::vector<StateValue>& state() const { return m_state; }
 
   // --- the node being converted
   void begin(const onnx::NodeProto& n) { m_node = &n; }
@@ -97,6 +102,10 @@ class Context {
   // else a constant.
   int derived(int i, const std::string& name, const Tensor& t, bool trainable = true);
   [[noreturn]] void unsupported(const std::string& why) const;
+  // Input i, a float initializer, as a state graph input named after it (one per name; Unsupported
+  // for any other input), and the value that holds its next value.
+  int state_input(int i);
+  void set_state_update(int state, int update);
 
  private:
   const onnx::AttributeProto* attr(const std::string& name) const;
@@ -109,6 +118,8 @@ class Context {
   std::map<std::string, Tensor> m_constants;
   std::set<std::string> m_initializers;  // float initializers of the file, still bound as such
   std::vector<std::vector<float>> m_params;
+  BatchNormStatistics m_batch_norm = BatchNormStatistics::kAsInFile;
+  std::vector<StateValue> m_state;
 };
 
 }  // namespace tessera::onnx_import

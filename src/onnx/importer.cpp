@@ -94,6 +94,8 @@ void prune(ImportedModel& m, const std::map<std::string, int>& onnx_names) {
   std::vector<bool> live(g.values().size(), false);
   for (const auto& o : m.outputs)
     if (o.value >= 0) live[o.value] = true;
+  for (const StateValue& s : m.state)
+    if (s.update >= 0) live[s.update] = true;
   for (size_t i = g.nodes().size(); i-- > 0;) {
     const graph::Node& n = g.nodes()[i];
     if (live[n.output])
@@ -125,6 +127,10 @@ void prune(ImportedModel& m, const std::map<std::string, int>& onnx_names) {
     }
   }
   for (auto& in : m.inputs) in.value = id[in.value];
+  for (StateValue& s : m.state) {
+    s.value = id[s.value];
+    if (s.update >= 0) s.update = id[s.update];
+  }
   for (auto& o : m.outputs)
     if (o.value >= 0) o.value = id[o.value];
   m.graph = std::move(out);
@@ -165,6 +171,7 @@ ImportedModel import_model(const ModelFile& f, const ImportOptions& o) {
   m.name = f.proto.graph().name();
   m.opset = f.opset;
   Context c(m.graph, f.opset);
+  c.set_batch_norm(o.batch_norm);
   add_inputs(f, o, c, m);
   for (const auto& t : f.proto.graph().initializer())
     c.bind_initializer(t.name(), from_proto(t, f.path + ": initializer '" + t.name() + "'"));
@@ -209,6 +216,7 @@ ImportedModel import_model(const ModelFile& f, const ImportOptions& o) {
       m.outputs.push_back({out.name(), c.value_named(out.name()), {}});
   }
   m.params = c.params();
+  m.state = c.state();
   prune(m, c.value_names());
   m.graph.verify();
   return m;

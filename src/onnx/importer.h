@@ -13,6 +13,7 @@
 //      cannot be converted (an attribute or shape outside what the graph ops cover) is recorded,
 //      its outputs poisoned, and the import goes on, so the final Error lists every such node too.
 //   5. Graph outputs: a graph value, or a constant when everything before it folded.
+//   6. The graph keeps the nodes the outputs and the state updates depend on.
 #pragma once
 
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "graph/graph.h"
 #include "onnx/model_file.h"
+#include "onnx/state_value.h"
 #include "onnx/tensor.h"
 
 namespace tessera::onnx_import {
@@ -29,6 +31,9 @@ struct ImportOptions {
   std::map<std::string, graph::Shape> input_shapes;  // --input-shape NAME=1x3x224x224
   // Graph inputs bound to known values at import (constants, as if they were initializers).
   std::map<std::string, Tensor> constant_inputs;
+  // BatchNormalization's statistics (state_value.h); training an imported model keeps them as
+  // state.
+  BatchNormStatistics batch_norm = BatchNormStatistics::kAsInFile;
 };
 
 struct ImportedModel {
@@ -48,6 +53,9 @@ struct ImportedModel {
   };
   std::vector<Output> outputs;
   std::vector<std::vector<float>> params;  // initial values, graph.params() order
+  // Graph inputs carried across training steps (ImportOptions::batch_norm kTrainState and
+  // kEvalState), with their initial values; not in `inputs`.
+  std::vector<StateValue> state;
 };
 
 ImportedModel import_model(const ModelFile& file, const ImportOptions& options = {});

@@ -102,17 +102,13 @@ graph::Model training_model(const ImportedModel& m, const std::string& loss_outp
   model.batch = static_cast<int>(x[0]);
   model.params = g.params();
   model.fan_in.assign(model.params.size(), 1);
+  for (const StateValue& s : m.state) model.state.push_back({s.value, s.update});
   return model;
 }
 
 runtime::TrainModel onnx_train_model(const std::string& path, const std::string& loss_output,
                                      const std::string& label_input) {
   auto file = std::make_shared<const ModelFile>(load_model_file(path));
-  for (const auto& n : file->proto.graph().node())
-    if (n.op_type() == "BatchNormalization")
-      throw Error(path, "BatchNormalization node '" + n.name() +
-                            "': train does not keep the running averages of the batch "
-                            "statistics (import and infer run the model)");
   FileInput x;
   for (const FileInput& in : file_inputs(*file))
     if (!in.integer && in.name != label_input) x = in;
@@ -122,11 +118,13 @@ runtime::TrainModel onnx_train_model(const std::string& path, const std::string&
     if (x.dims[d] < 0)
       throw Error(path, "input '" + x.name + "' dim " + std::to_string(d) +
                             " is symbolic; only the batch (dim 0) may be");
-  auto bound = [x](int batch) {  // x's batch bound, as --input-shape would
+  // x's batch bound, as --input-shape would; batch normalisation's statistics as state
+  auto bound = [x](int batch, BatchNormStatistics bn = BatchNormStatistics::kTrainState) {
     ImportOptions o;
     graph::Shape shape = x.dims;
     shape[0] = batch;
     o.input_shapes[x.name] = shape;
+    o.batch_norm = bn;
     return o;
   };
   const ImportedModel one = import_model(*file, bound(1));
@@ -146,6 +144,13 @@ runtime::TrainModel onnx_train_model(const std::string& path, const std::string&
     return training_model(import_model(*file, bound(batch)), loss_output, label_input);
   };
   t.initial = one.params;
+  if (!one.state.empty()) {
+    for (const StateValue& s : one.state) t.initial_state.push_back(s.initial);
+    t.build_eval = [file, bound, loss_output, label_input](int batch) {
+      return training_model(import_model(*file, bound(batch, BatchNormStatistics::kEvalState)),
+                            loss_output, label_input);
+    };
+  }
   return t;
 }
 

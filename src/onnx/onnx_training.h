@@ -11,8 +11,11 @@
 // (Constant nodes, what the importer makes) is a graph constant that training never changes
 // (context.h). The dataset's samples must hold x's per-sample elements
 // (runtime::check_fits_model against the per-sample shape; a one-channel NCHW image [1, H, W]
-// fits as [H, W, 1], its pixels in the same order). A model with BatchNormalization is refused
-// (its running averages are not kept).
+// fits as [H, W, 1], its pixels in the same order). BatchNormalization trains from batch
+// statistics and keeps its running averages as state (graph::Model::state, initialised with the
+// file's input_mean and input_var: ImportOptions::batch_norm kTrainState, updated as PyTorch does);
+// evaluation runs the model with kEvalState (the running averages). The compiler does not keep
+// state yet, so such a model trains on the host reference (--executor host-f32).
 // Errors name the file: an output or label input that is not in the model (the model's names
 // listed), an output whose first dim is not the batch, inputs other than x and the labels; a
 // missing or unknown --loss is a UsageError.

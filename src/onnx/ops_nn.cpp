@@ -343,6 +343,10 @@ void convert_global_average_pool(Context& c) {
 
 // y = x * s + t per channel (axis 1), s = scale / sqrt(var + eps), t = bias - mean * s.
 void convert_batch_norm(Context& c) {
+  if (c.batch_norm() != BatchNormStatistics::kAsInFile) {
+    convert_batch_norm_state(c);
+    return;
+  }
   if (c.attr_int("training_mode", 0) != 0 && c.opset() >= 14) {
     convert_batch_norm_training(c);
     return;

@@ -15,8 +15,10 @@ graph::HostTrainer host_trainer(const TrainModel& model, int batch, graph::Numer
 HostRunTrainer::HostRunTrainer(const TrainModel& model, const ChipTrainerOptions& options,
                                graph::Numerics numerics, bool use_blas)
     : m_options(options),
-      m_host(host_trainer(model, options.batch, numerics, options.optimizer, options.seed,
-                          use_blas)) {}
+      m_host(
+          host_trainer(model, options.batch, numerics, options.optimizer, options.seed, use_blas)) {
+  if (model.build_eval) m_host.keep_state(model.initial_state, model.build_eval);
+}
 
 std::optional<double> HostRunTrainer::step(const Batch& b) {
   const double loss = step_on(m_host, b);
@@ -47,18 +49,22 @@ void HostRunTrainer::save(Checkpoint& c) const {
   c.progress["step_loss"] = m_step_loss;
   c.params = m_host.params();
   c.state = m_host.optimizer().state();
+  c.state.insert(c.state.end(), m_host.state().begin(), m_host.state().end());
 }
 
 void HostRunTrainer::restore(const Checkpoint& c, int64_t step, const std::string& path) {
   const nlohmann::ordered_json& p = c.progress;
+  const size_t optimizer_tensors = m_host.optimizer().state().size();
   if (c.params.size() != m_host.params().size() ||
-      c.state.size() != m_host.optimizer().state().size())
+      c.state.size() != optimizer_tensors + m_host.state().size())
     throw Error(path, "does not fit this model: another number of tensors");
   for (size_t i = 0; i < c.params.size(); ++i)
     if (c.params[i].size() != m_host.params()[i].size())
       throw Error(path, "does not fit this model: another parameter size");
   m_host.params() = c.params;
-  m_host.optimizer().state() = c.state;
+  m_host.optimizer().state().assign(c.state.begin(),
+                                    c.state.begin() + static_cast<long>(optimizer_tensors));
+  m_host.state().assign(c.state.begin() + static_cast<long>(optimizer_tensors), c.state.end());
   m_host.optimizer().set_steps(progress_field<int64_t>(p, "optimizer_steps", path));
   m_step_loss.clear();
   if (p.contains("step_loss")) {

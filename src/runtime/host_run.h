@@ -6,7 +6,8 @@
 //
 // The checkpoint identity is training_identity's with "run": "host" (a chip run's checkpoint is
 // refused, and the other way round). Its progress fields: "optimizer_steps" (Adam's t) and
-// "step_loss" (the epoch's per-step losses so far); params and state are the host's. The epoch
+// "step_loss" (the epoch's per-step losses so far); params are the host's, state the optimizer's
+// then the model's (graph::Model::state: batch normalisation's running averages). The epoch
 // report: epoch, steps, samples, put_quality's fields, host_seconds and per_step ({"loss": [..]}).
 #pragma once
 
@@ -21,7 +22,8 @@ namespace tessera::runtime {
 
 // The host reference trainer of `model` (graph::HostTrainer) from the parameters a chip run of the
 // same model and seed starts from (train_model.h). numerics: kF32 or kChip; use_blas: the
-// executor's BLAS GEMMs (graph/executor.h).
+// executor's BLAS GEMMs (graph/executor.h). A model with state needs HostTrainer::keep_state
+// with its initial_state and build_eval (HostRunTrainer does so).
 graph::HostTrainer host_trainer(const TrainModel& model, int batch, graph::Numerics numerics,
                                 const graph::OptimizerConfig& optimizer, uint64_t seed,
                                 bool use_blas);

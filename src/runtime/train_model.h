@@ -28,6 +28,11 @@ struct TrainModel {
   // set: the model of each batch size, from the initial parameters `initial` (seed unused)
   std::function<graph::Model(int batch)> build;
   std::vector<std::vector<float>> initial;
+  // With `build`, for a model with state (graph::Model::state: batch normalisation's running
+  // averages): its initial values in Model::state order, and the model evaluation runs (the
+  // state read, not updated); both empty for a model without state.
+  std::vector<std::vector<float>> initial_state;
+  std::function<graph::Model(int batch)> build_eval;
 
   TrainModel() = default;
   // Implicit: every layer-list model is a training model.

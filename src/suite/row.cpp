@@ -17,14 +17,14 @@ struct KindName {
   const char* form;
 };
 
-// ResNet's depth follows its prefix without a separator.
+// ResNet's depth follows its prefix without a separator (then, optionally, image size and width).
 constexpr std::array<KindName, 7> kKinds{{
     {RowKind::kGemm, "gemm_", 1, "gemm_N"},
     {RowKind::kConv, "conv_", 8, "conv_BxHxWxCinxCoutxKxSxP"},
     {RowKind::kLayerNorm, "layernorm_", 2, "layernorm_RxD"},
     {RowKind::kSoftmax, "softmax_", 2, "softmax_RxC"},
     {RowKind::kAttention, "attention_", 3, "attention_HxSxD"},
-    {RowKind::kResNet, "resnet", 1, "resnet18 | resnet50"},
+    {RowKind::kResNet, "resnet", 1, "resnet18 | resnet50 | resnetDEPTHxIMAGExWIDTH"},
     {RowKind::kBert, "bert_", 1, "bert_D"},
 }};
 
@@ -76,15 +76,18 @@ std::string Row::name() const {
 Row parse_row(const std::string& name) {
   for (const KindName& n : kKinds) {
     if (!name.starts_with(n.prefix)) continue;
-    Row r{n.kind,
-          numbers(std::string_view(name).substr(std::string_view(n.prefix).size()), n.dims)};
+    const std::string_view text = std::string_view(name).substr(std::string_view(n.prefix).size());
+    Row r{n.kind, numbers(text, n.dims)};
+    if (r.kind == RowKind::kResNet && r.dims.empty()) r.dims = numbers(text, 3);
     if (r.dims.empty()) break;
     // Every number is positive but a convolution's padding, which may be 0.
     const size_t positive = r.kind == RowKind::kConv ? 7 : r.dims.size();
     if (std::any_of(r.dims.begin(), r.dims.begin() + static_cast<long>(positive),
                     [](int v) { return v < 1; }))
       break;
-    if (r.kind == RowKind::kResNet && r.dims[0] != 18 && r.dims[0] != 50) break;
+    if (r.kind == RowKind::kResNet &&
+        ((r.dims[0] != 18 && r.dims[0] != 50) || (r.dims.size() == 3 && r.dims[1] < 32)))
+      break;
     if (r.kind == RowKind::kConv && !window_fits(r.dims)) break;
     return r;
   }

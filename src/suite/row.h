@@ -7,7 +7,9 @@
 //   softmax_RxC                 softmax along the last axis of [R, C]
 //   attention_HxSxD             q, k, v [H, S, D]: scores = k q^T / sqrt(D), p = softmax over the
 //                               key axis, out = v^T p
-//   resnet18, resnet50          torchvision's ResNet, batch 1, 3 x 224 x 224
+//   resnet18, resnet50          torchvision's ResNet, batch 1, 3 x 224 x 224, batch
+//                               normalisation folded (graph/resnet_model.h)
+//   resnetDxIxW                 the same of depth D (18, 50) on I x I images, base width W
 //   bert_D                      one encoder block on [512, D] with D / 64 heads
 // standard_rows() is the suite in its order; parse_row() reads any name of these forms, so tests
 // and users can run other shapes of the same workloads.
@@ -23,7 +25,8 @@ enum class RowKind { kGemm, kConv, kLayerNorm, kSoftmax, kAttention, kResNet, kB
 struct Row {
   RowKind kind = RowKind::kGemm;
   // The numbers of the name in its order: gemm {N}; conv {B, H, W, Cin, Cout, K, S, P};
-  // layernorm {R, D}; softmax {R, C}; attention {H, S, D}; resnet {depth}; bert {D}.
+  // layernorm {R, D}; softmax {R, C}; attention {H, S, D}; resnet {depth} or {depth, image, width};
+  // bert {D}.
   std::vector<int> dims;
 
   std::string name() const;

@@ -30,14 +30,17 @@ std::vector<std::vector<float>> random_inputs(const graph::Graph& g, uint64_t se
   return in;
 }
 
+// The inputs' and the constants' values as data segments at their HBM addresses.
 void add_inputs(RowProgram& rp, const graph::Graph& g, const std::vector<std::vector<float>>& in) {
-  const std::vector<int> ids = g.inputs();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    std::vector<uint32_t> words(in[i].size());
-    std::memcpy(words.data(), in[i].data(), words.size() * 4);
+  auto add = [&](int value, const std::vector<float>& v) {
+    std::vector<uint32_t> words(v.size());
+    std::memcpy(words.data(), v.data(), words.size() * 4);
     rp.program.data.push_back(isa::DataSegment{
-        isa::Space::Hbm, static_cast<uint64_t>(rp.hbm.at(ids[i])), std::move(words)});
-  }
+        isa::Space::Hbm, static_cast<uint64_t>(rp.hbm.at(value)), std::move(words)});
+  };
+  const std::vector<int> ids = g.inputs();
+  for (size_t i = 0; i < ids.size(); ++i) add(ids[i], in[i]);
+  for (int c : g.constants()) add(c, *g.value(c).data);
 }
 
 // The result of the row's last node under `mode`; `clock` times the executor's run().

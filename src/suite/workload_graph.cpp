@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "graph/resnet_model.h"
 
 namespace tessera::suite {
 
@@ -117,6 +118,22 @@ graph::Graph bert_graph(int d) {
   return g;
 }
 
+// Seed of the ResNet rows' weights (the inputs have the run's seed).
+constexpr uint64_t kResNetWeightSeed = 0;
+
+// dims {depth} or {depth, image, width}: batch 1, torchvision's initial weights and statistics,
+// batch normalisation folded.
+graph::Graph resnet_graph(const std::vector<int>& d) {
+  graph::ResNetSpec spec{.depth = d[0]};
+  if (d.size() == 3) {
+    spec.image = d[1];
+    spec.width = d[2];
+  }
+  const graph::Model m = graph::build_resnet(spec, 1, graph::BatchNormMode::kEval);
+  return graph::resnet_folded_graph(spec, 1, m, graph::init_resnet_params(m, kResNetWeightSeed),
+                                    graph::initial_resnet_state(m));
+}
+
 int64_t elements(const graph::Graph& g, int value) {
   return graph::num_elements(g.value(value).shape);
 }
@@ -142,13 +159,18 @@ Workload node_work(const graph::Graph& g, const graph::Node& n) {
     case OpKind::kRelu:
     case OpKind::kScale:
       return {.vector_ops = size};
+    case OpKind::kMaxPool2D:  // the window's K x K elements compared per output element
+      return {.vector_ops = size * n.attrs.kernel * n.attrs.kernel};
+    case OpKind::kSumTo:  // one add per input element
+      return {.vector_ops = elements(g, n.inputs.at(0))};
     case OpKind::kLayerNorm:  // per element: sum, x - mean, square, sum, * r, * gain, + bias;
                               // per row: mean, var, + eps, rsqrt
       return {.vector_ops = 7 * size + 4 * (size / last)};
     case OpKind::kSoftmax:  // per element: max, x - m, exp, sum, * (1 / z); per row: 1 / z
       return {.vector_ops = 5 * size + size / last};
     case OpKind::kReshape:
-    case OpKind::kPermute:  // data movement
+    case OpKind::kPermute:
+    case OpKind::kPad:  // data movement
       return {};
     default:
       throw Error("suite", "no workload figures for op '" + std::string(graph::op_name(n.op)) +
@@ -172,8 +194,7 @@ std::optional<std::string> unsupported_reason(const Row& row) {
                " is not a multiple of its head width " + std::to_string(kHeadWidth);
       return std::nullopt;
     case RowKind::kResNet:
-      return "the graph IR has no batch normalisation, padded max pooling or global average "
-             "pooling, and the model zoo no ResNet";
+      return std::nullopt;
   }
   return "unknown row kind";
 }
@@ -195,7 +216,7 @@ graph::Graph row_graph(const Row& row) {
     case RowKind::kBert:
       return bert_graph(d[0]);
     case RowKind::kResNet:
-      break;
+      return resnet_graph(d);
   }
   throw Error(row.name(), "no graph for this row");
 }
@@ -204,6 +225,7 @@ Workload graph_workload(const graph::Graph& g) {
   Workload w;
   int64_t elements_moved = 0;
   for (int v : g.inputs()) elements_moved += elements(g, v);
+  for (int v : g.constants()) elements_moved += elements(g, v);
   for (const graph::Node& n : g.nodes()) {
     const Workload nw = node_work(g, n);
     w.macs += nw.macs;

@@ -356,10 +356,11 @@ TEST_F(BrowserReport, AMappingAndAMapperSuite) {
 
 TEST_F(BrowserReport, AWorkloadSuiteShowsCyclesAgainstTheBoundAndItsUnsupportedRows) {
   const std::string d = out_dir();
-  // A real suite run: two rows that run and one the compiler cannot lower yet.
+  // A real suite run: two rows that run and one whose program does not fit instruction memory
+  // yet (resnet50).
   const std::string suite = d + "/suite.json";
   tessera_to("bench suite --config " + source("configs/tpu-v2-like.json") +
-                 " --only 'gemm_256|layernorm_512x768|resnet18' --json --html " + d + "/suite.html",
+                 " --only 'gemm_256|layernorm_512x768|resnet50' --json --html " + d + "/suite.html",
              suite);
   tessera("report " + suite + " -o " + d + "/report.html");
   const Page direct = open_page(d + "/suite.html");

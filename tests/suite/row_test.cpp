@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "support/error_of.h"
 
 namespace tessera::suite {
 namespace {
@@ -58,6 +59,17 @@ TEST(SuiteRows, OtherShapesOfTheSameWorkloadsParse) {
   EXPECT_EQ(c.dims, (std::vector<int>{2, 9, 9, 5, 7, 3, 2, 0}));
   EXPECT_EQ(parse_row("attention_2x16x8").kind, RowKind::kAttention);
   EXPECT_EQ(parse_row("bert_64").dims, std::vector<int>{64});
+  const Row r = parse_row("resnet50x32x4");  // depth, image, width
+  EXPECT_EQ(r.kind, RowKind::kResNet);
+  EXPECT_EQ(r.dims, (std::vector<int>{50, 32, 4}));
+  EXPECT_EQ(r.name(), "resnet50x32x4");
+}
+
+TEST(SuiteRows, ResNetsOfOtherDepthsOrImagesBelow32AreRefused_bad) {
+  for (const char* bad : {"resnet18x32", "resnet18x16x4", "resnet34x32x4", "resnet18x32x0"})
+    EXPECT_NE(testing::error_of([&] { parse_row(bad); }).find("unknown row '" + std::string(bad)),
+              std::string::npos)
+        << bad;
 }
 
 TEST(SuiteRows, NamesOfNoRowAreRefusedWithTheForms_bad) {
