@@ -22,13 +22,14 @@ int64_t Proc::alloc(int64_t words, int p) {
 
 Engine::Engine(const core::CoreSpec& core, const SystemSpec& system, const ShardMap& map,
                std::vector<ShardedTable> tables, TableValue value, bool accumulators,
-               ThreadPool* pool)
+               ThreadPool* pool, RankGroup* ranks)
     : m_core(core),
       m_system(system),
       m_map(map),
       m_tables(std::move(tables)),
       m_value(std::move(value)),
       m_pool(pool != nullptr ? pool : &m_serial),
+      m_ranks(ranks),
       m_P(map.processors()),
       m_T(static_cast<int>(m_tables.size())) {
   m_procs.resize(at(m_P));
@@ -56,6 +57,7 @@ Engine::Engine(const core::CoreSpec& core, const SystemSpec& system, const Shard
 void Engine::begin(bool new_step) {
   m_fabric = std::make_unique<fabric::Fabric>(m_system, 0);
   m_fabric->set_workers(m_pool);
+  if (m_ranks != nullptr) m_fabric->set_ranks(m_ranks);
   each([&](Proc& me, int) {
     if (new_step) me.next = me.tables_end;
     me.sc = std::make_unique<core::SparseCore>(m_core);
@@ -84,6 +86,11 @@ void Engine::end() {
 
 void Engine::each(const std::function<void(Proc&, int)>& body) {
   m_pool->run(m_P, [&](int p) { body(proc(p), p); });
+}
+
+uint64_t Engine::packets() {
+  m_fabric->share_state();
+  return m_fabric->stats().packets;
 }
 
 int64_t Engine::latest(int64_t Proc::*end) const {

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/rank_group.h"
 #include "common/thread_pool.h"
 #include "core/sparse_core.h"
 #include "core/spec.h"
@@ -117,8 +118,11 @@ class Engine {
  public:
   // `accumulators`: every local table gets Adagrad accumulators beside it. Throws tessera::Error
   // when a processor's local tables do not fit its HBM.
+  // `ranks`: the processes that simulate the fabric together (Fabric::set_ranks; nullptr: this
+  // one alone); every rank computes every processor's values.
   Engine(const core::CoreSpec& core, const SystemSpec& system, const ShardMap& map,
-         std::vector<ShardedTable> tables, TableValue value, bool accumulators, ThreadPool* pool);
+         std::vector<ShardedTable> tables, TableValue value, bool accumulators, ThreadPool* pool,
+         RankGroup* ranks = nullptr);
 
   // Starts a call (header comment); `new_step` releases the previous step's buffers.
   void begin(bool new_step);
@@ -143,7 +147,8 @@ class Engine {
   // every processor resumes at (system.h, kBoth); adds to `x`.
   int64_t all_to_all(int64_t compute_end, ExchangeBytes& x,
                      const std::function<Segment(int, int, int)>& segment);
-  uint64_t packets() const { return m_fabric->stats().packets; }
+  // The packets of the current call's fabric (collective over the ranks).
+  uint64_t packets();
 
   const core::CoreSpec& core() const { return m_core; }
   const ShardMap& map() const { return m_map; }
@@ -167,6 +172,7 @@ class Engine {
   TableValue m_value;
   ThreadPool m_serial{1};
   ThreadPool* m_pool;
+  RankGroup* m_ranks;
   std::unique_ptr<fabric::Fabric> m_fabric;
   int m_P, m_T;
   std::vector<std::unique_ptr<Proc>> m_procs;

@@ -146,13 +146,14 @@ class Backward {
 
 ShardedTables::ShardedTables(const core::CoreSpec& core, const SystemSpec& system,
                              const ShardMap& map, std::vector<ShardedTable> tables, TableValue init,
-                             ShardedOptimizer optimizer, ThreadPool* pool)
+                             ShardedOptimizer optimizer, ThreadPool* pool, RankGroup* ranks)
     : m_opt(optimizer) {
   if (map.processors() != system.processors())
     throw Error("sparse shard", fmt::format("a placement over {} processors on a system of {}",
                                             map.processors(), system.processors()));
-  m_engine = std::make_unique<Engine>(core, system, map, std::move(tables), std::move(init),
-                                      optimizer.kind == core::SparseOptimizer::Adagrad, pool);
+  m_engine =
+      std::make_unique<Engine>(core, system, map, std::move(tables), std::move(init),
+                               optimizer.kind == core::SparseOptimizer::Adagrad, pool, ranks);
 }
 
 ShardedTables::~ShardedTables() = default;

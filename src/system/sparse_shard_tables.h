@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/rank_group.h"
 #include "common/thread_pool.h"
 #include "core/sparse_core.h"
 #include "core/spec.h"
@@ -61,14 +62,23 @@ struct ShardedBackwardResult {
   int64_t rows_updated = 0;  // distinct rows updated, over every owner and table
 };
 
+struct DenseAllReduceResult {
+  int64_t cycles = 0;  // the all-gather's end
+  // Exchange payload bytes between processors, and the most any one directed inter-chip link
+  // carries, over both supersteps.
+  uint64_t bytes = 0, busiest_link_bytes = 0;
+  uint64_t packets = 0;
+};
+
 class ShardedTables {
  public:
-  // The tables start at `init` (called from several host threads: it must be pure). Throws
+  // The tables start at `init` (called from several host threads: it must be pure). `ranks`:
+  // the processes simulating the fabric together (every rank computes every value). Throws
   // tessera::Error when the system and placement disagree or a processor's local tables (and
   // accumulators) do not fit its HBM.
   ShardedTables(const core::CoreSpec& core, const SystemSpec& system, const ShardMap& map,
                 std::vector<ShardedTable> tables, TableValue init, ShardedOptimizer optimizer,
-                ThreadPool* pool = nullptr);
+                ThreadPool* pool = nullptr, RankGroup* ranks = nullptr);
   ~ShardedTables();
   ShardedTables(const ShardedTables&) = delete;
   ShardedTables& operator=(const ShardedTables&) = delete;
@@ -82,6 +92,16 @@ class ShardedTables {
   // gradients of the wrong shape, and SimFault / fabric errors from the units.
   ShardedBackwardResult backward(const std::vector<std::vector<std::vector<float>>>& grads,
                                  int64_t start);
+
+  // The dense gradients of a data-parallel model summed over the processors, on the same
+  // processors and fabric from cycle `start` (system/sparse_shard_allreduce.cpp): every v[p] (one
+  // per processor, equal lengths W) becomes ((v_0 + v_1) + v_2) + ... element by element. Two
+  // all-to-all supersteps: reduce-scatter (processor c receives chunk c of every processor's
+  // vector, the chunks W / P words, the first W % P one word more), the owner adding the
+  // chunks in processor order (on the host: the adds are not timed), then all-gather. Keeps the
+  // last lookup's state (a backward may follow). Throws tessera::Error for vectors of different
+  // lengths or the wrong count.
+  DenseAllReduceResult all_reduce(std::vector<std::vector<float>>& v, int64_t start);
 
   // A row's current value, and its Adagrad accumulators (zeros without Adagrad or before its
   // first update).
