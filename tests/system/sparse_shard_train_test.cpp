@@ -277,6 +277,11 @@ TEST(ShardedTrainingTraffic, EachRequesterSendsEachIdOnceAndOneGradientRowPerId)
   EXPECT_EQ(b.grad_bytes, 4u * 4 * (2 + 1));  // one partial row per distinct id
   EXPECT_EQ(b.busiest_link_grad_bytes, 4u * 4 * 2);
   EXPECT_EQ(b.rows_updated, 4);  // rows 1, 3 on processor 1; 0, 2 on processor 0
+  // scatter, on either processor (built-in sparse-core figures, as the lookup's route): decode 4;
+  // the ids, offsets, inverse, count and gradients are 5 requests (a stream of 501 cycles);
+  // max(ceil(ids / 16), ceil(ids x 4 / 128)) = 1; the partial rows (3 or 1 rows of 16 B) one
+  // request (501).
+  EXPECT_EQ(b.span.scatter, l.cycles + 4 + 501 + 1 + 501);
   // SGD, lr 0.01: row 3 received 1 + 1 from processor 0's two positions; row 0 0.5 + 0.5.
   EXPECT_EQ(s.row(0, 3)[0], value(0, 3, 0) + -0.01f * 2.0f);
   EXPECT_EQ(s.row(0, 0)[1], value(0, 0, 1) + -0.01f * 1.0f);
