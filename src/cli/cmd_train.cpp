@@ -61,6 +61,7 @@
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "cli/train_bow.h"
+#include "cli/train_dlrm.h"
 #include "common/error.h"
 #include "graph/model.h"
 #include "htmlreport/page.h"
@@ -110,6 +111,7 @@ struct TrainArgs {
   bool no_overlap = false;
   int threads = cli::default_threads();      // --chips: host threads per rank
   std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
+  cli::DlrmFlags dlrm;                       // --model dlrm
 };
 
 // --embedding-on (UsageError for an unknown value, or sparse-core outside one chip's gpt).
@@ -471,8 +473,8 @@ void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
   cmd->add_option("--model", args->model,
-                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), a model JSON file or an ONNX "
-                  "model (.onnx)");
+                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), dlrm (generated clicks), a "
+                  "model JSON file or an ONNX model (.onnx)");
   cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
   cmd->add_option("--label-input", args->label_input,
                   "--model x.onnx: the model's integer labels input (default: a new 'labels')");
@@ -542,9 +544,17 @@ void register_train_command(CLI::App& app) {
                   "the largest lookup result the sparse core hands straight into vector memory "
                   "(larger ones go through HBM; overrides core.sparse.vmem_handoff_bytes)");
   add_set_flag(*cmd, args->sets);
+  add_dlrm_flags(*cmd, args->dlrm);
   cmd->callback([args, cmd] {
-    if (args->model != "bow") return run_train(*args);
     auto given = [cmd](const char* flag) { return cmd->count(flag) > 0; };
+    if (args->model == "dlrm")
+      return run_train_dlrm(
+          args->dlrm,
+          {args->executor, args->report, args->config,
+           given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
+           given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps, args->seed,
+           train_config_overrides(*args), args->chips, args->cores_per_chip, args->threads});
+    if (args->model != "bow") return run_train(*args);
     run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->config,
                    args->epochs, given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
                    given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps,

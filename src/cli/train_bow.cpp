@@ -66,8 +66,8 @@ void run_train_bow(const BowFlags& f) {
     throw UsageError("--executor", "'" + f.executor + "': expected chip or host-f32");
   if (f.chips >= 0)
     throw UsageError("--chips",
-                     "--model bow trains on one processor (the table's sharding over "
-                     "chips is not built)");
+                     "--model bow trains on one processor (tables sharded over chips "
+                     "train with --model dlrm)");
   if (!(f.host_gbps > 0)) throw UsageError("train", "--host-gbps must be positive");
   check_checkpoint_flags(f);
   runtime::BowRecipe r;

@@ -9,9 +9,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace tessera::system {
+
+struct ShardedTable {
+  std::string name;
+  int64_t rows = 0, dim = 0;
+};
+
+// value(table, row, col): the fp32 value of a table's element.
+using TableValue = std::function<float(int table, int64_t row, int64_t col)>;
 
 enum class ShardPlacement : uint8_t { kMod, kTable };
 

@@ -9,7 +9,11 @@
 //               row numbers, per table in id-position order, written to its HBM; timed as a pass
 //               over its ids: decode (descriptor_cycles) + a stream reading the ids and offsets
 //               + ceil(n / ids_per_cycle) + a stream writing the lists (core/sparse_core.h's
-//               HBM stream).
+//               HBM stream). De-duplicated (the persistent tables of system/sparse_shard_tables.h):
+//               each list holds the distinct local rows of that owner in ascending order, so each
+//               requester sends each id once; the pass also writes every id position's place in
+//               the lists (the inverse: the dedup descriptor's pass with the ids keyed by owner
+//               first, its unique ids the lists concatenated).
 //      ids out  one transfer per (requester, owner) pair on different processors: the lists of
 //               every table, concatenated in table order; a processor's own lists are copied
 //               into place in its HBM outside the timing (as its own rows below).
@@ -46,18 +50,10 @@
 
 namespace tessera::system {
 
-struct ShardedTable {
-  std::string name;
-  int64_t rows = 0, dim = 0;
-};
-
 struct LookupBags {
   std::vector<uint32_t> offsets;  // bags + 1, offsets[0] = 0, non-decreasing
   std::vector<uint32_t> ids;      // offsets.back() ids
 };
-
-// value(table, row, col): the fp32 value of a table's element.
-using TableValue = std::function<float(int table, int64_t row, int64_t col)>;
 
 struct ShardedLookupSpan {
   int64_t route = 0, ids = 0, gather = 0, rows = 0, combine = 0;  // the phases' end cycles
@@ -87,5 +83,13 @@ ShardedLookupResult sharded_lookup(const core::CoreSpec& core, const SystemSpec&
                                    const std::vector<std::vector<LookupBags>>& bags,
                                    numerics::Combiner combiner, const TableValue& value,
                                    ThreadPool* pool = nullptr);
+
+namespace shard {
+class Engine;
+// The lookup on an engine's tables (system/sparse_shard_engine.h) from cycle `start`, as one call
+// of it; `dedup`: lists of distinct ids (route above). Throws as sharded_lookup.
+ShardedLookupResult run_lookup(Engine& engine, const std::vector<std::vector<LookupBags>>& bags,
+                               numerics::Combiner combiner, bool dedup, int64_t start);
+}  // namespace shard
 
 }  // namespace tessera::system

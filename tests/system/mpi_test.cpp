@@ -273,4 +273,18 @@ TEST_F(MpiCli, AnErrorOnEveryRankEndsTheRunWithItsMessage) {
   EXPECT_TRUE(rank0 || rank1) << r.err;
 }
 
+TEST_F(MpiCli, DlrmWithShardedTablesReportsTheSameOnOneTwoAndFourRanks) {
+  // 4 processors (2 chips x 2 cores), the tables sharded over them, the fabric's simulation split
+  // over the ranks: losses, AUC, cycles, sparse-core figures and exchange bytes equal the one-rank
+  // report.
+  const std::string args =
+      "--model dlrm --chips 2 --cores-per-chip 2 --rows 4096 --steps 3 --batch 64 --test 256 "
+      "--threads 1";
+  const nlohmann::json want = train_report(1, args);
+  ASSERT_FALSE(want.is_null());
+  EXPECT_EQ(want.at("processors"), 4);
+  EXPECT_GT(want.at("chip").at("exchange").at("grad_bytes"), 0);
+  for (int r : {2, 4}) EXPECT_EQ(train_report(r, args), want) << r << " ranks";
+}
+
 }  // namespace

@@ -1,0 +1,198 @@
+// The DLRM workload at small sizes: the data generator (deterministic per sample, ids in range
+// and Zipf-skewed, labels that follow the planted teacher), the dense part's gradients against
+// finite differences, the metrics, and the sharded trainer (system/sparse_shard_tables.h) against
+// the host reference: bit for bit on one processor, within fp32 rounding on four (2 chips x 2
+// cores, both placements), the same on any number of host threads; and that training learns.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "common/thread_pool.h"
+#include "core/spec.h"
+#include "graph/dlrm_model.h"
+#include "runtime/binary_metrics.h"
+#include "runtime/dlrm_data.h"
+#include "runtime/dlrm_train.h"
+#include "system/system_spec.h"
+
+namespace tessera::runtime {
+namespace {
+
+size_t at(int64_t i) {
+  return static_cast<size_t>(i);
+}
+
+DlrmRecipe small_recipe() {
+  DlrmRecipe r;
+  r.model.dense = r.data.dense = 5;
+  r.model.tables = r.data.tables = 3;
+  r.model.rows = r.data.rows = 1000;
+  r.model.dim = 4;
+  r.model.bottom = {8};
+  r.model.top = {8};
+  r.data.bag = 3;
+  r.batch = 64;
+  r.steps = 4;
+  r.test = 256;
+  r.lr = 0.05;
+  return r;
+}
+
+core::CoreSpec small_core() {
+  core::CoreSpec s;
+  s.hbm_bytes = 4 << 20;
+  s.vmem_bytes = 64 << 10;
+  return s;
+}
+
+system::SystemSpec machine(int chips, int cores) {
+  system::SystemSpec s;
+  s.chips = chips;
+  s.chips_per_board = chips;
+  s.cores_per_chip = cores;
+  s.topology = system::Topology::kLine;
+  return s;
+}
+
+TEST(DlrmData, SamplesArePureFunctionsOfTheirIndexIdsZipfSkewedLabelsTheTeachers) {
+  const DlrmRecipe r = small_recipe();
+  const DlrmData data(r.data);
+  const DlrmBatch a = data.batch(0, 2000), b = data.batch(150, 10);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(a.labels[at(150 + i)], b.labels[at(i)]);
+    EXPECT_EQ(a.dense[at((150 + i) * 5)], b.dense[at(i * 5)]);
+    EXPECT_EQ(a.ids[2][at((150 + i) * 3 + 1)], b.ids[2][at(i * 3 + 1)]);
+  }
+  int low = 0, high = 0;
+  for (const auto& ids : a.ids)
+    for (uint32_t id : ids) {
+      ASSERT_LT(id, 1000u);
+      low += id < 10 ? 1 : 0;
+      high += id >= 500 ? 1 : 0;
+    }
+  EXPECT_GT(low, 2 * high);  // the first 10 rows outdraw the last 500
+  std::vector<float> teacher;
+  for (int i = 0; i < a.n; ++i) teacher.push_back(static_cast<float>(data.teacher_logit(a, i)));
+  EXPECT_GT(binary_auc(teacher, a.labels), 0.75);
+  EXPECT_THROW(DlrmData({0}), Error);
+}
+
+TEST(BinaryMetrics, AucCountsTiesAsHalfAndLogLossIsTheMeanBce) {
+  EXPECT_DOUBLE_EQ(binary_auc({0.1f, 0.4f, 0.35f, 0.8f}, {0, 0, 1, 1}), 0.75);
+  EXPECT_DOUBLE_EQ(binary_auc({1, 1, 1, 1}, {0, 1, 0, 1}), 0.5);
+  EXPECT_DOUBLE_EQ(binary_auc({1, 2}, {1, 1}), 0.5);
+  EXPECT_NEAR(binary_log_loss({0.0f, 2.0f}, {1, 0}),
+              (std::log(2.0) + 2.0 + std::log1p(std::exp(-2.0))) / 2, 1e-12);
+}
+
+TEST(DlrmModel, GradientsMatchFiniteDifferences) {
+  const DlrmRecipe r = small_recipe();
+  const graph::DlrmSpec& m = r.model;
+  const DlrmData data(r.data);
+  const DlrmBatch b = data.batch(0, 3);
+  graph::DlrmDense p = graph::dlrm_init(m, 5);
+  std::vector<std::vector<float>> pooled(at(m.tables));
+  for (int t = 0; t < m.tables; ++t)
+    for (int i = 0; i < b.n * m.dim; ++i)
+      pooled[at(t)].push_back(0.3f * std::sin(static_cast<float>(i + 7 * t)));
+  graph::DlrmStep step(m);
+  const auto loss = [&]() {
+    step.forward(p, b.dense, pooled, b.n);
+    return step.loss(b.labels) * b.n;  // the sum: backward's scale 1
+  };
+  loss();
+  graph::DlrmDense g = graph::dlrm_zeros_like(p);
+  const std::vector<std::vector<float>> dpooled = step.backward(p, b.labels, 1.0f, g);
+  const float h = 1e-2f;
+  const auto check = [&](float& x, float analytic, const char* what) {
+    const float keep = x;
+    x = keep + h;
+    const double up = loss();
+    x = keep - h;
+    const double down = loss();
+    x = keep;
+    EXPECT_NEAR((up - down) / (2 * h), analytic, 2e-3 + 2e-2 * std::abs(analytic)) << what;
+  };
+  const std::vector<float*> ps = p.tensors(), gs = g.tensors();
+  const std::vector<int64_t> sizes = p.sizes();
+  for (size_t k = 0; k < ps.size(); ++k)
+    for (int64_t i = 0; i < sizes[k]; i += 7) check(ps[k][i], gs[k][i], "dense parameter");
+  for (int t = 0; t < m.tables; ++t)
+    for (size_t i = 0; i < pooled[at(t)].size(); i += 3)
+      check(pooled[at(t)][i], dpooled[at(t)][i], "pooled embedding");
+}
+
+std::vector<double> train(DlrmTrainer& t, const DlrmRecipe& r) {
+  return train_dlrm(r, t, nullptr);
+}
+
+TEST(DlrmSharded, OneProcessorEqualsTheHostReferenceBitForBit) {
+  const DlrmRecipe r = small_recipe();
+  DlrmHostTrainer host(r);
+  DlrmShardedTrainer chip(r, small_core(), machine(1, 1), system::ShardPlacement::kMod, nullptr);
+  EXPECT_EQ(train(chip, r), train(host, r));
+  const DlrmBatch b = DlrmData(r.data).batch(kDlrmTestFirst, 32);
+  EXPECT_EQ(chip.predict(b), host.predict(b));
+  EXPECT_EQ(chip.figures().steps, 4);
+  EXPECT_EQ(chip.figures().id_bytes, 0u);  // nothing leaves the one processor
+}
+
+TEST(DlrmSharded, FourProcessorsFollowTheHostReferenceOnAnyNumberOfThreads) {
+  const DlrmRecipe r = small_recipe();
+  DlrmHostTrainer host(r);
+  const std::vector<double> want = train(host, r);
+  const DlrmBatch b = DlrmData(r.data).batch(kDlrmTestFirst, 32);
+  const std::vector<float> want_logits = host.predict(b);
+  for (system::ShardPlacement placement :
+       {system::ShardPlacement::kMod, system::ShardPlacement::kTable}) {
+    std::vector<std::vector<double>> runs;
+    std::vector<DlrmShardFigures> figures;
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      DlrmShardedTrainer chip(r, small_core(), machine(2, 2), placement, &pool);
+      runs.push_back(train(chip, r));
+      figures.push_back(chip.figures());
+      const std::vector<float> logits = chip.predict(b);
+      for (size_t i = 0; i < logits.size(); ++i) EXPECT_NEAR(logits[i], want_logits[i], 1e-4);
+    }
+    for (size_t s = 0; s < want.size(); ++s) EXPECT_NEAR(runs[0][s], want[s], 1e-5) << s;
+    EXPECT_EQ(runs[0], runs[1]);
+    EXPECT_EQ(figures[0].cycles, figures[1].cycles);
+    EXPECT_EQ(figures[0].packets, figures[1].packets);
+    EXPECT_GT(figures[0].grad_bytes, 0u);
+    EXPECT_GT(figures[0].dense_bytes, 0u);
+    EXPECT_EQ(figures[0].cycles,
+              figures[0].lookup_cycles + figures[0].backward_cycles + figures[0].allreduce_cycles);
+  }
+}
+
+TEST(DlrmTraining, LossFallsAndTheTestAucBeatsChance) {
+  DlrmRecipe r = small_recipe();
+  r.steps = 60;
+  r.lr = 0.1;
+  DlrmHostTrainer host(r);
+  const std::vector<double> losses = train(host, r);
+  EXPECT_LT(losses.back(), losses.front());
+  const DlrmEval e = evaluate_dlrm(r, host);
+  EXPECT_GT(e.auc, 0.6);
+  EXPECT_GT(e.teacher_auc, e.auc);
+}
+
+TEST(DlrmRecipeCheck, BadSizesAreUsageErrors_bad) {
+  DlrmRecipe r = small_recipe();
+  r.model.rows = 999;
+  EXPECT_THROW(dlrm_recipe_check(r), UsageError);
+  r = small_recipe();
+  r.batch = 0;
+  EXPECT_THROW(dlrm_recipe_check(r), UsageError);
+  r = small_recipe();
+  r.batch = 3;
+  EXPECT_THROW(
+      DlrmShardedTrainer(r, small_core(), machine(2, 2), system::ShardPlacement::kMod, nullptr),
+      UsageError);
+}
+
+}  // namespace
+}  // namespace tessera::runtime
