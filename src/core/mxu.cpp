@@ -1,6 +1,8 @@
 #include "core/mxu.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -10,6 +12,33 @@
 #include "numerics/matmul.h"
 
 namespace tessera::core {
+
+namespace {
+
+bool is_zero(float x) {
+  return (std::bit_cast<uint32_t>(x) & 0x7fffffffu) == 0;
+}
+
+// 1 + the index of the last element of x[0, n) that is not +-0 (0 if all are).
+int nonzero_prefix(const float* x, int n) {
+  while (n > 0 && is_zero(x[n - 1])) --n;
+  return n;
+}
+
+bool all_finite(const float* x, long n) {
+  uint32_t exponent_all_ones = 0;  // no early exit: the loop vectorises
+  for (long i = 0; i < n; ++i)
+    exponent_all_ones |= (~std::bit_cast<uint32_t>(x[i]) & 0x7f800000u) == 0 ? 1u : 0u;
+  return exponent_all_ones == 0;
+}
+
+bool has_negative_zero(const float* x, long n) {
+  uint32_t found = 0;
+  for (long i = 0; i < n; ++i) found |= std::bit_cast<uint32_t>(x[i]) == 0x80000000u ? 1u : 0u;
+  return found != 0;
+}
+
+}  // namespace
 
 MxuStats& MxuStats::operator+=(const MxuStats& o) {
   tiles_loaded += o.tiles_loaded;
@@ -110,6 +139,11 @@ void Mxu::mlw(const float* v, int64_t now) {
     float* dst = &m_staging[static_cast<size_t>(m_staged_rows + s) * C];
     std::memcpy(dst, v + static_cast<size_t>(s) * L, sizeof(float) * C);
     numerics::round_to_bf16(dst, C);
+    const int cols = nonzero_prefix(dst, C);
+    if (cols > 0) {
+      m_staging_extent.rows = m_staged_rows + s + 1;
+      m_staging_extent.cols = std::max(m_staging_extent.cols, cols);
+    }
   }
   const int64_t start = mlw_ready(now);
   if (m_stats.first_weight_cycle < 0) m_stats.first_weight_cycle = start;
@@ -122,6 +156,8 @@ void Mxu::mflip(int64_t now) {
   check_mflip();
   m_staging_free = m_drained;  // the old active tile becomes the staging buffer
   std::swap(m_staging, m_active);
+  m_active_extent = m_staging_extent;
+  m_staging_extent = {};
   m_staged_rows = 0;
   m_have_active = true;
   ++m_stats.tiles_loaded;
@@ -151,7 +187,7 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
     occupancy = term_mmul(out);
     tail = m_spec.term.latency_cycles;
   } else {
-    numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C);
+    bf16_mmul(out, mode == MmulMode::ToFifo || mode == MmulMode::Store);
   }
 
   const int64_t start = mmul_ready(now);
@@ -166,6 +202,28 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
 
   if (mode == MmulMode::ToFifo) fifo_push(last_out + 1);
   if (mode == MmulMode::AccumulateOut) std::copy(out, out + block, fifo_push(last_out + 1));
+}
+
+// The weights outside the extent are +-0, so each output's fma chain continues past the extent
+// with fma(a, +-0, s) = s + (+-0), which is s itself unless s is -0 or a is not finite (NaN, inf:
+// a x 0 is NaN). So the extent's chains alone give the whole array's bits when every input is
+// finite and no result is -0 (a result outside the columns is its starting value; one inside is
+// the chain at the extent's end). Otherwise the block is redone over the whole array from its
+// starting values (zeros when `fresh`).
+void Mxu::bf16_mmul(float* out, bool fresh) {
+  const int S = m_rows_per_push, R = m_spec.mxu_rows, C = m_spec.mxu_cols;
+  const Extent e = m_active_extent;
+  const long block = static_cast<long>(S) * C;
+  if ((e.rows < R || e.cols < C) && all_finite(m_in.data(), static_cast<long>(S) * R)) {
+    if (!fresh) m_start.assign(out, out + block);
+    numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, e.rows, e.cols);
+    if (!has_negative_zero(out, block)) return;
+    if (fresh)
+      std::fill(out, out + block, 0.0f);
+    else
+      std::copy(m_start.begin(), m_start.end(), out);
+  }
+  numerics::mxu_matmul_accumulate(m_in.data(), R, m_active.data(), C, out, C, S, R, C);
 }
 
 int64_t Mxu::term_mmul(float* out) {

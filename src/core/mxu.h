@@ -107,11 +107,19 @@ class Mxu {
   float* fifo_push(int64_t ready);  // claims the next slot; returns its storage
   // Term-serial PEs: out += m_in x active tile; returns the port occupancy (rule above).
   int64_t term_mmul(float* out);
+  // Bit-parallel PEs: out += m_in x active tile, over the tile's nonzero extent when that gives
+  // the same bits as the whole array (rule in mxu.cpp).
+  void bf16_mmul(float* out, bool fresh);
 
   CoreSpec m_spec;      // a copy: the unit must not outlive a caller's temporary spec
   int m_rows_per_push;  // = sublanes
   std::vector<float> m_staging, m_active;  // R x C, bf16 values held as fp32
   int m_staged_rows = 0;
+  // The nonzero extent of a tile: every weight in a row >= rows or a column >= cols is +-0.
+  struct Extent {
+    int rows = 0, cols = 0;
+  };
+  Extent m_staging_extent, m_active_extent;
   bool m_have_active = false;
   int64_t m_shift_free = 0;           // first cycle the weight shift path is free
   int64_t m_input_free = 0;           // first cycle the input port is free
@@ -119,6 +127,7 @@ class Mxu {
   int64_t m_staging_free = 0;         // first cycle no input in flight uses the staging buffer
   std::vector<float> m_acc;           // acc_blocks x sublanes x C
   std::vector<float> m_in;            // scratch: one input block rounded to bf16 (sublanes x R)
+  std::vector<float> m_start;         // scratch: an accumulator block's values before an mmul
   size_t m_block_size;                // sublanes x C
   std::vector<float> m_fifo_values;   // result_fifo blocks
   std::vector<int64_t> m_fifo_ready;  // per slot: first cycle its block may be popped

@@ -10,52 +10,77 @@ namespace tessera::graph::kernels {
 
 namespace {
 
-// A per-thread scratch buffer of n zeros (slot: which of the kernel's buffers), reused across
-// calls so large im2col matrices do not page-fault on every step.
+// A per-thread scratch buffer of at least n elements (slot: which of the kernel's buffers), reused
+// across calls so large buffers do not page-fault on every step; its contents are left as they
+// are.
 template <typename T>
-std::vector<T>& scratch_zeros(int slot, size_t n) {
+T* scratch(int slot, size_t n) {
   thread_local std::vector<T> buffers[2];
   std::vector<T>& b = buffers[slot];
-  b.assign(n, T(0));
-  return b;
+  if (b.size() < n) b.resize(n);
+  return b.data();
 }
 
-// cols[(n, oh, ow), (kh, kw, ci)] of x[N, H, W, Ci]; out-of-image taps are zero.
+// Rows [m0, m1) of cols[(n, oh, ow), (kh, kw, ci)] of x[N, H, W, Ci] into out (row m at
+// out + (m - m0) * K); out-of-image taps are zero. Every element is written.
 template <typename T>
-const std::vector<T>& im2col(const T* x, const ConvGeom& g) {
+void im2col_rows(const T* x, const ConvGeom& g, long m0, long m1, T* out) {
   const long K = static_cast<long>(g.kh) * g.kw * g.ci;
-  std::vector<T>& cols = scratch_zeros<T>(0, static_cast<size_t>(g.n) * g.oh * g.ow * K);
-  T* out = cols.data();
-  for (int n = 0; n < g.n; ++n)
-    for (int oh = 0; oh < g.oh; ++oh)
-      for (int ow = 0; ow < g.ow; ++ow, out += K)
-        for (int kh = 0; kh < g.kh; ++kh) {
-          const int h = oh * g.stride - g.pad + kh;
-          if (h < 0 || h >= g.h) continue;
-          for (int kw = 0; kw < g.kw; ++kw) {
-            const int w = ow * g.stride - g.pad + kw;
-            if (w < 0 || w >= g.w) continue;
-            const T* src = x + ((static_cast<long>(n) * g.h + h) * g.w + w) * g.ci;
-            T* dst = out + (static_cast<long>(kh) * g.kw + kw) * g.ci;
-            for (int c = 0; c < g.ci; ++c) dst[c] = src[c];
-          }
+  for (long m = m0; m < m1; ++m, out += K) {
+    const int ow = static_cast<int>(m % g.ow), oh = static_cast<int>(m / g.ow % g.oh);
+    const long n = m / (static_cast<long>(g.ow) * g.oh);
+    T* dst = out;
+    for (int kh = 0; kh < g.kh; ++kh) {
+      const int h = oh * g.stride - g.pad + kh;
+      for (int kw = 0; kw < g.kw; ++kw, dst += g.ci) {
+        const int w = ow * g.stride - g.pad + kw;
+        if (h < 0 || h >= g.h || w < 0 || w >= g.w) {
+          std::fill(dst, dst + g.ci, T(0));
+        } else {
+          const T* src = x + ((n * g.h + h) * g.w + w) * g.ci;
+          std::copy(src, src + g.ci, dst);
         }
-  return cols;
+      }
+    }
+  }
+}
+
+// Output rows per im2col block of the forward convolution (K x N the matmul's other sizes): about
+// 512 Ki elements of the matrix (2 MiB of floats, so a block stays in the cache between im2col and
+// the matmul), a multiple of 16, and at least 2 Mi multiply-adds: OpenBLAS computes products of at
+// most 1e6 (M N K) with other kernels, whose sums differ, so every block stays above that.
+long block_rows(long K, long N) {
+  constexpr long kBlockElements = long{1} << 19, kLeastMacs = long{1} << 21;
+  const long kn = std::max<long>(K * N, 1);
+  const long rows = std::max(kBlockElements / std::max<long>(K, 1), (kLeastMacs + kn - 1) / kn);
+  return (rows + 15) / 16 * 16;
 }
 
 }  // namespace
 
+// A block of output rows of y depends only on the same rows of im2col(x), so the matmul runs block
+// by block on an im2col block that stays in the cache; each row's sums are the same as with one
+// matmul over all rows (block_rows).
 template <typename T>
 void conv2d(const T* x, const T* w, T* y, const ConvGeom& g, const Matmul& mm) {
-  const std::vector<T>& cols = im2col(x, g);
-  mm(cols.data(), w, y, g.n * g.oh * g.ow, g.kh * g.kw * g.ci, g.co);
+  const long M = static_cast<long>(g.n) * g.oh * g.ow, K = static_cast<long>(g.kh) * g.kw * g.ci;
+  const long rows = block_rows(K, g.co);
+  // A last block shorter than `rows` joins the one before it.
+  T* cols = scratch<T>(0, static_cast<size_t>(std::min(M, 2 * rows - 1) * K));
+  for (long m0 = 0, m1; m0 < M; m0 = m1) {
+    m1 = M - m0 < 2 * rows ? M : m0 + rows;
+    im2col_rows(x, g, m0, m1, cols);
+    mm(cols, w, y + m0 * g.co, static_cast<int>(m1 - m0), static_cast<int>(K), g.co);
+  }
 }
 
 template <typename T>
 void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const Matmul& mm) {
   // e[N, H+KH-1, W+KW-1, Co]: dy zero-dilated by the stride, placed at offset KH-1-pad.
   const int eh = g.h + g.kh - 1, ew = g.w + g.kw - 1;
-  std::vector<T>& e = scratch_zeros<T>(1, static_cast<size_t>(g.n) * eh * ew * g.co);
+  const size_t e_size = static_cast<size_t>(g.n) * eh * ew * g.co;
+  T* e = scratch<T>(1, e_size);
+  std::fill(e, e + e_size, T(0));
   for (int n = 0; n < g.n; ++n)
     for (int oh = 0; oh < g.oh; ++oh) {
       const int j = oh * g.stride + g.kh - 1 - g.pad;
@@ -64,7 +89,7 @@ void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const 
         const int l = ow * g.stride + g.kw - 1 - g.pad;
         if (l < 0 || l >= ew) continue;
         const T* src = dy + ((static_cast<long>(n) * g.oh + oh) * g.ow + ow) * g.co;
-        T* dst = e.data() + ((static_cast<long>(n) * eh + j) * ew + l) * g.co;
+        T* dst = e + ((static_cast<long>(n) * eh + j) * ew + l) * g.co;
         for (int c = 0; c < g.co; ++c) dst[c] = src[c];
       }
     }
@@ -78,50 +103,68 @@ void conv2d_input_grad(const T* dy, const T* w, T* dx, const ConvGeom& g, const 
               w[((static_cast<size_t>(g.kh - 1 - kh) * g.kw + (g.kw - 1 - kw)) * g.ci + ci) * g.co +
                 co];
   const ConvGeom full{g.n, eh, ew, g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
-  conv2d(e.data(), wf.data(), dx, full, mm);
+  conv2d(e, wf.data(), dx, full, mm);
 }
 
 template <typename T>
 void conv2d_weight_grad(const T* x, const T* dy, T* dw, const ConvGeom& g, const Matmul& mm) {
-  const std::vector<T>& cols = im2col(x, g);
-  mm.transposed_a(cols.data(), dy, dw, g.kh * g.kw * g.ci, g.n * g.oh * g.ow, g.co);
+  const long M = static_cast<long>(g.n) * g.oh * g.ow, K = static_cast<long>(g.kh) * g.kw * g.ci;
+  T* cols = scratch<T>(0, static_cast<size_t>(M * K));
+  im2col_rows(x, g, 0, M, cols);
+  mm.transposed_a(cols, dy, dw, static_cast<int>(K), static_cast<int>(M), g.co);
 }
 
 namespace {
 
-// Index (into x) of the first maximum, in (kh, kw) order, of the window of output (n, oh, ow, c).
+// For every channel c of output (n, oh, ow): the index (into x) of the first maximum, in (kh, kw)
+// order, of its window, into best[0, Ci).
 template <typename T>
-long window_argmax(const T* x, const ConvGeom& g, int n, int oh, int ow, int c) {
-  long best = -1;
+void window_argmax(const T* x, const ConvGeom& g, int n, int oh, int ow, long* best) {
+  thread_local std::vector<T> top;
+  top.resize(static_cast<size_t>(g.ci));
   for (int kh = 0; kh < g.kh; ++kh)
     for (int kw = 0; kw < g.kw; ++kw) {
       const int h = oh * g.stride + kh, w = ow * g.stride + kw;
-      const long i = ((static_cast<long>(n) * g.h + h) * g.w + w) * g.ci + c;
-      if (best < 0 || x[i] > x[best]) best = i;
+      const long i = ((static_cast<long>(n) * g.h + h) * g.w + w) * g.ci;
+      const bool first = kh == 0 && kw == 0;
+      for (int c = 0; c < g.ci; ++c)
+        if (first || x[i + c] > top[static_cast<size_t>(c)]) {
+          top[static_cast<size_t>(c)] = x[i + c];
+          best[c] = i + c;
+        }
     }
-  return best;
+}
+
+// Calls f(dy/y offset, best) for every output position, best as window_argmax gives it.
+template <typename T, typename F>
+void for_each_window(const T* x, const ConvGeom& g, F&& f) {
+  thread_local std::vector<long> best;
+  best.resize(static_cast<size_t>(g.ci));
+  long at = 0;
+  for (int n = 0; n < g.n; ++n)
+    for (int oh = 0; oh < g.oh; ++oh)
+      for (int ow = 0; ow < g.ow; ++ow, at += g.ci) {
+        window_argmax(x, g, n, oh, ow, best.data());
+        f(at, best.data());
+      }
 }
 
 }  // namespace
 
 template <typename T>
 void maxpool2d(const T* x, T* y, const ConvGeom& g) {
-  for (int n = 0; n < g.n; ++n)
-    for (int oh = 0; oh < g.oh; ++oh)
-      for (int ow = 0; ow < g.ow; ++ow)
-        for (int c = 0; c < g.ci; ++c) *y++ = x[window_argmax(x, g, n, oh, ow, c)];
+  for_each_window(x, g, [&](long at, const long* best) {
+    for (int c = 0; c < g.ci; ++c) y[at + c] = x[best[c]];
+  });
 }
 
+// Each dx element gathers its dy terms in (n, oh, ow) order, as one output position at a time.
 template <typename T>
 void maxpool2d_grad(const T* dy, const T* x, T* dx, const ConvGeom& g) {
   std::fill(dx, dx + static_cast<long>(g.n) * g.h * g.w * g.ci, T(0));
-  for (int n = 0; n < g.n; ++n)
-    for (int oh = 0; oh < g.oh; ++oh)
-      for (int ow = 0; ow < g.ow; ++ow)
-        for (int c = 0; c < g.ci; ++c) {
-          const long i = window_argmax(x, g, n, oh, ow, c);
-          dx[i] = dx[i] + *dy++;
-        }
+  for_each_window(x, g, [&](long at, const long* best) {
+    for (int c = 0; c < g.ci; ++c) dx[best[c]] = dx[best[c]] + dy[at + c];
+  });
 }
 
 #define TESSERA_INSTANTIATE(T)                                                                 \

@@ -9,7 +9,8 @@
 //         K orders below); row sums are numerics::column_sum (8 sublanes); softmax max/sum over
 //         classes are numerics::tree_max / tree_sum; exp, log and reciprocal are numerics::eup_*.
 //
-// Convolutions are im2col + one matmul, so their K order is the im2col column order:
+// Convolutions are im2col + one matmul, so their K order is the im2col column order (conv2d runs
+// the matmul in blocks of output rows, each row's sums those of the one matmul: conv_kernels.cpp):
 //   conv2d:             K = (kh, kw, ci) ascending; M = (n, oh, ow)
 //   conv2d_input_grad:  a stride-1 convolution of dy, zero-dilated by the stride and padded by
 //                       KH-1-pad (KW-1-pad), with the kernel flipped and transposed
