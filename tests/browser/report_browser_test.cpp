@@ -356,11 +356,11 @@ TEST_F(BrowserReport, AMappingAndAMapperSuite) {
 
 TEST_F(BrowserReport, AWorkloadSuiteShowsCyclesAgainstTheBoundAndItsUnsupportedRows) {
   const std::string d = out_dir();
-  // A real suite run: two rows that run and one whose program does not fit instruction memory
-  // yet (resnet50).
+  // A real suite run: two rows that run and one the suite refuses (bert_100: D not a multiple
+  // of the head width).
   const std::string suite = d + "/suite.json";
   tessera_to("bench suite --config " + source("configs/tpu-v2-like.json") +
-                 " --only 'gemm_256|layernorm_512x768|resnet50' --json --html " + d + "/suite.html",
+                 " --only 'gemm_256|layernorm_512x768|bert_100' --json --html " + d + "/suite.html",
              suite);
   tessera("report " + suite + " -o " + d + "/report.html");
   const Page direct = open_page(d + "/suite.html");
