@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "common/error.h"
+#include "graph/zoo_layers.h"
 
 namespace tessera::graph {
 
@@ -39,8 +39,7 @@ class BertBuilder {
   int linear(int x, int64_t out, const std::string& name, const std::string& value = "") {
     const int w = g().add_param(name + ".w", {g().value(x).shape.back(), out});
     const int b = g().add_param(name + ".b", {out});
-    return g().add_node(OpKind::kAdd, {g().add_node(OpKind::kMatMul, {x, w}, {}, name + ".xw"), b},
-                        {}, value.empty() ? name : value);
+    return add_linear(g(), x, w, b, name, value);
   }
 
   // LayerNorm(x + residual).
@@ -89,18 +88,13 @@ class BertBuilder {
 
 Model build_bert(const BertSpec& spec, int batch) {
   const std::string where = "model 'bert'";
-  auto at_least_1 = [&](int v, const char* what) {
-    if (v < 1) throw Error(where, std::string(what) + " must be >= 1, got " + std::to_string(v));
-  };
-  at_least_1(batch, "batch");
-  at_least_1(spec.layers, "layers");
-  at_least_1(spec.d_model, "d_model");
-  at_least_1(spec.heads, "heads");
-  at_least_1(spec.seq, "seq");
-  at_least_1(spec.vocab, "vocab");
-  if (spec.d_model % spec.heads != 0)
-    throw Error(where, "heads (" + std::to_string(spec.heads) + ") must divide d_model (" +
-                           std::to_string(spec.d_model) + ")");
+  require_at_least(where, batch, 1, "batch");
+  require_at_least(where, spec.layers, 1, "layers");
+  require_at_least(where, spec.d_model, 1, "d_model");
+  require_at_least(where, spec.heads, 1, "heads");
+  require_at_least(where, spec.seq, 1, "seq");
+  require_at_least(where, spec.vocab, 1, "vocab");
+  require_heads_divide(where, spec.heads, spec.d_model);
   return BertBuilder(spec, batch).build();
 }
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "common/error.h"
 #include "common/normal_draw.h"
 #include "common/splitmix64.h"
+#include "graph/zoo_layers.h"
 
 namespace tessera::graph {
 
@@ -58,9 +58,7 @@ class GptBuilder {
   int linear(int x, int64_t out, const std::string& name, const std::string& value = "") {
     const int w = g().add_param(name + ".w", {features(x), out});
     const int b = g().add_param(name + ".b", {out});
-    return g().add_node(OpKind::kAdd,
-                        {g().add_node(OpKind::kMatMul, {x, w}, {}, name + ".matmul"), b}, {},
-                        value.empty() ? name : value);
+    return add_linear(g(), x, w, b, name, value);
   }
 
   int attention(int x, const std::string& p) {
@@ -106,17 +104,12 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 Model build_gpt(const GptSpec& spec, int batch) {
   const std::string where = "model 'gpt'";
-  auto at_least_1 = [&](int v, const char* what) {
-    if (v < 1) throw Error(where, std::string(what) + " must be >= 1, got " + std::to_string(v));
-  };
-  at_least_1(batch, "batch");
-  at_least_1(spec.d_model, "d_model");
-  at_least_1(spec.heads, "heads");
-  at_least_1(spec.layers, "layers");
-  at_least_1(spec.context, "context");
-  if (spec.d_model % spec.heads != 0)
-    throw Error(where, "heads (" + std::to_string(spec.heads) + ") must divide d_model (" +
-                           std::to_string(spec.d_model) + ")");
+  require_at_least(where, batch, 1, "batch");
+  require_at_least(where, spec.d_model, 1, "d_model");
+  require_at_least(where, spec.heads, 1, "heads");
+  require_at_least(where, spec.layers, 1, "layers");
+  require_at_least(where, spec.context, 1, "context");
+  require_heads_divide(where, spec.heads, spec.d_model);
   return GptBuilder(spec, batch).build(spec.layers);
 }
 

@@ -8,6 +8,7 @@
 #include "common/normal_draw.h"
 #include "common/splitmix64.h"
 #include "graph/batch_norm.h"
+#include "graph/zoo_layers.h"
 
 namespace tessera::graph {
 
@@ -164,8 +165,7 @@ class ResNetBuilder {
         folded ? g().add_constant("fc.w", w_shape, values("fc.w")) : g().add_param("fc.w", w_shape);
     const int b =
         folded ? g().add_constant("fc.b", b_shape, values("fc.b")) : g().add_param("fc.b", b_shape);
-    return g().add_node(OpKind::kAdd, {g().add_node(OpKind::kMatMul, {x, w}, {}, "fc.matmul"), b},
-                        {}, "logits");
+    return add_linear(g(), x, w, b, "fc", "logits");
   }
 
   ResNetSpec m_spec;
@@ -177,15 +177,10 @@ class ResNetBuilder {
 void check_spec(const ResNetSpec& spec, int batch) {
   const std::string where = "model '" + model_name(spec) + "'";
   stage_shape(spec.depth);
-  auto at_least = [&](int v, int least, const char* what) {
-    if (v < least)
-      throw Error(where, std::string(what) + " must be >= " + std::to_string(least) + ", got " +
-                             std::to_string(v));
-  };
-  at_least(batch, 1, "batch");
-  at_least(spec.classes, 1, "classes");
-  at_least(spec.width, 1, "width");
-  at_least(spec.image, 32, "image");
+  require_at_least(where, batch, 1, "batch");
+  require_at_least(where, spec.classes, 1, "classes");
+  require_at_least(where, spec.width, 1, "width");
+  require_at_least(where, spec.image, 32, "image");
 }
 
 }  // namespace
