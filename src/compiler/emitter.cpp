@@ -162,6 +162,9 @@ void Emitter::roll_since(int64_t first) {
   m_bundles.resize(static_cast<size_t>(first));
   kernels::RollOptions options;
   options.nested = m_nested;
+  // Nested rolling (a program that does not fit otherwise): loops as short as one period, so
+  // that no run of copies shorter than a 64-bundle body is left straight after a loop.
+  if (m_nested) options.min_body = 16;
   append(kernels::roll_loops(code, m_spec, options).code);
 }
 

@@ -134,7 +134,7 @@ void lower_node_rolled(Pipeline& p, Codegen& cg, const graph::Node& n) {
   // Kernels longer than this many bundles have their periodic stretches rolled into loops
   // (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles), unless the
   // program is rolled nested (it does not fit otherwise).
-  const int64_t roll_above = cg.em().nested_rolling() ? 256 : 2048;
+  const int64_t roll_above = cg.em().nested_rolling() ? 64 : 2048;
   const int64_t first = cg.em().size();
   lower_node(p, cg, n);
   if (cg.em().size() - first > roll_above) cg.em().roll_since(first);

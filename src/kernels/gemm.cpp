@@ -26,6 +26,9 @@ constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (wei
 // The regular schedule: the weight loads' slot base, and the sD, sA, sB triple of the weight
 // DMAs of ragged tiles (the full tiles' DMAs keep their slot in kDmaRegs[0], toggled).
 constexpr int kRegSlot = 2, kRaggedDmaRegs = 3;
+// The regular schedule: the output region of the group's MXU 0 in rows (the stores' base) and in
+// words (the output DMAs' source), both toggled between groups.
+constexpr int kRegOutRow = 6, kRegOutWord = 7;
 constexpr int kRegularRing = 4;  // full-tile weight slots per MXU (a power of two)
 // Vreg rotations: input registers (shared by the MXUs), weight registers per MXU, then 2 for
 // popped results. A rotation is 3 registers continued across tiles, or, in the regular schedule,
@@ -91,6 +94,15 @@ class GemmGenerator {
   int64_t slot_row(const Tile& t) const {
     return m_weight_base + static_cast<int64_t>(t.weight_slot) * m_plan.R;
   }
+  // The output region (of 2 per MXU) that the next output, the result of last-K tile t, is stored
+  // to: the outputs' number modulo the regions, counting a ragged last group as full in the
+  // regular schedule (so that the group's MXU u stores to region u of the group's half).
+  int64_t next_out_region(const Tile& t) const {
+    const int64_t groups = ceil_div(m_plan.NT, m_units);
+    const int64_t o = m_regular ? (t.mc * groups + t.nt / m_units) * m_units + t.unit
+                                : static_cast<int64_t>(m_outputs.size());
+    return o % (2 * m_units);
+  }
   int rows_valid(int mc) const { return std::min(m_plan.Mb, m_plan.M - mc * m_plan.Mb); }
   int k_valid(int kt) const { return std::min(m_plan.R, m_plan.K - kt * m_plan.R); }
   int n_valid(int nt) const { return std::min(m_plan.C, m_plan.N - nt * m_plan.C); }
@@ -109,6 +121,8 @@ class GemmGenerator {
   void place_slot_toggles();
   void place_weight_dma(size_t i);
   void place_out_dma(size_t o);
+  int64_t place_toggle(int reg, int64_t after, int64_t before, int64_t flip);
+  void place_out_row_toggles();
   void emit_panel_dmas();
   void place_waits();
 
@@ -140,7 +154,9 @@ class GemmGenerator {
   std::vector<int64_t> m_panel_last_dma;  // per chunk: bundle of its last region DMA
   std::vector<int64_t> m_out_dma;         // per output tile: bundle of its DMA
   std::vector<size_t> m_outputs;          // per output tile: its (last K) tile
-  std::set<int64_t> m_first_push_steps;   // steps whose A bundle holds mflip + mmul
+  std::vector<int64_t> m_out_region;      // per output tile
+  std::vector<int64_t> m_out_first_store, m_out_last_store;  // per output tile: bundles
+  std::set<int64_t> m_first_push_steps;  // steps whose A bundle holds mflip + mmul
   int64_t m_global_pop = 0;
 };
 
@@ -175,7 +191,7 @@ void GemmGenerator::layout() {
   const int64_t out_base = std::max(
       m_out_base, weight_base + (kRegularRing + (p.K % p.R ? 2 : 0)) * int64_t{m_units} * p.R);
   m_regular = m_nested && m_rs >= 3 && ceil_div(rows_valid(p.MC - 1), p.S) >= 3 &&
-              kVIn + kRegularRotation * (1 + m_units) + 2 <= m_spec.vector_regs &&
+              kVIn + kRegularRotation * (2 + m_units) <= m_spec.vector_regs &&
               std::has_single_bit(static_cast<uint64_t>(m_units * p.R)) &&
               out_base + 2ll * m_units * Mb <= rows;
   if (m_regular) {
@@ -352,16 +368,23 @@ void GemmGenerator::emit_pushes(size_t i) {
   if (!last_k) return;
   // Block q is popped L pushes later, in the A bundle before that push's mmul (so the FIFO has room
   // for it), or in the B bundle before when that A bundle starts a tile (mflip + mmul fill it).
-  const int64_t out_row =
-      m_out_base + static_cast<int64_t>(m_outputs.size() % (2 * m_units)) * p.Mb;
+  m_out_region.push_back(next_out_region(t));
+  const int64_t out_row = m_out_base + m_out_region.back() * p.Mb;
   for (int q = 0; q < t.pushes; ++q, ++m_global_pop) {
-    const int v = v_pop() + static_cast<int>(m_global_pop % 2);
+    const int v =
+        v_pop() + (m_regular ? rotation_index(q, t.pushes) : static_cast<int>(m_global_pop % 2));
     const int64_t s = push_step(t, q) + m_lag;
     const bool tile_start = m_first_push_steps.count(s) > 0;
     const int64_t pop = tile_start ? A(s, t.unit) - 1 : A(s, t.unit);
     m_bb.put_first(pop, on_mxu(t.unit, op_d(Opcode::MPOP, v)));
-    m_bb.put(pop + 1, op_store(Opcode::VST, v, kRegZero, static_cast<int32_t>(out_row + q * p.S)));
+    // Regular schedule: relative to kRegOutRow (the region of the group's MXU 0).
+    const int64_t row = m_regular ? t.unit * p.Mb + q * p.S : out_row + q * p.S;
+    m_bb.put(pop + 1, op_store(Opcode::VST, v, m_regular ? kRegOutRow : kRegZero,
+                               static_cast<int32_t>(row)));
+    if (q == 0) m_out_first_store.push_back(pop + 1);
+    if (q == t.pushes - 1) m_out_last_store.push_back(pop + 1);
   }
+  m_plan.vmem_rows = std::max(m_plan.vmem_rows, out_row + t.pushes * p.S);
   m_outputs.push_back(i);
 }
 
@@ -392,12 +415,53 @@ void GemmGenerator::place_slot_toggles() {
 void GemmGenerator::place_out_dma(size_t o) {
   const Tile& t = m_tiles[m_outputs[o]];
   const GemmPlan& p = m_plan;
-  const int64_t out_row = m_out_base + static_cast<int64_t>(o % (2 * m_units)) * p.Mb;
+  const int64_t out_row = m_out_base + m_out_region[o] * p.Mb;
   const uint32_t desc = descriptor(rows_valid(t.mc), n_valid(t.nt), m_spec.lanes, p.N);
   const int64_t dst =
       p.c_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.N + static_cast<int64_t>(t.nt) * p.C;
-  m_out_dma.push_back(place_dma(kOut, A(push_step(t, t.pushes - 1) + m_lag + 2, t.unit),
-                                Opcode::DMAVH2, dst, out_row * m_spec.lanes, desc));
+  const int64_t desired = A(push_step(t, t.pushes - 1) + m_lag + 2, t.unit);
+  if (!m_regular) {
+    m_out_dma.push_back(
+        place_dma(kOut, desired, Opcode::DMAVH2, dst, out_row * m_spec.lanes, desc));
+    return;
+  }
+  // Regular schedule: the source relative to kRegOutWord, which moves to the other region after
+  // the group's last output DMA (and before the next group's first reads it).
+  const int r = kDmaRegs[kOut];
+  std::array<isa::Instr, 3> setup = set_triple(r, dst, 0, desc);
+  setup[1] = op_d_a_imm(Opcode::SADDI, r + 1, kRegOutWord,
+                        static_cast<int32_t>(int64_t{t.unit} * p.Mb * m_spec.lanes));
+  m_out_dma.push_back(place_dma(kOut, desired, Opcode::DMAVH2, r, setup));
+  if (t.unit != t.units - 1 || o + 1 == m_outputs.size()) return;
+  const int64_t flip = static_cast<int64_t>(m_units) * p.Mb * m_spec.lanes;
+  const int64_t region = m_out_base * m_spec.lanes;
+  m_last_dma[kOut] = place_toggle(kRegOutWord, m_out_dma.back(), -1, region ^ (region + flip));
+}
+
+// `sxori reg, reg, flip` in the first bundle after `after` with a free scalar slot, which must
+// come before `before` (unless negative); returns the bundle.
+int64_t GemmGenerator::place_toggle(int reg, int64_t after, int64_t before, int64_t flip) {
+  const int64_t x = m_bb.find_forward(after + 1, SlotClass::Scalar);
+  TESSERA_CHECK(before < 0 || x < before, "gemm: no scalar slot to toggle an output region");
+  m_bb.put(x, op_d_a_imm(Opcode::SXORI, reg, reg, static_cast<int32_t>(flip)));
+  return x;
+}
+
+// Regular schedule: kRegOutRow and kRegOutWord start at the first group's region and
+// kRegOutRow moves to the other region between a group's last store and the next group's first.
+void GemmGenerator::place_out_row_toggles() {
+  const GemmPlan& p = m_plan;
+  const int64_t first = m_bb.find_forward(0, SlotClass::Scalar);
+  m_bb.put(first, op_d_imm(Opcode::SLI, kRegOutRow, static_cast<int32_t>(m_out_base)));
+  m_bb.put(m_bb.find_forward(0, SlotClass::Scalar),
+           op_d_imm(Opcode::SLI, kRegOutWord, static_cast<int32_t>(m_out_base * m_spec.lanes)));
+  const int64_t flip = static_cast<int64_t>(m_units) * p.Mb;
+  for (size_t o = 0; o + 1 < m_outputs.size(); ++o) {
+    const Tile& t = m_tiles[m_outputs[o]];
+    if (t.unit == t.units - 1)
+      place_toggle(kRegOutRow, m_out_last_store[o], m_out_first_store[o + 1],
+                   m_out_base ^ (m_out_base + flip));
+  }
 }
 
 // A panel of chunk mc: one 2-D DMA per K region. Chunk 0 in the prologue (waited for before the
@@ -438,14 +502,21 @@ void GemmGenerator::place_waits() {
       place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2),
                  m_panel_last_dma[static_cast<size_t>(t.mc)]);
   }
-  // Output region o % (2 * units) is stored again by output o: the DMA of output o - 2 * units
-  // must have read it before the first store.
-  const size_t regions = 2 * static_cast<size_t>(m_units);
-  for (size_t o = regions; o < m_outputs.size(); ++o) {
+  // Output o stores to a region an earlier output o' used: the DMAs up to o' (completing in
+  // order) must have read it before the first store.
+  std::vector<int64_t> last_user(2 * static_cast<size_t>(m_units), -1);
+  int64_t waited = 0;  // output DMAs waited for
+  for (size_t o = 0; o < m_outputs.size(); ++o) {
     const Tile& t = m_tiles[m_outputs[o]];
-    place_wait(kFlagOut, 1, A(push_step(t, 0) + m_lag, t.unit) - 1, m_out_dma[o - regions]);
+    int64_t& user = last_user[static_cast<size_t>(m_out_region[o])];
+    if (user >= waited) {
+      place_wait(kFlagOut, static_cast<int>(user + 1 - waited),
+                 A(push_step(t, 0) + m_lag, t.unit) - 1, m_out_dma[static_cast<size_t>(user)]);
+      waited = user + 1;
+    }
+    user = static_cast<int64_t>(o);
   }
-  const int outstanding = static_cast<int>(std::min(regions, m_out_dma.size()));
+  const int outstanding = static_cast<int>(static_cast<int64_t>(m_out_dma.size()) - waited);
   place_wait(kFlagOut, outstanding, m_bb.find_forward(m_bb.size(), SlotClass::Misc),
              m_out_dma.back());
 }
@@ -465,6 +536,7 @@ isa::Program GemmGenerator::generate() {
     emit_pushes(i);
   }
   if (m_regular) place_slot_toggles();
+  if (m_regular) place_out_row_toggles();
   for (size_t i = 0; i < m_tiles.size(); ++i) place_weight_dma(i);
   emit_panel_dmas();
   for (size_t o = 0; o < m_outputs.size(); ++o) place_out_dma(o);
@@ -484,7 +556,9 @@ isa::Program GemmGenerator::generate() {
     // regular schedule (a program that does not fit otherwise) also rolls shorter push stretches.
     RollOptions o;
     o.min_body = m_regular ? 12 : std::max(24, 192 / p.S);
+    if (m_regular) o.min_saving = 12;
     o.nested = m_nested;
+    o.register_bases = m_regular;
     RolledCode rolled = roll_loops(straight, m_spec, o);
     prog.code = std::move(rolled.code);
     p.loops = rolled.loops;

@@ -36,7 +36,12 @@
 //     a ring of 4 slots per MXU in Gray-code order, their rows bit fields of one aligned block,
 //     and the loads and DMAs reach them through registers moved on by `sxori`, the DMA's HBM
 //     source by `saddi`, so no slot number shows in an immediate (the ragged last K tile keeps
-//     two slots of its own, addressed by immediates). The code repeats every two K steps.
+//     two slots of its own, addressed by immediates). The popped results rotate over 5 registers
+//     restarted per tile too, and the output regions are reached through two registers (rows for
+//     the stores, words for the output DMAs) toggled between groups of N tiles, so consecutive
+//     groups have the same code. The code repeats every two K steps; within a tile every three
+//     pushes (the roller's loops over them take their weight rows from the slot register,
+//     RollOptions::register_bases).
 //     Values are those of the straight schedule (the same ops in the same order per MXU).
 // Errors: tessera::Error when the shape cannot fit (vector memory, instruction memory).
 #pragma once

@@ -44,14 +44,23 @@ struct SlotVary {
   isa::Field base = isa::Field::D;
 };
 
-SlotVary slot_vary(const Instr& in, bool zero_ok) {
+// `based`: a memory operand on any base register varies too (RollOptions::register_bases).
+SlotVary slot_vary(const Instr& in, bool zero_ok, bool based) {
   if (in.op == Opcode::SLI) return {Vary::Sli, isa::Field::D};
   if (has_label(in)) return {Vary::Label, isa::Field::D};
-  if (!zero_ok) return {};
   for (const isa::Operand& o : isa::signature(in.op))
-    if (o.kind == OperandKind::Mem && isa::field_value(in, o.field) == kZeroReg)
+    if (o.kind == OperandKind::Mem &&
+        (based || (zero_ok && isa::field_value(in, o.field) == kZeroReg)))
       return {Vary::Mem, o.field};
   return {};
+}
+
+// The register an induction register of a varying slot starts from: none (-1) for an `sli`
+// value or an offset from the zero register, else the memory operand's base register.
+int start_register(const Instr& in, const SlotVary& v, bool zero_ok) {
+  if (v.kind != Vary::Mem) return -1;
+  const int base = isa::field_value(in, v.base);
+  return zero_ok && base == kZeroReg ? -1 : base;
 }
 
 uint64_t mix(uint64_t h, uint64_t v) {
@@ -89,6 +98,8 @@ class Roller {
 
  private:
   bool same_shape(int64_t x, int64_t y) const;
+  // The register `in`'s varying memory offset is added to is not written in bundles [x, y].
+  bool invariant(const Instr& in, int64_t x, int64_t y) const;
   int64_t imm(int64_t x, int s) const {
     return m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)].imm;
   }
@@ -127,6 +138,7 @@ class Roller {
   std::vector<uint64_t> m_reads,
       m_writes;  // [x]: scalar registers (bit r: s_r, r < 64) read / written
   std::vector<std::vector<int64_t>> m_refs;  // [r]: the bundles that read or write s_r, ascending
+  std::vector<std::vector<int64_t>> m_sets;  // [r]: the bundles that write s_r, ascending
   std::vector<int64_t> m_halts;              // the bundles holding a halt, ascending
   struct Branch {
     int64_t at, lowest, highest;  // a bundle with label operands and its lowest and highest target
@@ -144,9 +156,19 @@ bool Roller::same_shape(int64_t x, int64_t y) const {
     const Instr& q = b.slot[static_cast<size_t>(s)];
     if (slot_word(p) != slot_word(q)) return false;
     if (vary(x, s) == Vary::Fixed && p.imm != q.imm) return false;
+    if (vary(x, s) == Vary::Mem && p.imm != q.imm && !invariant(p, x, y)) return false;
     if (vary(x, s) == Vary::Label && int64_t{p.imm} - x != int64_t{q.imm} - y) return false;
   }
   return true;
+}
+
+bool Roller::invariant(const Instr& in, int64_t x, int64_t y) const {
+  const int reg = start_register(in, slot_vary(in, m_zero_ok, true), m_zero_ok);
+  if (reg < 0) return true;
+  if (reg >= kMaskedRegs) return false;
+  const std::vector<int64_t>& sets = m_sets[static_cast<size_t>(reg)];
+  const auto at = std::lower_bound(sets.begin(), sets.end(), x);
+  return at == sets.end() || *at > y;
 }
 
 // Copies y, y + L, y + 2L (already of the same shape) have affine immediates.
@@ -172,6 +194,7 @@ void Roller::analyse() {
   m_reads.assign(static_cast<size_t>(m_n), 0);
   m_writes.assign(static_cast<size_t>(m_n), 0);
   m_refs.assign(kMaskedRegs, {});
+  m_sets.assign(kMaskedRegs, {});
   auto mask_of = [](const isa::RegList& regs) {
     uint64_t m = 0;
     for (isa::RegRef r : regs)
@@ -184,7 +207,7 @@ void Roller::analyse() {
     int64_t lowest = INT64_MAX, highest = INT64_MIN;
     for (int s = 0; s < isa::kNumSlots; ++s) {
       const Instr& in = m_code[static_cast<size_t>(x)].slot[static_cast<size_t>(s)];
-      const Vary v = slot_vary(in, m_zero_ok).kind;
+      const Vary v = slot_vary(in, m_zero_ok, m_opt.register_bases).kind;
       m_vary[static_cast<size_t>(x * isa::kNumSlots + s)] = v;
       h = mix(h, slot_word(in));
       if (v == Vary::Fixed) h = mix(h, static_cast<uint32_t>(in.imm));
@@ -214,6 +237,8 @@ void Roller::analyse() {
     for (uint64_t m = m_reads[static_cast<size_t>(x)] | m_writes[static_cast<size_t>(x)]; m != 0;
          m &= m - 1)
       m_refs[static_cast<size_t>(std::countr_zero(m))].push_back(x);
+    for (uint64_t m = m_writes[static_cast<size_t>(x)]; m != 0; m &= m - 1)
+      m_sets[static_cast<size_t>(std::countr_zero(m))].push_back(x);
   }
   m_in_loop.assign(static_cast<size_t>(m_n), 0);
   m_cut.assign(static_cast<size_t>(m_n), 0);
@@ -353,9 +378,17 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   if (loop.trips < 2 || (loop.trips - 1) * L < m_opt.min_saving) return false;
   const int64_t end = loop.top + loop.trips * L;
 
-  // Deltas of the affine immediates, per body slot.
+  // Deltas of the affine immediates, per body slot, and the induction registers: one per
+  // distinct (delta, start register).
   std::vector<std::array<int64_t, isa::kNumSlots>> delta(static_cast<size_t>(L));
-  std::vector<int64_t> distinct;
+  std::vector<std::pair<int64_t, int>> distinct;
+  uint64_t body_writes = 0;
+  for (int64_t j = 0; j < L; ++j) body_writes |= m_writes[static_cast<size_t>(loop.top + j)];
+  auto induction = [&](int64_t j, int s) {
+    const Instr& in = m_code[static_cast<size_t>(loop.top + j)].slot[static_cast<size_t>(s)];
+    return std::pair{delta[static_cast<size_t>(j)][static_cast<size_t>(s)],
+                     start_register(in, slot_vary(in, m_zero_ok, m_opt.register_bases), m_zero_ok)};
+  };
   for (int64_t j = 0; j < L; ++j)
     for (int s = 0; s < isa::kNumSlots; ++s) {
       const int64_t d = vary(loop.top + j, s) == Vary::Label
@@ -367,7 +400,10 @@ bool Roller::plan(const Region& r, Loop& loop) const {
           int64_t{imm(loop.top + j, s)} - d < INT32_MIN ||
           int64_t{imm(loop.top + j, s)} - d > INT32_MAX)
         return false;
-      if (std::find(distinct.begin(), distinct.end(), d) == distinct.end()) distinct.push_back(d);
+      const auto key = induction(j, s);
+      if (key.second >= 0 && (body_writes >> key.second & 1) != 0) return false;
+      if (std::find(distinct.begin(), distinct.end(), key) == distinct.end())
+        distinct.push_back(key);
     }
 
   // Registers: untouched by the body, dead after the loop.
@@ -396,7 +432,7 @@ bool Roller::plan(const Region& r, Loop& loop) const {
   for (size_t i = 0; i < distinct.size(); ++i) {
     while (free_scalar(loop.body[static_cast<size_t>(j)]) == 0 || in_loop(loop.top + j)) --j;
     put_scalar(loop.body[static_cast<size_t>(j)],
-               scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i]));
+               scalar_op(Opcode::SADDI, regs[i + 1], regs[i + 1], distinct[i].first));
     inc_at[i] = j;
   }
 
@@ -408,10 +444,10 @@ bool Roller::plan(const Region& r, Loop& loop) const {
     for (int s = 0; s < isa::kNumSlots; ++s) {
       const int64_t d = delta[static_cast<size_t>(b)][static_cast<size_t>(s)];
       if (d == 0) continue;
-      const size_t i =
-          static_cast<size_t>(std::find(distinct.begin(), distinct.end(), d) - distinct.begin());
+      const size_t i = static_cast<size_t>(
+          std::find(distinct.begin(), distinct.end(), induction(b, s)) - distinct.begin());
       Instr& in = loop.body[static_cast<size_t>(b)].slot[static_cast<size_t>(s)];
-      const SlotVary v = slot_vary(in, m_zero_ok);
+      const SlotVary v = slot_vary(in, m_zero_ok, m_opt.register_bases);
       TESSERA_CHECK(v.kind != Vary::Fixed, "loop roll: a fixed immediate varies");
       if (!seen[i]) {
         seen[i] = true;
@@ -426,10 +462,13 @@ bool Roller::plan(const Region& r, Loop& loop) const {
       }
     }
 
-  // Setup: the trip count and the induction registers at 0, two per bundle.
+  // Setup: the trip count and the induction registers at their start (plus their start register,
+  // which the body does not write), two per bundle.
   std::vector<Instr> init{scalar_op(Opcode::SLI, counter, 0, loop.trips)};
   for (size_t i = 0; i < distinct.size(); ++i)
-    init.push_back(scalar_op(Opcode::SLI, regs[i + 1], 0, base[i]));
+    init.push_back(distinct[i].second < 0
+                       ? scalar_op(Opcode::SLI, regs[i + 1], 0, base[i])
+                       : scalar_op(Opcode::SADDI, regs[i + 1], distinct[i].second, base[i]));
   for (size_t i = 0; i < init.size(); ++i) {
     if (i % 2 == 0) loop.setup.emplace_back();
     put_scalar(loop.setup.back(), init[i]);

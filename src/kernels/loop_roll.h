@@ -45,6 +45,9 @@ struct RollOptions {
   int max_period = 8192;    // longest period searched
   bool nested = false;      // loops inside loops (above)
   bool inside_out = false;  // only the shortest-period-first selection (see loop_roll.cpp)
+  // Memory offsets from any base register are affine too: `[sB+imm]` becomes `[sI+imm0]`, sI
+  // starting at sB (`saddi sI, sB, ...`), when the loop's body does not write sB.
+  bool register_bases = false;
 };
 
 struct RolledCode {
