@@ -46,7 +46,7 @@ TEST(CompiledLoops, ProgramLongerThanTheInstructionMemory_bad) {
   CompileOptions o;
   o.batch = 128;
   EXPECT_EQ(tessera::testing::error_of([&] { compile(graph::zoo_spec("mlp"), spec, o); }),
-            "compiler: the program needs 2829 bundles; instruction memory holds 1024");
+            "compiler: the program needs 2317 bundles; instruction memory holds 1024");
 }
 
 }  // namespace
