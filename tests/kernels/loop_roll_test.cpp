@@ -211,6 +211,42 @@ TEST(LoopRoll, NestedRollingRollsLoopsIntoOuterLoops) {
   expect_same(ref.state(), timed.state());
 }
 
+// Copy k loads row sB + 8k, sB set twice (to 1000, then after copy 50 to 200), and stores it at
+// row 4096 + 8k. Offsets from sB are affine only with RollOptions::register_bases, and then in
+// two loops: none may run across the write of sB.
+std::vector<isa::Bundle> register_based_program() {
+  constexpr int kBase = 3;
+  BundleBuilder bb;
+  bb.put(0, op_d_imm(Opcode::SLI, 0, 0));
+  bb.put(0, op_d_imm(Opcode::SLI, kBase, 1000));
+  for (int k = 0; k < kCopies; ++k) {
+    const int64_t b = 2 + 2 * k;
+    if (k == kCopies / 2) bb.put(b - 1, op_d_imm(Opcode::SLI, kBase, 200));
+    bb.put(b, op_d_a_imm(Opcode::VLD, 1, kBase, 8 * k));
+    bb.put(b + 1, op_store(Opcode::VST, 1, 0, 4096 + 8 * k));
+  }
+  return bb.finish();
+}
+
+TEST(LoopRoll, RegisterBasedOffsetsRollWithoutCrossingAWriteOfTheBase) {
+  const core::CoreSpec s = spec();
+  const std::vector<isa::Bundle> code = register_based_program();
+  EXPECT_EQ(roll_loops(code, s).loops, 0);
+  RollOptions o;
+  o.register_bases = true;
+  const RolledCode rolled = roll_loops(code, s, o);
+  EXPECT_EQ(rolled.loops, 2);
+  EXPECT_LT(rolled.code.size() + 80, code.size());
+  core::FunctionalCore ref(s, with_data(code));
+  ref.run();
+  core::FunctionalCore fun(s, with_data(rolled.code));
+  fun.run();
+  expect_same_results(ref.state(), fun.state());
+  core::Core timed(s, with_data(rolled.code));
+  timed.run();
+  expect_same_results(ref.state(), timed.state());
+}
+
 TEST(LoopRoll, CodeWithoutRepetitionIsUnchanged) {
   BundleBuilder bb;
   for (int k = 0; k < 50; ++k) bb.put(k, op_d_imm(Opcode::SLI, 1 + k % 20, k * k));
