@@ -32,7 +32,7 @@ constexpr int kRegOutRow = 6, kRegOutWord = 7;
 constexpr int kRegularRing = 4;  // full-tile weight slots per MXU (a power of two)
 // Vreg rotations: input registers (shared by the MXUs), weight registers per MXU, then 2 for
 // popped results. A rotation is 3 registers continued across tiles, or, in the regular schedule,
-// 5 restarted per tile (rotation_index).
+// 5 restarted per tile (rotation_index), the popped results' too.
 constexpr int kVIn = 0;
 constexpr int kRotation = 3, kRegularRotation = 5;
 constexpr int kWeightSlots = 6;  // per MXU
