@@ -158,7 +158,7 @@ TEST_F(TrainCli, ProgramLongerThanTheInstructionMemory_bad) {
   EXPECT_EQ(r.status >> 8, 1);
   EXPECT_EQ(
       r.err,
-      "tessera: error: compiler: the program needs 2829 bundles; instruction memory holds 1024\n");
+      "tessera: error: compiler: the program needs 2317 bundles; instruction memory holds 1024\n");
 }
 
 TEST_F(TrainCli, CheckpointFlags_bad) {
