@@ -9,13 +9,15 @@
 // Evaluation: the test samples [2^40, 2^40 + test), scored in batches of n: log loss and AUC
 // (runtime/binary_metrics.h).
 //
-// Host reference: the whole batch at once in fp32, a table row's gradient summed over the batch's
-// id positions in order; the tables are kept as the rows touched so far.
+// The dense part runs as graphs (runtime/dlrm_dense_step.h: the host executor in fp32, gradients
+// from autodiff); the dense Adagrad is graph::Optimizer's.
+// Host reference: the whole batch at once, a table row's gradient summed over the batch's id
+// positions in order; the tables are kept as the rows touched so far.
 // Sharded: processor p of P takes samples [p q + min(p, r), ...) of the batch (q = n / P,
 // r = n % P); its bags (sum) are looked up over the fabric, its dense forward and backward run on
-// the host in fp32 (the dense part is replicated; it is not simulated on the tensor core), its
-// bags' gradients go back to the tables' owners (the row updates on the sparse cores), and the
-// dense gradients, summed per processor, are all-reduced over the same fabric
+// the host in fp32 (the dense part is replicated; it is not simulated on the tensor core) with the
+// loss scaled by its share of the batch, its bags' gradients go back to the tables' owners (the
+// row updates on the sparse cores), and the dense gradients are all-reduced over the same fabric
 // (ShardedTables::all_reduce) before every replica applies the same update. Time per step: the
 // lookup, the backward and the all-reduce one after another, from the previous step's end.
 #pragma once
@@ -30,7 +32,9 @@
 #include "common/thread_pool.h"
 #include "core/spec.h"
 #include "graph/dlrm_model.h"
+#include "graph/optimizer.h"
 #include "runtime/dlrm_data.h"
+#include "runtime/dlrm_dense_step.h"
 #include "system/sparse_shard.h"
 #include "system/sparse_shard_tables.h"
 #include "system/system_spec.h"
@@ -53,16 +57,10 @@ void dlrm_recipe_check(const DlrmRecipe& r);
 
 inline constexpr int64_t kDlrmTestFirst = int64_t{1} << 40;
 
-// Adagrad over the dense parameters: accumulators of their shape, one step count.
-class DlrmDenseAdagrad {
- public:
-  explicit DlrmDenseAdagrad(const graph::DlrmDense& like);
-  void update(graph::DlrmDense& params, graph::DlrmDense& grads, double lr, float eps);
-
- private:
-  graph::DlrmDense m_acc;
-  int64_t m_step = 0;
-};
+// The dense parameters' Adagrad: graph::Optimizer over dlrm_init's parameters.
+graph::Optimizer dlrm_dense_optimizer(const DlrmRecipe& r, const DlrmParams& params);
+// One step of `opt` on `params` by `grads` (both in dlrm_init's order).
+void dlrm_dense_update(graph::Optimizer& opt, DlrmParams& params, const DlrmParams& grads);
 
 class DlrmTrainer {
  public:
@@ -85,9 +83,9 @@ class DlrmHostTrainer final : public DlrmTrainer {
   std::vector<std::vector<float>> pool(const DlrmBatch& b);
 
   DlrmRecipe m_r;
-  graph::DlrmDense m_dense;
-  DlrmDenseAdagrad m_opt;
-  graph::DlrmStep m_step;
+  DlrmParams m_dense;
+  graph::Optimizer m_opt;
+  DlrmDenseStep m_step;
   std::unordered_map<uint64_t, int64_t> m_index;  // (table << 32 | id) -> row slot
   std::vector<float> m_rows, m_acc;
   int64_t m_steps = 0;
@@ -126,9 +124,9 @@ class DlrmShardedTrainer final : public DlrmTrainer {
   ThreadPool m_serial{1};
   ThreadPool* m_pool;
   std::unique_ptr<system::ShardedTables> m_tables;
-  graph::DlrmDense m_dense;
-  DlrmDenseAdagrad m_opt;
-  std::vector<graph::DlrmStep> m_steps;  // one per processor
+  DlrmParams m_dense;
+  graph::Optimizer m_opt;
+  std::vector<DlrmDenseStep> m_steps;  // one per processor
   int64_t m_now = 0;
   DlrmShardFigures m_fig;
 };
