@@ -17,21 +17,34 @@ uint64_t mix(int t, int64_t row, int64_t col) {
       .next();
 }
 
-// An MLP of linear layers `name`<j> on x [n, in] with the given widths; ReLU after every layer
-// but the last unless `last_relu`; the last linear layer's output is named `out` (when not empty).
-// Appends the parameters and their fan-ins to m.
-int add_mlp(Model& m, int x, int64_t in, const std::vector<int>& widths, bool last_relu,
-            const std::string& name, const std::string& out = "") {
-  Graph& g = m.graph;
+struct Layer {
+  int w = -1, b = -1;
+};
+
+// The parameters of an MLP's linear layers `name`<j> on `in` inputs with the given widths;
+// appends them and their fan-ins to m.
+std::vector<Layer> add_layers(Model& m, int64_t in, const std::vector<int>& widths,
+                              const std::string& name) {
+  std::vector<Layer> layers;
   for (size_t j = 0; j < widths.size(); ++j) {
     const std::string layer = name + std::to_string(j);
-    const int w = g.add_param(layer + ".w", {in, widths[j]});
-    const int b = g.add_param(layer + ".b", {widths[j]});
-    m.params.insert(m.params.end(), {w, b});
+    layers.push_back({m.graph.add_param(layer + ".w", {in, widths[j]}),
+                      m.graph.add_param(layer + ".b", {widths[j]})});
+    m.params.insert(m.params.end(), {layers.back().w, layers.back().b});
     m.fan_in.insert(m.fan_in.end(), {in, in});
-    x = add_linear(g, x, w, b, layer, j + 1 < widths.size() ? "" : out);
-    if (j + 1 < widths.size() || last_relu) x = g.add_node(OpKind::kRelu, {x});
     in = widths[j];
+  }
+  return layers;
+}
+
+// The MLP of `layers` on x; ReLU after every layer but the last unless `last_relu`; the last
+// linear layer's output is named `out` (when not empty).
+int add_mlp(Graph& g, int x, const std::vector<Layer>& layers, bool last_relu,
+            const std::string& name, const std::string& out = "") {
+  for (size_t j = 0; j < layers.size(); ++j) {
+    const bool last = j + 1 == layers.size();
+    x = add_linear(g, x, layers[j].w, layers[j].b, name + std::to_string(j), last ? out : "");
+    if (!last || last_relu) x = g.add_node(OpKind::kRelu, {x});
   }
   return x;
 }
@@ -59,29 +72,33 @@ DlrmModel build_dlrm(const DlrmSpec& spec, int batch, double loss_scale) {
   Graph& g = m.graph;
   m.input = g.add_input("x", {n, spec.dense});
   m.labels = g.add_input("labels", {n}, DType::kI32);
+  const int64_t pairs = T * (T + 1) / 2;
   std::vector<int> widths = spec.bottom;
   widths.push_back(spec.dim);
-  const int z = add_mlp(m, m.input, spec.dense, widths, true, "bottom");
-  int v = g.add_node(OpKind::kReshape, {z}, Attrs::reshape({n, 1, D}));
-  for (int64_t t = 0; t < T; ++t) {
-    d.bags.push_back(g.add_param("bag" + std::to_string(t), {n, D}));
-    const int e = g.add_node(OpKind::kReshape, {d.bags.back()}, Attrs::reshape({n, 1, D}));
-    v = g.add_node(OpKind::kConcat, {v, e}, Attrs::concat(1));
-  }
-  const int all = g.add_node(OpKind::kBatchMatMul, {v, v}, Attrs::batch_matmul(false, true),
-                             "interaction.matmul");
-  int dots = -1;
-  for (int64_t i = 0; i < T; ++i) {
-    const int row =
-        g.add_node(OpKind::kSlice, {all}, Attrs::slice({n, 1, T - i}, {0, i, i + 1}, {1, 1, 1}));
-    dots = dots < 0 ? row : g.add_node(OpKind::kConcat, {dots, row}, Attrs::concat(2));
-  }
-  const int64_t pairs = T * (T + 1) / 2;
-  dots = g.add_node(OpKind::kReshape, {dots}, Attrs::reshape({n, pairs}), "interaction");
-  const int in = g.add_node(OpKind::kConcat, {z, dots}, Attrs::concat(1));
+  const std::vector<Layer> bottom = add_layers(m, spec.dense, widths, "bottom");
   widths = spec.top;
   widths.push_back(1);
-  m.logits = add_mlp(m, in, D + pairs, widths, false, "top", "logit");
+  const std::vector<Layer> top = add_layers(m, D + pairs, widths, "top");
+  d.bags = g.add_param("bags", {T, n, D});
+  const int z = add_mlp(g, m.input, bottom, true, "bottom");
+  const int e = g.add_node(OpKind::kPermute, {d.bags}, Attrs::permute({1, 0, 2}));
+  const int v =
+      g.add_node(OpKind::kConcat, {g.add_node(OpKind::kReshape, {z}, Attrs::reshape({n, 1, D})), e},
+                 Attrs::concat(1));
+  const int all = g.add_node(OpKind::kBatchMatMul, {v, v}, Attrs::batch_matmul(false, true),
+                             "interaction.matmul");
+  // The pairs (i, j), i < j, picked from the (T + 1)^2 products by a 0/1 matrix.
+  const int64_t V = T + 1;
+  std::vector<float> pick(static_cast<size_t>(V * V * pairs), 0.0f);
+  int64_t k = 0;
+  for (int64_t i = 0; i < V; ++i)
+    for (int64_t j = i + 1; j < V; ++j) pick[static_cast<size_t>((i * V + j) * pairs + k++)] = 1;
+  const int select = g.add_constant("interaction.pairs", {V * V, pairs}, std::move(pick));
+  const int dots = g.add_node(
+      OpKind::kMatMul, {g.add_node(OpKind::kReshape, {all}, Attrs::reshape({n, V * V})), select},
+      {}, "interaction");
+  const int in = g.add_node(OpKind::kConcat, {z, dots}, Attrs::concat(1));
+  m.logits = add_mlp(g, in, top, false, "top", "logit");
   const int both = g.add_node(OpKind::kPad, {m.logits}, Attrs::padded({n, 2}, {0, 1}, 0.0));
   const bool scaled = loss_scale != 1;
   m.loss = g.add_node(OpKind::kSoftmaxCrossEntropy, {both, m.labels}, {}, scaled ? "bce" : "loss");

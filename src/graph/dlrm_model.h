@@ -10,8 +10,9 @@
 //   loss   = binary cross-entropy with logits, mean over the batch:
 //            max(logit, 0) - logit y + log(1 + e^-|logit|)
 // As graph ops: each layer is the zoo's linear layer x W + b (W [in, out] row-major) and relu;
-// the dots are batch_matmul(v, v^T) of the stacked v [n, T + 1, D] (concat of reshapes) followed
-// by a slice of row i's entries j > i for every i, concatenated; the loss is
+// the dots are batch_matmul(v, v^T) of the stacked v [n, T + 1, D] (z concatenated with the
+// bags permuted to [n, T, D]), its (T + 1)^2 products per sample multiplied by a constant 0/1
+// matrix [(T + 1)^2, T (T + 1) / 2] that picks the pairs (exact in fp32); the loss is
 // softmax_cross_entropy of [0, logit] against the label y, which is exactly the BCE above
 // (log(1 + e^logit) - y logit). Gradients come from autodiff.
 //
@@ -42,16 +43,17 @@ float dlrm_table_value(const DlrmSpec& spec, uint64_t seed, int t, int64_t row, 
 
 // The dense part for `batch` samples. Graph values: input "x" [n, F], i32 input "labels" [n];
 // parameters in graph order: "bottom<j>.w" [in, out] and "bottom<j>.b" [out] per bottom layer,
-// "bag<t>" [n, D] for t < T, then "top<j>.w" and "top<j>.b". The bags are graph parameters only so
-// that autodiff gives their gradients (which go back to the tables' rows): they are bound for
-// every run and not trained. model.params lists the dense parameters only, bottom then top
+// the same for "top<j>", then "bags" [T, n, D] (table t's pooled bags at [t]: each table's n x D
+// result contiguous, as a lookup writes it). The bags are a graph parameter only so that autodiff
+// gives their gradient (which goes back to the tables' rows): they are bound for every run and not
+// trained. model.params lists the dense parameters only, the graph's first ones
 // (fan_in: the layer's in),
 // model.logits is "logit" [n, 1], model.loss "loss". With loss_scale != 1 the loss is the mean
 // BCE times loss_scale (a scale node; a processor's share of n of a global batch of N uses n / N,
 // so that its gradients add up to the global mean's). Throws Error "model 'dlrm'" for sizes < 1.
 struct DlrmModel {
   Model model;
-  std::vector<int> bags;
+  int bags = -1;
 };
 DlrmModel build_dlrm(const DlrmSpec& spec, int batch, double loss_scale = 1);
 

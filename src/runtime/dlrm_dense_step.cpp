@@ -12,7 +12,8 @@ struct DlrmDenseStep::Program {
   graph::DlrmModel m;
   graph::TrainingGraph t;  // training programs only
   std::unique_ptr<graph::Executor<float>> ex;
-  std::vector<int> param_grads, bag_grads;  // the gradient values, training programs only
+  std::vector<int> param_grads;  // the gradient values, training programs only
+  int bag_grads = -1;
 };
 
 namespace {
@@ -24,6 +25,20 @@ int grad_of(const graph::TrainingGraph& t, int value) {
 }
 
 }  // namespace
+
+std::vector<float> dlrm_bags(const DlrmPooled& pooled) {
+  std::vector<float> all;
+  for (const std::vector<float>& t : pooled) all.insert(all.end(), t.begin(), t.end());
+  return all;
+}
+
+std::vector<std::vector<float>> dlrm_split_bags(const std::vector<float>& bags, int tables) {
+  const auto each = static_cast<int64_t>(bags.size()) / tables;
+  std::vector<std::vector<float>> out;
+  for (int t = 0; t < tables; ++t)
+    out.emplace_back(bags.begin() + t * each, bags.begin() + (t + 1) * each);
+  return out;
+}
 
 DlrmDenseStep::DlrmDenseStep(const graph::DlrmSpec& spec) : m_spec(spec) {}
 DlrmDenseStep::~DlrmDenseStep() = default;
@@ -38,7 +53,7 @@ DlrmDenseStep::Program& DlrmDenseStep::program(int n, int global, bool training)
   if (training) {
     p->t = graph::build_training_graph(p->m.model.graph, p->m.model.loss);
     for (int v : p->m.model.params) p->param_grads.push_back(grad_of(p->t, v));
-    for (int v : p->m.bags) p->bag_grads.push_back(grad_of(p->t, v));
+    p->bag_grads = grad_of(p->t, p->m.bags);
     g = &p->t.graph;
   }
   p->ex = std::make_unique<graph::Executor<float>>(*g, graph::Numerics::kF32);
@@ -51,7 +66,7 @@ DlrmDenseStep::Program& DlrmDenseStep::run(const DlrmParams& params, const DlrmB
   Program& p = program(b.n, global, training);
   graph::Executor<float>& ex = *p.ex;
   for (size_t i = 0; i < params.size(); ++i) ex.set(p.m.model.params[i], params[i]);
-  for (size_t t = 0; t < pooled.size(); ++t) ex.set(p.m.bags[t], pooled[t]);
+  ex.set(p.m.bags, dlrm_bags(pooled));
   ex.set(p.m.model.input, b.dense);
   std::vector<int32_t> labels(b.labels.size());
   std::transform(b.labels.begin(), b.labels.end(), labels.begin(),
@@ -73,7 +88,7 @@ DlrmDenseGrads DlrmDenseStep::backward(const DlrmParams& params, const DlrmBatch
   DlrmDenseGrads g;
   g.logits = p.ex->get(p.m.model.logits);
   for (int v : p.param_grads) g.dense.push_back(p.ex->get(v));
-  for (int v : p.bag_grads) g.bags.push_back(p.ex->get(v));
+  g.bags = dlrm_split_bags(p.ex->get(p.bag_grads), m_spec.tables);
   return g;
 }
 

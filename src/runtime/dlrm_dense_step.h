@@ -18,6 +18,10 @@ namespace tessera::runtime {
 using DlrmParams = std::vector<std::vector<float>>;
 using DlrmPooled = std::vector<std::vector<float>>;
 
+// The graph's "bags" value [T, n, D]: the tables' results one after another; and back.
+std::vector<float> dlrm_bags(const DlrmPooled& pooled);
+std::vector<std::vector<float>> dlrm_split_bags(const std::vector<float>& bags, int tables);
+
 struct DlrmDenseGrads {
   std::vector<float> logits;             // [b.n]
   DlrmParams dense;                      // the dense parameters' gradients, in their order

@@ -27,13 +27,15 @@ std::vector<system::ShardedTable> table_list(const graph::DlrmSpec& m) {
 DlrmShardedTrainer::DlrmShardedTrainer(const DlrmRecipe& r, const core::CoreSpec& core,
                                        const system::SystemSpec& system,
                                        system::ShardPlacement placement, ThreadPool* pool,
-                                       RankGroup* ranks)
+                                       RankGroup* ranks, DlrmDenseOn dense)
     : m_r(r),
       m_P(system.processors()),
       m_pool(pool != nullptr ? pool : &m_serial),
       m_dense(graph::dlrm_init(r.model, r.seed)),
       m_opt(dlrm_dense_optimizer(r, m_dense)) {
   for (int p = 0; p < m_P; ++p) m_steps.emplace_back(r.model);
+  if (dense == DlrmDenseOn::kTensorCore)
+    m_chip = std::make_unique<DlrmChipDense>(r.model, core, m_P);
   if (r.batch < m_P)
     throw UsageError("--batch",
                      fmt::format("{}: fewer samples than the {} processors", r.batch, m_P));
@@ -89,15 +91,27 @@ double DlrmShardedTrainer::step(const DlrmBatch& b) {
   std::vector<double> losses(at(m_P));
   std::vector<std::vector<std::vector<float>>> dpooled(at(m_P));
   std::vector<std::vector<float>> flat(at(m_P));
+  std::vector<int64_t> tensor(at(m_P), 0);
+  if (m_chip)
+    for (int p = 0; p < m_P; ++p) m_chip->prepare(shard(b.n, p).second);
   m_pool->run(m_P, [&](int p) {
     const DlrmBatch s = slice(b, p);
-    DlrmDenseGrads g = m_steps[at(p)].backward(m_dense, s, l.pooled[at(p)], b.n);
-    losses[at(p)] = binary_log_loss(g.logits, s.labels) * s.n;
+    DlrmDenseGrads g;
+    if (m_chip) {
+      DlrmChipDenseRun run = m_chip->step(p, m_dense, s, l.pooled[at(p)], b.n);
+      losses[at(p)] = run.loss * s.n;
+      tensor[at(p)] = run.cycles;
+      g = std::move(run.grads);
+    } else {
+      g = m_steps[at(p)].backward(m_dense, s, l.pooled[at(p)], b.n);
+      losses[at(p)] = binary_log_loss(g.logits, s.labels) * s.n;
+    }
     dpooled[at(p)] = std::move(g.bags);
     for (const std::vector<float>& d : g.dense)
       flat[at(p)].insert(flat[at(p)].end(), d.begin(), d.end());
   });
-  const system::ShardedBackwardResult g = m_tables->backward(dpooled, l.cycles);
+  const int64_t stepped = l.cycles + *std::max_element(tensor.begin(), tensor.end());
+  const system::ShardedBackwardResult g = m_tables->backward(dpooled, stepped);
   const system::DenseAllReduceResult a = m_tables->all_reduce(flat, g.cycles);
   DlrmParams sum;
   auto from = flat[0].begin();
@@ -110,7 +124,8 @@ double DlrmShardedTrainer::step(const DlrmBatch& b) {
   ++f.steps;
   f.cycles += a.cycles - m_now;
   f.lookup_cycles += l.cycles - m_now;
-  f.backward_cycles += g.cycles - l.cycles;
+  f.tensor_cycles += stepped - l.cycles;
+  f.backward_cycles += g.cycles - stepped;
   f.allreduce_cycles += a.cycles - g.cycles;
   f.id_bytes += l.id_bytes;
   f.row_bytes += l.row_bytes;
