@@ -9,8 +9,8 @@
 // Evaluation: the test samples [2^40, 2^40 + test), scored in batches of n: log loss and AUC
 // (runtime/binary_metrics.h).
 //
-// The dense part runs as graphs (runtime/dlrm_dense_step.h: the host executor in fp32, gradients
-// from autodiff); the dense Adagrad is graph::Optimizer's.
+// The dense part is the graph of graph::build_dlrm (on the host: runtime/dlrm_dense_step.h, the
+// executor in fp32 with autodiff's gradients); the dense Adagrad is graph::Optimizer's.
 // Host reference: the whole batch at once, a table row's gradient summed over the batch's id
 // positions in order; the tables are kept as the rows touched so far.
 // Sharded: processor p of P takes samples [p q + min(p, r), ...) of the batch (q = n / P,

@@ -1,9 +1,11 @@
 // The DLRM workload at small sizes: the data generator (deterministic per sample, ids in range
 // and Zipf-skewed, labels that follow the planted teacher), the dense part's graph against the
 // model written out in double and its autodiff gradients against finite differences, the metrics,
-// and the sharded trainer (system/sparse_shard_tables.h) against the host reference: bit for bit on
-// one processor, within fp32 rounding on four (2 chips x 2 cores, both placements), the same on any
-// number of host threads; and that training learns.
+// the compiled dense step on a tensor core against the host graph, and the sharded trainer
+// (system/sparse_shard_tables.h) against the host reference: with the dense part on the host bit
+// for bit on one processor and within fp32 rounding on four (2 chips x 2 cores, both placements),
+// with it on the tensor cores within chip numerics' rounding and timed, the same on any number of
+// host threads; and that training learns.
 #include <algorithm>
 #include <cmath>
 #include <string>
