@@ -46,6 +46,7 @@ nlohmann::ordered_json figures_json(const runtime::DlrmShardFigures& f,
           {"cycles_per_step", per_step(static_cast<double>(f.cycles))},
           {"sim_seconds", static_cast<double>(f.cycles) / clock_hz},
           {"lookup_cycles", f.lookup_cycles},
+          {"tensor_core_cycles", f.tensor_cycles},
           {"backward_cycles", f.backward_cycles},
           {"dense_allreduce_cycles", f.allreduce_cycles},
           {"sparse_core",
@@ -150,10 +151,11 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
   if (sharded) {
     const runtime::DlrmShardFigures& fig = sharded->figures();
     std::printf(
-        "chip: %.0f cycles per step (lookup %.0f, backward %.0f, dense all-reduce %.0f); "
-        "exchange %.1f MiB per step\n",
+        "chip: %.0f cycles per step (lookup %.0f, tensor cores %.0f, backward %.0f, dense "
+        "all-reduce %.0f); exchange %.1f MiB per step\n",
         static_cast<double>(fig.cycles) / fig.steps,
         static_cast<double>(fig.lookup_cycles) / fig.steps,
+        static_cast<double>(fig.tensor_cycles) / fig.steps,
         static_cast<double>(fig.backward_cycles) / fig.steps,
         static_cast<double>(fig.allreduce_cycles) / fig.steps,
         static_cast<double>(fig.id_bytes + fig.row_bytes + fig.grad_bytes + fig.dense_bytes) /

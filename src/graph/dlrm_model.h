@@ -1,20 +1,29 @@
-// A DLRM-style recommendation model's dense part, in host fp32 (docs/sparse-core.md, "DLRM"):
-//   z      = bottom MLP(dense features x [F])                     [D]  (ReLU after every layer)
-//   e_t    = embedding_bag(ids of table t; sum)                   [D]  t = 1..T (the tables are
-//                                                                      the caller's)
-//   dots   = v_i . v_j for 0 <= i < j <= T, v_0 = z, v_t = e_t    [T (T + 1) / 2], (i, j) in
-//                                                                      lexicographic order
-//   logit  = top MLP([z, dots])                                   [1]  (ReLU after every hidden
-//                                                                      layer, the last linear)
+// A DLRM-style recommendation model's dense part as a graph (docs/sparse-core.md, "DLRM"):
+//   z      = bottom MLP(dense features x [n, F])                  [n, D]  (ReLU after every layer)
+//   e_t    = the pooled bag of table t (embedding_bag, sum)       [n, D]  t = 1..T (the tables
+//                                                                         are the caller's)
+//   dots   = v_i . v_j for 0 <= i < j <= T, v_0 = z, v_t = e_t    [n, T (T + 1) / 2], (i, j) in
+//                                                                         lexicographic order
+//   logit  = top MLP([z, dots])                                   [n, 1]  (ReLU after every
+//                                                                         hidden layer, the last
+//                                                                         linear)
 //   loss   = binary cross-entropy with logits, mean over the batch:
 //            max(logit, 0) - logit y + log(1 + e^-|logit|)
-// A layer is y = x W + b with W [in, out] row-major; its sums run over the inputs in order, in
-// fp32. Parameters: U(-1/sqrt(in), 1/sqrt(in)) for W and b, drawn in layer order (bottom first,
-// W before b, row-major) from SplitMix64(seed)'s unit53(); the tables: dlrm_table_value.
+// As graph ops: each layer is the zoo's linear layer x W + b (W [in, out] row-major) and relu;
+// the dots are batch_matmul(v, v^T) of the stacked v [n, T + 1, D] (z concatenated with the
+// bags permuted to [n, T, D]), its (T + 1)^2 products per sample multiplied by a constant 0/1
+// matrix [(T + 1)^2, T (T + 1) / 2] that picks the pairs (exact in fp32); the loss is
+// softmax_cross_entropy of [0, logit] against the label y, which is exactly the BCE above
+// (log(1 + e^logit) - y logit). Gradients come from autodiff.
+//
+// Parameters: U(-1/sqrt(in), 1/sqrt(in)) for W and b, drawn in layer order (bottom first, W before
+// b, row-major) from SplitMix64(seed)'s unit53() (dlrm_init); the tables: dlrm_table_value.
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#include "graph/model.h"
 
 namespace tessera::graph {
 
@@ -32,45 +41,23 @@ struct DlrmSpec {
 // SplitMix64(seed ^ mix(t, row, col)) (a pure function: sharded tables write rows lazily).
 float dlrm_table_value(const DlrmSpec& spec, uint64_t seed, int t, int64_t row, int64_t col);
 
-struct DlrmLayer {
-  int in = 0, out = 0;
-  std::vector<float> w, b;  // [in, out], [out]
+// The dense part for `batch` samples. Graph values: input "x" [n, F], i32 input "labels" [n];
+// parameters in graph order: "bottom<j>.w" [in, out] and "bottom<j>.b" [out] per bottom layer,
+// the same for "top<j>", then "bags" [T, n, D] (table t's pooled bags at [t]: each table's n x D
+// result contiguous, as a lookup writes it). The bags are a graph parameter only so that autodiff
+// gives their gradient (which goes back to the tables' rows): they are bound for every run and not
+// trained. model.params lists the dense parameters only, the graph's first ones
+// (fan_in: the layer's in),
+// model.logits is "logit" [n, 1], model.loss "loss". With loss_scale != 1 the loss is the mean
+// BCE times loss_scale (a scale node; a processor's share of n of a global batch of N uses n / N,
+// so that its gradients add up to the global mean's). Throws Error "model 'dlrm'" for sizes < 1.
+struct DlrmModel {
+  Model model;
+  int bags = -1;
 };
+DlrmModel build_dlrm(const DlrmSpec& spec, int batch, double loss_scale = 1);
 
-// The dense parameters, and their gradients in the same shape.
-struct DlrmDense {
-  std::vector<DlrmLayer> bottom, top;
-  int64_t size() const;  // parameter count
-  // Every parameter in layer order (bottom first, w before b): the all-reduce's and the
-  // optimizer's flat view.
-  std::vector<float*> tensors();
-  std::vector<int64_t> sizes() const;
-};
-
-DlrmDense dlrm_init(const DlrmSpec& spec, uint64_t seed);
-DlrmDense dlrm_zeros_like(const DlrmDense& d);
-
-// One batch of n samples through the dense part. x: n x F; pooled[t]: n x D (table t's bag sums).
-class DlrmStep {
- public:
-  explicit DlrmStep(const DlrmSpec& spec) : m_spec(spec) {}
-  // The logits [n]; keeps what backward needs.
-  const std::vector<float>& forward(const DlrmDense& p, const std::vector<float>& x,
-                                    const std::vector<std::vector<float>>& pooled, int n);
-  // The mean BCE loss over the batch's n samples of the last forward (labels 0 or 1), in double.
-  double loss(const std::vector<float>& labels) const;
-  // Backward of the last forward with dloss/dlogit_i = (sigmoid(logit_i) - y_i) * scale: adds
-  // the parameter gradients to `grads` and returns d pooled[t] (n x D per table).
-  std::vector<std::vector<float>> backward(const DlrmDense& p, const std::vector<float>& labels,
-                                           float scale, DlrmDense& grads);
-
- private:
-  DlrmSpec m_spec;
-  int m_n = 0;
-  // Activations: the input and output of every layer (after ReLU), per MLP.
-  std::vector<std::vector<float>> m_bottom_act, m_top_act;
-  std::vector<std::vector<float>> m_pooled;
-  std::vector<float> m_logits;
-};
+// The dense parameters' initial values, in model.params order.
+std::vector<std::vector<float>> dlrm_init(const DlrmSpec& spec, uint64_t seed);
 
 }  // namespace tessera::graph

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "runtime/binary_metrics.h"
 #include "runtime/dlrm_train.h"
 
 namespace tessera::runtime {
@@ -26,13 +27,15 @@ std::vector<system::ShardedTable> table_list(const graph::DlrmSpec& m) {
 DlrmShardedTrainer::DlrmShardedTrainer(const DlrmRecipe& r, const core::CoreSpec& core,
                                        const system::SystemSpec& system,
                                        system::ShardPlacement placement, ThreadPool* pool,
-                                       RankGroup* ranks)
+                                       RankGroup* ranks, DlrmDenseOn dense)
     : m_r(r),
       m_P(system.processors()),
       m_pool(pool != nullptr ? pool : &m_serial),
       m_dense(graph::dlrm_init(r.model, r.seed)),
-      m_opt(m_dense),
-      m_steps(at(m_P), graph::DlrmStep(r.model)) {
+      m_opt(dlrm_dense_optimizer(r, m_dense)) {
+  for (int p = 0; p < m_P; ++p) m_steps.emplace_back(r.model);
+  if (dense == DlrmDenseOn::kTensorCore)
+    m_chip = std::make_unique<DlrmChipDense>(r.model, core, m_P);
   if (r.batch < m_P)
     throw UsageError("--batch",
                      fmt::format("{}: fewer samples than the {} processors", r.batch, m_P));
@@ -87,36 +90,42 @@ double DlrmShardedTrainer::step(const DlrmBatch& b) {
   const system::ShardedLookupResult l = m_tables->lookup(B, numerics::Combiner::Sum, m_now);
   std::vector<double> losses(at(m_P));
   std::vector<std::vector<std::vector<float>>> dpooled(at(m_P));
-  std::vector<graph::DlrmDense> grads(at(m_P), graph::dlrm_zeros_like(m_dense));
+  std::vector<std::vector<float>> flat(at(m_P));
+  std::vector<int64_t> tensor(at(m_P), 0);
+  if (m_chip)
+    for (int p = 0; p < m_P; ++p) m_chip->prepare(shard(b.n, p).second);
   m_pool->run(m_P, [&](int p) {
     const DlrmBatch s = slice(b, p);
-    m_steps[at(p)].forward(m_dense, s.dense, l.pooled[at(p)], s.n);
-    losses[at(p)] = m_steps[at(p)].loss(s.labels) * s.n;
-    dpooled[at(p)] =
-        m_steps[at(p)].backward(m_dense, s.labels, 1.0f / static_cast<float>(b.n), grads[at(p)]);
+    DlrmDenseGrads g;
+    if (m_chip) {
+      DlrmChipDenseRun run = m_chip->step(p, m_dense, s, l.pooled[at(p)], b.n);
+      losses[at(p)] = run.loss * s.n;
+      tensor[at(p)] = run.cycles;
+      g = std::move(run.grads);
+    } else {
+      g = m_steps[at(p)].backward(m_dense, s, l.pooled[at(p)], b.n);
+      losses[at(p)] = binary_log_loss(g.logits, s.labels) * s.n;
+    }
+    dpooled[at(p)] = std::move(g.bags);
+    for (const std::vector<float>& d : g.dense)
+      flat[at(p)].insert(flat[at(p)].end(), d.begin(), d.end());
   });
-  const system::ShardedBackwardResult g = m_tables->backward(dpooled, l.cycles);
-  std::vector<std::vector<float>> flat(at(m_P));
-  const std::vector<int64_t> sizes = m_dense.sizes();
-  for (int p = 0; p < m_P; ++p) {
-    const std::vector<float*> ts = grads[at(p)].tensors();
-    for (size_t i = 0; i < ts.size(); ++i)
-      flat[at(p)].insert(flat[at(p)].end(), ts[i], ts[i] + sizes[i]);
-  }
+  const int64_t stepped = l.cycles + *std::max_element(tensor.begin(), tensor.end());
+  const system::ShardedBackwardResult g = m_tables->backward(dpooled, stepped);
   const system::DenseAllReduceResult a = m_tables->all_reduce(flat, g.cycles);
-  graph::DlrmDense sum = graph::dlrm_zeros_like(m_dense);
-  const std::vector<float*> ts = sum.tensors();
-  int64_t w = 0;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    std::copy_n(flat[0].begin() + w, sizes[i], ts[i]);
-    w += sizes[i];
+  DlrmParams sum;
+  auto from = flat[0].begin();
+  for (const std::vector<float>& d : m_dense) {
+    sum.emplace_back(from, from + static_cast<int64_t>(d.size()));
+    from += static_cast<int64_t>(d.size());
   }
-  m_opt.update(m_dense, sum, m_r.lr, m_r.eps);
+  dlrm_dense_update(m_opt, m_dense, sum);
   DlrmShardFigures& f = m_fig;
   ++f.steps;
   f.cycles += a.cycles - m_now;
   f.lookup_cycles += l.cycles - m_now;
-  f.backward_cycles += g.cycles - l.cycles;
+  f.tensor_cycles += stepped - l.cycles;
+  f.backward_cycles += g.cycles - stepped;
   f.allreduce_cycles += a.cycles - g.cycles;
   f.id_bytes += l.id_bytes;
   f.row_bytes += l.row_bytes;
@@ -137,7 +146,7 @@ std::vector<float> DlrmShardedTrainer::predict(const DlrmBatch& b) {
   std::vector<std::vector<float>> logits(at(m_P));
   m_pool->run(m_P, [&](int p) {
     const DlrmBatch s = slice(b, p);
-    logits[at(p)] = m_steps[at(p)].forward(m_dense, s.dense, l.pooled[at(p)], s.n);
+    logits[at(p)] = m_steps[at(p)].forward(m_dense, s, l.pooled[at(p)]);
   });
   std::vector<float> out;
   for (const auto& z : logits) out.insert(out.end(), z.begin(), z.end());

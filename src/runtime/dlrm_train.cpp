@@ -35,20 +35,31 @@ void dlrm_recipe_check(const DlrmRecipe& r) {
     throw UsageError("--rows", fmt::format("{}: ids are 32-bit", m.rows));
 }
 
-DlrmDenseAdagrad::DlrmDenseAdagrad(const graph::DlrmDense& like)
-    : m_acc(graph::dlrm_zeros_like(like)) {}
+graph::Optimizer dlrm_dense_optimizer(const DlrmRecipe& r, const DlrmParams& params) {
+  graph::OptimizerConfig c;
+  c.kind = graph::OptimizerKind::kAdagrad;
+  c.lr = r.lr;
+  c.eps = r.eps;
+  std::vector<int64_t> sizes;
+  for (const std::vector<float>& p : params) sizes.push_back(static_cast<int64_t>(p.size()));
+  return graph::Optimizer(c, sizes);
+}
 
-void DlrmDenseAdagrad::update(graph::DlrmDense& params, graph::DlrmDense& grads, double lr,
-                              float eps) {
-  const float clr = numerics::adagrad_step_lr(lr, 0, ++m_step);
-  const std::vector<int64_t> sizes = params.sizes();
-  const std::vector<float*> p = params.tensors(), g = grads.tensors(), s = m_acc.tensors();
-  for (size_t i = 0; i < p.size(); ++i)
-    numerics::adagrad_update(p[i], s[i], g[i], sizes[i], clr, eps);
+void dlrm_dense_update(graph::Optimizer& opt, DlrmParams& params, const DlrmParams& grads) {
+  std::vector<float*> p;
+  std::vector<const float*> g;
+  for (size_t i = 0; i < params.size(); ++i) {
+    p.push_back(params[i].data());
+    g.push_back(grads[i].data());
+  }
+  opt.step(p, g);
 }
 
 DlrmHostTrainer::DlrmHostTrainer(const DlrmRecipe& r)
-    : m_r(r), m_dense(graph::dlrm_init(r.model, r.seed)), m_opt(m_dense), m_step(r.model) {}
+    : m_r(r),
+      m_dense(graph::dlrm_init(r.model, r.seed)),
+      m_opt(dlrm_dense_optimizer(r, m_dense)),
+      m_step(r.model) {}
 
 float* DlrmHostTrainer::row(int t, uint32_t id) {
   const int64_t D = m_r.model.dim;
@@ -77,37 +88,33 @@ std::vector<std::vector<float>> DlrmHostTrainer::pool(const DlrmBatch& b) {
 
 double DlrmHostTrainer::step(const DlrmBatch& b) {
   const int D = m_r.model.dim, L = m_r.data.bag;
-  m_step.forward(m_dense, b.dense, pool(b), b.n);
-  const double loss = m_step.loss(b.labels);
-  graph::DlrmDense grads = graph::dlrm_zeros_like(m_dense);
-  const std::vector<std::vector<float>> dpooled =
-      m_step.backward(m_dense, b.labels, 1.0f / static_cast<float>(b.n), grads);
+  DlrmDenseGrads g = m_step.backward(m_dense, b, pool(b), b.n);
   ++m_steps;
   const float clr = numerics::adagrad_step_lr(m_r.lr, 0, m_steps);
   for (int t = 0; t < m_r.model.tables; ++t) {
     std::vector<uint32_t> ids = b.ids[at(t)];
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    std::vector<float> g(ids.size() * at(D), 0.0f);
+    std::vector<float> rg(ids.size() * at(D), 0.0f);
     for (int i = 0; i < b.n; ++i)
       for (int j = 0; j < L; ++j) {
         const uint32_t id = b.ids[at(t)][at(int64_t{i} * L + j)];
         const auto k = std::lower_bound(ids.begin(), ids.end(), id) - ids.begin();
-        numerics::bag_scatter(g.data() + k * D, dpooled[at(t)].data() + int64_t{i} * D, D, L,
+        numerics::bag_scatter(rg.data() + k * D, g.bags[at(t)].data() + int64_t{i} * D, D, L,
                               numerics::Combiner::Sum);
       }
     for (size_t k = 0; k < ids.size(); ++k) {
       float* p = row(t, ids[k]);
-      numerics::sparse_adagrad_row(p, m_acc.data() + (p - m_rows.data()), g.data() + k * at(D), D,
+      numerics::sparse_adagrad_row(p, m_acc.data() + (p - m_rows.data()), rg.data() + k * at(D), D,
                                    clr, m_r.eps);
     }
   }
-  m_opt.update(m_dense, grads, m_r.lr, m_r.eps);
-  return loss;
+  dlrm_dense_update(m_opt, m_dense, g.dense);
+  return binary_log_loss(g.logits, b.labels);
 }
 
 std::vector<float> DlrmHostTrainer::predict(const DlrmBatch& b) {
-  return m_step.forward(m_dense, b.dense, pool(b), b.n);
+  return m_step.forward(m_dense, b, pool(b));
 }
 
 DlrmEval evaluate_dlrm(const DlrmRecipe& r, DlrmTrainer& trainer) {

@@ -9,15 +9,20 @@
 // Evaluation: the test samples [2^40, 2^40 + test), scored in batches of n: log loss and AUC
 // (runtime/binary_metrics.h).
 //
-// Host reference: the whole batch at once in fp32, a table row's gradient summed over the batch's
-// id positions in order; the tables are kept as the rows touched so far.
+// The dense part is the graph of graph::build_dlrm (on the host: runtime/dlrm_dense_step.h, the
+// executor in fp32 with autodiff's gradients); the dense Adagrad is graph::Optimizer's.
+// Host reference: the whole batch at once, a table row's gradient summed over the batch's id
+// positions in order; the tables are kept as the rows touched so far.
 // Sharded: processor p of P takes samples [p q + min(p, r), ...) of the batch (q = n / P,
 // r = n % P); its bags (sum) are looked up over the fabric, its dense forward and backward run on
-// the host in fp32 (the dense part is replicated; it is not simulated on the tensor core), its
-// bags' gradients go back to the tables' owners (the row updates on the sparse cores), and the
-// dense gradients, summed per processor, are all-reduced over the same fabric
-// (ShardedTables::all_reduce) before every replica applies the same update. Time per step: the
-// lookup, the backward and the all-reduce one after another, from the previous step's end.
+// its tensor core (runtime/dlrm_chip_dense.h: the compiled step, chip numerics, timed) or, with
+// DlrmDenseOn::kHost, on the host in fp32 (untimed), either way with the gradients of its share
+// of the batch mean; its bags' gradients go back to the tables' owners (the row updates on the
+// sparse cores), and the dense gradients are all-reduced over the same fabric
+// (ShardedTables::all_reduce) before every replica applies the same update (on the host). Time
+// per step, one phase after another from the previous step's end: the lookup, the tensor cores'
+// step (the slowest processor's), the sparse backward and the all-reduce. Evaluation (predict)
+// scores with the dense part on the host in fp32.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +35,10 @@
 #include "common/thread_pool.h"
 #include "core/spec.h"
 #include "graph/dlrm_model.h"
+#include "graph/optimizer.h"
+#include "runtime/dlrm_chip_dense.h"
 #include "runtime/dlrm_data.h"
+#include "runtime/dlrm_dense_step.h"
 #include "system/sparse_shard.h"
 #include "system/sparse_shard_tables.h"
 #include "system/system_spec.h"
@@ -53,16 +61,10 @@ void dlrm_recipe_check(const DlrmRecipe& r);
 
 inline constexpr int64_t kDlrmTestFirst = int64_t{1} << 40;
 
-// Adagrad over the dense parameters: accumulators of their shape, one step count.
-class DlrmDenseAdagrad {
- public:
-  explicit DlrmDenseAdagrad(const graph::DlrmDense& like);
-  void update(graph::DlrmDense& params, graph::DlrmDense& grads, double lr, float eps);
-
- private:
-  graph::DlrmDense m_acc;
-  int64_t m_step = 0;
-};
+// The dense parameters' Adagrad: graph::Optimizer over dlrm_init's parameters.
+graph::Optimizer dlrm_dense_optimizer(const DlrmRecipe& r, const DlrmParams& params);
+// One step of `opt` on `params` by `grads` (both in dlrm_init's order).
+void dlrm_dense_update(graph::Optimizer& opt, DlrmParams& params, const DlrmParams& grads);
 
 class DlrmTrainer {
  public:
@@ -85,18 +87,21 @@ class DlrmHostTrainer final : public DlrmTrainer {
   std::vector<std::vector<float>> pool(const DlrmBatch& b);
 
   DlrmRecipe m_r;
-  graph::DlrmDense m_dense;
-  DlrmDenseAdagrad m_opt;
-  graph::DlrmStep m_step;
+  DlrmParams m_dense;
+  graph::Optimizer m_opt;
+  DlrmDenseStep m_step;
   std::unordered_map<uint64_t, int64_t> m_index;  // (table << 32 | id) -> row slot
   std::vector<float> m_rows, m_acc;
   int64_t m_steps = 0;
 };
 
+// Where the sharded trainer runs the dense part.
+enum class DlrmDenseOn : uint8_t { kTensorCore, kHost };
+
 // The sharded trainer's figures over the training steps.
 struct DlrmShardFigures {
   int64_t steps = 0, cycles = 0;
-  int64_t lookup_cycles = 0, backward_cycles = 0, allreduce_cycles = 0;
+  int64_t lookup_cycles = 0, tensor_cycles = 0, backward_cycles = 0, allreduce_cycles = 0;
   uint64_t id_bytes = 0, row_bytes = 0, grad_bytes = 0, dense_bytes = 0, packets = 0;
   uint64_t busiest_link_bytes = 0;  // summed over the exchanges
   int64_t rows_updated = 0;
@@ -107,7 +112,8 @@ class DlrmShardedTrainer final : public DlrmTrainer {
   // `ranks`: system::world() under mpirun (the fabric's simulation split over the ranks).
   DlrmShardedTrainer(const DlrmRecipe& r, const core::CoreSpec& core,
                      const system::SystemSpec& system, system::ShardPlacement placement,
-                     ThreadPool* pool, RankGroup* ranks = nullptr);
+                     ThreadPool* pool, RankGroup* ranks = nullptr,
+                     DlrmDenseOn dense = DlrmDenseOn::kTensorCore);
   double step(const DlrmBatch& b) override;
   std::vector<float> predict(const DlrmBatch& b) override;
   const DlrmShardFigures& figures() const { return m_fig; }
@@ -126,9 +132,10 @@ class DlrmShardedTrainer final : public DlrmTrainer {
   ThreadPool m_serial{1};
   ThreadPool* m_pool;
   std::unique_ptr<system::ShardedTables> m_tables;
-  graph::DlrmDense m_dense;
-  DlrmDenseAdagrad m_opt;
-  std::vector<graph::DlrmStep> m_steps;  // one per processor
+  DlrmParams m_dense;
+  graph::Optimizer m_opt;
+  std::vector<DlrmDenseStep> m_steps;     // one per processor
+  std::unique_ptr<DlrmChipDense> m_chip;  // the tensor cores (DlrmDenseOn::kTensorCore)
   int64_t m_now = 0;
   DlrmShardFigures m_fig;
 };
