@@ -482,12 +482,16 @@ isa::Program GemmGenerator::generate() {
   layout();
   plan_tiles();
   m_bb.put(0, op_d_imm(Opcode::SLI, kRegZero, 0));
-  if (m_a_in_vmem) m_bb.put(0, op_d_imm(Opcode::SLI, kRegPanelStride, p.KT));
   for (size_t i = 0; i < m_tiles.size(); ++i) {
     emit_mlws(i);
     emit_pushes(i);
   }
   if (m_regular) place_slot_toggles();
+  if (m_a_in_vmem) {  // before the first input load, which is steps after the prologue's DMAs
+    const int64_t x = m_bb.find_forward(0, SlotClass::Scalar);
+    TESSERA_CHECK(x < A(push_step(m_tiles[0], 0) - 2), "gemm: no scalar slot for the panel stride");
+    m_bb.put(x, op_d_imm(Opcode::SLI, kRegPanelStride, p.KT));
+  }
   for (size_t i = 0; i < m_tiles.size(); ++i) place_weight_dma(i);
   emit_panel_dmas();
   for (size_t o = 0; o < m_outputs.size(); ++o) place_out_dma(o);

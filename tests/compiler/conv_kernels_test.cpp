@@ -51,8 +51,9 @@ constexpr int64_t kIn0 = 0, kIn1 = 1 << 15, kOut = 2 << 15, kScratch = 3 << 15;
 std::vector<float> run_kernel(const core::CoreSpec& spec,
                               const std::function<void(Codegen&, CompileStats&, HbmScratch&)>& emit,
                               const std::vector<float>& in0, const std::vector<float>& in1,
-                              size_t out_words) {
+                              size_t out_words, bool nested = false) {
   Codegen cg(spec);
+  cg.em().set_nested_rolling(nested);
   CompileStats stats;
   HbmScratch scratch{kScratch, spec.hbm_bytes / 4, 0};
   emit(cg, stats, scratch);
@@ -109,7 +110,9 @@ size_t y_words(const ConvGeom& g) {
   return static_cast<size_t>(g.n) * g.oh * g.ow * g.co;
 }
 
-void check_conv(const std::string& cfg, const ConvGeom& g) {
+// With `nested`, the kernels are emitted as for a program rolled nested (the GEMMs' regular
+// schedule).
+void check_conv(const std::string& cfg, const ConvGeom& g, bool nested = false) {
   const core::CoreSpec spec = config(cfg);
   const std::vector<float> x = random_values(x_words(g), 1, false),
                            w = random_values(w_words(g), 2, false);
@@ -122,7 +125,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, g);
                     },
-                    x, w, host.size()),
+                    x, w, host.size(), nested),
                 host);
   }
   {
@@ -133,7 +136,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d_input_grad(cg, st, s, "dx", kIn0, kIn1, kOut, g);
                     },
-                    dy, w, host.size()),
+                    dy, w, host.size(), nested),
                 host);
   }
   {
@@ -144,7 +147,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d_weight_grad(cg, st, s, "dw", kIn0, kIn1, kOut, g);
                     },
-                    x, dy, host.size()),
+                    x, dy, host.size(), nested),
                 host);
   }
 }
@@ -173,6 +176,13 @@ TEST(ConvKernels, KernelRowsAcrossMxuTilesOneByOneAndChunksSplittingImagesMatch)
   check_conv("small", conv(3, 9, 9, 3, 3, 4, 1, 1));
   // One output column per line, batch 1.
   check_conv("small", conv(1, 5, 3, 2, 3, 3, 1, 0));
+}
+
+TEST(ConvKernels, NestedRollingWithTheGemmsRegularScheduleMatches) {
+  check_conv("tpu-v2-like", conv(2, 6, 5, 100, 3, 7, 1, 1), true);
+  check_conv("small", conv(3, 9, 9, 3, 3, 4, 1, 1), true);
+  // ResNet's stem: 7 x 7 / 2, 3 channels (K = 147).
+  check_conv("tpu-v2-like", conv(1, 20, 20, 3, 7, 8, 2, 3), true);
 }
 
 // The HBM scratch of each kernel: the forward and input-gradient GEMMs read their operand from
