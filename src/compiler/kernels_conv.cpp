@@ -85,6 +85,22 @@ void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t v_step, int64_t dst
   }
 }
 
+// The DMAs that put the im2col rows of output lines (n, oh) into vector memory, row (n, oh, ow) at
+// `row_words` words from the previous: per line and kernel row kh one 2-D DMA of OW runs of
+// KW * C words from the (already padded) xp [N, Hp, Wp, C] at xp[n, oh * s + kh, ow * s]. The
+// caller sets dst.base per chunk (its first line at word 0).
+LineDmas im2col_row_dmas(Codegen& cg, const ConvGeom& g, int64_t xp, int64_t hp, int64_t wp,
+                         int64_t c, int64_t s, int64_t row_words) {
+  const int64_t run = int64_t{g.kw} * c;
+  std::vector<std::array<int64_t, 2>> taps;
+  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * run, kh * wp * c});
+  return {Opcode::DMAHV2,
+          cg.descriptor(g.ow, run, s * c, row_words),
+          {0, int64_t{g.oh} * g.ow * row_words, g.ow * row_words},
+          {xp, hp * wp * c, s * wp * c},
+          taps};
+}
+
 // The transposed im2col matrix cols_t[(kh, kw, c), (n, oh, ow)] = xp[n, oh * s + kh, ow * s + kw,
 // c] of the (already padded) xp [N, Hp, Wp, C]: per chunk of lines (n, oh) the im2col rows are
 // built in vector memory, one 2-D DMA per (line, kh), and scattered transposed to HBM.
@@ -95,13 +111,7 @@ void emit_im2col_transposed(Codegen& cg, const std::string& name, int64_t xp, in
   if (per_chunk < 1)
     throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) +
                                 " x " + std::to_string(K) + ") needs " + sizes(line, cg));
-  std::vector<std::array<int64_t, 2>> taps;
-  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * g.kw * c, kh * wp * c});
-  LineDmas d{Opcode::DMAHV2,
-             cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K),
-             {0, g.oh * line, line},
-             {xp, hp * wp * c, s * wp * c},
-             taps};
+  LineDmas d = im2col_row_dmas(cg, g, xp, hp, wp, c, s, K);
   for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
     const int64_t nl = std::min(per_chunk, lines - l0);
     d.dst.base = -l0 * line;
@@ -157,20 +167,14 @@ void emit_conv_gemm(Codegen& cg, CompileStats& stats, const std::string& name, i
                     int64_t w, int64_t y, const ConvGeom& g, int64_t hp, int64_t wp, int64_t c,
                     int64_t s, int co) {
   const int64_t R = cg.spec().mxu_rows, lanes = cg.spec().lanes, S = cg.spec().sublanes;
-  const int64_t K = int64_t{g.kh} * g.kw * c, KT = (K + R - 1) / R, run = int64_t{g.kw} * c;
+  const int64_t K = int64_t{g.kh} * g.kw * c, KT = (K + R - 1) / R;
   const int64_t lines = int64_t{g.n} * g.oh, row = KT * lanes;  // words of a padded row
   const int64_t per_chunk = kernels::gemm_panel_rows(cg.spec(), static_cast<int>(K)) / g.ow;
   if (per_chunk < 1)
     throw Error("compiler", "tensor '" + name + ".im2col': one im2col line (" +
                                 std::to_string(g.ow) + " x " + std::to_string(K) + ") needs " +
                                 sizes(g.ow * row, cg));
-  std::vector<std::array<int64_t, 2>> taps;
-  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * run, kh * wp * c});
-  const LineDmas d{Opcode::DMAHV2,
-                   cg.descriptor(g.ow, run, s * c, row),
-                   {0, int64_t{g.oh} * g.ow * row, g.ow * row},
-                   {xp, hp * wp * c, s * wp * c},
-                   taps};
+  LineDmas d = im2col_row_dmas(cg, g, xp, hp, wp, c, s, row);
   int64_t shared_smem = -1, zeroed = -1;
   for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
     const int64_t nl = std::min(per_chunk, lines - l0), M = nl * g.ow;
@@ -185,9 +189,8 @@ void emit_conv_gemm(Codegen& cg, CompileStats& stats, const std::string& name, i
     // one shape: the zeros past K in the rows and the weight slots survive.
     if (K % R != 0 && zeroed != Mb) zero_vmem_footprint(cg, gemm.plan);
     zeroed = Mb;
-    LineDmas chunk = d;
-    chunk.dst.base = -l0 * g.ow * row;
-    emit_line_range(cg, chunk, l0, nl, g.oh);
+    d.dst.base = -l0 * g.ow * row;
+    emit_line_range(cg, d, l0, nl, g.oh);
     cg.touch_rows(KT * Mb);
     cg.wait_dmas();
     cg.append(gemm.program, gemm.plan.vmem_rows);
