@@ -69,33 +69,6 @@ void emit_place(Codegen& cg, const std::string& name, int64_t src, int64_t dst,
   }
 }
 
-// cols[(n, oh, ow), (kh, kw, c)] = xp[n, oh * s + kh, ow * s + kw, c] of the (already padded)
-// xp [N, Hp, Wp, C]; built per chunk of lines (n, oh) in vector memory, one 2-D DMA per (line, kh).
-void emit_im2col(Codegen& cg, const std::string& name, int64_t xp, int64_t cols, const ConvGeom& g,
-                 int64_t hp, int64_t wp, int64_t c, int64_t s) {
-  const int64_t K = int64_t{g.kh} * g.kw * c, line = int64_t{g.ow} * K, lines = int64_t{g.n} * g.oh;
-  const int64_t per_chunk = vmem_words(cg) / line;
-  if (per_chunk < 1)
-    throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) +
-                                " x " + std::to_string(K) + ") needs " + sizes(line, cg));
-  std::vector<std::array<int64_t, 2>> taps;
-  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * g.kw * c, kh * wp * c});
-  LineDmas d{Opcode::DMAHV2,
-             cg.descriptor(g.ow, int64_t{g.kw} * c, s * c, K),
-             {0, g.oh * line, line},
-             {xp, hp * wp * c, s * wp * c},
-             taps};
-  for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
-    const int64_t nl = std::min(per_chunk, lines - l0);
-    d.dst.base = -l0 * line;
-    emit_line_range(cg, d, l0, nl, g.oh);
-    cg.touch_rows((nl * line + cg.spec().lanes - 1) / cg.spec().lanes);
-    cg.wait_dmas();
-    cg.dma(Opcode::DMAVH, cols + l0 * line, 0, nl * line);
-    cg.wait_dmas();
-  }
-}
-
 // `images` matrices [rows, cols] row-major at vector-memory words v + i * v_step -> HBM: element
 // (r, c) of matrix i to dst + i * dst_step + c * ld + r. One element-strided DMA per column or per
 // row, whichever is fewer, in loops over the matrices and those.
@@ -112,17 +85,40 @@ void emit_scatter_transposed(Codegen& cg, int64_t v, int64_t v_step, int64_t dst
   }
 }
 
-// a [rows, cols] -> at [cols, rows], in chunks of rows.
-void emit_transpose_chunked(Codegen& cg, const std::string& name, int64_t a, int64_t at,
-                            int64_t rows, int64_t cols) {
-  const int64_t per_chunk = vmem_words(cg) / cols;
+// The DMAs that put the im2col rows of output lines (n, oh) into vector memory, row (n, oh, ow) at
+// `row_words` words from the previous: per line and kernel row kh one 2-D DMA of OW runs of
+// KW * C words from the (already padded) xp [N, Hp, Wp, C] at xp[n, oh * s + kh, ow * s]. The
+// caller sets dst.base per chunk (its first line at word 0).
+LineDmas im2col_row_dmas(Codegen& cg, const ConvGeom& g, int64_t xp, int64_t hp, int64_t wp,
+                         int64_t c, int64_t s, int64_t row_words) {
+  const int64_t run = int64_t{g.kw} * c;
+  std::vector<std::array<int64_t, 2>> taps;
+  for (int64_t kh = 0; kh < g.kh; ++kh) taps.push_back({kh * run, kh * wp * c});
+  return {Opcode::DMAHV2,
+          cg.descriptor(g.ow, run, s * c, row_words),
+          {0, int64_t{g.oh} * g.ow * row_words, g.ow * row_words},
+          {xp, hp * wp * c, s * wp * c},
+          taps};
+}
+
+// The transposed im2col matrix cols_t[(kh, kw, c), (n, oh, ow)] = xp[n, oh * s + kh, ow * s + kw,
+// c] of the (already padded) xp [N, Hp, Wp, C]: per chunk of lines (n, oh) the im2col rows are
+// built in vector memory, one 2-D DMA per (line, kh), and scattered transposed to HBM.
+void emit_im2col_transposed(Codegen& cg, const std::string& name, int64_t xp, int64_t cols_t,
+                            const ConvGeom& g, int64_t hp, int64_t wp, int64_t c, int64_t s) {
+  const int64_t K = int64_t{g.kh} * g.kw * c, line = int64_t{g.ow} * K, lines = int64_t{g.n} * g.oh;
+  const int64_t per_chunk = vmem_words(cg) / line;
   if (per_chunk < 1)
-    throw Error("compiler", "tensor '" + name + "': one row needs " + sizes(cols, cg));
-  for (int64_t r0 = 0; r0 < rows; r0 += per_chunk) {
-    const int64_t nr = std::min(per_chunk, rows - r0);
-    cg.dma(Opcode::DMAHV, 0, a + r0 * cols, nr * cols);
+    throw Error("compiler", "tensor '" + name + "': one im2col line (" + std::to_string(g.ow) +
+                                " x " + std::to_string(K) + ") needs " + sizes(line, cg));
+  LineDmas d = im2col_row_dmas(cg, g, xp, hp, wp, c, s, K);
+  for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
+    const int64_t nl = std::min(per_chunk, lines - l0);
+    d.dst.base = -l0 * line;
+    emit_line_range(cg, d, l0, nl, g.oh);
+    cg.touch_rows((nl * line + cg.spec().lanes - 1) / cg.spec().lanes);
     cg.wait_dmas();
-    emit_scatter_transposed(cg, 0, 0, at + r0, 0, 1, nr, cols, rows);
+    emit_scatter_transposed(cg, 0, 0, cols_t + l0 * g.ow, 0, 1, nl * g.ow, K, lines * g.ow);
     cg.wait_dmas();
   }
 }
@@ -148,6 +144,59 @@ void zero_vmem_footprint(Codegen& cg, const kernels::GemmPlan& plan) {
   const int z = cg.vreg();
   cg.op(Opcode::VBCASTI, z, 0, 0, 0, 0);
   for (int64_t r = 0; r < plan.load_rows; r += cg.spec().sublanes) cg.vst(z, r);
+}
+
+kernels::GemmProgram make_gemm_named(Codegen& cg, const std::string& name, int M, int K, int N,
+                                     const kernels::GemmPlacement& at, bool loops) {
+  try {
+    return kernels::make_gemm(cg.spec(), M, K, N, at, loops, cg.em().nested_rolling());
+  } catch (const Error& e) {
+    throw Error("compiler", "matmul '" + name + "' [" + std::to_string(M) + " x " +
+                                std::to_string(K) + "] x [" + std::to_string(K) + " x " +
+                                std::to_string(N) + "]: " + e.what());
+  }
+}
+
+// y [N * OH * OW, co] = im2col(xp) x w of the (already padded) xp [N, Hp, Wp, C], without the
+// im2col matrix in HBM: per chunk of whole output lines (n, oh) the matrix's rows are DMA'd from
+// xp straight into vector memory, each padded to whole K tiles (kernels/gemm.h, a_in_vmem), and
+// the chunk's GEMM reads them there. Row (n, oh, ow) is, per kernel row kh, the KW * C contiguous
+// words at xp[n, oh * s + kh, ow * s]: one 2-D DMA per line and kh (OW rows, source stride s * C).
+// Every output is one K chain, as in one GEMM over the whole matrix.
+void emit_conv_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t xp,
+                    int64_t w, int64_t y, const ConvGeom& g, int64_t hp, int64_t wp, int64_t c,
+                    int64_t s, int co) {
+  const int64_t R = cg.spec().mxu_rows, lanes = cg.spec().lanes, S = cg.spec().sublanes;
+  const int64_t K = int64_t{g.kh} * g.kw * c, KT = (K + R - 1) / R;
+  const int64_t lines = int64_t{g.n} * g.oh, row = KT * lanes;  // words of a padded row
+  const int64_t per_chunk = kernels::gemm_panel_rows(cg.spec(), static_cast<int>(K)) / g.ow;
+  if (per_chunk < 1)
+    throw Error("compiler", "tensor '" + name + ".im2col': one im2col line (" +
+                                std::to_string(g.ow) + " x " + std::to_string(K) + ") needs " +
+                                sizes(g.ow * row, cg));
+  LineDmas d = im2col_row_dmas(cg, g, xp, hp, wp, c, s, row);
+  int64_t shared_smem = -1, zeroed = -1;
+  for (int64_t l0 = 0; l0 < lines; l0 += per_chunk) {
+    const int64_t nl = std::min(per_chunk, lines - l0), M = nl * g.ow;
+    const int64_t Mb = (M + S - 1) / S * S;
+    // Chunks of one shape share one copy of the GEMM's descriptors.
+    if (nl == per_chunk && shared_smem < 0) shared_smem = cg.next_smem();
+    kernels::GemmPlacement at{0, w, y + l0 * g.ow * co, nl == per_chunk ? shared_smem : -1, true};
+    if (at.smem_base < 0) at.smem_base = cg.next_smem();
+    const kernels::GemmProgram gemm =
+        make_gemm_named(cg, name, static_cast<int>(M), static_cast<int>(K), co, at, true);
+    // Between its chunks only this kernel writes vector memory, at the same places for chunks of
+    // one shape: the zeros past K in the rows and the weight slots survive.
+    if (K % R != 0 && zeroed != Mb) zero_vmem_footprint(cg, gemm.plan);
+    zeroed = Mb;
+    d.dst.base = -l0 * g.ow * row;
+    emit_line_range(cg, d, l0, nl, g.oh);
+    cg.touch_rows(KT * Mb);
+    cg.wait_dmas();
+    cg.append(gemm.program, gemm.plan.vmem_rows);
+    stats.mxu_macs += gemm.plan.macs();
+  }
+  ++stats.gemms;
 }
 
 // The padded input xp of a convolution (x itself when there is no padding).
@@ -194,29 +243,20 @@ int64_t scratch_take(HbmScratch& s, int64_t& at, int64_t words, const std::strin
 
 void emit_gemm(Codegen& cg, CompileStats& stats, const std::string& name, int64_t a, int64_t b,
                int64_t c, int M, int K, int N, int64_t smem_base, bool loops) {
-  kernels::GemmPlacement at{a, b, c, smem_base >= 0 ? smem_base : cg.next_smem()};
-  try {
-    const kernels::GemmProgram gemm =
-        kernels::make_gemm(cg.spec(), M, K, N, at, loops, cg.em().nested_rolling());
-    if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.plan);
-    cg.append(gemm.program, gemm.plan.vmem_rows);
-    stats.mxu_macs += gemm.plan.macs();
-    ++stats.gemms;
-  } catch (const Error& e) {
-    throw Error("compiler", "matmul '" + name + "' [" + std::to_string(M) + " x " +
-                                std::to_string(K) + "] x [" + std::to_string(K) + " x " +
-                                std::to_string(N) + "]: " + e.what());
-  }
+  const kernels::GemmProgram gemm = make_gemm_named(
+      cg, name, M, K, N, {a, b, c, smem_base >= 0 ? smem_base : cg.next_smem()}, loops);
+  if (K % cg.spec().mxu_rows != 0) zero_vmem_footprint(cg, gemm.plan);
+  cg.append(gemm.program, gemm.plan.vmem_rows);
+  stats.mxu_macs += gemm.plan.macs();
+  ++stats.gemms;
 }
 
 void emit_conv2d(Codegen& cg, CompileStats& stats, HbmScratch& scratch, const std::string& name,
                  int64_t x, int64_t w, int64_t y, const ConvGeom& g) {
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
-  const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
-  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
-  emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
-  emit_gemm(cg, stats, name, cols, w, y, static_cast<int>(M), static_cast<int>(K), g.co);
+  emit_conv_gemm(cg, stats, name, xp, w, y, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride,
+                 g.co);
 }
 
 void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
@@ -235,10 +275,7 @@ void emit_conv2d_input_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratc
   // The stride-1 convolution of e: output H x W.
   const ConvGeom full{
       g.n, static_cast<int>(eh), static_cast<int>(ew), g.co, g.kh, g.kw, g.ci, 1, 0, g.h, g.w};
-  const int64_t M = int64_t{g.n} * g.h * g.w;
-  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
-  emit_im2col(cg, name + ".im2col", e, cols, full, eh, ew, g.co, 1);
-  emit_gemm(cg, stats, name, cols, wf, dx, static_cast<int>(M), static_cast<int>(K), g.ci);
+  emit_conv_gemm(cg, stats, name, e, wf, dx, full, eh, ew, g.co, 1, g.ci);
 }
 
 void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scratch,
@@ -247,10 +284,9 @@ void emit_conv2d_weight_grad(Codegen& cg, CompileStats& stats, HbmScratch& scrat
   int64_t at = 0;
   const int64_t xp = padded_input(cg, scratch, at, name, x, g);
   const int64_t M = int64_t{g.n} * g.oh * g.ow, K = int64_t{g.kh} * g.kw * g.ci;
-  const int64_t cols = scratch_take(scratch, at, M * K, name + ".im2col");
-  emit_im2col(cg, name + ".im2col", xp, cols, g, g.h + 2 * g.pad, g.w + 2 * g.pad, g.ci, g.stride);
   const int64_t cols_t = scratch_take(scratch, at, M * K, name + ".im2col_t");
-  emit_transpose_chunked(cg, name + ".im2col", cols, cols_t, M, K);
+  emit_im2col_transposed(cg, name + ".im2col", xp, cols_t, g, g.h + 2 * g.pad, g.w + 2 * g.pad,
+                         g.ci, g.stride);
   emit_gemm(cg, stats, name, cols_t, dy, dw, static_cast<int>(K), static_cast<int>(M), g.co);
 }
 

@@ -10,11 +10,18 @@
 //   maxpool2d           per window the first maximum in (kh, kw) order (compare-select chain)
 //   maxpool2d_grad      dy to the first maximum of each window, +0 + dy (non-overlapping windows)
 //
-// Data movement (the ISA has no HBM -> HBM DMA): padded/dilated copies, im2col matrices and
-// transposes are built in HBM scratch by 2-D DMAs through vector memory. Scratch lives above the
-// HBM plan (HbmScratch); every kernel's scratch is dead when it ends, so all share one region.
-// Tiles: chunks of whole output lines (n, oh) sized to the configured vector memory; a tensor
-// whose single line (or image) cannot fit is an Error naming it and the sizes.
+// Implicit im2col (conv2d, conv2d_input_grad): the im2col matrix is never stored in HBM. The GEMM
+// runs over chunks of whole output lines (n, oh); each chunk's im2col rows are DMA'd from the
+// activations straight into vector memory (one 2-D DMA per line and kernel row), padded to whole
+// K tiles, and the chunk's GEMM reads them there (kernels/gemm.h, a_in_vmem). Every output is the
+// same K chain as in one GEMM over the whole matrix.
+//
+// Data movement (the ISA has no HBM -> HBM DMA): padded/dilated copies, the weight gradient's
+// transposed im2col matrix and the flipped kernel are built in HBM scratch by 2-D DMAs through
+// vector memory. Scratch lives above the HBM plan (HbmScratch); every kernel's scratch is dead
+// when it ends, so all share one region. Tiles: chunks of whole output lines (n, oh) sized to the
+// configured vector memory; a tensor whose single line (or image) cannot fit is an Error naming it
+// and the sizes.
 #pragma once
 
 #include <cstdint>

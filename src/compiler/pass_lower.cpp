@@ -11,8 +11,8 @@
 //                         barrier; a sparse table's update is the sparse core's
 //   embedding_bag(_grad)  the sparse core's hand-offs (lower_sparse_step.cpp); embedding(_grad)
 //                         too with CompileOptions::embedding_on kSparseCore
-//   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (im2col + GEMM; vector
-//   unit)
+//   conv2d(_input_grad, _weight_grad), maxpool2d(_grad)   kernels_conv.h (GEMMs on implicit or
+//   transposed im2col; vector unit)
 //   reshape               nothing: plan-hbm gives the output its input's address (an alias)
 //   the transformer ops   lower_transformer.cpp (row kernels, EUP, RNG unit, batched GEMMs)
 //   exp .. erf, broadcast, sum_to, slice(_grad), concat, pad, reduce_max(_grad)

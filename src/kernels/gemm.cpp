@@ -23,6 +23,8 @@ using isa::SlotClass;
 constexpr int kFlagWeights = 0, kFlagPanel = 1, kFlagOut = 2;
 constexpr int kRegZero = 0, kRegBlock = 1;
 constexpr int kDmaRegs[3] = {8, 11, 14};  // sD, sA, sB triple per DMA kind (weights, panel, out)
+// With A in vector memory (no panel DMAs): the row stride of its strided loads.
+constexpr int kRegPanelStride = kDmaRegs[1];
 // The regular schedule: the weight loads' slot base, and the sD, sA, sB triple of the weight
 // DMAs of ragged tiles (the full tiles' DMAs keep their slot in kDmaRegs[0], toggled).
 constexpr int kRegSlot = 2, kRaggedDmaRegs = 3;
@@ -57,6 +59,15 @@ struct Tile {
   int64_t input;    // the group's first push number (input vreg rotation)
 };
 
+// Vector-memory rows of a layout with `panels` A panel buffers of Mb rows per K tile, the weight
+// slots and the output regions.
+int64_t layout_rows(const core::CoreSpec& spec, int K, int64_t Mb, int panels) {
+  const int R = spec.mxu_rows;
+  const int64_t KT = ceil_div(K, R);
+  const int weight_slots = (K % R ? 2 * kWeightSlots : kWeightSlots) * spec.mxu_count;
+  return panels * KT * Mb + static_cast<int64_t>(weight_slots) * R + 2ll * spec.mxu_count * Mb;
+}
+
 isa::Instr on_mxu(int unit, isa::Instr in) {
   in.c = static_cast<uint8_t>(unit);
   return in;
@@ -65,10 +76,11 @@ isa::Instr on_mxu(int unit, isa::Instr in) {
 class GemmGenerator {
  public:
   GemmGenerator(const core::CoreSpec& spec, GemmPlan& plan, int64_t smem_base, bool loops,
-                bool nested)
+                bool nested, bool a_in_vmem)
       : m_spec(spec),
         m_plan(plan),
         m_smem_base(smem_base),
+        m_a_in_vmem(a_in_vmem),
         m_loops(loops),
         m_nested(nested),
         m_units(spec.mxu_count),
@@ -129,6 +141,7 @@ class GemmGenerator {
   const core::CoreSpec& m_spec;
   GemmPlan& m_plan;
   int64_t m_smem_base = 0;
+  bool m_a_in_vmem = false;  // GemmPlacement::a_in_vmem: no panel DMAs, one chunk
   bool m_loops = true, m_nested = false;
   // The regular schedule (nested rolling), in which every group of N tiles has the same code
   // but for affine immediates: rotations restarted per tile; the full tiles' weights cycle
@@ -167,11 +180,7 @@ void GemmGenerator::layout() {
   int Mb = Mp;
   if (p.KT > 1) Mb = std::min(Mb, m_spec.mxu_acc_blocks * p.S);
   const int weight_slots = (p.K % p.R ? 2 * kWeightSlots : kWeightSlots) * m_units;
-  auto needed = [&](int mb) {
-    const int panels = ceil_div(p.M, mb) > 1 ? 2 : 1;
-    return static_cast<int64_t>(panels) * p.KT * mb + static_cast<int64_t>(weight_slots) * p.R +
-           2ll * m_units * mb;
-  };
+  auto needed = [&](int mb) { return layout_rows(m_spec, p.K, mb, ceil_div(p.M, mb) > 1 ? 2 : 1); };
   while (Mb > p.S && needed(Mb) > rows) Mb -= p.S;
   if (needed(Mb) > rows)
     throw Error("gemm", "vector memory (" + std::to_string(rows) + " rows) cannot hold a " +
@@ -179,6 +188,9 @@ void GemmGenerator::layout() {
                             " plus weight and output buffers");
   p.Mb = Mb;
   p.MC = static_cast<int>(ceil_div(p.M, Mb));
+  if (m_a_in_vmem && p.MC > 1)
+    throw Error("gemm", "an A panel of " + std::to_string(p.M) +
+                            " rows in vector memory exceeds one chunk of " + std::to_string(Mb));
   m_panels = p.MC > 1 ? 2 : 1;
   m_panel_base[1] = static_cast<int64_t>(p.KT) * Mb;
   m_weight_base = m_panels * m_panel_base[1];
@@ -205,7 +217,7 @@ void GemmGenerator::plan_tiles() {
   const GemmPlan& p = m_plan;
   int full = 0, ragged = 0;                  // tiles
   int64_t full_steps = 0, ragged_steps = 0;  // groups' K steps (regular schedule)
-  int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + p.KT;  // prologue DMAs
+  int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + (m_a_in_vmem ? 0 : p.KT);  // prologue
   int64_t step = m_rs + 8 + dmas * 3;
   const int ring = kWeightSlots * m_units;
   int64_t input = 0;
@@ -348,6 +360,16 @@ void GemmGenerator::emit_pushes(size_t i) {
                      : last_k    ? Opcode::MMULOUT
                                  : Opcode::MMULACC;
   const int64_t region = m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
+  // A in vector memory row by row (GemmPlacement::a_in_vmem): push q's rows are q * S + i, K
+  // tile kt of row r at row r * KT + kt, read with the stride KT in kRegPanelStride.
+  auto input_load = [&](int v, int q) {
+    if (!m_a_in_vmem)
+      return op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S));
+    isa::Instr in = op_d_a_imm(Opcode::VLDS, v, kRegZero,
+                               static_cast<int32_t>(static_cast<int64_t>(q) * p.S * p.KT + t.kt));
+    in.b = kRegPanelStride;
+    return in;
+  };
   // The group's MXUs read the same input vreg and accumulator block number (kRegBlock); MXU 0
   // loads the input, the last MXU of the group advances the block.
   const bool lead = t.unit == 0, last_unit = t.unit == t.units - 1;
@@ -357,9 +379,7 @@ void GemmGenerator::emit_pushes(size_t i) {
     const int v = kVIn + (m_regular ? rotation_index(q, t.pushes)
                                     : static_cast<int>((t.input + q) % kRotation));
     const int64_t s = push_step(t, q);
-    if (lead)
-      m_bb.put(A(s - 2),
-               op_d_a_imm(Opcode::VLD, v, kRegZero, static_cast<int32_t>(region + q * p.S)));
+    if (lead) m_bb.put(A(s - 2), input_load(v, q));
     if (q == 0) m_bb.put(A(s, t.unit), on_mxu(t.unit, op_none(Opcode::MFLIP)));
     m_bb.put(A(s, t.unit), on_mxu(t.unit, p.KT == 1 ? op_a(mul, v) : op_a_b(mul, v, kRegBlock)));
     if (p.KT > 1 && last_unit)
@@ -469,6 +489,7 @@ void GemmGenerator::place_out_row_toggles() {
 // mc's tiles.
 void GemmGenerator::emit_panel_dmas() {
   const GemmPlan& p = m_plan;
+  if (m_a_in_vmem) return;
   for (int mc = 0; mc < p.MC; ++mc) {
     const int64_t base = m_panel_base[mc % m_panels];
     for (int kt = 0; kt < p.KT; ++kt) {
@@ -494,11 +515,12 @@ void GemmGenerator::emit_panel_dmas() {
 // Waits, each as late as possible but no later than the first use of what it waits for.
 void GemmGenerator::place_waits() {
   const GemmPlan& p = m_plan;
-  place_wait(kFlagPanel, p.KT, B(mlw_step(m_tiles[0], 0) - 2), m_panel_last_dma[0]);
+  if (!m_a_in_vmem)
+    place_wait(kFlagPanel, p.KT, B(mlw_step(m_tiles[0], 0) - 2), m_panel_last_dma[0]);
   for (size_t i = 0; i < m_tiles.size(); ++i) {
     const Tile& t = m_tiles[i];
     place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2, t.unit), m_weight_dma[i]);
-    if (t.kt == 0 && t.nt == 0 && t.mc > 0)
+    if (t.kt == 0 && t.nt == 0 && t.mc > 0 && !m_a_in_vmem)
       place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2),
                  m_panel_last_dma[static_cast<size_t>(t.mc)]);
   }
@@ -537,6 +559,11 @@ isa::Program GemmGenerator::generate() {
   }
   if (m_regular) place_slot_toggles();
   if (m_regular) place_out_row_toggles();
+  if (m_a_in_vmem) {  // before the first input load, which is steps after the prologue's DMAs
+    const int64_t x = m_bb.find_forward(0, SlotClass::Scalar);
+    TESSERA_CHECK(x < A(push_step(m_tiles[0], 0) - 2), "gemm: no scalar slot for the panel stride");
+    m_bb.put(x, op_d_imm(Opcode::SLI, kRegPanelStride, p.KT));
+  }
   for (size_t i = 0; i < m_tiles.size(); ++i) place_weight_dma(i);
   emit_panel_dmas();
   for (size_t o = 0; o < m_outputs.size(); ++o) place_out_dma(o);
@@ -546,9 +573,12 @@ isa::Program GemmGenerator::generate() {
   const std::vector<isa::Bundle> straight = m_bb.finish();
   for (const isa::Bundle& b : straight)
     for (const isa::Instr& in : b.slot) {
-      const int64_t end = static_cast<int64_t>(in.imm) + p.S;
-      if (in.op == Opcode::VLD) p.load_rows = std::max(p.load_rows, end);
-      if (in.op == Opcode::VLD || in.op == Opcode::VST) p.vmem_rows = std::max(p.vmem_rows, end);
+      const int64_t end = in.op == Opcode::VLDS
+                              ? static_cast<int64_t>(in.imm) + (p.S - 1) * int64_t{p.KT} + 1
+                              : static_cast<int64_t>(in.imm) + p.S;
+      if (in.op == Opcode::VLD || in.op == Opcode::VLDS) p.load_rows = std::max(p.load_rows, end);
+      if (in.op == Opcode::VLD || in.op == Opcode::VLDS || in.op == Opcode::VST)
+        p.vmem_rows = std::max(p.vmem_rows, end);
     }
   if (m_loops) {
     // A trip's taken branch costs a cycle; the array takes S cycles per 2-bundle push, so bodies of
@@ -604,15 +634,15 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
   plan.a_hbm = at.a_hbm;
   plan.b_hbm = at.b_hbm;
   plan.c_hbm = at.c_hbm;
-  const int64_t end =
-      std::max({plan.a_hbm + static_cast<int64_t>(M) * K, plan.b_hbm + static_cast<int64_t>(K) * N,
-                plan.c_hbm + static_cast<int64_t>(M) * N});
+  const int64_t a_end = at.a_in_vmem ? 0 : plan.a_hbm + static_cast<int64_t>(M) * K;
+  const int64_t end = std::max(
+      {a_end, plan.b_hbm + static_cast<int64_t>(K) * N, plan.c_hbm + static_cast<int64_t>(M) * N});
   if (end * 4 > spec.hbm_bytes || end > INT32_MAX)
     throw Error("gemm", "HBM cannot hold A, B and C");
   auto generate = [&](bool regular) {
     GemmProgram out;
     out.plan = plan;
-    GemmGenerator gen(spec, out.plan, at.smem_base, loops, regular);
+    GemmGenerator gen(spec, out.plan, at.smem_base, loops, regular, at.a_in_vmem);
     out.program = gen.generate();
     out.plan.tiles = static_cast<int64_t>(out.plan.MC) * out.plan.NT * out.plan.KT;
     return out;
@@ -627,6 +657,15 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, const Gem
                             " bundles; instruction memory holds " +
                             std::to_string(spec.imem_bundles) + " (use a smaller shape)");
   return out;
+}
+
+int gemm_panel_rows(const core::CoreSpec& spec, int K) {
+  const int S = spec.sublanes;
+  const int64_t fixed = layout_rows(spec, K, 0, 1);
+  const int64_t per_row = layout_rows(spec, K, 1, 1) - fixed;
+  int64_t rows = (spec.vmem_rows() - fixed) / per_row / S * S;
+  if (K > spec.mxu_rows) rows = std::min<int64_t>(rows, int64_t{spec.mxu_acc_blocks} * S);
+  return static_cast<int>(std::max<int64_t>(0, rows));
 }
 
 void add_gemm_operands(isa::Program& program, const GemmPlan& plan, const float* a,

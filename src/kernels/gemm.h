@@ -90,7 +90,16 @@ GemmProgram make_gemm(const core::CoreSpec& spec, int M, int K, int N, bool loop
 struct GemmPlacement {
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;
   int64_t smem_base = 0;
+  // A is already in vector memory, put there by the caller as the one chunk's panel, row by row:
+  // row r of A at words [r * KT * R, r * KT * R + K) (rows padded to whole K tiles, so K tile kt
+  // of row r is vector-memory row r * KT + kt; the GEMM reads a push's rows with a strided load).
+  // The GEMM issues no A DMAs (a_hbm is unused); M must be at most gemm_panel_rows(spec, K).
+  bool a_in_vmem = false;
 };
+
+// The most rows M (a multiple of the sublanes; 0 if none) whose A panel of K columns a GEMM holds
+// in vector memory as one chunk, beside its weight and output buffers.
+int gemm_panel_rows(const core::CoreSpec& spec, int K);
 // `nested`: the regular schedule (above), rolled with loops inside loops (RollOptions::nested)
 // when `loops`. With `loops` and not `nested`, a program whose one-level rolling does not fit
 // instruction memory is generated again as with `nested`.

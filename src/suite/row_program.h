@@ -4,8 +4,9 @@
 // then per node in graph order the kernel pass lower emits for it (compiler::lower_node), e.g.
 //   matmul          compiler::emit_gemm (kernels/gemm.h: tiled through HBM, weights double
 //                   buffered)
-//   conv2d          compiler::emit_conv2d (kernels_conv.h: padded copy and im2col in HBM
-//                   scratch, one GEMM), its straight DMA stretches rolled into loops
+//   conv2d          compiler::emit_conv2d (kernels_conv.h: padded copy in HBM scratch, GEMMs
+//                   over chunks of output lines whose im2col rows are DMA'd from it straight
+//                   into vector memory), its straight DMA stretches rolled into loops
 //   layer_norm, softmax, batch_matmul, scale, permute   the transformer kernels
 //                   (compiler/lower_transformer.cpp: row kernels on the vector and reduce units
 //                   and the EUP, one GEMM per batch, transposed operands through the transpose

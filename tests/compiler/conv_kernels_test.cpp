@@ -51,8 +51,9 @@ constexpr int64_t kIn0 = 0, kIn1 = 1 << 15, kOut = 2 << 15, kScratch = 3 << 15;
 std::vector<float> run_kernel(const core::CoreSpec& spec,
                               const std::function<void(Codegen&, CompileStats&, HbmScratch&)>& emit,
                               const std::vector<float>& in0, const std::vector<float>& in1,
-                              size_t out_words) {
+                              size_t out_words, bool nested = false) {
   Codegen cg(spec);
+  cg.em().set_nested_rolling(nested);
   CompileStats stats;
   HbmScratch scratch{kScratch, spec.hbm_bytes / 4, 0};
   emit(cg, stats, scratch);
@@ -109,7 +110,9 @@ size_t y_words(const ConvGeom& g) {
   return static_cast<size_t>(g.n) * g.oh * g.ow * g.co;
 }
 
-void check_conv(const std::string& cfg, const ConvGeom& g) {
+// With `nested`, the kernels are emitted as for a program rolled nested (the GEMMs' regular
+// schedule).
+void check_conv(const std::string& cfg, const ConvGeom& g, bool nested = false) {
   const core::CoreSpec spec = config(cfg);
   const std::vector<float> x = random_values(x_words(g), 1, false),
                            w = random_values(w_words(g), 2, false);
@@ -122,7 +125,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, g);
                     },
-                    x, w, host.size()),
+                    x, w, host.size(), nested),
                 host);
   }
   {
@@ -133,7 +136,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d_input_grad(cg, st, s, "dx", kIn0, kIn1, kOut, g);
                     },
-                    dy, w, host.size()),
+                    dy, w, host.size(), nested),
                 host);
   }
   {
@@ -144,7 +147,7 @@ void check_conv(const std::string& cfg, const ConvGeom& g) {
                     [&](Codegen& cg, CompileStats& st, HbmScratch& s) {
                       emit_conv2d_weight_grad(cg, st, s, "dw", kIn0, kIn1, kOut, g);
                     },
-                    x, dy, host.size()),
+                    x, dy, host.size(), nested),
                 host);
   }
 }
@@ -161,6 +164,60 @@ TEST(ConvKernels, Stride1Pad2Kernel5AsInTheCnnMatchesOnBothConfigs) {
 TEST(ConvKernels, NoPaddingAndPaddingWiderThanTheKernelMatch) {
   check_conv("small", conv(1, 6, 7, 2, 2, 3, 2, 0));
   check_conv("small", conv(1, 4, 3, 1, 2, 2, 1, 2));
+}
+
+TEST(ConvKernels, KernelRowsAcrossMxuTilesOneByOneAndChunksSplittingImagesMatch) {
+  // 3 x 3 x 100: K = 900, each kernel row's 300 words cut where a 128-word K tile ends.
+  check_conv("tpu-v2-like", conv(2, 6, 5, 100, 3, 7, 1, 1));
+  // 1 x 1 with stride 2, channels one past the MXU: a K tile of 2.
+  check_conv("tpu-v2-like", conv(3, 5, 7, 129, 1, 9, 2, 0));
+  // Vector memory holds 14 lines of this panel: the chunks split the second image, and the last
+  // chunk is shorter (another panel layout).
+  check_conv("small", conv(3, 9, 9, 3, 3, 4, 1, 1));
+  // One output column per line, batch 1.
+  check_conv("small", conv(1, 5, 3, 2, 3, 3, 1, 0));
+}
+
+TEST(ConvKernels, NestedRollingWithTheGemmsRegularScheduleMatches) {
+  check_conv("tpu-v2-like", conv(2, 6, 5, 100, 3, 7, 1, 1), true);
+  check_conv("small", conv(3, 9, 9, 3, 3, 4, 1, 1), true);
+  // ResNet's stem: 7 x 7 / 2, 3 channels (K = 147).
+  check_conv("tpu-v2-like", conv(1, 20, 20, 3, 7, 8, 2, 3), true);
+}
+
+// The HBM scratch of each kernel: the forward and input-gradient GEMMs read their operand from
+// the (padded or dilated) activations directly, so no im2col matrix is held; the weight gradient
+// holds the transposed matrix (its GEMM's A).
+TEST(ConvKernels, ScratchHoldsNoIm2colMatrixForTheForwardAndInputGradient) {
+  const core::CoreSpec spec = config("small");
+  const ConvGeom g = conv(2, 7, 5, 3, 3, 5, 2, 1);
+  auto scratch_of = [&](const std::function<void(Codegen&, CompileStats&, HbmScratch&)>& emit) {
+    Codegen cg(spec);
+    CompileStats st;
+    HbmScratch s{kScratch, spec.hbm_bytes / 4, 0};
+    emit(cg, st, s);
+    EXPECT_EQ(st.gemms, 1);
+    return s.peak;
+  };
+  const int64_t padded = 2 * 9 * 7 * 3, dilated = 2 * 9 * 7 * 5, flipped = 3 * 3 * 5 * 3;
+  const int64_t im2col = int64_t{2} * g.oh * g.ow * 3 * 3 * 3;
+  EXPECT_EQ(scratch_of([&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+              emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, g);
+            }),
+            padded);
+  EXPECT_EQ(scratch_of([&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+              emit_conv2d_input_grad(cg, st, s, "dx", kIn0, kIn1, kOut, g);
+            }),
+            dilated + flipped);
+  EXPECT_EQ(scratch_of([&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+              emit_conv2d_weight_grad(cg, st, s, "dw", kIn0, kIn1, kOut, g);
+            }),
+            padded + im2col);
+  // Without padding the forward convolution needs no scratch at all.
+  EXPECT_EQ(scratch_of([&](Codegen& cg, CompileStats& st, HbmScratch& s) {
+              emit_conv2d(cg, st, s, "y", kIn0, kIn1, kOut, conv(1, 6, 7, 2, 2, 3, 2, 0));
+            }),
+            0);
 }
 
 ConvGeom pool(int n, int h, int w, int c, int k, int stride) {
@@ -228,6 +285,31 @@ TEST(ConvLowering, CnnTrainingStepCompilesWithOneGemmPerConvolutionAndItsGradien
   const int64_t conv1 = 2 * 28 * 28 * 25 * 4, conv2 = 2 * 14 * 14 * 100 * 8, dense = 2 * 392 * 10;
   EXPECT_EQ(p.stats.mxu_macs, 3 * (conv1 + conv2 + dense) - conv1);
   EXPECT_LE(p.stats.vmem_peak_rows, spec.vmem_rows());
+}
+
+TEST(ConvLowering, InferenceHbmHoldsThePlanAndOnePaddedCopyBeyondIt) {
+  std::ostringstream os;
+  CompileOptions o;
+  o.batch = 2;
+  o.training = false;
+  o.dump_after = "plan-hbm";
+  o.dump = &os;
+  const CompiledProgram p = compile(graph::zoo_spec("cnn_small"), config("tpu-v2-like"), o);
+  // Lines "hbm ADDR +WORDS ...": the plan ends at the largest ADDR + WORDS.
+  std::istringstream in(os.str());
+  int64_t plan_end = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("hbm ", 0) != 0) continue;
+    std::istringstream f(line.substr(4));
+    int64_t addr = 0, words = 0;
+    char plus = 0;
+    f >> addr >> plus >> words;
+    plan_end = std::max(plan_end, addr + words);
+  }
+  // Beyond the plan: conv2's padded input [2, 18, 18, 4] (conv1's [2, 32, 32, 1] is smaller), no
+  // im2col matrix.
+  EXPECT_EQ(p.stats.hbm_words - plan_end, 2 * 18 * 18 * 4);
 }
 
 TEST(ConvLowering, FlattenAndItsGradientAliasTheirInputs) {
