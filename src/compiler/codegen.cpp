@@ -133,7 +133,8 @@ uint32_t Codegen::descriptor(int64_t count, int64_t chunk, int64_t src_stride, i
                                   " distinct DMA descriptors, and scalar memory of " +
                                   std::to_string(m_spec.smem_words) +
                                   " words has no room for more above the kernels' data");
-    m_data.push_back(isa::DataSegment{isa::Space::Smem, top, {d.begin(), d.end()}});
+    m_data.push_back(
+        isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(top), {d.begin(), d.end()}});
     m_descriptors.emplace(d, static_cast<uint32_t>(top));
     return static_cast<uint32_t>(top);
   }
