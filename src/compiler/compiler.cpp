@@ -59,7 +59,8 @@ CompiledProgram compile(graph::Model model, const core::CoreSpec& spec,
     throw Error("compile", "unknown pass '" + options.dump_after +
                                "' for --dump-after (passes: " + list + ")");
   }
-  if (!model.state.empty() && options.allreduce)
+  // Data-parallel steps (compiled with persistent gradients, or as the all-reduce image).
+  if (!model.state.empty() && (options.allreduce || options.persistent_grads))
     throw Error("compile", "model '" + model.name + "' carries " +
                                std::to_string(model.state.size()) +
                                " state values from step to step (batch normalisation's running "

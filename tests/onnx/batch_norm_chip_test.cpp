@@ -150,12 +150,17 @@ TEST(BatchNormOnChip, DataParallelTrainingOfAModelWithStateIsRefused) {
   ar.shard = 2;
   ar.global_batch = 4;
   o.allreduce = ar;
-  const std::string why = testing::error_of(
-      [&] { runtime::compile_train_model(t, runtime::chip_test::tpu_v2_like(), o); });
-  EXPECT_NE(why.find("carries 2 state values from step to step (batch normalisation's running "
-                     "averages); data-parallel programs do not keep state yet"),
-            std::string::npos)
-      << why;
+  compiler::CompileOptions step;  // the data-parallel trainer's step, before its all-reduce image
+  step.batch = 2;
+  step.persistent_grads = true;
+  for (const compiler::CompileOptions& c : {o, step}) {
+    const std::string why = testing::error_of(
+        [&] { runtime::compile_train_model(t, runtime::chip_test::tpu_v2_like(), c); });
+    EXPECT_NE(why.find("carries 2 state values from step to step (batch normalisation's running "
+                       "averages); data-parallel programs do not keep state yet"),
+              std::string::npos)
+        << why;
+  }
 }
 
 }  // namespace
