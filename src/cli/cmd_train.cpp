@@ -43,6 +43,7 @@
 // on the sparse core (one chip; the same values, other cycles); tensor-core is the default.
 // --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
 // (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
+// --model resnet18|resnet50 [--width W] [--image N]: cli/train_resnet.h.
 // --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
 // (onnx/onnx_training.h: its initializers are the parameters) on the image dataset; with --chips N
 // data-parallel like the zoo models.
@@ -62,6 +63,7 @@
 #include "cli/common_flags.h"
 #include "cli/train_bow.h"
 #include "cli/train_dlrm.h"
+#include "cli/train_resnet.h"
 #include "common/error.h"
 #include "graph/model.h"
 #include "htmlreport/page.h"
@@ -112,6 +114,7 @@ struct TrainArgs {
   int threads = cli::default_threads();      // --chips: host threads per rank
   std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
   cli::DlrmFlags dlrm;                       // --model dlrm
+  cli::ResNetFlags resnet;                   // --model resnet18|resnet50
 };
 
 // --embedding-on (UsageError for an unknown value, or sparse-core outside one chip's gpt).
@@ -279,11 +282,13 @@ runtime::TrainModel train_model(const TrainArgs& a) {
                                          a.label_input);
   }
   if (!a.loss.empty()) throw UsageError("--loss", "sets the loss head of --model x.onnx");
+  if (!is_resnet(a.model)) check_no_resnet_flags(a.model, a.resnet);
   if (a.model != "gpt") {
     for (const auto& [flag, v] :
          {std::pair{"--d-model", a.d_model}, std::pair{"--heads", a.heads},
           std::pair{"--layers", a.layers}, std::pair{"--context", a.context}})
       if (v) throw UsageError(flag, "sets a size of --model gpt, not of '" + a.model + "'");
+    if (is_resnet(a.model)) return resnet_model_from_flags(a.model, a.resnet, a.seed);
     return model_from_flag(a.model);
   }
   graph::GptSpec g;
@@ -473,8 +478,8 @@ void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
   cmd->add_option("--model", args->model,
-                  "zoo model (mlp, cnn, gpt), bow (fortunes-topics), dlrm (generated clicks), a "
-                  "model JSON file or an ONNX model (.onnx)");
+                  "zoo model (mlp, cnn, gpt, resnet18, resnet50), bow (fortunes-topics), dlrm "
+                  "(generated clicks), a model JSON file or an ONNX model (.onnx)");
   cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
   cmd->add_option("--label-input", args->label_input,
                   "--model x.onnx: the model's integer labels input (default: a new 'labels')");
@@ -545,6 +550,7 @@ void register_train_command(CLI::App& app) {
                   "(larger ones go through HBM; overrides core.sparse.vmem_handoff_bytes)");
   add_set_flag(*cmd, args->sets);
   add_dlrm_flags(*cmd, args->dlrm);
+  add_resnet_flags(*cmd, args->resnet);
   cmd->callback([args, cmd] {
     auto given = [cmd](const char* flag) { return cmd->count(flag) > 0; };
     if (args->model == "dlrm")

@@ -1,5 +1,8 @@
 #include "compiler/codegen.h"
 
+#include <algorithm>
+#include <map>
+
 #include "common/error.h"
 
 namespace tessera::compiler {
@@ -22,6 +25,27 @@ int32_t imm32(int64_t v, const char* what) {
   if (v < INT32_MIN || v > INT32_MAX)
     throw Error("compiler", std::string(what) + " does not fit a 32-bit immediate");
   return static_cast<int32_t>(v);
+}
+
+using Descriptors = std::map<std::array<uint32_t, 4>, uint32_t>;
+
+// The lowest word of the DMA descriptors kept at the top of scalar memory once the descriptor
+// region [0, kDescriptorWords) is full; smem_words when there are none.
+int64_t overflow_low(const Descriptors& descriptors, int64_t smem_words) {
+  int64_t low = smem_words;
+  for (const auto& [words, at] : descriptors)
+    if (at >= kDescriptorWords) low = std::min<int64_t>(low, at);
+  return low;
+}
+
+// The four words of the descriptor at scalar-memory word `at`.
+const uint32_t* descriptor_words(const std::vector<uint32_t>& region,
+                                 const Descriptors& descriptors, int64_t at) {
+  if (at < static_cast<int64_t>(region.size())) return &region[static_cast<size_t>(at)];
+  for (const auto& [words, where] : descriptors)
+    if (where == at) return words.data();
+  TESSERA_CHECK(false, "no DMA descriptor at scalar-memory word " + std::to_string(at));
+  return nullptr;
 }
 }  // namespace
 
@@ -87,7 +111,7 @@ void Codegen::dma(Opcode op, int64_t dst, int64_t src, int64_t count_or_desc) {
   const int64_t lanes = m_spec.lanes;
   if (op == Opcode::DMAHV) touch((dst + count_or_desc + lanes - 1) / lanes);
   if (op == Opcode::DMAHV2) {
-    const uint32_t* desc = &m_smem.at(static_cast<size_t>(count_or_desc));
+    const uint32_t* desc = descriptor_words(m_smem, m_descriptors, count_or_desc);
     touch((dst + static_cast<int64_t>(desc[0] - 1) * desc[3] + desc[1] + lanes - 1) / lanes);
   }
   ++m_pending;
@@ -100,9 +124,20 @@ uint32_t Codegen::descriptor(int64_t count, int64_t chunk, int64_t src_stride, i
   auto it = m_descriptors.find(d);
   if (it != m_descriptors.end()) return it->second;
   const auto at = static_cast<uint32_t>(m_smem.size());
-  if (static_cast<int64_t>(at) + 4 > std::min(kDescriptorWords, m_spec.smem_words))
-    throw Error("compiler",
-                "more than " + std::to_string(kDescriptorWords / 4) + " distinct DMA descriptors");
+  if (static_cast<int64_t>(at) + 4 > std::min(kDescriptorWords, m_spec.smem_words)) {
+    // The region is full: the descriptor goes to the top of scalar memory, below the earlier ones
+    // kept there, as long as the kernels' data (growing up from kDescriptorWords) stay below.
+    const int64_t top = overflow_low(m_descriptors, m_spec.smem_words) - 4;
+    if (top < std::max(m_smem_next, kDescriptorWords))
+      throw Error("compiler", "more than " + std::to_string(kDescriptorWords / 4) +
+                                  " distinct DMA descriptors, and scalar memory of " +
+                                  std::to_string(m_spec.smem_words) +
+                                  " words has no room for more above the kernels' data");
+    m_data.push_back(
+        isa::DataSegment{isa::Space::Smem, static_cast<uint64_t>(top), {d.begin(), d.end()}});
+    m_descriptors.emplace(d, static_cast<uint32_t>(top));
+    return static_cast<uint32_t>(top);
+  }
   m_smem.insert(m_smem.end(), d.begin(), d.end());
   m_descriptors.emplace(d, at);
   return at;
@@ -209,11 +244,17 @@ void Codegen::append(const isa::Program& kernel, int64_t vmem_rows) {
           std::max<int64_t>(m_smem_next, static_cast<int64_t>(d.address + d.words.size()));
     if (std::find(m_data.begin(), m_data.end(), d) == m_data.end()) m_data.push_back(d);
   }
+  const int64_t low = overflow_low(m_descriptors, m_spec.smem_words);
+  if (low < m_spec.smem_words && m_smem_next > low)
+    throw Error("compiler", "scalar memory of " + std::to_string(m_spec.smem_words) +
+                                " words cannot hold the kernels' data (up to word " +
+                                std::to_string(m_smem_next) +
+                                ") below the DMA descriptors from word " + std::to_string(low));
 }
 
 int64_t Codegen::reserve_smem(int64_t words) {
   const int64_t at = m_smem_next;
-  if (at + words > m_spec.smem_words)
+  if (at + words > overflow_low(m_descriptors, m_spec.smem_words))
     throw Error("compiler", "scalar memory of " + std::to_string(m_spec.smem_words) +
                                 " words cannot hold " + std::to_string(words) + " more from word " +
                                 std::to_string(at));

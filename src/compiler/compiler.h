@@ -16,12 +16,12 @@
 //
 // The program's contract with the host (runtime/train*): before each run the host writes the
 // batch (x: batch x sample fp32, labels: batch int32) and, for Adam, the step's scalars
-// {step_f, sqrt_bc2_f} (Adagrad: its step's clr) at the addresses below; parameters and optimizer
-// state live in HBM across runs (written once by the host from the initial values); the loss
-// (training) or logits and loss (inference) are read back after the run. Inference-only models
-// (graph::Model with labels = loss = -1, compiled with training = false): the program computes the
-// logits (the model's output value, any shape) from x alone; the CompiledProgram's labels and loss
-// are empty (words 0). Training such a model is an Error.
+// {step_f, sqrt_bc2_f} (Adagrad: its step's clr) at the addresses below; parameters, optimizer
+// state and the model's state (model_state) live in HBM across runs (written once by the host from
+// the initial values); the loss (training) or logits and loss (inference) are read back after the
+// run. Inference-only models (graph::Model with labels = loss = -1, compiled with training =
+// false): the program computes the logits (the model's output value, any shape) from x alone; the
+// CompiledProgram's labels and loss are empty (words 0). Training such a model is an Error.
 #pragma once
 
 #include <cstdint>
@@ -110,6 +110,11 @@ struct CompiledProgram {
   // The graph's constants (graph::Graph::constants order), written by the program's data segments.
   std::vector<HbmTensor> constants;
   std::vector<HbmTensor> state;  // SGD: one velocity per parameter; Adam: all m, then all v
+  // The model's state (graph::Model::state: batch normalisation's running averages), aligned with
+  // it: persistent like the parameters, at addresses that depend on neither the batch nor training
+  // vs inference. A training step overwrites each value that has an update with the update (the
+  // node computing it writes there); an inference program only reads them.
+  std::vector<HbmTensor> model_state;
   // All gradients as one region (gradient of params[i] at grads.hbm + params[i].hbm -
   // params[0].hbm) when CompileOptions::persistent_grads or Adam on the unit; else words = 0.
   HbmTensor grads;

@@ -10,7 +10,7 @@
 //                    gradients), and the persistent gradient region
 //   optimizer_state  SGD velocities, Adam m and v
 // Everything else (labels, loss, optimizer scalars, constants, kernel scratch, the Adam unit's
-// programs) has no role: its traffic counts as "other".
+// programs, the model's state and its updates) has no role: its traffic counts as "other".
 // pc ranges: persistent tensors hold their kind over the whole program; a transient value from the
 // first bundle of its producer's kernel to the end of its last consumer's kernel (gradients that
 // the optimizer reads: to the end of the program). Live values never overlap (pass plan-hbm), so

@@ -8,7 +8,7 @@
 //                       w[KH-1-kh', KW-1-kw', ci, co]: im2col(e) x wf, K = (kh', kw', co) ascending
 //   conv2d_weight_grad  im2col(x)^T [K, N*OH*OW] x dy [N*OH*OW, Co]: K order (n, oh, ow) ascending
 //   maxpool2d           per window the first maximum in (kh, kw) order (compare-select chain)
-//   maxpool2d_grad      dy to the first maximum of each window, +0 + dy (non-overlapping windows)
+//   maxpool2d_grad      dy to the first maximum of each window, +0 + dy, summed in (oh, ow) order
 //
 // Implicit im2col (conv2d, conv2d_input_grad): the im2col matrix is never stored in HBM. The GEMM
 // runs over chunks of whole output lines (n, oh); each chunk's im2col rows are DMA'd from the

@@ -3,7 +3,7 @@
 // optimizer update is not a graph op (it is lowered after the graph by pass_lower, per
 // parameter). Inference: the forward graph (logits, and the loss when the model has one).
 // Records the ids of the values the host exchanges with the chip (-1: labels and loss of an
-// inference-only model).
+// inference-only model), and the model's state values with their updates (training only).
 #include "common/error.h"
 #include "compiler/pipeline.h"
 
@@ -29,6 +29,14 @@ void pass_autodiff(Pipeline& p) {
   p.x = p.graph.find_value(m.graph.value(m.input).name);
   p.labels = m.labels < 0 ? -1 : p.graph.find_value(m.graph.value(m.labels).name);
   p.logits = p.graph.find_value(m.graph.value(m.logits).name);
+  p.state.clear();
+  p.state_updates.clear();
+  for (const graph::Model::State& s : m.state) {
+    p.state.push_back(p.graph.find_value(m.graph.value(s.value).name));
+    p.state_updates.push_back(s.update >= 0 && p.options.training
+                                  ? p.graph.find_value(m.graph.value(s.update).name)
+                                  : -1);
+  }
   for (size_t i = 0; i < m.params.size(); ++i)
     TESSERA_CHECK(p.graph.value(p.params[i]).name == m.graph.value(m.params[i]).name,
                   "autodiff: parameter order differs from the model's");

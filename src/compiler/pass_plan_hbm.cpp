@@ -2,7 +2,9 @@
 //   * Persistent (the host reads or writes them between runs): the input batch x, the labels, the
 //     per-step optimizer scalars, the constant 1.0 (the loss seed), the graph's constants (both
 //     written by the program's data segments), the parameters and the optimizer state, the loss
-//     (and logits in inference), the sparse core's buffers of an embedding_bag (plan_sparse_step).
+//     (and logits in inference), the sparse core's buffers of an embedding_bag (plan_sparse_step),
+//     the model's state (batch normalisation's running averages; plan_model_state), whose updates
+//     are computed in place.
 //   * Transient: every other node output lives from its producing node to its last consumer
 //     (gradients to the end: the optimizer update reads them). Values are placed first-fit in a
 //     free list in node order and their space is reused once their last consumer has run (never by
@@ -83,6 +85,47 @@ void plan_adam_unit(Pipeline& p, Alloc& persistent) {
   u.flag = kAdamUnitFlag;
 }
 
+// The model's state after the optimizer state (so its addresses, like theirs, depend on neither
+// the batch nor training vs inference). Each update is computed into its value's words: the
+// update's node must run after every reader of the value (a reshape of it included) and not read
+// it itself, as kernels read their inputs while they write their outputs.
+template <class Tensor>
+void plan_model_state(Pipeline& p, Tensor& tensor) {
+  const graph::Graph& g = p.graph;
+  CompiledProgram& out = p.out;
+  out.model_state.clear();
+  for (size_t i = 0; i < p.state.size(); ++i) {
+    const graph::Value& v = g.value(p.state[i]);
+    out.model_state.push_back(tensor(v.name, words_of(v)));
+    p.hbm[p.state[i]] = out.model_state.back().hbm;
+  }
+  std::map<int, int> root;  // a reshape of a state value -> the state value
+  std::map<int, int> last_read;
+  for (int id : p.state) root[id] = id;
+  const auto& nodes = g.nodes();
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    const graph::Node& n = nodes[static_cast<size_t>(i)];
+    for (int in : n.inputs)
+      if (root.count(in)) last_read[root.at(in)] = i;
+    if (n.op == graph::OpKind::kReshape && root.count(n.inputs[0]))
+      root[n.output] = root.at(n.inputs[0]);
+  }
+  for (size_t i = 0; i < p.state.size(); ++i) {
+    const int update = p.state_updates[i];
+    if (update < 0) continue;
+    const graph::Value& u = g.value(update);
+    const int at = u.producer;
+    const auto read = last_read.find(p.state[i]);
+    if (at < 0 || g.node(at).op == graph::OpKind::kReshape ||
+        (read != last_read.end() && read->second >= at) ||
+        words_of(u) != words_of(g.value(p.state[i])))
+      throw Error("compiler", "state '" + g.value(p.state[i]).name + "': its update '" + u.name +
+                                  "' cannot be computed in place (it must be a node of the same "
+                                  "size that runs after every reader of the value)");
+    p.hbm[update] = p.hbm.at(p.state[i]);
+  }
+}
+
 }  // namespace
 
 void pass_plan_hbm(Pipeline& p) {
@@ -114,6 +157,7 @@ void pass_plan_hbm(Pipeline& p) {
                                                                                : "sgd.vel.") +
                      out.params[i].name,
                  out.params[i].words));
+  plan_model_state(p, tensor);
   const int64_t theta = out.params.empty() ? 0 : out.params.front().hbm;
   const int64_t n_params =
       out.params.empty() ? 0 : out.params.back().hbm + out.params.back().words - theta;

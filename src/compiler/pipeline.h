@@ -18,7 +18,10 @@ struct Pipeline {
   graph::Model model;
   graph::Graph graph;  // forward (inference) or training graph
   int x = -1, labels = -1, loss = -1, logits = -1;
-  std::vector<int> params, grads;           // value ids in `graph`, aligned with model.params
+  std::vector<int> params, grads;  // value ids in `graph`, aligned with model.params
+  // The model's state (graph::Model::state) in `graph`: the values and their updates (-1: none,
+  // and always -1 in inference).
+  std::vector<int> state, state_updates;
   std::map<int, int64_t> hbm;               // value id -> HBM word address
   std::map<int, std::pair<int, int>> live;  // value id -> [first, last] node index (transients)
   int64_t ones_hbm = -1;                    // the constant 1.0 (d loss / d loss)

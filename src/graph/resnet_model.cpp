@@ -44,13 +44,14 @@ class ResNetBuilder {
       : m_spec(spec), m_form(form), m_values(std::move(values)) {
     m_model.name = model_name(spec);
     m_model.batch = batch;
-    m_model.input = g().add_input("x", {batch, spec.image, spec.image, 3});
+    const int side = spec.input > 0 ? spec.input : spec.image;
+    m_model.input = g().add_input("x", {batch, side, side, spec.channels});
     if (form != Form::kFolded) m_model.labels = g().add_input("labels", {batch}, DType::kI32);
   }
 
   Model build() {
     const StageShape shape = stage_shape(m_spec.depth);
-    int x = relu(conv_bn(m_model.input, m_spec.width, 7, 2, 3, "conv1", "bn1"), "relu");
+    int x = relu(conv_bn(padded_input(), m_spec.width, 7, 2, 3, "conv1", "bn1"), "relu");
     x = max_pool(x);
     for (size_t s = 0; s < shape.blocks.size(); ++s) {
       const int planes = m_spec.width << s;
@@ -108,6 +109,16 @@ class ResNetBuilder {
     m_model.state.push_back({mean, next.mean});
     m_model.state.push_back({var, next.var});
     return b.y;
+  }
+
+  // x zero-padded to image x image.
+  int padded_input() {
+    Shape shape = g().value(m_model.input).shape;
+    const int64_t before = (m_spec.image - shape[1]) / 2;
+    if (shape[1] == m_spec.image) return m_model.input;
+    shape[1] = shape[2] = m_spec.image;
+    return g().add_node(OpKind::kPad, {m_model.input},
+                        Attrs::padded(shape, {0, before, before, 0}, 0.0), "pad");
   }
 
   // 3x3 / 2 with one pad of -inf on each side of H and W.
@@ -181,6 +192,11 @@ void check_spec(const ResNetSpec& spec, int batch) {
   require_at_least(where, spec.classes, 1, "classes");
   require_at_least(where, spec.width, 1, "width");
   require_at_least(where, spec.image, 32, "image");
+  require_at_least(where, spec.channels, 1, "channels");
+  require_at_least(where, spec.input, 0, "input");
+  if (spec.input > spec.image)
+    throw Error(where, "input side " + std::to_string(spec.input) + " exceeds the image side " +
+                           std::to_string(spec.image));
 }
 
 }  // namespace

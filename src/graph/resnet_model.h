@@ -1,7 +1,10 @@
 // The zoo's ResNets: torchvision's ResNet-18 and ResNet-50 (v1.5: a bottleneck's stride on its
 // 3x3 convolution) as graph-IR models, NHWC.
 //
-// Graph for `batch` images [B, H, W, 3] (H = W = spec.image) with base width w (64):
+// Graph for `batch` images [B, H, W, 3] (H = W = spec.image) with base width w (64); images of
+// another channel count or a smaller side (spec.channels, spec.input: e.g. Fashion-MNIST's
+// [28, 28, 1]) are x [B, input, input, channels], zero-padded to [B, image, image, channels] by a
+// pad node "pad" (floor((image - input) / 2) before, the rest after) ahead of the stem:
 //   stem: conv 7x7/2 pad 3 (3 -> w) - bn - relu - max pool 3x3/2 pad 1 (a pad node with -inf,
 //         then maxpool2d)
 //   four stages of planes w, 2w, 4w, 8w with 2, 2, 2, 2 basic blocks (depth 18) or 3, 4, 6, 3
@@ -36,8 +39,10 @@ namespace tessera::graph {
 struct ResNetSpec {
   int depth = 18;  // 18 or 50
   int classes = 1000;
-  int image = 224;  // H = W
-  int width = 64;   // the stem's channels (torchvision: 64); smaller for tests
+  int image = 224;   // H = W
+  int width = 64;    // the stem's channels (torchvision: 64); smaller for tests
+  int channels = 3;  // the images' channels
+  int input = 0;     // the images' side before zero padding to `image` (0: image)
 };
 
 enum class BatchNormMode : uint8_t { kTrain, kEval };
@@ -45,8 +50,8 @@ enum class BatchNormMode : uint8_t { kTrain, kEval };
 // "resnet18" / "resnet50" with torchvision's sizes; Error for other names.
 ResNetSpec resnet_spec(const std::string& name);
 
-// Throws Error "model 'resnet<depth>'": <why> for a depth other than 18 or 50, sizes < 1, or an
-// image too small for the five stride-2 steps (image < 32).
+// Throws Error "model 'resnet<depth>'": <why> for a depth other than 18 or 50, sizes < 1, an
+// image too small for the five stride-2 steps (image < 32), or an input side above the image.
 Model build_resnet(const ResNetSpec& spec, int batch, BatchNormMode mode = BatchNormMode::kTrain);
 
 // torchvision's initialisation: conv weights ~ N(0, 2 / fan_out), fan_out = KH KW Cout

@@ -14,8 +14,8 @@
 // fits as [H, W, 1], its pixels in the same order). BatchNormalization trains from batch
 // statistics and keeps its running averages as state (graph::Model::state, initialised with the
 // file's input_mean and input_var: ImportOptions::batch_norm kTrainState, updated as PyTorch does);
-// evaluation runs the model with kEvalState (the running averages). The compiler does not keep
-// state yet, so such a model trains on the host reference (--executor host-f32).
+// evaluation runs the model with kEvalState (the running averages). On the chip the compiled
+// programs keep the state in HBM (compiler.h CompiledProgram::model_state).
 // Errors name the file: an output or label input that is not in the model (the model's names
 // listed), an output whose first dim is not the batch, inputs other than x and the labels; a
 // missing or unknown --loss is a UsageError.

@@ -25,6 +25,7 @@ ChipTrainer::ChipTrainer(const TrainModel& model, const core::CoreSpec& spec,
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / options.batch;
   m_labels = graph::num_elements(m.graph.value(m.labels).shape) / options.batch;
   start_replica(*m_core, p, init_train_params(model, m, options.seed));
+  set_model_state(model.initial_state);
   if (p.sparse.used) register_sparse_table(*m_core, p);
 }
 
@@ -134,6 +135,17 @@ std::vector<std::vector<float>> ChipTrainer::params() const {
 
 std::vector<std::vector<float>> ChipTrainer::optimizer_state() const {
   return read_optimizer_state(*m_core, *m_programs.at({m_options.batch, true}));
+}
+
+std::vector<std::vector<float>> ChipTrainer::model_state() const {
+  std::vector<std::vector<float>> out;
+  for (const compiler::HbmTensor& t : m_programs.at({m_options.batch, true})->model_state)
+    out.push_back(read(t.hbm, t.words));
+  return out;
+}
+
+void ChipTrainer::set_model_state(const std::vector<std::vector<float>>& values) {
+  write_tensors(*m_core, layout().model_state, values, "model state");
 }
 
 void ChipTrainer::set_params(const std::vector<std::vector<float>>& values) {

@@ -3,10 +3,13 @@
 // keeps the parameters and optimizer state across steps; before each run the host link writes the
 // batch (and Adam's per-step scalars) into HBM, timed at `host_bytes_per_second`.
 // The compiled programs share the parameter and state addresses (compiler/pass_plan_hbm.cpp), so
-// switching programs (Core::load) keeps the training state. A training step runs as its two parts
-// (optimizer_cost.h) so the optimizer's cycles, bytes and energy are measured. Adam runs on the
-// Adam unit by default (its m and v live in the unit's data cache; init runs once here).
-// The model is a layer-list model on images or the gpt decoder on byte windows (train_model.h):
+// switching programs (Core::load) keeps the training state, the model's state (batch
+// normalisation's running averages) included: steps update it, evaluation reads it. A training
+// step runs as its two parts (optimizer_cost.h) so the optimizer's cycles, bytes and energy are
+// measured. Adam runs on the Adam unit by default (its m and v live in the unit's data cache;
+// init runs once here).
+// The model is a layer-list model on images, the gpt decoder on byte windows or a built model
+// (an imported ONNX model, a ResNet; train_model.h):
 // the batch's input (pixels, or the windows' byte ids) goes to the program's x, its labels (one
 // class per sample, or the next byte at every position) to the program's labels.
 #pragma once
@@ -58,6 +61,12 @@ class ChipTrainer {
   // params() / optimizer_state() return; and the step counter (Adam's bias-correction t).
   void set_params(const std::vector<std::vector<float>>& values);
   void set_optimizer_state(const std::vector<std::vector<float>>& values);
+  // The model's state (graph::Model::state: batch normalisation's running averages) as it is in
+  // the simulated HBM, in Model::state order; empty for a model without state. Training steps
+  // update it, evaluation reads it; set_model_state imports it (checkpoints; the constructor
+  // writes TrainModel::initial_state).
+  std::vector<std::vector<float>> model_state() const;
+  void set_model_state(const std::vector<std::vector<float>>& values);
   void set_steps(int64_t steps);
 
   const core::Core& core() const { return *m_core; }

@@ -20,6 +20,8 @@ std::vector<std::vector<float>> init_train_params(const TrainModel& model, const
 compiler::CompiledProgram compile_train_model(const TrainModel& model, const core::CoreSpec& spec,
                                               const compiler::CompileOptions& options) {
   if (!model.gpt && !model.build) return compiler::compile(model.spec, spec, options);
+  if (!options.training && model.build_eval)
+    return compiler::compile(model.build_eval(options.batch), spec, options);
   return compiler::compile(build_train_model(model, options.batch), spec, options);
 }
 

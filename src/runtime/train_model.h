@@ -45,7 +45,8 @@ struct TrainModel {
 graph::Model build_train_model(const TrainModel& model, int batch);
 std::vector<std::vector<float>> init_train_params(const TrainModel& model, const graph::Model& m,
                                                   uint64_t seed);
-// compiler::compile of the built model (options.batch is the batch).
+// compiler::compile of the built model (options.batch is the batch); an inference program
+// (options.training false) of a model with build_eval compiles build_eval's model.
 compiler::CompiledProgram compile_train_model(const TrainModel& model, const core::CoreSpec& spec,
                                               const compiler::CompileOptions& options);
 

@@ -123,6 +123,7 @@ class SingleChipTrainer final : public Trainer {
     c.progress["step_cycles"] = m_step_cycles;
     c.params = m_chip.params();
     c.state = m_chip.optimizer_state();
+    for (std::vector<float>& s : m_chip.model_state()) c.state.push_back(std::move(s));
   }
 
   void restore(const Checkpoint& c, int64_t step, const std::string& path) override;
@@ -188,7 +189,10 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
   }
   try {
     m_chip.set_params(c.params);
-    m_chip.set_optimizer_state(c.state);
+    const size_t kept = std::min(c.state.size(), m_chip.layout().model_state.size());
+    const auto split = c.state.end() - static_cast<std::ptrdiff_t>(kept);
+    m_chip.set_optimizer_state(Tensors(c.state.begin(), split));
+    m_chip.set_model_state(Tensors(split, c.state.end()));
   } catch (const Error& e) {
     throw Error(path, std::string("does not fit this model: ") + e.what());
   }

@@ -12,8 +12,8 @@
 // The checkpoint identity is training_identity's alone. The trainer's progress fields:
 // "global_step" (ChipTrainer::steps(), Adam's t), "counters" (the epoch's integer counters so
 // far), "optimizer_steps" (the epoch's per-step optimizer costs, optimizer_cost.h), "pe" (the
-// epoch's MXU work per layer and phase, pe_attribution.h); params and state are
-// ChipTrainer::params() and optimizer_state().
+// epoch's MXU work per layer and phase, pe_attribution.h); params are ChipTrainer::params(), state
+// its optimizer_state() then model_state() (batch normalisation's running averages).
 #pragma once
 
 #include "runtime/run_loop.h"

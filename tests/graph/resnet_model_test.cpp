@@ -223,6 +223,49 @@ TEST(ResNetModel, BadSizesAreErrors) {
             std::string::npos);
   EXPECT_NE(error_of([] { build_resnet({}, 0); }).find("batch must be >= 1"), std::string::npos);
   EXPECT_NE(error_of([] { resnet_spec("resnet34"); }).find("not a ResNet"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              build_resnet({.image = 32, .channels = 0}, 1);
+            }).find("channels must be >= 1, got 0"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              build_resnet({.image = 32, .input = 40}, 1);
+            }).find("input side 40 exceeds the image side 32"),
+            std::string::npos);
+}
+
+// Fashion-MNIST's [28, 28, 1] images: x keeps their shape, a pad node centres them in 32 x 32
+// zeros, and the network computes the same logits as on the padded images given directly.
+TEST(ResNetModel, SmallerOneChannelImagesAreZeroPaddedToTheImageSide) {
+  const ResNetSpec padded{
+      .depth = 18, .classes = 10, .image = 32, .width = 4, .channels = 1, .input = 28};
+  ResNetSpec direct = padded;
+  direct.input = 0;
+  const Model a = build_resnet(padded, 2, BatchNormMode::kEval);
+  const Model b = build_resnet(direct, 2, BatchNormMode::kEval);
+  EXPECT_EQ(a.graph.value(a.input).shape, (Shape{2, 28, 28, 1}));
+  EXPECT_EQ(b.graph.value(b.input).shape, (Shape{2, 32, 32, 1}));
+  EXPECT_TRUE(a.graph.has_value("pad"));
+  std::vector<float> small(2 * 28 * 28), big(2 * 32 * 32, 0.0f);
+  for (size_t i = 0; i < small.size(); ++i) small[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  for (int n = 0; n < 2; ++n)
+    for (int y = 0; y < 28; ++y)
+      for (int x = 0; x < 28; ++x)
+        big[static_cast<size_t>((n * 32 + y + 2) * 32 + x + 2)] =
+            small[static_cast<size_t>((n * 28 + y) * 28 + x)];
+  const std::vector<std::vector<float>> params = init_resnet_params(a, 3);
+  const std::vector<std::vector<float>> state = initial_resnet_state(a);
+  std::vector<float> logits[2];
+  for (int k = 0; k < 2; ++k) {
+    const Model& m = k == 0 ? a : b;
+    Executor<float> ex(m.graph, Numerics::kF32);
+    for (size_t i = 0; i < params.size(); ++i) ex.set(m.params[i], params[i]);
+    for (size_t i = 0; i < state.size(); ++i) ex.set(m.state[i].value, state[i]);
+    ex.set(m.input, k == 0 ? small : big);
+    ex.set_labels(m.labels, {0, 1});
+    ex.run();
+    logits[k] = ex.get(m.logits);
+  }
+  EXPECT_EQ(logits[0], logits[1]);
 }
 
 }  // namespace

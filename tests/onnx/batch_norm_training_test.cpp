@@ -14,9 +14,7 @@
 #include "model_builder.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_training.h"
-#include "runtime/chip_test_data.h"
 #include "runtime/host_run.h"
-#include "support/error_of.h"
 #include "support/temp_dir.h"
 
 namespace tessera::onnx_import {
@@ -72,8 +70,7 @@ TEST(OnnxBatchNormTraining, MatchesPyTorchForwardRunningAveragesAndGradients) {
 }
 
 // `train --model x.onnx` keeps the running averages as state: the training model updates them
-// (PyTorch's convention), the evaluation model reads them, and the compiler, which does not keep
-// state across runs yet, says so.
+// (PyTorch's convention), the evaluation model reads them (on the chip: batch_norm_chip_test.cpp).
 TEST(OnnxBatchNormTraining, TrainKeepsTheRunningAveragesAsState) {
   const testing::TempDir dir;
   testing::OnnxBuilder b(15);
@@ -94,13 +91,6 @@ TEST(OnnxBatchNormTraining, TrainKeepsTheRunningAveragesAsState) {
   EXPECT_GE(train.state[0].update, 0);
   ASSERT_EQ(eval.state.size(), 2u);
   EXPECT_EQ(eval.state[1].update, -1);
-  const std::string why = testing::error_of([&] {
-    runtime::compile_train_model(t, runtime::chip_test::tpu_v2_like(), compiler::CompileOptions{});
-  });
-  EXPECT_NE(why.find("carries 2 state values from step to step (batch normalisation's running "
-                     "averages); compiled programs do not keep state yet"),
-            std::string::npos)
-      << why;
 }
 
 std::vector<float> convnet_pb(const std::string& name) {

@@ -161,6 +161,33 @@ TEST_F(TrainCli, ProgramLongerThanTheInstructionMemory_bad) {
       "tessera: error: compiler: the program needs 2317 bundles; instruction memory holds 1024\n");
 }
 
+TEST_F(TrainCli, ResNetSizeFlags_bad) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--model resnet18 --width 0", "--width: 0: must be >= 1"},
+      {"--model resnet50 --image 16", "--image: 16: must be >= 32 (the five stride-2 steps)"},
+      {"--model mlp --width 8", "--width: sets a size of --model resnet18|resnet50, not of 'mlp'"},
+      {"--model gpt --image 64", "--image: sets a size of --model resnet18|resnet50, not of 'gpt'"},
+  };
+  for (const auto& [flags, want] : cases) {
+    const Result r = run(std::string("train --steps 1 ") + flags);
+    EXPECT_EQ(r.status >> 8, 2) << flags;
+    EXPECT_EQ(r.err, std::string("tessera: error: ") + want + "\n") << flags;
+  }
+}
+
+// Batch normalisation's running averages are not kept by data-parallel programs.
+TEST_F(TrainCli, ResNetWithChips_bad) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  const Result r = run("train --model resnet18 --width 4 --chips 2 --batch 4 --steps 1");
+  EXPECT_EQ(r.status >> 8, 1);
+  EXPECT_NE(r.err.find("model 'resnet18' carries 40 state values from step to step (batch "
+                       "normalisation's running averages); data-parallel programs do not keep "
+                       "state yet"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST_F(TrainCli, CheckpointFlags_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   EXPECT_EQ(run("train --steps 1 --resume").err,
