@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <future>
-#include <new>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -18,7 +17,7 @@ namespace tessera::runtime {
 
 Dataset load_idx_dataset(const std::string& images_path, const std::string& labels_path,
                          int classes) {
-  const IdxArray images = read_idx(images_path);
+  IdxArray images = read_idx(images_path);  // its bytes move into the dataset
   const IdxArray labels = read_idx(labels_path);
   if (images.dims.size() != 3)
     throw Error(images_path, "image file must have 3 dimensions [count, rows, cols], got " +
@@ -47,15 +46,7 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
                                    std::to_string(classes) + ")");
     d.labels[i] = labels.data[i];
   }
-  try {
-    d.images.resize(images.data.size());
-  } catch (const std::bad_alloc&) {
-    throw Error(images_path, fmt::format("{} images of {}x{} need {} bytes as floats, more than "
-                                         "this host can allocate",
-                                         d.count, d.rows, d.cols, 4 * images.data.size()));
-  }
-  for (size_t i = 0; i < images.data.size(); ++i)
-    d.images[i] = static_cast<float>(images.data[i]) / 255.0f;
+  d.pixels = std::move(images.data);
   return d;
 }
 
@@ -124,11 +115,23 @@ std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir, in
   return {std::move(train), test.get()};
 }
 
+void Dataset::copy_image(int64_t s, float* out) const {
+  const int64_t ss = sample_size();
+  if (pixels.empty()) {
+    std::copy_n(images.begin() + s * ss, ss, out);
+    return;
+  }
+  const uint8_t* p = pixels.data() + s * ss;
+  for (int64_t i = 0; i < ss; ++i) out[i] = pixel_value(p[i]);
+}
+
 Dataset take(const Dataset& d, int64_t n) {
   TESSERA_CHECK(n >= 0 && n <= d.count, "take: n outside [0, count]");
   Dataset out = d;
   out.count = n;
-  out.images.resize(static_cast<size_t>(n * d.sample_size()));
+  const auto values = static_cast<size_t>(n * d.sample_size());
+  if (!out.images.empty()) out.images.resize(values);
+  if (!out.pixels.empty()) out.pixels.resize(values);
   out.labels.resize(static_cast<size_t>(n));
   return out;
 }
@@ -196,7 +199,7 @@ bool Batcher::next(Batch& out) {
   out.labels.resize(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {
     const int64_t s = m_order[m_pos + i];
-    std::copy_n(m_data.images.begin() + s * ss, ss, out.images.begin() + i * ss);
+    m_data.copy_image(s, out.images.data() + i * ss);
     out.labels[i] = m_data.labels[s];
   }
   m_pos += size;

@@ -2,8 +2,11 @@
 // text (windows of a byte stream for next-byte prediction, runtime/text_windows.h).
 //
 // Contract:
-//   * images are stored as float, one sample after another (rows x cols x 1, i.e. NHWC with one
-//     channel, which is also the flat [784] layout of an MLP input), pixel / 255 in [0, 1];
+//   * images are stored one sample after another (rows x cols x 1, i.e. NHWC with one channel,
+//     which is also the flat [784] layout of an MLP input): as float values (datasets built in
+//     memory), or as the file's bytes (IDX files), whose value is pixel / 255 in [0, 1], converted
+//     to float only when a sample is copied out (a batch), so a run converts only the samples it
+//     uses;
 //   * labels are int32 in [0, classes);
 //   * epoch_order(n, seed, epoch) is a Fisher-Yates shuffle (i from n-1 down to 1, j =
 //     below(i + 1), swap) driven by SplitMix64(seed ^ (0x9e3779b97f4a7c15 * (epoch + 1)))
@@ -36,7 +39,8 @@ struct Dataset {
   int64_t count = 0;
   int rows = 0, cols = 0;
   int classes = 0;
-  std::vector<float> images;    // count * rows * cols
+  std::vector<float> images;    // count * rows * cols values, or empty (pixels)
+  std::vector<uint8_t> pixels;  // count * rows * cols bytes (value pixel / 255), or empty (images)
   std::vector<int32_t> labels;  // count
   // Text datasets: the byte stream and the window length (0: an image dataset).
   std::string text;
@@ -47,7 +51,14 @@ struct Dataset {
   int64_t sample_size() const { return is_text() ? context : static_cast<int64_t>(rows) * cols; }
   // Label values per sample: one class, or the next byte at every position.
   int64_t label_size() const { return is_text() ? context : 1; }
+  // Copies image sample s (sample_size values, from images or pixels) to out.
+  void copy_image(int64_t s, float* out) const;
 };
+
+// An image byte's value: pixel / 255.
+inline float pixel_value(uint8_t pixel) {
+  return static_cast<float>(pixel) / 255.0f;
+}
 
 // A text dataset over `text` with windows of `context` bytes and `count` windows (samples) per
 // epoch (Error naming `source` if the stream does not hold one window).

@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <filesystem>
 #include <memory>
 
 #include "common/error.h"
@@ -43,11 +45,22 @@ int64_t read_some(gzFile f, uint8_t* dst, int64_t n, const std::string& path) {
   return total;
 }
 
-// Reads up to `count` data bytes in chunks, growing the array as they arrive: a header that
-// claims more data than the file holds allocates no more than the file has.
+// Deflate's largest expansion (compressed bytes to data bytes), about 1032:1.
+constexpr int64_t kMaxDeflateRatio = 1032;
+
+// Reads up to `count` data bytes in chunks into an array reserved for as many as the file can hold
+// (count, at most its size, or its size x kMaxDeflateRatio if compressed; nothing reserved if its
+// size is unknown: a pipe), growing past that only as the bytes arrive: a header that claims more
+// data than the file holds allocates no more than the file could hold.
 std::vector<uint8_t> read_data(gzFile f, int64_t count, const std::string& path) {
   constexpr int64_t kChunk = int64_t{1} << 20;
   std::vector<uint8_t> data;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size <= static_cast<uintmax_t>(INT64_MAX / kMaxDeflateRatio)) {
+    const int64_t ratio = gzdirect(f) ? 1 : kMaxDeflateRatio;
+    data.reserve(static_cast<size_t>(std::min(count, static_cast<int64_t>(size) * ratio)));
+  }
   int64_t got = 0;
   while (got < count) {
     const int64_t want = std::min(count - got, kChunk);

@@ -5,8 +5,10 @@
 // after. gzip is detected by zlib (gzopen reads plain files transparently).
 // Errors (tessera::Error, where = the path): cannot open or a directory (common/file_io.h),
 // truncated header, bad magic, unsupported type, bad dimension count, zero size, truncated data
-// ("expected N data bytes, found M"), trailing bytes, corrupt gzip stream. The data array grows as
-// the bytes arrive, so a header that claims more than the file holds allocates nothing for it.
+// ("expected N data bytes, found M"), trailing bytes, corrupt gzip stream. The data array is
+// reserved for no more bytes than the file can hold (its size, x 1032 if compressed: deflate's
+// largest expansion) and grows past that only as the bytes arrive, so a header that claims more
+// than the file holds allocates no more than the file could.
 #pragma once
 
 #include <cstdint>

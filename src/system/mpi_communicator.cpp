@@ -116,6 +116,12 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   // spinning rank takes the time slice the rank it waits for needs. A value set in the
   // environment wins.
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  // The ranks exchange through Open MPI's own point-to-point layer (ob1: shared memory on one host,
+  // TCP between hosts) rather than UCX, whose start-up probing of the host's devices costs each
+  // rank's MPI_Init about a quarter of a second; a cluster whose network wants UCX sets
+  // OMPI_MCA_pml=ucx (and OMPI_MCA_osc) in the environment, which wins.
+  setenv("OMPI_MCA_pml", "ob1", 0);
+  setenv("OMPI_MCA_osc", "^ucx", 0);
   check(MPI_Init(argc, argv), "Init");
   // Errors come back as return codes (turned into tessera::Error), not as MPI's own abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -5,7 +5,9 @@
 // / PMI_RANK for other launchers, in the environment); otherwise it does nothing and world() stays
 // the LocalCommunicator, so a plain `tessera ...` makes no MPI call. When active it installs an
 // MpiCommunicator over MPI_COMM_WORLD as world() for its lifetime. Ranks waiting in a collective
-// yield their core (OMPI_MCA_mpi_yield_when_idle=1, unless the environment sets it).
+// yield their core (OMPI_MCA_mpi_yield_when_idle=1), and messages go through Open MPI's ob1
+// point-to-point layer, not UCX (OMPI_MCA_pml=ob1, OMPI_MCA_osc=^ucx: UCX's start-up is slow);
+// a value the environment sets wins.
 #pragma once
 
 #include <memory>

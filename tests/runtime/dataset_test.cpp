@@ -70,6 +70,40 @@ TEST(Batcher, WithoutShuffleKeepsFileOrder) {
   EXPECT_FALSE(b.next(batch));
 }
 
+// A dataset of file bytes (pixels) batches to the same floats as the same dataset converted to
+// pixel / 255 up front, sample for sample, and take() keeps the same first samples.
+TEST(Batcher, PixelBytesBatchLikeTheirValuesAsFloats) {
+  Dataset bytes;
+  bytes.count = 37;
+  bytes.rows = 2;
+  bytes.cols = 7;
+  bytes.classes = 10;
+  for (int64_t i = 0; i < bytes.count * 14; ++i)
+    bytes.pixels.push_back(static_cast<uint8_t>((i * 37) % 256));  // every byte value occurs
+  for (int64_t s = 0; s < bytes.count; ++s) bytes.labels.push_back(static_cast<int32_t>(s % 10));
+  Dataset floats = bytes;
+  floats.pixels.clear();
+  for (uint8_t p : bytes.pixels) floats.images.push_back(static_cast<float>(p) / 255.0f);
+  for (const bool shuffle : {true, false}) {
+    for (const int64_t n : {int64_t{37}, int64_t{20}}) {
+      const Dataset a = take(bytes, n), b = take(floats, n);
+      ASSERT_EQ(a.pixels.size(), static_cast<size_t>(n * 14));
+      ASSERT_TRUE(a.images.empty());
+      Batcher ba(a, 8, 3, shuffle), bb(b, 8, 3, shuffle);
+      Batch x, y;
+      int batches = 0;
+      while (ba.next(x)) {
+        ASSERT_TRUE(bb.next(y));
+        EXPECT_EQ(x.images, y.images);  // bit-identical floats
+        EXPECT_EQ(x.labels, y.labels);
+        ++batches;
+      }
+      EXPECT_FALSE(bb.next(y));
+      EXPECT_EQ(batches, (n + 7) / 8);
+    }
+  }
+}
+
 // The installed Debian package (scripts/debian-packages.txt: dataset-fashion-mnist).
 TEST(FashionMnist, InstalledPackageLoadsBothSplits) {
   if (!std::filesystem::exists(kFashionMnistDir))
@@ -81,8 +115,11 @@ TEST(FashionMnist, InstalledPackageLoadsBothSplits) {
   std::vector<int> per_class(10);
   for (int32_t l : test.labels) ++per_class[l];
   EXPECT_EQ(per_class, std::vector<int>(10, 1000));
-  EXPECT_EQ(*std::max_element(test.images.begin(), test.images.end()), 1.0f);
-  EXPECT_EQ(*std::min_element(test.images.begin(), test.images.end()), 0.0f);
+  std::vector<float> values(static_cast<size_t>(test.count * test.sample_size()));
+  for (int64_t s = 0; s < test.count; ++s)
+    test.copy_image(s, values.data() + s * test.sample_size());
+  EXPECT_EQ(*std::max_element(values.begin(), values.end()), 1.0f);
+  EXPECT_EQ(*std::min_element(values.begin(), values.end()), 0.0f);
   EXPECT_EQ(load_fashion_mnist(kFashionMnistDir, Split::kTrain).count, 60000);
 }
 

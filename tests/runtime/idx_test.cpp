@@ -69,8 +69,28 @@ TEST_F(IdxFiles, DatasetScalesPixelsAndKeepsLabels) {
   EXPECT_EQ(d.rows, 2);
   EXPECT_EQ(d.cols, 3);
   EXPECT_EQ(d.labels, (std::vector<int32_t>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(d.images[0], 0.0f);
-  EXPECT_EQ(d.images[13], 21.0f / 255.0f);  // sample 2, pixel 1
+  std::vector<float> sample(6);
+  d.copy_image(0, sample.data());
+  EXPECT_EQ(sample[0], 0.0f);
+  d.copy_image(2, sample.data());
+  EXPECT_EQ(sample[1], 21.0f / 255.0f);  // sample 2, pixel 1
+}
+
+// The images stay the file's bytes; a sample is converted (pixel / 255) when copied out.
+TEST_F(IdxFiles, DatasetKeepsTheFileBytesAndConvertsEachSampleWhenCopied) {
+  pair("train", 4, false);
+  const Dataset d =
+      load_idx_dataset(path("train-images-idx3-ubyte"), path("train-labels-idx1-ubyte"), 10);
+  EXPECT_TRUE(d.images.empty());
+  ASSERT_EQ(d.pixels.size(), 24u);
+  std::vector<float> sample(6);
+  for (int i = 0; i < 4; ++i) {
+    d.copy_image(i, sample.data());
+    for (int p = 0; p < 6; ++p) {
+      EXPECT_EQ(d.pixels[static_cast<size_t>(i * 6 + p)], i * 10 + p);
+      EXPECT_EQ(sample[static_cast<size_t>(p)], static_cast<float>(i * 10 + p) / 255.0f);
+    }
+  }
 }
 
 TEST_F(IdxFiles, FashionMnistLayoutPrefersPlainFilesThenGzip) {
