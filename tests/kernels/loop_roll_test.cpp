@@ -72,6 +72,21 @@ void expect_same_results(const core::ArchState& a, const core::ArchState& b) {
   for (int r : {0, 5, 6, 7, 9}) EXPECT_EQ(a.sreg(r), b.sreg(r)) << "s" << r;
 }
 
+// Runs `original` on the functional interpreter and `rolled` on both interpreters; `same`
+// compares the first run's state with each of the others.
+template <class Same>
+void expect_rolled_runs_the_same(const core::CoreSpec& s, const isa::Program& original,
+                                 const isa::Program& rolled, Same same) {
+  core::FunctionalCore ref(s, original);
+  ref.run();
+  core::FunctionalCore fun(s, rolled);
+  fun.run();
+  same(ref.state(), fun.state());
+  core::Core timed(s, rolled);
+  timed.run();
+  same(ref.state(), timed.state());
+}
+
 TEST(LoopRoll, RolledProgramComputesTheSameOnBothInterpretersInFewerBundles) {
   const core::CoreSpec s = spec();
   const std::vector<isa::Bundle> code = straight_program();
@@ -201,14 +216,7 @@ TEST(LoopRoll, NestedRollingRollsLoopsIntoOuterLoops) {
       ASSERT_EQ(a.vmem[w], b.vmem[w]) << "vmem word " << w;
     for (int64_t w = 0; w < 200; ++w) ASSERT_EQ(a.smem[w], b.smem[w]) << "smem word " << w;
   };
-  core::FunctionalCore ref(s, program(code));
-  ref.run();
-  core::FunctionalCore fun(s, program(two.code));
-  fun.run();
-  expect_same(ref.state(), fun.state());
-  core::Core timed(s, program(two.code));
-  timed.run();
-  expect_same(ref.state(), timed.state());
+  expect_rolled_runs_the_same(s, program(code), program(two.code), expect_same);
 }
 
 // Copy k loads row sB + 8k, sB set twice (to 1000, then after copy 50 to 200), and stores it at
@@ -237,14 +245,7 @@ TEST(LoopRoll, RegisterBasedOffsetsRollWithoutCrossingAWriteOfTheBase) {
   const RolledCode rolled = roll_loops(code, s, o);
   EXPECT_EQ(rolled.loops, 2);
   EXPECT_LT(rolled.code.size() + 80, code.size());
-  core::FunctionalCore ref(s, with_data(code));
-  ref.run();
-  core::FunctionalCore fun(s, with_data(rolled.code));
-  fun.run();
-  expect_same_results(ref.state(), fun.state());
-  core::Core timed(s, with_data(rolled.code));
-  timed.run();
-  expect_same_results(ref.state(), timed.state());
+  expect_rolled_runs_the_same(s, with_data(code), with_data(rolled.code), expect_same_results);
 }
 
 TEST(LoopRoll, CodeWithoutRepetitionIsUnchanged) {
