@@ -81,6 +81,10 @@ void add_dlrm_flags(CLI::App& cmd, DlrmFlags& f) {
   cmd.add_option("--zipf", f.zipf, "dlrm: the ids' Zipf exponent (default 1.05)");
   cmd.add_option("--test", f.test, "dlrm: test samples (default 32768)");
   cmd.add_option("--placement", f.placement, "dlrm: the tables over the processors, mod or table");
+  cmd.add_option("--dense-on", f.dense_on,
+                 "dlrm: where each processor's dense forward and backward run: tensor-core "
+                 "(compiled and timed, the default) or host (fp32, untimed: a quicker look at the "
+                 "tables' sharding)");
 }
 
 void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
@@ -92,6 +96,14 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
                      "--model dlrm on the chip needs --chips N (its tables are sharded)");
   if (!chip && f.chips >= 0)
     throw UsageError("--executor", "host-f32 runs on the host: not with --chips");
+  runtime::DlrmDenseOn dense_on = runtime::DlrmDenseOn::kTensorCore;
+  if (d.dense_on) {
+    if (!chip) throw UsageError("--dense-on", "host-f32 runs everything on the host");
+    if (*d.dense_on == "host")
+      dense_on = runtime::DlrmDenseOn::kHost;
+    else if (*d.dense_on != "tensor-core")
+      throw UsageError("--dense-on", "unknown '" + *d.dense_on + "' (known: tensor-core, host)");
+  }
   const runtime::DlrmRecipe r = recipe_of(d, f);
   const system::ShardPlacement placement =
       system::shard_placement_from_name(d.placement, "--placement");
@@ -110,8 +122,8 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
   if (chip) {
     pool = std::make_unique<ThreadPool>(f.threads);
     try {
-      auto t = std::make_unique<runtime::DlrmShardedTrainer>(r, config->spec, machine, placement,
-                                                             pool.get(), &system::world());
+      auto t = std::make_unique<runtime::DlrmShardedTrainer>(
+          r, config->spec, machine, placement, pool.get(), &system::world(), dense_on);
       sharded = t.get();
       trainer = std::move(t);
     } catch (const Error& e) {

@@ -20,6 +20,7 @@ struct DlrmFlags {
   int64_t rows = int64_t{1} << 18, test = 32768;
   double zipf = 1.05;
   std::string placement = "mod";
+  std::optional<std::string> dense_on;  // tensor-core (the default) or host; --executor chip only
 };
 void add_dlrm_flags(CLI::App& cmd, DlrmFlags& f);
 
