@@ -80,7 +80,7 @@ RunningUpdate running_averages(Graph& g, const BatchStatistics& batch, int runni
   const int64_t c = g.value(batch.mean).shape[0];
   const int64_t r = num_elements(g.value(batch.y).shape) / c;
   auto average = [&](int running, int value, double correction) {
-    const std::string& name = g.value(running).name;
+    const std::string name = g.value(running).name;  // a copy: add_node may move the values
     return g.add_node(
         OpKind::kAdd,
         {g.add_node(OpKind::kScale, {running}, Attrs::scaled(1.0 - momentum), name + ".kept"),
