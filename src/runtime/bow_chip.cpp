@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <utility>
 
 #include "common/error.h"
@@ -14,18 +13,6 @@
 namespace tessera::runtime {
 
 namespace {
-
-void write_words(core::Core& c, int64_t addr, const std::vector<int32_t>& v) {
-  std::vector<uint32_t> w(v.size());
-  std::memcpy(w.data(), v.data(), 4 * v.size());
-  c.host_state().hbm.write_block(addr, w.data(), static_cast<int64_t>(w.size()));
-}
-
-void write_floats(core::Core& c, int64_t addr, const std::vector<float>& v) {
-  std::vector<uint32_t> w(v.size());
-  std::memcpy(w.data(), v.data(), 4 * v.size());
-  c.host_state().hbm.write_block(addr, w.data(), static_cast<int64_t>(w.size()));
-}
 
 // The length of [a0, a1) inside [b0, b1).
 int64_t inside(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
@@ -51,8 +38,8 @@ BowChipTrainer::BowChipTrainer(const BowRecipe& recipe, const core::CoreSpec& sp
   m_core = std::make_unique<core::Core>(m_spec, p.program);
   register_sparse_table(*m_core, p);
   const std::vector<std::vector<float>> init = bow_dense_init(m_r);
-  write_floats(*m_core, p.params[0].hbm, init[0]);
-  write_floats(*m_core, p.params[1].hbm, init[1]);
+  write_hbm_words(*m_core, p.params[0].hbm, init[0]);
+  write_hbm_words(*m_core, p.params[1].hbm, init[1]);
 }
 
 const compiler::CompiledProgram& BowChipTrainer::program(int n, bool training) {
@@ -91,15 +78,15 @@ int64_t BowChipTrainer::write_batch(const compiler::CompiledProgram& p,
                                  std::to_string(m_r.model.rows) + " rows");
       ids.push_back(id);
       if (m_written.insert(id).second)
-        write_floats(*m_core, table + int64_t{id} * m_r.model.dim,
-                     graph::bow_table_row(m_r.model, m_r.seed, id));
+        write_hbm_words(*m_core, table + int64_t{id} * m_r.model.dim,
+                        graph::bow_table_row(m_r.model, m_r.seed, id));
     }
     offsets.push_back(static_cast<int32_t>(ids.size()));
     labels.push_back(s->label);
   }
-  write_words(*m_core, plan.in.ids, ids);
-  write_words(*m_core, plan.in.offsets, offsets);
-  write_words(*m_core, p.labels.hbm, labels);
+  write_hbm_words(*m_core, plan.in.ids, ids);
+  write_hbm_words(*m_core, plan.in.offsets, offsets);
+  write_hbm_words(*m_core, p.labels.hbm, labels);
   return 4 * static_cast<int64_t>(ids.size() + offsets.size() + labels.size());
 }
 
@@ -154,7 +141,7 @@ double BowChipTrainer::step(std::span<const TopicSample* const> batch) {
   for (const TopicSample* s : batch) m_trained.insert(s->ids.begin(), s->ids.end());
   ++m_steps;
   const float clr = numerics::adagrad_step_lr(m_r.lr, m_r.lr_decay, m_steps);
-  write_floats(*m_core, p.scalars.hbm, {clr});
+  write_hbm_words(*m_core, p.scalars.hbm, std::vector<float>{clr});
   m_fig.host_link_bytes += bytes;
   m_fig.host_link_seconds += static_cast<double>(bytes) / m_o.host_bytes_per_second;
   run(p, true);
@@ -184,8 +171,8 @@ std::vector<float> BowChipTrainer::table_row(int32_t id) {
   const compiler::CompiledProgram& p = trained();
   const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
   if (m_written.insert(id).second)
-    write_floats(*m_core, table + int64_t{id} * m_r.model.dim,
-                 graph::bow_table_row(m_r.model, m_r.seed, id));
+    write_hbm_words(*m_core, table + int64_t{id} * m_r.model.dim,
+                    graph::bow_table_row(m_r.model, m_r.seed, id));
   return read(table + int64_t{id} * m_r.model.dim, m_r.model.dim);
 }
 
@@ -300,17 +287,17 @@ void BowChipTrainer::restore(const Checkpoint& c) {
     if (id < 0 || id >= m_r.model.rows)
       not_this_model("row " + std::to_string(id) + " outside the table's " +
                      std::to_string(m_r.model.rows) + " rows");
-  write_floats(*m_core, p.params[0].hbm, c.params[0]);
-  write_floats(*m_core, p.params[1].hbm, c.params[1]);
-  write_floats(*m_core, p.state[0].hbm, c.state[0]);
-  write_floats(*m_core, p.state[1].hbm, c.state[1]);
+  write_hbm_words(*m_core, p.params[0].hbm, c.params[0]);
+  write_hbm_words(*m_core, p.params[1].hbm, c.params[1]);
+  write_hbm_words(*m_core, p.state[0].hbm, c.state[0]);
+  write_hbm_words(*m_core, p.state[1].hbm, c.state[1]);
   const int64_t table = p.params.at(static_cast<size_t>(p.sparse.param)).hbm;
   const int64_t state = p.state.at(static_cast<size_t>(p.sparse.param)).hbm;
   for (size_t k = 0; k < ids.size(); ++k) {
     const auto at = c.params[2].begin() + static_cast<std::ptrdiff_t>(k) * dim;
     const auto sat = c.state[2].begin() + static_cast<std::ptrdiff_t>(k) * dim;
-    write_floats(*m_core, table + int64_t{ids[k]} * dim, std::vector<float>(at, at + dim));
-    write_floats(*m_core, state + int64_t{ids[k]} * dim, std::vector<float>(sat, sat + dim));
+    write_hbm_words(*m_core, table + int64_t{ids[k]} * dim, std::vector<float>(at, at + dim));
+    write_hbm_words(*m_core, state + int64_t{ids[k]} * dim, std::vector<float>(sat, sat + dim));
     m_written.insert(ids[k]);
     m_trained.insert(ids[k]);
   }

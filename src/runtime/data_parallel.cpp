@@ -16,12 +16,6 @@ namespace tessera::runtime {
 
 namespace {
 
-void write_words(core::Core& c, int64_t addr, const void* src, int64_t n) {
-  std::vector<uint32_t> w(static_cast<size_t>(n));
-  if (n > 0) std::memcpy(w.data(), src, 4 * w.size());
-  c.host_state().hbm.write_block(addr, w.data(), n);
-}
-
 // Processor p's HBM words [addr, addr + n) as floats on every rank (collective; system.h).
 std::vector<float> read_on_every_rank(const system::System& sys, int p, int64_t addr, int64_t n) {
   const system::Bytes b = sys.from_processor(p, [&](const core::Core& c) {
@@ -125,8 +119,9 @@ std::shared_ptr<const core::DecodedProgram> DataParallelTrainer::decoded(
 void DataParallelTrainer::write_shard(int p, const compiler::CompiledProgram& prog, const void* x,
                                       const int32_t* labels, int first, int count) {
   core::Core& c = m_system->core(p);
-  write_words(c, prog.x.hbm, static_cast<const uint32_t*>(x) + first * m_sample, count * m_sample);
-  write_words(c, prog.labels.hbm, labels + first * m_labels, count * m_labels);
+  write_hbm_words(c, prog.x.hbm, static_cast<const uint32_t*>(x) + first * m_sample,
+                  count * m_sample);
+  write_hbm_words(c, prog.labels.hbm, labels + first * m_labels, count * m_labels);
 }
 
 double DataParallelTrainer::step(const float* images, const int32_t* labels, int n) {

@@ -1,18 +1,8 @@
 #include "runtime/dlrm_chip_dense.h"
 
-#include <cstring>
-
 #include "runtime/replica_state.h"
 
 namespace tessera::runtime {
-
-namespace {
-
-void write_words(core::Core& c, int64_t addr, const std::vector<uint32_t>& w) {
-  c.host_state().hbm.write_block(addr, w.data(), static_cast<int64_t>(w.size()));
-}
-
-}  // namespace
 
 DlrmChipDense::DlrmChipDense(const graph::DlrmSpec& model, const core::CoreSpec& spec,
                              int processors)
@@ -45,11 +35,10 @@ DlrmChipDenseRun DlrmChipDense::step(int p, const DlrmParams& params, const Dlrm
   Tensors values = params;
   values.push_back(dlrm_bags(pooled));
   write_params(*core, c, values);
-  std::vector<uint32_t> x(b.dense.size()), labels(b.labels.size());
-  std::memcpy(x.data(), b.dense.data(), 4 * x.size());
+  std::vector<uint32_t> labels(b.labels.size());
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint32_t>(b.labels[i]);
-  write_words(*core, c.x.hbm, x);
-  write_words(*core, c.labels.hbm, labels);
+  write_hbm_words(*core, c.x.hbm, b.dense);
+  write_hbm_words(*core, c.labels.hbm, labels);
   core->load(prog.parts.main, prog.decoded);
   const int64_t start = core->cycles();
   core->run();

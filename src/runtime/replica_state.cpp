@@ -18,6 +18,12 @@ std::vector<float> read_hbm_floats(const core::Core& c, int64_t addr, int64_t n)
   return out;
 }
 
+void write_hbm_words(core::Core& c, int64_t addr, const void* src, int64_t words) {
+  std::vector<uint32_t> w(static_cast<size_t>(words));
+  if (words > 0) std::memcpy(w.data(), src, 4 * w.size());
+  c.host_state().hbm.write_block(addr, w.data(), words);
+}
+
 Tensors read_params(const core::Core& c, const compiler::CompiledProgram& p) {
   Tensors out;
   for (const compiler::HbmTensor& t : p.params) out.push_back(read_hbm_floats(c, t.hbm, t.words));

@@ -16,6 +16,14 @@ namespace tessera::runtime {
 using Tensors = std::vector<std::vector<float>>;
 
 std::vector<float> read_hbm_floats(const core::Core& c, int64_t addr, int64_t n);
+// Writes `words` 32-bit words (floats or integers, their bits as they are) from `src` into the
+// core's HBM at `addr`.
+void write_hbm_words(core::Core& c, int64_t addr, const void* src, int64_t words);
+template <class Word>
+void write_hbm_words(core::Core& c, int64_t addr, const std::vector<Word>& v) {
+  static_assert(sizeof(Word) == 4, "HBM words are 32 bits");
+  write_hbm_words(c, addr, v.data(), static_cast<int64_t>(v.size()));
+}
 Tensors read_params(const core::Core& c, const compiler::CompiledProgram& p);
 Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgram& p);
 
