@@ -1,11 +1,13 @@
 #include "runtime/idx.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "common/error.h"
 #include "common/file_io.h"
@@ -73,6 +75,43 @@ std::vector<uint8_t> read_data(gzFile f, int64_t count, const std::string& path)
   return data;
 }
 
+struct DecompressorFree {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+// The fast path for a gzip file: libdeflate inflates the whole file (one or more members) in one
+// call per member, about 3x faster than zlib's streaming gzread. Returns the data bytes after the
+// `header_bytes`-byte header when the file inflates to exactly header + count bytes, and nothing
+// otherwise (a corrupt, truncated or too long stream, or data shorter than the header says): the
+// caller then reads the file through zlib, whose streaming errors say what is wrong. The output
+// buffer is never larger than header + count + 1 bytes, nor than the file could hold.
+std::optional<std::vector<uint8_t>> inflate_whole(const std::string& path, int64_t header_bytes,
+                                                  int64_t count) {
+  const std::string in = read_file(path, "IDX file");
+  const int64_t want = header_bytes + count;
+  if (want + 1 > static_cast<int64_t>(in.size()) * kMaxDeflateRatio) return std::nullopt;
+  std::unique_ptr<libdeflate_decompressor, DecompressorFree> d(libdeflate_alloc_decompressor());
+  if (!d) return std::nullopt;
+  // One byte more than wanted, so that a longer stream fails instead of filling the buffer.
+  std::vector<uint8_t> out(static_cast<size_t>(want + 1));
+  size_t in_pos = 0;
+  size_t out_pos = 0;
+  while (in_pos < in.size()) {
+    size_t in_used = 0;
+    size_t out_made = 0;
+    const libdeflate_result r = libdeflate_gzip_decompress_ex(
+        d.get(), in.data() + in_pos, in.size() - in_pos, out.data() + out_pos, out.size() - out_pos,
+        &in_used, &out_made);
+    if (r != LIBDEFLATE_SUCCESS || in_used == 0) return std::nullopt;
+    in_pos += in_used;
+    out_pos += out_made;
+  }
+  if (static_cast<int64_t>(out_pos) != want) return std::nullopt;
+  out.erase(out.begin(), out.begin() + header_bytes);
+  out.resize(static_cast<size_t>(count));
+  return out;
+}
+
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {
@@ -103,6 +142,13 @@ IdxArray read_idx(const std::string& path) {
     if (size > (int64_t{1} << 32) / count)  // checked before multiplying: no overflow
       throw Error(path, "implausibly large: more than 2^32 elements");
     count *= size;
+  }
+  const int64_t header_bytes = 4 + 4 * int64_t{head[3]};
+  if (!gzdirect(f.get())) {
+    if (auto data = inflate_whole(path, header_bytes, count)) {
+      a.data = std::move(*data);
+      return a;
+    }
   }
   a.data = read_data(f.get(), count, path);
   const auto got = static_cast<int64_t>(a.data.size());
