@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <onnx/defs/schema.h>
+
 #include "common/error.h"
 #include "common/file_io.h"
 
@@ -10,13 +12,39 @@ namespace tessera::onnx_import {
 
 namespace {
 
+// A model below kMinOpset is read as it is when none of its default-domain nodes has an op type
+// whose schema changed between the model's opset and kMinOpset (ONNX's schema registry): its
+// nodes then mean what they mean at kMinOpset. Otherwise one Error lists every such node.
+void check_unchanged_since(const onnx::ModelProto& m, int64_t opset, const std::string& name) {
+  std::string changed;
+  int count = 0;
+  for (const auto& n : m.graph().node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    const auto* then = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset));
+    const auto* now = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(kMinOpset));
+    if (then != nullptr && now != nullptr && then->SinceVersion() == now->SinceVersion()) continue;
+    const std::string why =
+        then == nullptr ? "not in opset " + std::to_string(opset)
+                        : "changed in opset " +
+                              std::to_string(now != nullptr ? now->SinceVersion() : kMinOpset);
+    changed += (changed.empty() ? "" : ", ") + n.op_type() + " '" + n.name() + "' (" + why + ")";
+    ++count;
+  }
+  if (count > 0)
+    throw Error(name, "opset " + std::to_string(opset) + " is not supported (opsets " +
+                          std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                          " are, and older ones whose ops did not change since): " +
+                          std::to_string(count) + " node(s) differ: " + changed);
+}
+
 int64_t default_opset(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") {
-      if (o.version() < kMinOpset || o.version() > kMaxOpset)
+      if (o.version() < 1 || o.version() > kMaxOpset)
         throw Error(name, "opset " + std::to_string(o.version()) + " is not supported (opsets " +
                               std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
                               " are)");
+      if (o.version() < kMinOpset) check_unchanged_since(m, o.version(), name);
       return o.version();
     }
   throw Error(name, "not an ONNX model: no opset_import for the default domain");

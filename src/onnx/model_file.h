@@ -3,9 +3,11 @@
 // Contract of load_model_file:
 //   * The file is at most kMaxModelBytes (protobuf's own limit) and parses as a ModelProto with a
 //     graph; otherwise Error "<path>: not an ONNX model (...)".
-//   * The default-domain opset ("" or "ai.onnx") is between kMinOpset and kMaxOpset; otherwise
-//     Error naming the opset. Nodes of other domains are left to the importer (reported as
-//     unsupported there).
+//   * The default-domain opset ("" or "ai.onnx") is between kMinOpset and kMaxOpset, or below
+//     kMinOpset with no node whose op type's schema changed between that opset and kMinOpset
+//     (so its nodes mean what they mean at kMinOpset: GlobalAveragePool-1 models); otherwise
+//     Error naming the opset (and every changed node). Nodes of other domains are left to the
+//     importer (reported as unsupported there).
 //   * Every initializer stored as external data is read from its `location` (relative to the
 //     model file's directory; `offset` and `length` honoured) into raw_data; a missing or short
 //     file is an Error naming the tensor and the file.

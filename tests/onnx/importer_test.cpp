@@ -134,6 +134,38 @@ TEST(OnnxImportBad, OpsetAbove17IsRefusedNamingIt) {
             "m.onnx: opset 18 is not supported (opsets 7 to 17 are)");
 }
 
+TEST(OnnxImport, OpsetBelow7ReadsWhenItsOpsAreUnchangedSince) {
+  OnnxBuilder b(1);  // GlobalAveragePool has had one version since opset 1
+  b.input("x", {1, 2, 1, 2}).node("GlobalAveragePool", {"x"}, {"y"});
+  b.output("y");
+  const ImportedModel m = import_bytes(b);
+  EXPECT_EQ(m.opset, 1);
+  const std::vector<Tensor> out = run_on_host(m, {floats({1, 2, 1, 2}, {1, 3, -2, 6})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (graph::Shape{1, 2, 1, 1}));
+  EXPECT_EQ(out[0].f, (std::vector<double>{2, 2}));
+}
+
+TEST(OnnxImportBad, OpsetBelow7ListsEveryNodeWhoseOpChangedSince) {
+  OnnxBuilder b(5);
+  b.input("x", {1, 2, 1, 2}).node("Relu", {"x"}, {"r"}, "relu");  // Relu-6 since
+  b.node("GlobalAveragePool", {"r"}, {"g"}, "pool");              // unchanged
+  b.node("Erf", {"g"}, {"y"}, "erf");                             // from opset 9
+  b.output("y");
+  EXPECT_EQ(testing::error_of([&] { parse_model(b.bytes(), "m.onnx", "."); }),
+            "m.onnx: opset 5 is not supported (opsets 7 to 17 are, and older ones whose ops did "
+            "not change since): 2 node(s) differ: Relu 'relu' (changed in opset 6), Erf 'erf' (not "
+            "in opset 5)");
+}
+
+TEST(OnnxImportBad, OpsetZeroIsRefused) {
+  OnnxBuilder b(0);
+  b.input("x", {1}).node("Relu", {"x"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(testing::error_of([&] { parse_model(b.bytes(), "m.onnx", "."); }),
+            "m.onnx: opset 0 is not supported (opsets 7 to 17 are)");
+}
+
 TEST(OnnxImportBad, EveryUnsupportedOpIsListedInOneError) {
   OnnxBuilder b;
   b.input("x", {2}).node("Relu", {"x"}, {"a"});
