@@ -156,6 +156,36 @@ TEST_F(IdxFiles, DamagedGzipStreamsAreErrors) {
   EXPECT_EQ(msg.rfind(path("flip.gz") + ": corrupt gzip stream: ", 0), 0u) << msg;
 }
 
+// gzip members written one after another (what `cat a.gz b.gz` makes) read as one stream, on the
+// whole-file path; a gzip stream holding more or less than the header announces takes the stream
+// path and gets its error.
+TEST_F(IdxFiles, GzipMembersReadAsOneStreamAndLengthMismatchesAreErrors) {
+  const std::vector<uint8_t> bytes{0, 0, 8, 1, 0, 0, 0, 5, 10, 20, 30, 40, 50};
+  // Writes bytes [0, split) and [split, end) of `content` as two gzip members.
+  auto members = [&](const std::string& name, const std::vector<uint8_t>& content, size_t split,
+                     size_t end) {
+    for (const auto& [from, to] : {std::pair{size_t{0}, split}, std::pair{split, end}}) {
+      gzFile f = gzopen(path(name).c_str(), from == 0 ? "wb" : "ab");
+      EXPECT_NE(f, nullptr);
+      EXPECT_EQ(gzwrite(f, content.data() + from, static_cast<unsigned>(to - from)),
+                static_cast<int>(to - from));
+      EXPECT_EQ(gzclose(f), Z_OK);
+    }
+    return path(name);
+  };
+  for (const size_t split : {size_t{3}, size_t{8}, size_t{11}}) {
+    const IdxArray a = read_idx(members("two.gz", bytes, split, bytes.size()));
+    EXPECT_EQ(a.dims, (std::vector<int64_t>{5}));
+    EXPECT_EQ(a.data, (std::vector<uint8_t>{10, 20, 30, 40, 50}));
+  }
+  EXPECT_EQ(error_of([&] { read_idx(members("short.gz", bytes, 8, bytes.size() - 1)); }),
+            path("short.gz") + ": truncated data: expected 5 data bytes, found 4");
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(60);
+  EXPECT_EQ(error_of([&] { read_idx(members("long.gz", longer, 8, longer.size())); }),
+            path("long.gz") + ": trailing bytes after the 5 data bytes");
+}
+
 TEST_F(IdxFiles, MismatchedPairsAreErrors) {
   pair("a", 3, false);
   pair("b", 4, false);
