@@ -6,6 +6,7 @@
 #include "core/energy.h"
 #include "core/events.h"
 #include "core/hbm_encoding.h"
+#include "core/sparse_core.h"
 #include "runtime/hbm_report.h"
 
 namespace tessera::runtime {
@@ -17,7 +18,8 @@ struct StepCounters {
   int64_t cycles = 0, mxu_busy = 0, vector_busy = 0, macs = 0, host_bytes = 0;
   int64_t terms_processed = 0, pe_steps = 0;  // term-serial MXU work (its energy)
   core::EventCounts events;
-  core::HbmTrafficByKind hbm{};  // encoded HBM traffic per tensor kind (core/hbm_encoding.h)
+  core::HbmTrafficByKind hbm{};    // encoded HBM traffic per tensor kind (core/hbm_encoding.h)
+  core::SparseCoreStats sparse{};  // the sparse core's work (gpt's embedding on the sparse core)
 };
 
 // Calls f(name, field) for every integer counter of `c` (one list for add, subtract, save, load).
@@ -31,6 +33,9 @@ void each_counter(C& c, F&& f) {
   f("terms_processed", c.terms_processed);
   f("pe_steps", c.pe_steps);
   core::for_each_counter(c.events, f);
+#define X(field, what) f("sparse_" #field, c.sparse.field);
+#include "core/sparse_counters.def"
+#undef X
   for (int k = 0; k < core::kNumHbmKinds; ++k) {
     auto& t = c.hbm[static_cast<size_t>(k)];
     const char* kind = core::to_string(static_cast<core::HbmKind>(k));
@@ -157,6 +162,7 @@ StepCounters SingleChipTrainer::snapshot() const {
   s.hbm = c.machine().hbm_encoder().traffic();
   s.host_bytes = m_chip.host_link_bytes();
   s.events = c.machine().events();
+  s.sparse = c.machine().sparse().stats();
   return s;
 }
 
@@ -204,8 +210,9 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
 // (cycles / clock), sim_host_link_seconds, sim_seconds (chip + host link), samples_per_sim_second,
 // tokens_per_sim_second (gpt: samples x context / sim_seconds), mxu_utilization, mxu_split (models
 // with attention: the MXU work of attention and dense layers, pe_attribution.h's mxu_split_json)
-// and vector_utilization (busy / cycles), energy_j (the core's plus the Adam
-// unit's), energy_mxu_j (its MXU part, by the PE that ran) with energy_mxu_source (the formula and
+// and vector_utilization (busy / cycles), energy_j (the core's plus the Adam unit's plus the
+// sparse core's), energy_sparse_core_j (its sparse-core part; only when the sparse core ran),
+// energy_mxu_j (its MXU part, by the PE that ran) with energy_mxu_source (the formula and
 // where its figures come from), average_power_w (chip energy / chip seconds), host_seconds (wall
 // time of the epoch's steps in this process: the one figure a resume does not reproduce),
 // optimizer (optimizer_json: sums and per-step lists), pe (the MXU work of the training steps per
@@ -218,9 +225,11 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   const double chip_s = cycles / m_spec.clock_hz;
   const double link_s = static_cast<double>(c.host_bytes) / m_options.host_bytes_per_second;
   const core::MxuEnergyCounts mxu{c.macs, c.terms_processed, c.pe_steps};
+  const double sparse_j =
+      core::sparse_core_energy(m_spec.sparse, c.sparse, m_spec.energy.hbm_byte_pj).total * 1e-12;
   const double energy_j =
       core::energy_total_pj(core::energy_parts(m_spec, c.events, mxu, c.cycles)) * 1e-12 +
-      sum_costs(m_opt_steps).unit_energy_uj * 1e-6;
+      sum_costs(m_opt_steps).unit_energy_uj * 1e-6 + sparse_j;
   nlohmann::ordered_json j;
   put_epoch(j, e);
   j["sim_cycles"] = c.cycles;
@@ -239,6 +248,7 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   j["energy_j"] = energy_j;
   j["energy_mxu_j"] = core::mxu_energy_pj(m_spec, mxu) * 1e-12;
   j["energy_mxu_source"] = core::mxu_energy_source(m_spec);
+  if (c.sparse.descriptors > 0) j["energy_sparse_core_j"] = sparse_j;
   j["average_power_w"] = ratio(energy_j, chip_s);
   j["host_seconds"] = e.wall_seconds;
   j["optimizer"] = optimizer_json(m_opt_steps, c.cycles);

@@ -62,5 +62,28 @@ TEST(GptSparseEmbedding, StepsAreBitIdenticalWithTheEmbeddingOnEitherCore) {
   }
 }
 
+// The epoch's energy_j takes in the sparse core's energy of the training steps: priced at 1 pJ a
+// descriptor and nothing else, it is 3 descriptors a step (gather, wait, scatter-add); the
+// tensor-core run has no sparse-core energy.
+TEST(GptSparseEmbedding, TheEpochsEnergyIncludesTheSparseCoresSteps) {
+  auto epoch = [](compiler::EmbeddingOn on) {
+    TrainingRunOptions o = gpt_test::options(4, kSteps);
+    o.trainer.embedding_on = on;
+    core::SparseCoreSpec& sc = o.config.spec.sparse;
+    sc.id_pj = sc.element_op_pj = sc.vmem_byte_pj = 0;
+    sc.descriptor_pj = 1;
+    o.config.spec.energy.hbm_byte_pj = 0;
+    TrainingRun run(data().train, data().test, o);
+    EXPECT_TRUE(run.run());
+    return run.report()["epochs"][0];
+  };
+  const nlohmann::ordered_json tensor = epoch(compiler::EmbeddingOn::kTensorCore);
+  const nlohmann::ordered_json sparse = epoch(compiler::EmbeddingOn::kSparseCore);
+  EXPECT_FALSE(tensor.contains("energy_sparse_core_j"));
+  ASSERT_TRUE(sparse.contains("energy_sparse_core_j"));
+  EXPECT_DOUBLE_EQ(sparse["energy_sparse_core_j"].get<double>(), 3 * kSteps * 1e-12);
+  EXPECT_GT(sparse["energy_j"].get<double>(), sparse["energy_sparse_core_j"].get<double>());
+}
+
 }  // namespace
 }  // namespace tessera::runtime
