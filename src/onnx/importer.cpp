@@ -59,6 +59,17 @@ graph::Shape input_shape(const onnx::ValueInfoProto& in, const ImportOptions& o,
 void add_inputs(const ModelFile& f, const ImportOptions& o, Context& c, ImportedModel& m) {
   std::set<std::string> initializers;
   for (const auto& t : f.proto.graph().initializer()) initializers.insert(t.name());
+  // Shapes given for names that are not inputs are refused before any input is read, so the error
+  // names the misspelt input rather than the unbound one it was meant for.
+  std::string input_names;
+  std::set<std::string> inputs;
+  for (const auto& in : f.proto.graph().input())
+    if (!initializers.count(in.name()) && inputs.insert(in.name()).second)
+      input_names += (input_names.empty() ? "" : ", ") + in.name();
+  for (const auto& [name, shape] : o.input_shapes)
+    if (!inputs.count(name))
+      throw Error(f.path, "'" + name + "' (given with --input or --input-shape) is not a graph " +
+                              "input; the inputs: " + (input_names.empty() ? "none" : input_names));
   for (const auto& in : f.proto.graph().input()) {
     if (initializers.count(in.name())) continue;
     if (auto k = o.constant_inputs.find(in.name()); k != o.constant_inputs.end()) {
@@ -76,9 +87,6 @@ void add_inputs(const ModelFile& f, const ImportOptions& o, Context& c, Imported
     c.bind_value(in.name(), v);
     m.inputs.push_back({in.name(), v, elem});
   }
-  for (const auto& [name, shape] : o.input_shapes)
-    if (!c.is_bound(name))
-      throw Error(f.path, "--input-shape names '" + name + "', which is not a graph input");
   for (const auto& [name, t] : o.constant_inputs)
     if (!c.is_bound(name))
       throw Error(f.path, "constant input '" + name + "' is not a graph input");

@@ -36,7 +36,10 @@ TEST_F(OnnxImportCli, HostRunWithAnInputTheModelDoesNotHave_bad) {
   const testing::CliResult r = testing::run_cli(
       "import " + kDir + "small_convnet.onnx --input z=" + kDir + "small_convnet_in_0.pb", true);
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("'z', which is not a graph input"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 'z' (given with --input or --input-shape) is not a graph input; the "
+                       "inputs: x\n"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -92,6 +92,19 @@ TEST_F(OnnxCli, InferInputOfTheWrongType_bad) {
             "tessera: error: " + dir.file("x.pb") + ": holds INT64; input 'x' takes FLOAT\n");
 }
 
+// A misspelt input name is named, even though the model's own input then has a symbolic dim
+// nothing binds.
+TEST_F(OnnxCli, InferInputTheModelDoesNotHave_bad) {
+  const testing::CliResult r =
+      testing::run_cli("infer --model " + kMlp + " --input y=" + std::string(TESSERA_SOURCE_DIR) +
+                           "/data/onnx/mlp_x.pb",
+                       true);
+  EXPECT_EQ(r.status, 1 << 8);
+  EXPECT_EQ(r.out, "tessera: error: " + kMlp +
+                       ": 'y' (given with --input or --input-shape) is not a graph input; the "
+                       "inputs: x\n");
+}
+
 TEST_F(OnnxCli, ImportOfANonOnnxFile_bad) {
   testing::TempDir dir;
   testing::write_bytes(dir.file("m.onnx"), "not a model");
