@@ -1,7 +1,8 @@
 #include "runtime/chip_inference.h"
 
-#include <cstring>
 #include <vector>
+
+#include "runtime/replica_state.h"
 
 namespace tessera::runtime {
 
@@ -14,15 +15,10 @@ void add_score(const InferenceScore& s, graph::EvalResult& acc) {
 
 int64_t write_batch(core::Core& core, const compiler::CompiledProgram& p, const void* x,
                     const int32_t* labels, int n, int64_t sample_words, int64_t label_words) {
-  core::ArchState& s = core.host_state();
   const int64_t words = static_cast<int64_t>(n) * sample_words;
-  std::vector<uint32_t> buf(static_cast<size_t>(words));
-  std::memcpy(buf.data(), x, 4 * buf.size());
-  s.hbm.write_block(p.x.hbm, buf.data(), words);
+  write_hbm_words(core, p.x.hbm, x, words);
   const int64_t label_count = static_cast<int64_t>(n) * label_words;
-  std::vector<uint32_t> lab(static_cast<size_t>(label_count));
-  std::memcpy(lab.data(), labels, 4 * lab.size());
-  s.hbm.write_block(p.labels.hbm, lab.data(), label_count);
+  write_hbm_words(core, p.labels.hbm, labels, label_count);
   return 4 * (words + label_count);
 }
 
