@@ -47,13 +47,18 @@ void im2col_rows(const T* x, const ConvGeom& g, long m0, long m1, T* out) {
 
 // Output rows per im2col block of the forward convolution (K x N the matmul's other sizes): about
 // 512 Ki elements of the matrix (2 MiB of floats, so a block stays in the cache between im2col and
-// the matmul), a multiple of 16, and at least 2 Mi multiply-adds: OpenBLAS computes products of at
-// most 1e6 (M N K) with other kernels, whose sums differ, so every block stays above that.
+// the matmul), at least 2 Mi multiply-adds (OpenBLAS computes products of at most 1e6 (M N K) with
+// other kernels, whose sums differ, so every block stays above that), and a multiple of
+// kPanelRows. OpenBLAS's sgemm takes the rows in panels of its kernel's unroll (16 with the AVX2
+// kernels, 24 with the AVX-512 ones) and the last rows of a matrix through narrower kernels whose
+// sums differ; a block that starts on a panel boundary of the whole matrix puts every row in the
+// same panel as one matmul would.
 long block_rows(long K, long N) {
   constexpr long kBlockElements = long{1} << 19, kLeastMacs = long{1} << 21;
+  constexpr long kPanelRows = 192;  // a multiple of every unroll in use (16, 24, 32, 48, 64, 96)
   const long kn = std::max<long>(K * N, 1);
   const long rows = std::max(kBlockElements / std::max<long>(K, 1), (kLeastMacs + kn - 1) / kn);
-  return (rows + 15) / 16 * 16;
+  return (rows + kPanelRows - 1) / kPanelRows * kPanelRows;
 }
 
 }  // namespace
