@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/cli_output.h"
 #include "common/error.h"
+#include "core/sparse_core.h"
 #include "report/format.h"
 #include "runtime/data_parallel_machine.h"
 #include "runtime/dlrm_train.h"
@@ -151,10 +153,24 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
   });
   nlohmann::ordered_json chip_json;
   int64_t hbm_pages = 0;
+  std::optional<double> energy_j;
   if (sharded) {
     chip_json = figures_json(sharded->figures(), sharded->tables().sparse_stats(),
                              sharded->processors(), config->spec.clock_hz);
     hbm_pages = sharded->tables().hbm_pages();
+    // Energy: the sparse cores' (core::sparse_core_energy of their counters, evaluation lookups
+    // included) and, when they ran the dense part, the tensor cores' over the training steps.
+    const core::CoreSpec& spec = config->spec;
+    const double sparse_j = core::sparse_core_energy(spec.sparse, sharded->tables().sparse_stats(),
+                                                     spec.energy.hbm_byte_pj)
+                                .total *
+                            1e-12;
+    chip_json["energy"] = {{"sparse_cores_j", sparse_j}};
+    if (dense_on == runtime::DlrmDenseOn::kTensorCore) {
+      const double tensor_j = sharded->tensor_core_energy_pj() * 1e-12;
+      chip_json["energy"]["tensor_cores_j"] = tensor_j;
+      energy_j = sparse_j + tensor_j;
+    }
   }
   const runtime::DlrmEval e = runtime::evaluate_dlrm(r, *trainer);
   const std::chrono::duration<double> host = std::chrono::steady_clock::now() - start;
@@ -207,6 +223,7 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
     j["chip_hbm_bytes"] = chip_hbm;
     j["tables_exceed_one_chip_hbm"] = table_bytes > chip_hbm;
     j["host_hbm_pages"] = hbm_pages;
+    if (energy_j) j["energy_j"] = *energy_j;
     j["chip"] = chip_json;
     j["host_seconds"] = host.count();
   }

@@ -81,22 +81,42 @@ DlrmModel build_dlrm(const DlrmSpec& spec, int batch, double loss_scale) {
   const std::vector<Layer> top = add_layers(m, D + pairs, widths, "top");
   d.bags = g.add_param("bags", {T, n, D});
   const int z = add_mlp(g, m.input, bottom, true, "bottom");
-  const int e = g.add_node(OpKind::kPermute, {d.bags}, Attrs::permute({1, 0, 2}));
-  const int v =
-      g.add_node(OpKind::kConcat, {g.add_node(OpKind::kReshape, {z}, Attrs::reshape({n, 1, D})), e},
-                 Attrs::concat(1));
-  const int all = g.add_node(OpKind::kBatchMatMul, {v, v}, Attrs::batch_matmul(false, true),
-                             "interaction.matmul");
-  // The pairs (i, j), i < j, picked from the (T + 1)^2 products by a 0/1 matrix.
+  // The T + 1 vectors side by side: v [n D, T + 1] (z's and the bags' elements in their order,
+  // transposed).
   const int64_t V = T + 1;
-  std::vector<float> pick(static_cast<size_t>(V * V * pairs), 0.0f);
+  const int v = g.add_node(
+      OpKind::kTranspose,
+      {g.add_node(
+          OpKind::kReshape,
+          {g.add_node(OpKind::kConcat,
+                      {g.add_node(OpKind::kReshape, {z}, Attrs::reshape({1, n, D})), d.bags},
+                      Attrs::concat(0))},
+          Attrs::reshape({V, n * D}))});
+  // Pair k = (i, j) in lexicographic order: columns i and j of v picked by the one-hot columns k
+  // of two constant matrices [T + 1, pairs] (exact in fp32), multiplied element-wise into
+  // [n D, pairs] and summed over D.
+  std::vector<float> first(static_cast<size_t>(V * pairs), 0.0f), second(first);
   int64_t k = 0;
   for (int64_t i = 0; i < V; ++i)
-    for (int64_t j = i + 1; j < V; ++j) pick[static_cast<size_t>((i * V + j) * pairs + k++)] = 1;
-  const int select = g.add_constant("interaction.pairs", {V * V, pairs}, std::move(pick));
+    for (int64_t j = i + 1; j < V; ++j, ++k) {
+      first[static_cast<size_t>(i * pairs + k)] = 1;
+      second[static_cast<size_t>(j * pairs + k)] = 1;
+    }
+  const auto pick = [&](const std::string& name, std::vector<float> columns) {
+    return g.add_node(
+        OpKind::kMatMul,
+        {v, g.add_constant("interaction." + name + "_of_pair", {V, pairs}, std::move(columns))}, {},
+        "interaction." + name);
+  };
+  const int products =
+      g.add_node(OpKind::kMul, {pick("first", std::move(first)), pick("second", std::move(second))},
+                 {}, "interaction.products");
   const int dots = g.add_node(
-      OpKind::kMatMul, {g.add_node(OpKind::kReshape, {all}, Attrs::reshape({n, V * V})), select},
-      {}, "interaction");
+      OpKind::kReshape,
+      {g.add_node(OpKind::kSumTo,
+                  {g.add_node(OpKind::kReshape, {products}, Attrs::reshape({n, D, pairs}))},
+                  Attrs::reshape({n, 1, pairs}))},
+      Attrs::reshape({n, pairs}), "interaction");
   const int in = g.add_node(OpKind::kConcat, {z, dots}, Attrs::concat(1));
   m.logits = add_mlp(g, in, top, false, "top", "logit");
   const int both = g.add_node(OpKind::kPad, {m.logits}, Attrs::padded({n, 2}, {0, 1}, 0.0));

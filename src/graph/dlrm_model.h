@@ -10,9 +10,12 @@
 //   loss   = binary cross-entropy with logits, mean over the batch:
 //            max(logit, 0) - logit y + log(1 + e^-|logit|)
 // As graph ops: each layer is the zoo's linear layer x W + b (W [in, out] row-major) and relu;
-// the dots are batch_matmul(v, v^T) of the stacked v [n, T + 1, D] (z concatenated with the
-// bags permuted to [n, T, D]), its (T + 1)^2 products per sample multiplied by a constant 0/1
-// matrix [(T + 1)^2, T (T + 1) / 2] that picks the pairs (exact in fp32); the loss is
+// for the dots, z (as [1, n, D]) and the bags [T, n, D] are concatenated and transposed into
+// v [n D, T + 1] (row s D + d: element d of sample s's T + 1 vectors), two matmuls with constant
+// one-hot matrices [T + 1, T (T + 1) / 2] pick the columns i and j of every pair (exact in fp32),
+// the two are multiplied element-wise into [n, D, pairs] and sum_to adds them up over D; so the
+// matrix unit sees two GEMMs of n D rows (not n tiny per-sample products) and the vector unit one
+// product and one sum per element. The loss is
 // softmax_cross_entropy of [0, logit] against the label y, which is exactly the BCE above
 // (log(1 + e^logit) - y logit). Gradients come from autodiff.
 //

@@ -1,5 +1,6 @@
 #include "runtime/dlrm_chip_dense.h"
 
+#include "core/energy.h"
 #include "runtime/replica_state.h"
 
 namespace tessera::runtime {
@@ -57,6 +58,16 @@ DlrmChipDenseRun DlrmChipDense::step(int p, const DlrmParams& params, const Dlrm
       r.grads.bags = dlrm_split_bags(g, m_model.tables);
   }
   return r;
+}
+
+double DlrmChipDense::energy_pj() const {
+  double pj = 0;
+  for (const std::unique_ptr<core::Core>& c : m_cores)
+    if (c)
+      pj += core::energy_total_pj(
+          core::energy_parts(m_spec, c->machine().events(),
+                             core::MxuEnergyCounts::of(c->machine().mxu_stats()), c->cycles()));
+  return pj;
 }
 
 }  // namespace tessera::runtime

@@ -44,6 +44,9 @@ class DlrmChipDense {
   // processors may run on different threads).
   DlrmChipDenseRun step(int p, const DlrmParams& params, const DlrmBatch& b,
                         const DlrmPooled& pooled, int global);
+  // The cores' energy (pJ) over every step they ran: core/energy.h's model of their event counts,
+  // MXU work and cycles (static power over the cycles they ran, not while idle).
+  double energy_pj() const;
 
  private:
   struct Program {

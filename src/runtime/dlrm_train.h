@@ -117,6 +117,9 @@ class DlrmShardedTrainer final : public DlrmTrainer {
   double step(const DlrmBatch& b) override;
   std::vector<float> predict(const DlrmBatch& b) override;
   const DlrmShardFigures& figures() const { return m_fig; }
+  // The tensor cores' energy (pJ) over the training steps (DlrmChipDense::energy_pj); 0 with
+  // DlrmDenseOn::kHost.
+  double tensor_core_energy_pj() const { return m_chip ? m_chip->energy_pj() : 0; }
   const system::ShardedTables& tables() const { return *m_tables; }
   int processors() const { return m_P; }
 

@@ -54,7 +54,10 @@ nlohmann::json chip_figures(const tessera::testing::TempDir& dir, const std::str
   EXPECT_EQ(r.status, 0) << r.out;
   std::ifstream in(report);
   if (!in) return nullptr;
-  return nlohmann::json::parse(in).at("chip");
+  nlohmann::json j = nlohmann::json::parse(in);
+  nlohmann::json chip = j.at("chip");
+  if (j.contains("energy_j")) chip["energy_j"] = j["energy_j"];
+  return chip;
 }
 
 class DlrmCliRun : public ::testing::Test {
@@ -75,6 +78,15 @@ TEST_F(DlrmCliRun, DenseOnHostLeavesTheTensorCoresIdleAndTheTablesAsTheyWere) {
   // The lookups of the first step see the same tables and ids either way.
   EXPECT_EQ(host.at("exchange").at("id_bytes"), tc.at("exchange").at("id_bytes"));
   EXPECT_LT(host.at("cycles").get<int64_t>(), tc.at("cycles").get<int64_t>());
+  // Energy: the sparse cores' work is the ids' either way; the tensor cores' only when they ran.
+  const nlohmann::json& e = tc.at("energy");
+  EXPECT_GT(e.at("sparse_cores_j").get<double>(), 0);
+  EXPECT_GT(e.at("tensor_cores_j").get<double>(), 0);
+  EXPECT_DOUBLE_EQ(tc.at("energy_j").get<double>(),
+                   e.at("sparse_cores_j").get<double>() + e.at("tensor_cores_j").get<double>());
+  EXPECT_EQ(host.at("energy").at("sparse_cores_j"), e.at("sparse_cores_j"));
+  EXPECT_FALSE(host.at("energy").contains("tensor_cores_j"));
+  EXPECT_FALSE(host.contains("energy_j"));
 }
 
 }  // namespace

@@ -293,13 +293,22 @@ TEST(DlrmChipDense, TheCompiledStepOnATensorCoreFollowsTheHostGraph) {
   const DlrmBatch b = DlrmData(r.data).batch(0, n);
   const DlrmParams p = graph::dlrm_init(r.model, 3);
   const DlrmPooled pooled = some_bags(r.model, n);
-  DlrmChipDense chip(r.model, core::CoreSpec{}, 2);
+  core::CoreSpec spec;  // priced MACs, bundles and HBM bytes (the built-in spec prices nothing)
+  spec.energy.mac_pj = 0.2;
+  spec.energy.bundle_fetch_pj = 20;
+  spec.energy.hbm_byte_pj = 31.2;
+  DlrmChipDense chip(r.model, spec, 2);
   chip.prepare(n);
   const DlrmChipDenseRun a = chip.step(0, p, b, pooled, 4 * n);
   const DlrmChipDenseRun a2 = chip.step(1, p, b, pooled, 4 * n);
   EXPECT_GT(a.cycles, 0);
   EXPECT_EQ(a2.cycles, a.cycles);
   EXPECT_EQ(a2.grads.dense, a.grads.dense);
+  // Energy adds up over the cores and their steps: the same step three times, three times one.
+  const double two = chip.energy_pj();
+  EXPECT_GT(two, 0);
+  chip.step(0, p, b, pooled, 4 * n);
+  EXPECT_NEAR(chip.energy_pj(), 1.5 * two, 1e-9 * two);
   DlrmDenseStep host(r.model);
   const DlrmDenseGrads want = host.backward(p, b, pooled, 4 * n);
   EXPECT_NEAR(a.loss, binary_log_loss(want.logits, b.labels), 1e-3);
