@@ -115,8 +115,9 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
     config = runtime::load_run_config(f.config, f.overrides);
     machine = runtime::data_parallel_machine(f.config, f.chips, f.cores_per_chip, r.batch);
   }
+  // Under mpirun rank 0 alone writes the report (an error opening it aborts every rank).
   std::optional<OutputFile> report;
-  if (!f.report.empty()) report.emplace(f.report, "report");
+  if (!f.report.empty() && system::world().rank() == 0) report.emplace(f.report, "report");
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<runtime::DlrmTrainer> trainer;
   runtime::DlrmShardedTrainer* sharded = nullptr;
