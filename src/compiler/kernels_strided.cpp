@@ -108,11 +108,10 @@ void move(Codegen& cg, const std::string& name, const StridedView& view, int64_t
   }
 }
 
-// The fold's registers: accumulators from v8, the rows loaded per loop trip after them, the
-// scalar cursor over the rows in vector memory (a temporary of the Codegen convention).
+// The fold's registers: accumulators from v8, the rows loaded per loop trip after them; the
+// scalar cursor over the rows in vector memory is kRegCursor.
 constexpr int kFoldVregs = 8;  // accumulators per column block, and rows x vregs per trip
 constexpr int kFoldAcc = kConstRegs, kFoldRow = kConstRegs + kFoldVregs;
-constexpr int kFoldCursor = 20;
 
 // One column block of the fold: out[k0, k0 + cols) = init, then combine(out, row r's columns)
 // for the R rows of `rows` ([R, K] in HBM) in order. Each row's columns go to P = ceil(cols /
@@ -144,7 +143,7 @@ void fold_columns(Codegen& cg, const std::string& name, int64_t rows, int64_t R,
   const auto fold = [&](int64_t count, int64_t chunk_rows) {
     for (int64_t u = 0; u < count; ++u)
       for (int64_t v = 0; v < V; ++v)
-        cg.op_rows(Opcode::VLD, static_cast<int>(kFoldRow + u * V + v), kFoldCursor, 0, 0,
+        cg.op_rows(Opcode::VLD, static_cast<int>(kFoldRow + u * V + v), kRegCursor, 0, 0,
                    static_cast<int32_t>(u * P + v * S), 0, chunk_rows - 1);
     for (int64_t u = 0; u < count; ++u)
       for (int64_t v = 0; v < V; ++v)
@@ -160,12 +159,12 @@ void fold_columns(Codegen& cg, const std::string& name, int64_t rows, int64_t R,
     else
       cg.dma(Opcode::DMAHV2, 0, rows + r0 * K + k0, cg.descriptor(n, cols, K, P * L));
     cg.wait_dmas();
-    cg.sli(kFoldCursor, 0);
+    cg.sli(kRegCursor, 0);
     const int64_t trips = n / U;
     if (trips > 1) cg.loop_begin(trips);
     if (trips > 0) {
       fold(U, chunk_rows);
-      cg.op(Opcode::SADDI, kFoldCursor, kFoldCursor, 0, 0, static_cast<int32_t>(U * P));
+      cg.op(Opcode::SADDI, kRegCursor, kRegCursor, 0, 0, static_cast<int32_t>(U * P));
     }
     if (trips > 1) cg.loop_end();
     fold(n % U, chunk_rows);
