@@ -30,6 +30,7 @@ inline constexpr int kRegStride2 = 29;
 inline constexpr int kConstRegs = 8;
 inline constexpr int kRegLoopOuter = 31;  // s31, s30: counters of loop_begin / loop_end
 inline constexpr int kRegLoopInner = 30;
+inline constexpr int kRegCursor = 20;  // s20: a kernel's loop cursor (a temporary between kernels)
 // Scalar memory: words [0, kDescriptorWords) hold the DMA descriptors (more grow down from the
 // top); appended kernels' data follow (next_smem()) up to the lowest descriptor there.
 inline constexpr int64_t kDescriptorWords = 256;

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "common/error.h"
-#include "compiler/kernels.h"
 #include "compiler/kernels_pointwise.h"
 
 namespace tessera::compiler {
@@ -109,9 +108,73 @@ void move(Codegen& cg, const std::string& name, const StridedView& view, int64_t
   }
 }
 
-// Rows combined per group of one stream (the stream holds them, the running result and the
-// result).
-constexpr int64_t kSumGroup = 8;
+// The fold's registers: accumulators from v8, the rows loaded per loop trip after them; the
+// scalar cursor over the rows in vector memory is kRegCursor.
+constexpr int kFoldVregs = 8;  // accumulators per column block, and rows x vregs per trip
+constexpr int kFoldAcc = kConstRegs, kFoldRow = kConstRegs + kFoldVregs;
+
+// One column block of the fold: out[k0, k0 + cols) = init, then combine(out, row r's columns)
+// for the R rows of `rows` ([R, K] in HBM) in order. Each row's columns go to P = ceil(cols /
+// lanes) vector-memory rows of their own (a 2-D DMA pads them to P whole rows), so row r's
+// column c sits in accumulator c / (S lanes) at the same sublane and lane: the fold of one row is
+// V = ceil(P / S) vld + combine pairs. The rows arrive in chunks that fill vector memory; per
+// chunk a counted loop folds U = kFoldVregs / V rows per trip (their loads first, then the
+// combines in row order), the rows past the last whole trip straight after it. A vld reads
+// S sublanes from a row's first vector-memory row, so for P < S it also reads the next rows
+// (or up to V * S - P rows past the chunk): those sublanes hold other rows' values, never
+// stored back. Code size: constant per chunk, whatever R.
+void fold_columns(Codegen& cg, const std::string& name, int64_t rows, int64_t R, int64_t K,
+                  int64_t k0, int64_t cols, int64_t out, Opcode combine, int32_t init_bits) {
+  const core::CoreSpec& spec = cg.spec();
+  const int64_t S = spec.sublanes, L = spec.lanes;
+  const int64_t P = (cols + L - 1) / L, V = (P + S - 1) / S,
+                U = std::max<int64_t>(1, kFoldVregs / V);
+  // Vector memory: the chunk's rows [0, n P), V S - P rows the last vld reads past them, then
+  // the accumulators' V S rows.
+  const int64_t per_chunk = (spec.vmem_rows() - 2 * V * S + P) / P;
+  if (per_chunk < 1)
+    throw Error("compiler", "tensor '" + name + "': a row of " + std::to_string(cols) +
+                                " words and its running result do not fit vector memory (" +
+                                std::to_string(spec.vmem_rows()) + " rows of " + std::to_string(L) +
+                                " words)");
+  const bool dense = cols == K && cols == P * L;  // the rows are contiguous, unpadded
+  for (int64_t v = 0; v < V; ++v) cg.op(Opcode::VBCASTI, kFoldAcc + v, 0, 0, 0, init_bits);
+  // Folds `count` rows from the cursor's row on (the loaded row u, vreg v in kFoldRow + u V + v).
+  const auto fold = [&](int64_t count, int64_t chunk_rows) {
+    for (int64_t u = 0; u < count; ++u)
+      for (int64_t v = 0; v < V; ++v)
+        cg.op_rows(Opcode::VLD, static_cast<int>(kFoldRow + u * V + v), kRegCursor, 0, 0,
+                   static_cast<int32_t>(u * P + v * S), 0, chunk_rows - 1);
+    for (int64_t u = 0; u < count; ++u)
+      for (int64_t v = 0; v < V; ++v)
+        cg.op(combine, static_cast<int>(kFoldAcc + v), static_cast<int>(kFoldAcc + v),
+              static_cast<int>(kFoldRow + u * V + v));
+  };
+  for (int64_t r0 = 0; r0 < R; r0 += per_chunk) {
+    const int64_t n = std::min(per_chunk, R - r0);
+    const int64_t chunk_rows = n * P + V * S - P;
+    cg.em().barrier();  // the previous chunk's loads are issued before the DMA overwrites them
+    if (dense)
+      cg.dma(Opcode::DMAHV, 0, rows + r0 * K, n * K);
+    else
+      cg.dma(Opcode::DMAHV2, 0, rows + r0 * K + k0, cg.descriptor(n, cols, K, P * L));
+    cg.wait_dmas();
+    cg.sli(kRegCursor, 0);
+    const int64_t trips = n / U;
+    if (trips > 1) cg.loop_begin(trips);
+    if (trips > 0) {
+      fold(U, chunk_rows);
+      cg.op(Opcode::SADDI, kRegCursor, kRegCursor, 0, 0, static_cast<int32_t>(U * P));
+    }
+    if (trips > 1) cg.loop_end();
+    fold(n % U, chunk_rows);
+  }
+  const int64_t acc_row = spec.vmem_rows() - V * S;
+  for (int64_t v = 0; v < V; ++v) cg.vst(static_cast<int>(kFoldAcc + v), acc_row + v * S);
+  cg.em().barrier();
+  cg.dma(Opcode::DMAVH, out + k0, acc_row * L, cols);
+  cg.wait_dmas();
+}
 
 }  // namespace
 
@@ -164,25 +227,11 @@ void emit_reduce_to(Codegen& cg, HbmScratch& scratch, const std::string& name, i
                     isa::Opcode combine, int32_t init_bits) {
   int64_t at = 0;
   const ReducedRows r = arrange_reduced(cg, scratch, at, name, x, big, small);
-  // out = ((init op row 0) op row 1) op ...: groups of rows streamed with the running result.
-  for (int64_t r0 = 0; r0 < r.R; r0 += kSumGroup) {
-    const int64_t n = std::min(kSumGroup, r.R - r0);
-    std::vector<StreamIn> ins;
-    if (r0 > 0) ins.push_back({out, false});
-    for (int64_t k = r0; k < r0 + n; ++k) ins.push_back({r.rows + k * r.K, false});
-    emit_stream(
-        cg, name, r.K, 1, ins, {out},
-        [first = r0 == 0, combine](Codegen& c, const std::vector<int>& in) {
-          int acc = first ? 0 : in[0];
-          for (size_t i = first ? 0 : 1; i < in.size(); ++i) {
-            const int v = c.vreg();
-            c.op(combine, v, acc, in[i]);
-            acc = v;
-          }
-          return std::vector<int>{acc};
-        },
-        [init_bits](Codegen& c) { c.op(Opcode::VBCASTI, 0, 0, 0, 0, init_bits); });
-  }
+  // Columns are independent: blocks of at most kFoldVregs accumulators each fold every row.
+  const int64_t block = kFoldVregs * cg.words_per_vreg();
+  for (int64_t k0 = 0; k0 < r.K; k0 += block)
+    fold_columns(cg, name, r.rows, r.R, r.K, k0, std::min(block, r.K - k0), out, combine,
+                 init_bits);
 }
 
 void emit_sum_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,

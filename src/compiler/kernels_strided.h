@@ -49,7 +49,8 @@ ReducedRows arrange_reduced(Codegen& cg, HbmScratch& scratch, int64_t& at, const
                             const std::vector<int64_t>& small);
 
 // out (shape `small`) = init, then out = combine(out, row r) for the rows of arrange_reduced in
-// order (`combine` a vector-unit fp32 opcode, `init_bits` the start value's bits).
+// order (`combine` a vector-unit fp32 opcode, `init_bits` the start value's bits). The rows are
+// folded in a counted loop over vector memory: the code does not grow with their number.
 void emit_reduce_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,
                     const std::vector<int64_t>& big, const std::vector<int64_t>& small, int64_t out,
                     isa::Opcode combine, int32_t init_bits);

@@ -130,14 +130,22 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
   }
 }
 
-void lower_node_rolled(Pipeline& p, Codegen& cg, const graph::Node& n) {
-  // Kernels longer than this many bundles have their periodic stretches rolled into loops
-  // (Emitter::roll_since); shorter ones stay straight (no taken-branch cycles), unless the
-  // program is rolled nested (it does not fit otherwise).
+namespace {
+
+// Rolls the kernel emitted from bundle `first` on: kernels longer than this many bundles have
+// their periodic stretches rolled into loops (Emitter::roll_since); shorter ones stay straight
+// (no taken-branch cycles), unless the program is rolled nested (it does not fit otherwise).
+void roll_if_long(Codegen& cg, int64_t first) {
   const int64_t roll_above = cg.em().nested_rolling() ? 64 : 2048;
+  if (cg.em().size() - first > roll_above) cg.em().roll_since(first);
+}
+
+}  // namespace
+
+void lower_node_rolled(Pipeline& p, Codegen& cg, const graph::Node& n) {
   const int64_t first = cg.em().size();
   lower_node(p, cg, n);
-  if (cg.em().size() - first > roll_above) cg.em().roll_since(first);
+  roll_if_long(cg, first);
 }
 
 namespace {
@@ -156,6 +164,7 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
     if (p.out.sparse.used && p.out.sparse.plan.dense_grad < 0 &&
         static_cast<int>(i) == p.out.sparse.param)
       continue;  // the sparse core updates the table
+    const int64_t first = cg.em().size();
     if (o.kind == graph::OptimizerKind::kAdagrad) {
       emit_adagrad(cg, "adagrad." + t.name, t.hbm, p.out.state[i].hbm, grad, t.words,
                    static_cast<float>(o.eps), p.out.scalars.hbm);
@@ -167,6 +176,7 @@ void lower_optimizer(Pipeline& p, Codegen& cg) {
       emit_adam(cg, "adam." + t.name, t.hbm, p.out.state[i].hbm, p.out.state[np + i].hbm, grad,
                 t.words, c.b1, c.b2, c.eps, c.omb1, c.omb2, p.out.scalars.hbm);
     }
+    roll_if_long(cg, first);
     ++p.out.stats.kernels;
   }
 }
@@ -221,6 +231,14 @@ bool lower_program(Pipeline& p, bool nested) {
     k = kept;
   }
   p.out.hbm_roles = hbm_roles(p, kernel_at, static_cast<int64_t>(p.out.program.code.size()));
+  const std::vector<graph::Node>& nodes = p.graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    p.out.kernels.push_back(CompiledProgram::Kernel{
+        p.graph.value(nodes[i].output).name, std::string(graph::op_name(nodes[i].op)),
+        i == 0 ? 0 : kernel_at[i],
+        i + 1 < nodes.size() ? kernel_at[i + 1]
+        : optimizer_at >= 0  ? p.out.optimizer_first_bundle
+                             : static_cast<int64_t>(p.out.program.code.size()) - 1});
   if (p.options.kernel_barriers && p.options.training) {
     p.out.kernel_first = kernel_at;
     for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);

@@ -4,7 +4,9 @@
 // vector register, strided and negative-step slices, broadcasts over inner, outer and middle dims).
 #include <gtest/gtest.h>
 
+#include "compiler/pipeline.h"
 #include "graph/autodiff.h"
+#include "support/kernel_config.h"
 #include "support/node_on_chip.h"
 
 namespace tessera::compiler {
@@ -65,9 +67,40 @@ TEST(MathViewsLowering, BroadcastAndSumTo) {
       expect_gradient_matches_host(cfg, OpKind::kBroadcast, c.small, Attrs::reshape(c.big), c.big,
                                    -2, 2);
     }
-  // More rows summed than one stream holds (groups of sums carry the running sum through HBM).
+  // Rows folded in loop trips and a remainder; more rows than one chunk of vector memory holds
+  // ("small": 2048 rows of 8 words, one row each: 2045 and 956 rows); rows of several vector
+  // registers (37: five rows of vector memory, three vregs) and columns in several blocks of
+  // accumulators (300: 128, 128 and 44).
   expect_node_matches_host("small", one_op(OpKind::kSumTo, {{3, 29, 5}}, Attrs::reshape({5})));
   expect_node_matches_host("small", one_op(OpKind::kSumTo, {{29, 3, 5}}, Attrs::reshape({3, 1})));
+  expect_node_matches_host("small", one_op(OpKind::kSumTo, {{3001, 5}}, Attrs::reshape({5})));
+  expect_node_matches_host("small", one_op(OpKind::kSumTo, {{23, 37}}, Attrs::reshape({1, 37})));
+  expect_node_matches_host("small", one_op(OpKind::kSumTo, {{13, 300}}, Attrs::reshape({300})));
+  expect_node_matches_host("small", one_op(OpKind::kSumTo, {{300, 13}}, Attrs::reshape({300, 1})));
+}
+
+// Bundles of the program of sum_to(x [rows, cols]) -> [1, cols] lowered alone on configs/<cfg>.
+int64_t sum_to_bundles(const std::string& cfg, int64_t rows, int64_t cols) {
+  const core::CoreSpec spec = testing::kernel_config(cfg);
+  Pipeline p;
+  p.spec = &spec;
+  p.graph = one_op(OpKind::kSumTo, {{rows, cols}}, Attrs::reshape({1, cols}));
+  for (const graph::Value& v : p.graph.values()) {
+    p.hbm[v.id] = p.out.stats.hbm_words;
+    p.out.stats.hbm_words += graph::num_elements(v.shape);
+  }
+  Codegen cg(spec);
+  lower_node(p, cg, p.graph.nodes().back());
+  return static_cast<int64_t>(cg.finish().code.size());
+}
+
+// The rows are folded in a counted loop: the code does not grow with them (a ResNet's batch
+// statistics at 64 channels, from 16 to 8,192 rows; a remainder of 3 rows adds its folds only).
+TEST(MathViewsLowering, SumToCodeDoesNotGrowWithItsRows) {
+  const int64_t small = sum_to_bundles("tpu-v2-like", 16, 64);
+  EXPECT_EQ(sum_to_bundles("tpu-v2-like", 8192, 64), small);
+  EXPECT_LT(sum_to_bundles("tpu-v2-like", 8195, 64), small + 8);
+  EXPECT_LT(small, 64);
 }
 
 TEST(MathViewsLowering, SliceSliceGradAndConcat) {
