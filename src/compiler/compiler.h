@@ -131,17 +131,6 @@ struct CompiledProgram {
   // DMAs complete in issue order).
   std::vector<int64_t> kernel_first;
   std::vector<int> grad_kernel;
-  // Every graph node's kernel in graph order (for per-kernel profiles, runtime/kernel_profile.h):
-  // the node's output name, its op and the bundles [first_pc, end_pc) from where its code starts
-  // to where the next node's starts. They tile the program before the optimizer section (the
-  // first starts at bundle 0, the last ends at optimizer_first_bundle, or in inference at the
-  // final halt, which is in no kernel). Without kernel_barriers the list scheduler may place a
-  // few instructions of a kernel in the last bundles of the one before it.
-  struct Kernel {
-    std::string name, op;
-    int64_t first_pc = 0, end_pc = 0;
-  };
-  std::vector<Kernel> kernels;
   // The kind of tensor each HBM word holds per bundle range (compiler/hbm_roles.h), for the
   // per-kind accounting of encoded HBM traffic (core/hbm_encoding.h).
   std::vector<core::HbmRole> hbm_roles;

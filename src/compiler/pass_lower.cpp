@@ -231,14 +231,6 @@ bool lower_program(Pipeline& p, bool nested) {
     k = kept;
   }
   p.out.hbm_roles = hbm_roles(p, kernel_at, static_cast<int64_t>(p.out.program.code.size()));
-  const std::vector<graph::Node>& nodes = p.graph.nodes();
-  for (size_t i = 0; i < nodes.size(); ++i)
-    p.out.kernels.push_back(CompiledProgram::Kernel{
-        p.graph.value(nodes[i].output).name, std::string(graph::op_name(nodes[i].op)),
-        i == 0 ? 0 : kernel_at[i],
-        i + 1 < nodes.size() ? kernel_at[i + 1]
-        : optimizer_at >= 0  ? p.out.optimizer_first_bundle
-                             : static_cast<int64_t>(p.out.program.code.size()) - 1});
   if (p.options.kernel_barriers && p.options.training) {
     p.out.kernel_first = kernel_at;
     for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);
