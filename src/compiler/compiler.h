@@ -124,6 +124,16 @@ struct CompiledProgram {
   int64_t optimizer_first_bundle = -1;
   // The MXU kernels' bundle ranges with their layer and phase, in program order (mxu_regions.h).
   std::vector<MxuRegion> mxu_regions;
+  // Every graph node's kernel that emitted bundles, in program order: bundles [first_pc, end_pc)
+  // and the node's op (graph::op_name), for the per-kernel cycle breakdown of a step
+  // (runtime/pe_attribution.h). Without kernel barriers the scheduler may pack a few instructions
+  // of neighbouring kernels into one bundle; such a bundle counts for the kernel whose range holds
+  // its pc. An MXU node's kernel is also its mxu_regions entry.
+  struct KernelRegion {
+    int64_t first_pc = 0, end_pc = 0;
+    std::string op;
+  };
+  std::vector<KernelRegion> kernel_regions;
   // Training with CompileOptions::kernel_barriers (else empty): kernel_first[i] = the first bundle
   // of graph node i's kernel (nodes in graph order; kernel_first[nodes] = the end of the last one;
   // a clean cut for i > min(grad_kernel)), and grad_kernel[j] = the node after whose kernel the

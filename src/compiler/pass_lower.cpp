@@ -31,6 +31,7 @@
 #include "compiler/lower_adam_unit.h"
 #include "compiler/mxu_regions.h"
 #include "compiler/pipeline.h"
+#include "graph/ops.h"
 #include "kernels/gemm.h"
 #include "numerics/optimizer.h"
 
@@ -231,6 +232,10 @@ bool lower_program(Pipeline& p, bool nested) {
     k = kept;
   }
   p.out.hbm_roles = hbm_roles(p, kernel_at, static_cast<int64_t>(p.out.program.code.size()));
+  for (size_t i = 0; i + 1 < kernel_at.size(); ++i)
+    if (kernel_at[i + 1] > kernel_at[i])
+      p.out.kernel_regions.push_back(
+          {kernel_at[i], kernel_at[i + 1], std::string(graph::op_name(p.graph.nodes()[i].op))});
   if (p.options.kernel_barriers && p.options.training) {
     p.out.kernel_first = kernel_at;
     for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);

@@ -113,8 +113,7 @@ class DataParallelRunTrainer final : public Trainer {
       m_single_core_s = b.ids.empty()
                             ? m_dp.single_core_step_seconds(shard, b.images.data(), b.labels.data())
                             : m_dp.single_core_step_seconds(shard, b.ids.data(), b.labels.data());
-      m_single_core_pe.add_step(one.pe_attribution().keys(),
-                                one.pe_attribution().work() - pe_before);
+      m_single_core_pe.add_step(one.pe_attribution(), one.pe_attribution().work() - pe_before);
       m_single_core_mxu_busy = one.core().unit_busy_cycles(isa::Unit::Mxu) - busy_before;
       m_single_core_cycles = one.core().cycles() - cycles_before;
     }

@@ -1,5 +1,7 @@
 #include "runtime/pe_attribution.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "core/roofline.h"
 #include "core/term_mxu_report.h"
@@ -10,6 +12,8 @@ PeWork operator-(const PeWork& after, const PeWork& before) {
   PeWork d = after;
   for (size_t i = 0; i < before.keys.size() && i < d.keys.size(); ++i)
     d.keys[i] = d.keys[i] - before.keys[i];
+  for (size_t i = 0; i < before.ops.size() && i < d.ops.size(); ++i)
+    d.ops[i] = d.ops[i] - before.ops[i];
   d.other = d.other - before.other;
   return d;
 }
@@ -23,22 +27,43 @@ int PeAttribution::key_index(const compiler::MxuRegion& r) {
   return static_cast<int>(m_keys.size() - 1);
 }
 
+int PeAttribution::op_index(const std::string& op) {
+  for (size_t i = 0; i < m_ops.size(); ++i)
+    if (m_ops[i] == op) return static_cast<int>(i);
+  m_ops.push_back(op);
+  return static_cast<int>(m_ops.size() - 1);
+}
+
+int32_t PeAttribution::slot_index(Slot s) {
+  for (size_t i = 0; i < m_slots.size(); ++i)
+    if (m_slots[i].op == s.op && m_slots[i].index == s.index) return static_cast<int32_t>(i);
+  m_slots.push_back(s);
+  return static_cast<int32_t>(m_slots.size() - 1);
+}
+
 void PeAttribution::attach(core::Core& core, const compiler::CompiledProgram& program, bool count) {
   auto it = m_maps.find(&program);
   if (it == m_maps.end()) {
     std::vector<int32_t> map(program.program.code.size(), -1);
-    for (const compiler::MxuRegion& r : program.mxu_regions) {
-      const int32_t k = key_index(r);
-      for (int64_t pc = r.first_pc; pc < r.end_pc && pc < static_cast<int64_t>(map.size()); ++pc)
-        map[static_cast<size_t>(pc)] = k;
-    }
+    const auto mark = [&](int64_t first, int64_t end, int32_t slot) {
+      for (int64_t pc = first; pc < end && pc < static_cast<int64_t>(map.size()); ++pc)
+        map[static_cast<size_t>(pc)] = slot;
+    };
+    for (const compiler::MxuRegion& r : program.mxu_regions)
+      mark(r.first_pc, r.end_pc, slot_index({false, key_index(r)}));
+    for (const compiler::CompiledProgram::KernelRegion& r : program.kernel_regions)
+      if (r.first_pc < static_cast<int64_t>(map.size()) && map[static_cast<size_t>(r.first_pc)] < 0)
+        mark(r.first_pc, r.end_pc, slot_index({true, op_index(r.op)}));  // not an MXU node's
     it = m_maps.emplace(&program, std::move(map)).first;
   }
   const core::TermMxuSpec& ts = core.spec().term;
   std::vector<int32_t> widths;
   if (core.spec().mxu_pe == core::MxuPe::TermSerial && !ts.layer_acc_width.empty())
-    for (const PeKey& k : m_keys)
-      widths.push_back(core::layer_acc_width(ts.layer_acc_width, k.layer, 0));
+    for (const Slot& slot : m_slots)  // other kernels issue no mmul: any width
+      widths.push_back(
+          slot.op ? 0
+                  : core::layer_acc_width(ts.layer_acc_width,
+                                          m_keys[static_cast<size_t>(slot.index)].layer, 0));
   m_attr.set_region_widths(std::move(widths), ts.tile.pe.acc_fraction_bits);
   m_attr.begin(&it->second, core.machine().mxu().stats(), count);
   core.set_mxu_attribution(&m_attr);
@@ -51,8 +76,11 @@ void PeAttribution::detach(core::Core& core) {
 
 PeWork PeAttribution::work() const {
   PeWork w;
-  w.keys = m_attr.work();
   w.keys.resize(m_keys.size());
+  w.ops.resize(m_ops.size());
+  const std::vector<core::MxuWork>& per_slot = m_attr.work();
+  for (size_t i = 0; i < per_slot.size() && i < m_slots.size(); ++i)
+    (m_slots[i].op ? w.ops : w.keys)[static_cast<size_t>(m_slots[i].index)] = per_slot[i];
   w.other = m_attr.other();
   return w;
 }
@@ -96,7 +124,8 @@ nlohmann::ordered_json work_json(const core::CoreSpec& spec, const core::MxuWork
 
 }  // namespace
 
-void PeTally::add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff) {
+void PeTally::add_step(const PeAttribution& attribution, const PeWork& diff) {
+  const std::vector<PeKey>& attribution_keys = attribution.keys();
   for (size_t i = 0; i < attribution_keys.size() && i < diff.keys.size(); ++i) {
     const PeKey& k = attribution_keys[i];
     size_t at = 0;
@@ -108,6 +137,16 @@ void PeTally::add_step(const std::vector<PeKey>& attribution_keys, const PeWork&
       work.emplace_back();
     }
     work[at] += diff.keys[i];
+  }
+  const std::vector<std::string>& attribution_ops = attribution.ops();
+  for (size_t i = 0; i < attribution_ops.size() && i < diff.ops.size(); ++i) {
+    const size_t at =
+        static_cast<size_t>(std::find(ops.begin(), ops.end(), attribution_ops[i]) - ops.begin());
+    if (at == ops.size()) {
+      ops.push_back(attribution_ops[i]);
+      op_work.emplace_back();
+    }
+    op_work[at] += diff.ops[i];
   }
   other += diff.other;
   ++steps;
@@ -154,6 +193,9 @@ nlohmann::ordered_json PeTally::to_json() const {
                          {"phase", compiler::to_string(keys[i].phase)},
                          {"kind", compiler::to_string(keys[i].kind)},
                          {"work", counters_json(work[i])}});
+  j["ops"] = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < ops.size(); ++i)
+    j["ops"].push_back({{"op", ops[i]}, {"work", counters_json(op_work[i])}});
   return j;
 }
 
@@ -189,6 +231,15 @@ PeTally PeTally::from_json(const nlohmann::ordered_json& j, const std::string& p
     t.keys.push_back(key);
     t.work.push_back(counters_from(k["work"], path));
   }
+  if (j.contains("ops")) {
+    if (!j["ops"].is_array()) throw Error(path, bad);
+    for (const auto& o : j["ops"]) {
+      if (!o.is_object() || !o.contains("op") || !o["op"].is_string() || !o.contains("work"))
+        throw Error(path, bad);
+      t.ops.push_back(o["op"].get<std::string>());
+      t.op_work.push_back(counters_from(o["work"], path));
+    }
+  }
   return t;
 }
 
@@ -206,6 +257,7 @@ nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally)
     j.update(work_json(spec, w));
     layers.push_back(std::move(j));
   }
+  for (const core::MxuWork& w : tally.op_work) total += w;
   nlohmann::ordered_json r;
   r["pe"] = core::to_string(spec.mxu_pe);
   r["steps"] = tally.steps;
@@ -215,7 +267,18 @@ nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally)
   for (int p = 0; p < compiler::kNumMxuPhases; ++p)
     r["phases"][compiler::to_string(static_cast<compiler::MxuPhase>(p))] =
         work_json(spec, phases[p]);
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < tally.ops.size(); ++i) {
+    const core::MxuWork& w = tally.op_work[i];
+    kernels.push_back({{"op", tally.ops[i]},
+                       {"cycles", w.cycles},
+                       {"hbm_bytes", w.hbm_bytes},
+                       {"cycle_share", total.cycles > 0 ? static_cast<double>(w.cycles) /
+                                                              static_cast<double>(total.cycles)
+                                                        : 0.0}});
+  }
   r["layers"] = std::move(layers);
+  r["kernels"] = std::move(kernels);
   r["other"] = work_json(spec, tally.other);
   return r;
 }

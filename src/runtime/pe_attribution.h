@@ -10,6 +10,11 @@
 // Per-layer accumulator widths (core.mxu.term.layer_acc_width, core/term_layer_width.h) apply
 // through the same regions to every attached run, evaluation included (attach with count = false).
 //
+// The same run's other kernels (every graph node's that is not on the MXU, compiler.h's
+// kernel_regions) are attributed by op ("relu", "mul", "reduce_rows", ...): their issue cycles and
+// HBM bytes, summed over the nodes of that op. Bundles outside every node's kernel (the step's
+// final DMA waits) stay in "other", so layers + ops + other = the attributed run.
+//
 // Report (pe_json) per key, per phase, and in total: pushes, macs, busy_cycles (the MXU input port:
 // the term-serial unit's occupancy, or sublanes per push for bf16 PEs), energy_pj; term-serial PEs
 // add terms_processed, terms_skipped_zero, terms_skipped_oob, pe_steps, tile_cycles,
@@ -36,10 +41,11 @@ struct PeKey {
   compiler::MxuLayerKind kind = compiler::MxuLayerKind::kDense;
 };
 
-// Per-key work (index = key index) plus the unattributed rest; differences of two snapshots give
-// the work in between.
+// Per-key work (index = key index), per-op work (index = op index) and the unattributed rest;
+// differences of two snapshots give the work in between.
 struct PeWork {
   std::vector<core::MxuWork> keys;
+  std::vector<core::MxuWork> ops;
   core::MxuWork other;
 };
 PeWork operator-(const PeWork& after, const PeWork& before);
@@ -51,38 +57,56 @@ class PeAttribution {
   void attach(core::Core& core, const compiler::CompiledProgram& program, bool count = true);
   void detach(core::Core& core);
 
-  // Keys in the order their regions were first seen (program order of the first program).
+  // Keys in the order their regions were first seen (program order of the first program); the
+  // other kernels' ops likewise.
   const std::vector<PeKey>& keys() const { return m_keys; }
+  const std::vector<std::string>& ops() const { return m_ops; }
   PeWork work() const;
 
  private:
+  // A region index of m_attr: a key's (op = false) or an op's (op = true) index.
+  struct Slot {
+    bool op = false;
+    int index = 0;
+  };
   int key_index(const compiler::MxuRegion& r);
+  int op_index(const std::string& op);
+  int32_t slot_index(Slot s);
 
   std::vector<PeKey> m_keys;
-  std::map<const compiler::CompiledProgram*, std::vector<int32_t>> m_maps;  // pc -> key index
+  std::vector<std::string> m_ops;
+  std::vector<Slot> m_slots;
+  std::map<const compiler::CompiledProgram*, std::vector<int32_t>> m_maps;  // pc -> slot index
   core::MxuAttribution m_attr;
 };
 
-// A sum of MXU work by key over some training steps (an epoch), keys in first-added order.
+// A sum of MXU work by key and of the other kernels' work by op over some training steps (an
+// epoch), keys and ops in first-added order.
 struct PeTally {
   std::vector<PeKey> keys;
   std::vector<core::MxuWork> work;  // aligned with keys
+  std::vector<std::string> ops;
+  std::vector<core::MxuWork> op_work;  // aligned with ops
   core::MxuWork other;
   int64_t steps = 0;
 
-  // Adds one step's `diff` (keys[i] of the attribution is diff.keys[i]).
-  void add_step(const std::vector<PeKey>& attribution_keys, const PeWork& diff);
+  // Adds one step's `diff`, a difference of `attribution`'s work() snapshots.
+  void add_step(const PeAttribution& attribution, const PeWork& diff);
   // Checkpoint form: {"steps", "other": [counters], "keys": [{"layer", "phase", "kind", "work":
-  // [counters]}]} with MxuWork's 13 integer counters in a fixed order; from_json throws Error(path,
-  // ...) when the object is malformed. A key without "kind" (written before kinds existed: dense
-  // and conv models only) is conv when its layer's name starts with "conv", else dense.
+  // [counters]}], "ops": [{"op", "work": [counters]}]} with MxuWork's 15 integer counters in a
+  // fixed order; from_json throws Error(path, ...) when the object is malformed. A key without
+  // "kind" (written before kinds existed: dense and conv models only) is conv when its layer's name
+  // starts with "conv", else dense; a tally without "ops" (written before ops were attributed) has
+  // none.
   nlohmann::ordered_json to_json() const;
   static PeTally from_json(const nlohmann::ordered_json& j, const std::string& path);
 };
 
 // The report object of `tally` (fields above): {"pe", "steps", "area_ratio", "area_source",
 // "total", "phases": {"forward", "input_grad", "weight_grad"}, "layers": [{"layer", "phase", ...}],
-// "other"}.
+// "kernels": [{"op", "cycles", "hbm_bytes", "cycle_share"}], "other"}: "kernels" is the other
+// kernels' work by op, cycle_share its part of the total's cycles; "total" sums layers, kernels
+// and other.
 nlohmann::ordered_json pe_json(const core::CoreSpec& spec, const PeTally& tally);
 
 // The MXU work split by layer kind (compiler::MxuLayerKind) when `tally` holds attention work, else

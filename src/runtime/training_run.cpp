@@ -96,7 +96,7 @@ class SingleChipTrainer final : public Trainer {
     add_difference(m_counters, after, before);
     m_step_loss.push_back(static_cast<double>(loss));
     m_step_cycles.push_back(after.cycles - before.cycles);
-    m_pe.add_step(m_chip.pe_attribution().keys(), m_chip.pe_attribution().work() - pe_before);
+    m_pe.add_step(m_chip.pe_attribution(), m_chip.pe_attribution().work() - pe_before);
     m_opt_steps.push_back(m_chip.last_optimizer_cost());
     return static_cast<double>(loss);
   }

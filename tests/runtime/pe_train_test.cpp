@@ -1,5 +1,6 @@
 // Training with the MXU's work attributed per layer and phase (runtime/pe_attribution.h,
 // compiler/mxu_regions.h), and `tessera train --pe/--set`.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,7 +45,7 @@ TinyRun train_tiny(const core::CoreSpec& spec, const std::vector<float>& images,
   for (int s = 0; s < steps; ++s) {
     const PeWork before = t.pe_attribution().work();
     t.step(images.data(), labels.data(), 8);
-    r.tally.add_step(t.pe_attribution().keys(), t.pe_attribution().work() - before);
+    r.tally.add_step(t.pe_attribution(), t.pe_attribution().work() - before);
   }
   r.totals = t.core().machine().mxu().stats();
   r.cycles = t.core().cycles();
@@ -94,6 +95,7 @@ void expect_tiny_keys(const PeTally& t, int steps) {
 core::MxuWork sum(const PeTally& t) {
   core::MxuWork s = t.other;
   for (const core::MxuWork& w : t.work) s += w;
+  for (const core::MxuWork& w : t.op_work) s += w;
   return s;
 }
 
@@ -124,6 +126,42 @@ TEST(PeTrain, KernelsHaveIssueCyclesAndHbmBytesWithinTheSteps) {
   EXPECT_LE(all.cycles, r.cycles);
   EXPECT_LE(all.hbm_bytes, r.hbm_bytes);
   EXPECT_GT(all.cycles, 0);
+}
+
+TEST(PeTrain, OtherKernelsAreAttributedByOpAndTheStepAddsUp) {
+  const core::CoreSpec spec = chip_test::tpu_v2_like();
+  const TinyRun one = train_tiny(spec, ramp_images(), 1);
+  const PeTally& t = one.tally;
+  // The non-MXU nodes of the tiny step, each op once (no MXU op among them).
+  for (const char* op : {"relu", "relu_grad", "softmax_cross_entropy"})
+    EXPECT_NE(std::find(t.ops.begin(), t.ops.end(), op), t.ops.end()) << op;
+  for (const char* mxu_op : {"matmul", "conv2d", "batch_matmul"})
+    EXPECT_EQ(std::find(t.ops.begin(), t.ops.end(), mxu_op), t.ops.end()) << mxu_op;
+  ASSERT_EQ(t.op_work.size(), t.ops.size());
+  int64_t op_cycles = 0;
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    EXPECT_GT(t.op_work[i].cycles, 0) << t.ops[i];
+    EXPECT_EQ(t.op_work[i].pushes, 0) << t.ops[i];
+    op_cycles += t.op_work[i].cycles;
+  }
+  // Only bundles outside every node's kernel are left over: far fewer than the kernels'.
+  EXPECT_LT(t.other.cycles, op_cycles / 4);
+  // The report: layers + kernels + other = total, and the kernels' shares are of that total.
+  const nlohmann::ordered_json j = pe_json(spec, t);
+  int64_t parts = j["other"]["cycles"].get<int64_t>(), kernels = 0;
+  for (const auto& l : j["layers"]) parts += l["cycles"].get<int64_t>();
+  for (const auto& k : j["kernels"]) kernels += k["cycles"].get<int64_t>();
+  EXPECT_EQ(kernels, op_cycles);
+  EXPECT_EQ(parts + kernels, j["total"]["cycles"].get<int64_t>());
+  EXPECT_EQ(j["total"]["cycles"].get<int64_t>(), sum(t).cycles);
+  const auto& k0 = j["kernels"][0];
+  EXPECT_DOUBLE_EQ(k0["cycle_share"].get<double>(),
+                   k0["cycles"].get<double>() / j["total"]["cycles"].get<double>());
+  // Two steps of the same program: each op's work doubles.
+  const TinyRun two = train_tiny(spec, ramp_images(), 2);
+  ASSERT_EQ(two.tally.ops, t.ops);
+  for (size_t i = 0; i < t.ops.size(); ++i)
+    EXPECT_EQ(two.tally.op_work[i].cycles, 2 * t.op_work[i].cycles) << t.ops[i];
 }
 
 TEST(PeTrain, TermSerialTermsAddUpPerLayerAndZeroInputsProcessNoTerms) {
@@ -193,6 +231,13 @@ TEST(PeTrain, TallyRoundTripsThroughItsCheckpointForm) {
   }
   EXPECT_EQ(back.other, t.other);
   EXPECT_EQ(back.steps, t.steps);
+  ASSERT_FALSE(t.ops.empty());
+  EXPECT_EQ(back.ops, t.ops);
+  EXPECT_EQ(back.op_work, t.op_work);
+  // A tally written before ops were attributed reads with none.
+  nlohmann::ordered_json old_form = t.to_json();
+  old_form.erase("ops");
+  EXPECT_TRUE(PeTally::from_json(old_form, "ck").ops.empty());
 }
 
 TEST(PeTrain, CorruptTally_bad) {
@@ -203,6 +248,13 @@ TEST(PeTrain, CorruptTally_bad) {
   j = PeTally{}.to_json();
   j["keys"].push_back(
       {{"layer", "dense1"}, {"phase", "sideways"}, {"work", PeTally{}.to_json()["other"]}});
+  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }),
+            "ck: corrupt checkpoint progress (pe)");
+  j = PeTally{}.to_json();
+  j["ops"] = "relu";
+  EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }),
+            "ck: corrupt checkpoint progress (pe)");
+  j["ops"] = nlohmann::ordered_json::array({{{"op", 3}, {"work", PeTally{}.to_json()["other"]}}});
   EXPECT_EQ(testing::error_of([&] { PeTally::from_json(j, "ck"); }),
             "ck: corrupt checkpoint progress (pe)");
 }
