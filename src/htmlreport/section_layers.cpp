@@ -2,6 +2,7 @@
 // cycles, the achieved fraction of the MXU's peak (MACs / (busy cycles x rows x cols)) and energy;
 // the layer's issue cycles, HBM bytes and roofline bound (core/roofline.h) with a roofline
 // chart (one point per layer and phase: MACs per HBM byte, MACs per issue cycle);
+// the other kernels' issue cycles and HBM bytes per op ("kernels"), with their share of the step;
 // for term-serial PEs, the speed-up against bit-parallel PEs and the shares of term slots
 // processed, skipped as zero and skipped as out of bounds.
 #include <algorithm>
@@ -46,9 +47,16 @@ Json layers_section(const std::vector<Input>& in) {
                    {"peak", 0.0},
                    {"bandwidth", 0.0},
                    {"points", Json::array()}};
+  Bars op_cycles("Issue cycles of the other kernels per op (last epoch)", "cycles");
+  Json op_rows = Json::array();
   for (const Input& i : in) {
     const Json* pe = pe_block(i);
     if (!pe) continue;
+    for (const Json& k : list_at(*pe, "kernels")) {
+      op_cycles.add(i.label, text_at(k, "op"), number_at(k, "cycles"));
+      op_rows.push_back({i.label, text_at(k, "op"), number_at(k, "cycles"),
+                         number_at(k, "hbm_bytes"), number_at(k, "cycle_share")});
+    }
     const double peak = mxu_peak_macs(i);
     roofline["peak"] = core_peak_macs(i);
     roofline["bandwidth"] = number_at(field(i.data, "resolved_config"), "core.hbm.bytes_per_cycle");
@@ -79,6 +87,12 @@ Json layers_section(const std::vector<Input>& in) {
                                         {"run", "layer", "phase", "cycles", "HBM bytes",
                                          "bound cycles", "bound by", "achieved fraction of bound"},
                                         std::move(bounds))});
+  if (!op_rows.empty()) {
+    charts.push_back(op_cycles.to_json());
+    charts.push_back(make_table("Other kernels per op (last epoch)",
+                                {"run", "op", "cycles", "HBM bytes", "share of the step's cycles"},
+                                std::move(op_rows)));
+  }
   if (!roofline["points"].empty() && number_at(roofline, "peak") > 0 &&
       number_at(roofline, "bandwidth") > 0)
     charts.push_back(std::move(roofline));

@@ -102,6 +102,38 @@ TEST(ReportSections, AnAllReducesSuperstepsAreOnATimeline) {
   EXPECT_DOUBLE_EQ(timelines[0]["end"].get<double>(), s["released"][n - 1].get<double>());
 }
 
+TEST(ReportSections, TheOtherKernelsOfATrainingStepAreChartedAndTabledPerOp) {
+  Input run = read_input(std::string(TESSERA_SOURCE_DIR) + "/fuzz/seeds/fuzz_report/train.json");
+  Json& pe = run.data["epochs"].back()["pe"];
+  pe["kernels"] = Json::parse(R"([{"op": "relu", "cycles": 300, "hbm_bytes": 4096,
+      "cycle_share": 0.25}, {"op": "mul", "cycles": 100, "hbm_bytes": 0, "cycle_share": 0.5}])");
+  const Json page = page_data({run}, nullptr);
+  const Json* layers = nullptr;
+  for (const Json& s : page["sections"])
+    if (s["id"] == "layers") layers = &s;
+  ASSERT_NE(layers, nullptr);
+  const Json* bars = nullptr;
+  const Json* table = nullptr;
+  for (const Json& c : (*layers)["charts"]) {
+    if (c.value("title", "").starts_with("Issue cycles of the other kernels")) bars = &c;
+    if (c.value("title", "").starts_with("Other kernels per op")) table = &c;
+  }
+  ASSERT_NE(bars, nullptr);
+  EXPECT_EQ((*bars)["categories"], Json::parse(R"(["relu", "mul"])"));
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ((*table)["rows"].size(), 2u);
+  EXPECT_EQ((*table)["rows"][0][1], "relu");
+  EXPECT_EQ((*table)["rows"][0][2], 300.0);
+  EXPECT_EQ((*table)["rows"][1][4], 0.5);
+  // Without the block the section has no such charts.
+  pe.erase("kernels");
+  for (const Json& s : page_data({run}, nullptr)["sections"]) {
+    if (s["id"] != "layers") continue;
+    for (const Json& c : s["charts"])
+      EXPECT_FALSE(c.value("title", "").starts_with("Other kernels per op"));
+  }
+}
+
 TEST(ReportSections, AMappingColoursItsCoresByCommunity) {
   const auto meshes = charts_of({"map.json"}, "mapper", "mesh");
   ASSERT_EQ(meshes.size(), 1u);
