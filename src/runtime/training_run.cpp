@@ -218,7 +218,9 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
 // optimizer (optimizer_json: sums and per-step lists), pe (the MXU work of the training steps per
 // layer and phase: runtime/pe_attribution.h), hbm_encoding (runtime/hbm_report.h: compression per
 // tensor kind), per_step ({"loss": [..], "cycles": [..]}: each training step's loss and simulated
-// cycles, the optimizer update included; absent when resumed from a checkpoint without them).
+// cycles, the optimizer update included; absent when resumed from a checkpoint without them),
+// program_bundles (the training step's program at the run's batch: its bundles, which must fit
+// core.scalar.imem_bundles).
 nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   const StepCounters& c = m_counters;
   const double cycles = static_cast<double>(c.cycles);
@@ -256,6 +258,7 @@ nlohmann::ordered_json SingleChipTrainer::epoch_report(const EpochResult& e) {
   j["hbm_encoding"] = hbm_encoding_json(m_spec.hbm_encoding, c.hbm);
   if (m_step_loss.size() == m_opt_steps.size())
     j["per_step"] = {{"loss", m_step_loss}, {"cycles", m_step_cycles}};
+  j["program_bundles"] = m_chip.layout().program.code.size();
   return j;
 }
 

@@ -289,6 +289,17 @@ TEST_F(TrainCli, GptShortRunReportsValidationLossTokensAndTheMxuSplit) {
   EXPECT_GT(e["tokens_per_sim_second"].get<double>(), 0);
   EXPECT_GT(e["mxu_split"]["attention"]["utilization"].get<double>(), 0);
   EXPECT_GT(e["mxu_split"]["dense"]["utilization"].get<double>(), 0);
+  // The step's program size: within the default instruction memory, and a run whose instruction
+  // memory holds exactly that many bundles compiles the same program.
+  const int64_t bundles = e["program_bundles"].get<int64_t>();
+  EXPECT_GT(bundles, 0);
+  EXPECT_LE(bundles, 65536);
+  const Result exact = run(kTiny + "--batch 4 --steps 1 --data-dir " + corpus() +
+                           " --set core.scalar.imem_bundles=" + std::to_string(bundles) +
+                           " --report " + d + "/x.json");
+  ASSERT_EQ(exact.status, 0) << exact.err;
+  const nlohmann::json xj = nlohmann::json::parse(std::ifstream(d + "/x.json"));
+  EXPECT_EQ(xj["epochs"][0]["program_bundles"], bundles);
 
   // The same run on the host reference executor in fp32: close losses.
   const Result h = run(kTiny + "--batch 4 --steps 3 --executor host-f32 --data-dir " + corpus() +
