@@ -52,6 +52,16 @@ void emit_relu_grad(Codegen& cg, const std::string& name, int64_t dy, int64_t x,
 void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                     int64_t cols);
 
+// The [rows, cols] matrix at vector-memory row `in_row` (its rows contiguous: row r, column block
+// j at row in_row + r * cols / L + j) transposed into the [cols, rows] matrix at `out_row` (row c,
+// block i at out_row + c * rows / L + i) on the transpose unit, with rows and cols multiples of the
+// lanes L and an XU FIFO that holds a whole block (see emit_transpose). The L x L blocks are two
+// counted loops, so the code does not grow with the matrix (kernels_transpose.cpp).
+void emit_transpose_in_vmem(Codegen& cg, int64_t in_row, int64_t out_row, int64_t rows,
+                            int64_t cols);
+// Whether emit_transpose_in_vmem can transpose a [rows, cols] matrix on this core.
+bool transposes_in_vmem(const core::CoreSpec& spec, int64_t rows, int64_t cols);
+
 // out[c] = numerics::column_sum over the rows (sublanes = the core's).
 void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                       int64_t cols);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "compiler/kernels.h"
 #include "compiler/kernels_line_dma.h"
 #include "kernels/gemm.h"
 
@@ -123,16 +124,30 @@ void emit_im2col_transposed(Codegen& cg, const std::string& name, int64_t xp, in
   }
 }
 
-// wf[kh', kw', co, ci] = w[KH-1-kh', KW-1-kw', ci, co].
+// wf[kh', kw', co, ci] = w[KH-1-kh', KW-1-kw', ci, co]. With channels in whole lanes-wide blocks
+// each tap's [ci, co] matrix goes through vector memory and the transpose unit
+// (emit_transpose_in_vmem); otherwise the whole kernel is loaded and each tap scattered transposed
+// by element-strided DMAs, one per output channel.
 void emit_flip_kernel(Codegen& cg, const std::string& name, int64_t w, int64_t wf,
                       const ConvGeom& g) {
   const int64_t block = int64_t{g.ci} * g.co, words = int64_t{g.kh} * g.kw * block;
+  const int64_t taps = int64_t{g.kh} * g.kw, L = cg.spec().lanes;
+  if (transposes_in_vmem(cg.spec(), g.ci, g.co) && 2 * block <= vmem_words(cg)) {
+    for (int64_t t = 0; t < taps; ++t) {
+      cg.dma(Opcode::DMAHV, 0, w + t * block, block);
+      cg.wait_dmas();
+      emit_transpose_in_vmem(cg, 0, block / L, g.ci, g.co);
+      cg.em().barrier();
+      cg.dma(Opcode::DMAVH, wf + (taps - 1 - t) * block, block, block);
+      cg.wait_dmas();
+    }
+    return;
+  }
   if (words > vmem_words(cg))
     throw Error("compiler", "tensor '" + name + "': the kernel needs " + sizes(words, cg));
   cg.dma(Opcode::DMAHV, 0, w, words);
   cg.wait_dmas();
   // Tap t = kh * KW + kw goes to the flipped tap KH * KW - 1 - t.
-  const int64_t taps = int64_t{g.kh} * g.kw;
   emit_scatter_transposed(cg, 0, block, wf + (taps - 1) * block, -block, taps, g.ci, g.co, g.ci);
   cg.wait_dmas();
 }

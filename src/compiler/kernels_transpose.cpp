@@ -58,7 +58,56 @@ void transpose_block(Codegen& cg, int64_t in_row, int64_t out_row, int64_t i, in
   }
 }
 
+// Scalar temporaries of the block loops (free between kernels' ops, as kernels_line_dma.cpp's).
+constexpr int kInRow = 20, kOutRow = 21, kIn = 22, kOut = 23;
+
 }  // namespace
+
+bool transposes_in_vmem(const core::CoreSpec& spec, int64_t rows, int64_t cols) {
+  const int64_t L = spec.lanes, S = spec.sublanes;
+  return L % S == 0 && spec.xu_fifo >= L / S && rows % L == 0 && cols % L == 0;
+}
+
+void emit_transpose_in_vmem(Codegen& cg, int64_t in_row, int64_t out_row, int64_t rows,
+                            int64_t cols) {
+  const core::CoreSpec& spec = cg.spec();
+  TESSERA_CHECK(transposes_in_vmem(spec, rows, cols), "transpose_in_vmem: unsupported shape");
+  const int64_t L = spec.lanes, S = spec.sublanes, P = L / S;
+  const int64_t cpr = cols / L, rpc = rows / L;
+  const int64_t in_last = in_row + rows * cpr - 1, out_last = out_row + cols * rpc - 1;
+  cg.sli(kRegStride, cpr);
+  cg.sli(kRegStride2, rpc);
+  cg.sli(kInRow, in_row);    // block (i, 0) of the input: in_row + i * L * cpr
+  cg.sli(kOutRow, out_row);  // its transpose's first block: out_row + i
+  if (rpc > 1) cg.loop_begin(rpc);
+  cg.op(Opcode::SADDI, kIn, kInRow, 0, 0, 0);
+  cg.op(Opcode::SADDI, kOut, kOutRow, 0, 0, 0);
+  if (cpr > 1) cg.loop_begin(cpr);
+  // Block (i, j): slice k holds rows i * L + k * S .. of lanes j * L ..; popped, the transposed
+  // slice k is rows j * L + k * S .. of the output's lanes i * L ..
+  for (int64_t k = 0; k < P; ++k) {
+    const int v = cg.vreg();
+    cg.op_rows(Opcode::VLDS, v, kIn, kRegStride, 0, static_cast<int32_t>(k * S * cpr), in_row,
+               in_last);
+    cg.op(Opcode::XPUSH, 0, v);
+  }
+  for (int64_t k = 0; k < P; ++k) {
+    const int v = cg.vreg();
+    cg.op(Opcode::XPOP, v);
+    cg.op_rows(Opcode::VSTS, 0, v, kOut, kRegStride2, static_cast<int32_t>(k * S * rpc), out_row,
+               out_last);
+  }
+  if (cpr > 1) {
+    cg.op(Opcode::SADDI, kIn, kIn, 0, 0, 1);
+    cg.op(Opcode::SADDI, kOut, kOut, 0, 0, static_cast<int32_t>(L * rpc));
+    cg.loop_end();
+  }
+  if (rpc > 1) {
+    cg.op(Opcode::SADDI, kInRow, kInRow, 0, 0, static_cast<int32_t>(L * cpr));
+    cg.op(Opcode::SADDI, kOutRow, kOutRow, 0, 0, 1);
+    cg.loop_end();
+  }
+}
 
 void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                     int64_t cols) {

@@ -185,6 +185,34 @@ TEST(ConvKernels, NestedRollingWithTheGemmsRegularScheduleMatches) {
   check_conv("tpu-v2-like", conv(1, 20, 20, 3, 7, 8, 2, 3), true);
 }
 
+// Input gradients flip and transpose the kernel per tap: on the transpose unit when both channel
+// counts are whole lanes-wide blocks (128 on tpu-v2-like), by element-strided DMAs otherwise. Both
+// paths give the host's values; the program shows which one ran.
+TEST(ConvKernels, WholeBlockChannelsFlipTheKernelOnTheTransposeUnit) {
+  // Kernels of at most 2^15 words (the test's input regions): 2 x 1 taps of 128 x 128, and 1 x 1
+  // taps of 256 x 128 (2 x 1 blocks) and 128 x 256 (1 x 2 blocks) with stride 2.
+  const ConvGeom two_taps{2, 4, 3, 128, 2, 1, 128, 1, 0, 3, 3};
+  check_conv("tpu-v2-like", two_taps);
+  check_conv("tpu-v2-like", conv(1, 4, 4, 256, 1, 128, 1, 0));
+  check_conv("tpu-v2-like", conv(2, 5, 3, 128, 1, 256, 2, 0), true);
+  const core::CoreSpec spec = config("tpu-v2-like");
+  const auto xu_pushes = [&](const ConvGeom& g) {
+    Codegen cg(spec);
+    CompileStats stats;
+    HbmScratch scratch{kScratch, spec.hbm_bytes / 4, 0};
+    emit_conv2d_input_grad(cg, stats, scratch, "dx", kIn0, kIn1, kOut, g);
+    int64_t n = 0;
+    for (const isa::Bundle& b : cg.finish().code)
+      for (const isa::Instr& in : b.slot) n += in.op == isa::Opcode::XPUSH;
+    return n;
+  };
+  EXPECT_GT(xu_pushes(two_taps), 0);
+  EXPECT_EQ(xu_pushes(conv(1, 4, 4, 100, 1, 128, 1, 0)), 0);  // 100 channels: the DMA path
+  // The block loops are rolled: 2 x 1 blocks cost no more code than one block.
+  EXPECT_EQ(xu_pushes(conv(1, 4, 4, 256, 1, 128, 1, 0)),
+            xu_pushes(conv(1, 4, 4, 128, 1, 128, 1, 0)));
+}
+
 // The HBM scratch of each kernel: the forward and input-gradient GEMMs read their operand from
 // the (padded or dilated) activations directly, so no im2col matrix is held; the weight gradient
 // holds the transposed matrix (its GEMM's A).
