@@ -127,7 +127,8 @@ TEST(ReportSections, TheOtherKernelsOfATrainingStepAreChartedAndTabledPerOp) {
   EXPECT_EQ((*table)["rows"][1][4], 0.5);
   // Without the block the section has no such charts.
   pe.erase("kernels");
-  for (const Json& s : page_data({run}, nullptr)["sections"]) {
+  const Json without = page_data({run}, nullptr);
+  for (const Json& s : without["sections"]) {
     if (s["id"] != "layers") continue;
     for (const Json& c : s["charts"])
       EXPECT_FALSE(c.value("title", "").starts_with("Other kernels per op"));
