@@ -13,6 +13,7 @@
 // (or whose sublanes do not divide its lanes) uses element-strided DMAs instead (one 2-D DMA per
 // source row).
 #include <algorithm>
+#include <utility>
 
 #include "common/error.h"
 #include "common/int_math.h"
@@ -42,20 +43,45 @@ void transpose_by_dma(Codegen& cg, const std::string& name, int64_t x, int64_t o
   }
 }
 
-// Transposes the L x L block (i, j) of the chunk in vector memory (layout above).
-void transpose_block(Codegen& cg, int64_t in_row, int64_t out_row, int64_t i, int64_t j,
-                     int64_t cpr, int64_t rpc) {
+// One side of an L x L block's trip through the transpose unit: slice k is the S rows
+// `offset + k * S * stride + s * stride` (s < S) past the row in scalar register `base`, with
+// `stride` in `stride_reg`. With base = kRegZero the rows are known and each access declares its
+// own; otherwise it may touch any row of [lo, hi].
+struct BlockRows {
+  int base;
+  int64_t offset;
+  int stride_reg;
+  int64_t stride;
+  int64_t lo = 0, hi = 0;
+};
+
+// Pushes the block's P slices from `in` and pops the transposed slices to `out`.
+void transpose_block(Codegen& cg, const BlockRows& in, const BlockRows& out) {
   const int64_t L = cg.spec().lanes, S = cg.spec().sublanes, P = ceil_div(L, S);
+  const auto rows = [S](const BlockRows& b, int64_t k) {
+    const int64_t first = b.offset + k * S * b.stride;
+    return b.base == kRegZero ? std::pair{first, first + (S - 1) * b.stride}
+                              : std::pair{b.lo, b.hi};
+  };
   for (int64_t k = 0; k < P; ++k) {
     const int v = cg.vreg();
-    cg.vld_strided(v, in_row + (i * L + k * S) * cpr + j, kRegStride, static_cast<int>(cpr));
+    const auto [lo, hi] = rows(in, k);
+    cg.op_rows(Opcode::VLDS, v, in.base, in.stride_reg, 0,
+               static_cast<int32_t>(in.offset + k * S * in.stride), lo, hi);
     cg.op(Opcode::XPUSH, 0, v);
   }
   for (int64_t k = 0; k < P; ++k) {
     const int v = cg.vreg();
     cg.op(Opcode::XPOP, v);
-    cg.vst_strided(v, out_row + (j * L + k * S) * rpc + i, kRegStride2, static_cast<int>(rpc));
+    const auto [lo, hi] = rows(out, k);
+    cg.op_rows(Opcode::VSTS, 0, v, out.base, out.stride_reg,
+               static_cast<int32_t>(out.offset + k * S * out.stride), lo, hi);
   }
+}
+
+// Whether the transpose unit's FIFO holds a whole L x L block of S-row slices.
+bool xu_holds_block(const core::CoreSpec& spec) {
+  return spec.lanes % spec.sublanes == 0 && spec.xu_fifo >= spec.lanes / spec.sublanes;
 }
 
 // Scalar temporaries of the block loops (free between kernels' ops, as kernels_line_dma.cpp's).
@@ -64,15 +90,14 @@ constexpr int kInRow = 20, kOutRow = 21, kIn = 22, kOut = 23;
 }  // namespace
 
 bool transposes_in_vmem(const core::CoreSpec& spec, int64_t rows, int64_t cols) {
-  const int64_t L = spec.lanes, S = spec.sublanes;
-  return L % S == 0 && spec.xu_fifo >= L / S && rows % L == 0 && cols % L == 0;
+  return xu_holds_block(spec) && rows % spec.lanes == 0 && cols % spec.lanes == 0;
 }
 
 void emit_transpose_in_vmem(Codegen& cg, int64_t in_row, int64_t out_row, int64_t rows,
                             int64_t cols) {
   const core::CoreSpec& spec = cg.spec();
   TESSERA_CHECK(transposes_in_vmem(spec, rows, cols), "transpose_in_vmem: unsupported shape");
-  const int64_t L = spec.lanes, S = spec.sublanes, P = L / S;
+  const int64_t L = spec.lanes;
   const int64_t cpr = cols / L, rpc = rows / L;
   const int64_t in_last = in_row + rows * cpr - 1, out_last = out_row + cols * rpc - 1;
   cg.sli(kRegStride, cpr);
@@ -83,20 +108,10 @@ void emit_transpose_in_vmem(Codegen& cg, int64_t in_row, int64_t out_row, int64_
   cg.op(Opcode::SADDI, kIn, kInRow, 0, 0, 0);
   cg.op(Opcode::SADDI, kOut, kOutRow, 0, 0, 0);
   if (cpr > 1) cg.loop_begin(cpr);
-  // Block (i, j): slice k holds rows i * L + k * S .. of lanes j * L ..; popped, the transposed
+  // Block (i, j): its slices are rows i * L + k * S .. of lanes j * L ..; popped, the transposed
   // slice k is rows j * L + k * S .. of the output's lanes i * L ..
-  for (int64_t k = 0; k < P; ++k) {
-    const int v = cg.vreg();
-    cg.op_rows(Opcode::VLDS, v, kIn, kRegStride, 0, static_cast<int32_t>(k * S * cpr), in_row,
-               in_last);
-    cg.op(Opcode::XPUSH, 0, v);
-  }
-  for (int64_t k = 0; k < P; ++k) {
-    const int v = cg.vreg();
-    cg.op(Opcode::XPOP, v);
-    cg.op_rows(Opcode::VSTS, 0, v, kOut, kRegStride2, static_cast<int32_t>(k * S * rpc), out_row,
-               out_last);
-  }
+  transpose_block(cg, {kIn, 0, kRegStride, cpr, in_row, in_last},
+                  {kOut, 0, kRegStride2, rpc, out_row, out_last});
   if (cpr > 1) {
     cg.op(Opcode::SADDI, kIn, kIn, 0, 0, 1);
     cg.op(Opcode::SADDI, kOut, kOut, 0, 0, static_cast<int32_t>(L * rpc));
@@ -112,8 +127,8 @@ void emit_transpose_in_vmem(Codegen& cg, int64_t in_row, int64_t out_row, int64_
 void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                     int64_t cols) {
   const core::CoreSpec& spec = cg.spec();
-  const int64_t L = spec.lanes, S = spec.sublanes, P = ceil_div(L, S);
-  if (spec.xu_fifo < P || L % S != 0) return transpose_by_dma(cg, name, x, out, rows, cols);
+  const int64_t L = spec.lanes;
+  if (!xu_holds_block(spec)) return transpose_by_dma(cg, name, x, out, rows, cols);
   const int64_t cpr = ceil_div(cols, L);
   // rows of vector memory per L rows of a chunk: in buffer L * cpr, out buffer cpr * L
   const int64_t blocks = spec.vmem_rows() / (2 * L * cpr);
@@ -131,7 +146,9 @@ void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out
     cg.sli(kRegStride, cpr);
     cg.sli(kRegStride2, rpc);
     for (int64_t i = 0; i < rpc; ++i)
-      for (int64_t j = 0; j < cpr; ++j) transpose_block(cg, 0, out_row, i, j, cpr, rpc);
+      for (int64_t j = 0; j < cpr; ++j)
+        transpose_block(cg, {kRegZero, (i * L) * cpr + j, kRegStride, cpr},
+                        {kRegZero, out_row + (j * L) * rpc + i, kRegStride2, rpc});
     cg.em().barrier();
     cg.dma(Opcode::DMAVH2, out + r0, out_row * L, cg.descriptor(cols, nr, rpc * L, rows));
     cg.wait_dmas();
