@@ -8,6 +8,19 @@
 
 namespace tessera::runtime {
 
+namespace {
+
+// The index of `x` in `v`, appending it first when absent.
+template <class T>
+int index_of(std::vector<T>& v, const T& x) {
+  const auto it = std::find(v.begin(), v.end(), x);
+  if (it != v.end()) return static_cast<int>(it - v.begin());
+  v.push_back(x);
+  return static_cast<int>(v.size() - 1);
+}
+
+}  // namespace
+
 PeWork operator-(const PeWork& after, const PeWork& before) {
   PeWork d = after;
   for (size_t i = 0; i < before.keys.size() && i < d.keys.size(); ++i)
@@ -16,29 +29,6 @@ PeWork operator-(const PeWork& after, const PeWork& before) {
     d.ops[i] = d.ops[i] - before.ops[i];
   d.other = d.other - before.other;
   return d;
-}
-
-int PeAttribution::key_index(const compiler::MxuRegion& r) {
-  for (size_t i = 0; i < m_keys.size(); ++i)
-    if (m_keys[i].layer == r.role.layer && m_keys[i].phase == r.role.phase &&
-        m_keys[i].kind == r.role.kind)
-      return static_cast<int>(i);
-  m_keys.push_back(PeKey{r.role.layer, r.role.phase, r.role.kind});
-  return static_cast<int>(m_keys.size() - 1);
-}
-
-int PeAttribution::op_index(const std::string& op) {
-  for (size_t i = 0; i < m_ops.size(); ++i)
-    if (m_ops[i] == op) return static_cast<int>(i);
-  m_ops.push_back(op);
-  return static_cast<int>(m_ops.size() - 1);
-}
-
-int32_t PeAttribution::slot_index(Slot s) {
-  for (size_t i = 0; i < m_slots.size(); ++i)
-    if (m_slots[i].op == s.op && m_slots[i].index == s.index) return static_cast<int32_t>(i);
-  m_slots.push_back(s);
-  return static_cast<int32_t>(m_slots.size() - 1);
 }
 
 void PeAttribution::attach(core::Core& core, const compiler::CompiledProgram& program, bool count) {
@@ -50,10 +40,13 @@ void PeAttribution::attach(core::Core& core, const compiler::CompiledProgram& pr
         map[static_cast<size_t>(pc)] = slot;
     };
     for (const compiler::MxuRegion& r : program.mxu_regions)
-      mark(r.first_pc, r.end_pc, slot_index({false, key_index(r)}));
+      mark(r.first_pc, r.end_pc,
+           index_of(m_slots,
+                    Slot{false, index_of(m_keys, PeKey{r.role.layer, r.role.phase, r.role.kind})}));
     for (const compiler::CompiledProgram::KernelRegion& r : program.kernel_regions)
       if (r.first_pc < static_cast<int64_t>(map.size()) && map[static_cast<size_t>(r.first_pc)] < 0)
-        mark(r.first_pc, r.end_pc, slot_index({true, op_index(r.op)}));  // not an MXU node's
+        mark(r.first_pc, r.end_pc,
+             index_of(m_slots, Slot{true, index_of(m_ops, r.op)}));  // not an MXU node's
     it = m_maps.emplace(&program, std::move(map)).first;
   }
   const core::TermMxuSpec& ts = core.spec().term;
@@ -125,27 +118,14 @@ nlohmann::ordered_json work_json(const core::CoreSpec& spec, const core::MxuWork
 }  // namespace
 
 void PeTally::add_step(const PeAttribution& attribution, const PeWork& diff) {
-  const std::vector<PeKey>& attribution_keys = attribution.keys();
-  for (size_t i = 0; i < attribution_keys.size() && i < diff.keys.size(); ++i) {
-    const PeKey& k = attribution_keys[i];
-    size_t at = 0;
-    while (at < keys.size() &&
-           !(keys[at].layer == k.layer && keys[at].phase == k.phase && keys[at].kind == k.kind))
-      ++at;
-    if (at == keys.size()) {
-      keys.push_back(k);
-      work.emplace_back();
-    }
+  for (size_t i = 0; i < attribution.keys().size() && i < diff.keys.size(); ++i) {
+    const size_t at = static_cast<size_t>(index_of(keys, attribution.keys()[i]));
+    work.resize(keys.size());
     work[at] += diff.keys[i];
   }
-  const std::vector<std::string>& attribution_ops = attribution.ops();
-  for (size_t i = 0; i < attribution_ops.size() && i < diff.ops.size(); ++i) {
-    const size_t at =
-        static_cast<size_t>(std::find(ops.begin(), ops.end(), attribution_ops[i]) - ops.begin());
-    if (at == ops.size()) {
-      ops.push_back(attribution_ops[i]);
-      op_work.emplace_back();
-    }
+  for (size_t i = 0; i < attribution.ops().size() && i < diff.ops.size(); ++i) {
+    const size_t at = static_cast<size_t>(index_of(ops, attribution.ops()[i]));
+    op_work.resize(ops.size());
     op_work[at] += diff.ops[i];
   }
   other += diff.other;

@@ -39,6 +39,7 @@ struct PeKey {
   std::string layer;
   compiler::MxuPhase phase = compiler::MxuPhase::kForward;
   compiler::MxuLayerKind kind = compiler::MxuLayerKind::kDense;
+  friend bool operator==(const PeKey&, const PeKey&) = default;
 };
 
 // Per-key work (index = key index), per-op work (index = op index) and the unattributed rest;
@@ -68,10 +69,8 @@ class PeAttribution {
   struct Slot {
     bool op = false;
     int index = 0;
+    friend bool operator==(const Slot&, const Slot&) = default;
   };
-  int key_index(const compiler::MxuRegion& r);
-  int op_index(const std::string& op);
-  int32_t slot_index(Slot s);
 
   std::vector<PeKey> m_keys;
   std::vector<std::string> m_ops;
