@@ -38,6 +38,10 @@ constexpr int kRegularRing = 4;  // full-tile weight slots per MXU (a power of t
 constexpr int kVIn = 0;
 constexpr int kRotation = 3, kRegularRotation = 5;
 constexpr int kWeightSlots = 6;  // per MXU
+// A streamed panel (GemmPlan::panel_ring): at most this many K-tile regions in its ring (two more
+// for ragged K tiles), its region DMAs issued this many K steps ahead of their use at most.
+constexpr int kPanelRing = 16, kMinPanelRing = 4, kPanelLead = 8;
+constexpr double kStreamGain = 2.0;
 
 // The register of use q (of n >= 3) in a rotation restarted per tile: q mod 3, then registers 3
 // and 4 for the n mod 3 last uses, so that any three consecutive uses, across a tile boundary
@@ -57,6 +61,7 @@ struct Tile {
   int64_t first;    // first step of the tile's range
   int weight_slot;  // vector-memory slot of its weights
   int64_t input;    // the group's first push number (input vreg rotation)
+  int64_t kstep;    // the group's K step: its number among all groups' K steps
 };
 
 // Vector-memory rows of a layout with `panels` A panel buffers of Mb rows per K tile, the weight
@@ -135,7 +140,10 @@ class GemmGenerator {
   void place_out_dma(size_t o);
   int64_t place_toggle(int reg, int64_t after, int64_t before, int64_t flip);
   void place_out_row_toggles();
+  int streamed_chunk_rows(int Mp, int& ring) const;
+  double estimated_cycles(int Mb, bool streamed) const;
   void emit_panel_dmas();
+  void emit_streamed_panel_dmas();
   void place_waits();
 
   const core::CoreSpec& m_spec;
@@ -156,6 +164,11 @@ class GemmGenerator {
   int m_rs = 0;      // R / S: mlw ops per tile
   int m_lag = 0;     // D: pushes between a result's push and its pop
   int m_panels = 1;  // A panel buffers
+  // A streamed panel (GemmPlan::panel_ring > 0): per K step, its region in the ring and the bundle
+  // of that region's DMA, and the first tile of the K step (its group's unit 0).
+  std::vector<int> m_kstep_region;
+  std::vector<int64_t> m_kstep_dma;
+  std::vector<size_t> m_kstep_tile;
   int64_t m_panel_base[2] = {0, 0}, m_weight_base = 0, m_out_base = 0;
   std::vector<Tile> m_tiles;
   std::vector<uint32_t> m_smem;
@@ -182,17 +195,30 @@ void GemmGenerator::layout() {
   const int weight_slots = (p.K % p.R ? 2 * kWeightSlots : kWeightSlots) * m_units;
   auto needed = [&](int mb) { return layout_rows(m_spec, p.K, mb, ceil_div(p.M, mb) > 1 ? 2 : 1); };
   while (Mb > p.S && needed(Mb) > rows) Mb -= p.S;
-  if (needed(Mb) > rows)
+  // The panel streams when a whole one does not fit, or when a whole one takes chunks so thin
+  // that streaming is estimated at least kStreamGain times faster (weight gradients: K = batch x
+  // height x width; the estimate is rough, so a layout changes only for a clear gain).
+  int ring = 0;
+  const int streamed = m_a_in_vmem ? 0 : streamed_chunk_rows(Mp, ring);
+  const bool whole = needed(Mb) <= rows;
+  if (streamed > 0 &&
+      (!whole || kStreamGain * estimated_cycles(streamed, true) < estimated_cycles(Mb, false))) {
+    Mb = streamed;
+    p.panel_ring = ring;
+  } else if (!whole) {
     throw Error("gemm", "vector memory (" + std::to_string(rows) + " rows) cannot hold a " +
                             std::to_string(p.S) + "-row A panel of K = " + std::to_string(p.K) +
                             " plus weight and output buffers");
+  }
   p.Mb = Mb;
   p.MC = static_cast<int>(ceil_div(p.M, Mb));
   if (m_a_in_vmem && p.MC > 1)
     throw Error("gemm", "an A panel of " + std::to_string(p.M) +
                             " rows in vector memory exceeds one chunk of " + std::to_string(Mb));
-  m_panels = p.MC > 1 ? 2 : 1;
-  m_panel_base[1] = static_cast<int64_t>(p.KT) * Mb;
+  // A streamed panel is one ring of regions (the ragged K tiles' two after the full tiles').
+  m_panels = p.panel_ring > 0 ? 1 : p.MC > 1 ? 2 : 1;
+  m_panel_base[1] = p.panel_ring > 0 ? (p.panel_ring + (p.K % p.R ? 2 : 0)) * int64_t{Mb}
+                                     : static_cast<int64_t>(p.KT) * Mb;
   m_weight_base = m_panels * m_panel_base[1];
   m_out_base = m_weight_base + static_cast<int64_t>(weight_slots) * p.R;
   // The regular schedule needs rotations of at least 3 uses per tile and their registers, and
@@ -213,11 +239,48 @@ void GemmGenerator::layout() {
   }
 }
 
+// The rows per M chunk of a streamed panel: the most the accumulators take, fewer if the ring
+// would have under kMinPanelRing regions (0 if none fits); `ring` gets its regions. The ring leaves
+// room for the weight slots of either schedule (the regular one's ring, its alignment and ragged
+// slots) and the output regions.
+int GemmGenerator::streamed_chunk_rows(int Mp, int& ring) const {
+  const GemmPlan& p = m_plan;
+  const int64_t rows = m_spec.vmem_rows();
+  const int ragged_regions = p.K % p.R ? 2 : 0;
+  for (int mb = p.KT > 1 ? std::min(Mp, m_spec.mxu_acc_blocks * p.S) : Mp; mb >= p.S; mb -= p.S) {
+    const int64_t reserve = int64_t{kRegularRing + 2 * kWeightSlots} * m_units * p.R +
+                            2ll * m_units * mb + int64_t{ragged_regions} * mb;
+    const int64_t regions = (rows - reserve) / mb;
+    if (regions >= kMinPanelRing) {
+      ring = static_cast<int>(std::min<int64_t>(regions, kPanelRing));
+      return mb;
+    }
+  }
+  return 0;
+}
+
+// A layout's cycles, roughly: the array's steps (a tile takes max(pushes, R / S) of S cycles) or
+// the HBM traffic (A once, or once per group of N tiles when streamed; B once per chunk; C),
+// whichever is longer.
+double GemmGenerator::estimated_cycles(int Mb, bool streamed) const {
+  const GemmPlan& p = m_plan;
+  const int64_t groups = ceil_div(p.NT, m_units), chunks = ceil_div(p.M, Mb);
+  int64_t steps = 0;
+  for (int64_t c = 0; c < chunks; ++c)
+    steps += std::max<int64_t>(ceil_div(std::min<int64_t>(Mb, p.M - c * Mb), p.S), p.R / p.S);
+  const double mxu = static_cast<double>(steps * p.KT * groups * p.S);
+  const double a = static_cast<double>(p.M) * p.K, b = static_cast<double>(p.K) * p.N;
+  const double words = a * static_cast<double>(streamed ? groups : 1) +
+                       b * static_cast<double>(chunks) + static_cast<double>(p.M) * p.N;
+  return std::max(mxu, 4.0 * words / m_spec.hbm_bytes_per_cycle);
+}
+
 void GemmGenerator::plan_tiles() {
   const GemmPlan& p = m_plan;
   int full = 0, ragged = 0;                  // tiles
   int64_t full_steps = 0, ragged_steps = 0;  // groups' K steps (regular schedule)
-  int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + (m_a_in_vmem ? 0 : p.KT);  // prologue
+  const int64_t panel_dmas = m_a_in_vmem ? 0 : p.panel_ring > 0 ? kPanelLead : p.KT;
+  int64_t dmas = std::min<int64_t>(kWeightSlots, p.tiles) + panel_dmas;  // prologue
   int64_t step = m_rs + 8 + dmas * 3;
   const int ring = kWeightSlots * m_units;
   int64_t input = 0;
@@ -232,12 +295,17 @@ void GemmGenerator::plan_tiles() {
         const int64_t ring_step = (is_ragged ? ragged_steps++ : full_steps++) % kRegularRing;
         const int64_t place =
             is_ragged ? kRegularRing + ring_step % 2 : ring_step ^ (ring_step >> 1);
+        const auto kstep = static_cast<int64_t>(m_kstep_tile.size());
+        m_kstep_tile.push_back(m_tiles.size());
         for (int u = 0; u < units; ++u) {
           const int slot = m_regular   ? static_cast<int>(place) * m_units + u
                            : is_ragged ? ring + ragged++ % ring
                                        : full++ % ring;
-          m_tiles.push_back(Tile{mc, n0 + u, kt, u, units, P, step, slot, input});
+          m_tiles.push_back(Tile{mc, n0 + u, kt, u, units, P, step, slot, input, kstep});
         }
+        if (p.panel_ring > 0)  // the ring in K-step order, ragged K tiles in their own two
+          m_kstep_region.push_back(is_ragged ? p.panel_ring + static_cast<int>(ragged_steps % 2)
+                                             : static_cast<int>(full_steps % p.panel_ring));
         m_first_push_steps.insert(push_step(m_tiles.back(), 0));
         input += P;
         step += p.double_buffer ? std::max(P, m_rs) : m_rs + P;
@@ -359,7 +427,10 @@ void GemmGenerator::emit_pushes(size_t i) {
                      : t.kt == 0 ? Opcode::MMULST
                      : last_k    ? Opcode::MMULOUT
                                  : Opcode::MMULACC;
-  const int64_t region = m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
+  const int64_t region =
+      p.panel_ring > 0
+          ? m_panel_base[0] + int64_t{m_kstep_region[static_cast<size_t>(t.kstep)]} * p.Mb
+          : m_panel_base[t.mc % m_panels] + static_cast<int64_t>(t.kt) * p.Mb;
   // A in vector memory row by row (GemmPlacement::a_in_vmem): push q's rows are q * S + i, K
   // tile kt of row r at row r * KT + kt, read with the stride KT in kRegPanelStride.
   auto input_load = [&](int v, int q) {
@@ -490,6 +561,7 @@ void GemmGenerator::place_out_row_toggles() {
 void GemmGenerator::emit_panel_dmas() {
   const GemmPlan& p = m_plan;
   if (m_a_in_vmem) return;
+  if (p.panel_ring > 0) return emit_streamed_panel_dmas();
   for (int mc = 0; mc < p.MC; ++mc) {
     const int64_t base = m_panel_base[mc % m_panels];
     for (int kt = 0; kt < p.KT; ++kt) {
@@ -512,15 +584,41 @@ void GemmGenerator::emit_panel_dmas() {
   }
 }
 
+// A streamed panel: one DMA per K step into its region, issued kPanelLead K steps ahead (the
+// first kPanelLead in the prologue) and after the last input load of the region's previous K step.
+void GemmGenerator::emit_streamed_panel_dmas() {
+  const GemmPlan& p = m_plan;
+  std::vector<int64_t> last_user(static_cast<size_t>(p.panel_ring) + 2, -1);  // per region
+  for (size_t g = 0; g < m_kstep_tile.size(); ++g) {
+    const Tile& t = m_tiles[m_kstep_tile[g]];
+    const int region = m_kstep_region[g];
+    int64_t desired = g >= kPanelLead ? A(m_tiles[m_kstep_tile[g - kPanelLead]].first) : 0;
+    int64_t& user = last_user[static_cast<size_t>(region)];
+    if (user >= 0) {
+      const Tile& prev = m_tiles[m_kstep_tile[static_cast<size_t>(user)]];
+      desired = std::max(desired, A(push_step(prev, prev.pushes - 1)));
+    }
+    user = static_cast<int64_t>(g);
+    const uint32_t desc = descriptor(rows_valid(t.mc), k_valid(t.kt), p.K, m_spec.lanes);
+    const int64_t src =
+        p.a_hbm + static_cast<int64_t>(t.mc) * p.Mb * p.K + static_cast<int64_t>(t.kt) * p.R;
+    const int64_t dst = (m_panel_base[0] + int64_t{region} * p.Mb) * m_spec.lanes;
+    m_kstep_dma.push_back(place_dma(kPanel, desired, Opcode::DMAHV2, dst, src, desc));
+  }
+}
+
 // Waits, each as late as possible but no later than the first use of what it waits for.
 void GemmGenerator::place_waits() {
   const GemmPlan& p = m_plan;
-  if (!m_a_in_vmem)
+  const bool streamed = p.panel_ring > 0;
+  if (!m_a_in_vmem && !streamed)
     place_wait(kFlagPanel, p.KT, B(mlw_step(m_tiles[0], 0) - 2), m_panel_last_dma[0]);
   for (size_t i = 0; i < m_tiles.size(); ++i) {
     const Tile& t = m_tiles[i];
     place_wait(kFlagWeights, 1, B(mlw_step(t, 0) - 2, t.unit), m_weight_dma[i]);
-    if (t.kt == 0 && t.nt == 0 && t.mc > 0 && !m_a_in_vmem)
+    if (streamed && t.unit == 0)  // before the K step's first input load
+      place_wait(kFlagPanel, 1, A(push_step(t, 0) - 2), m_kstep_dma[static_cast<size_t>(t.kstep)]);
+    if (t.kt == 0 && t.nt == 0 && t.mc > 0 && !m_a_in_vmem && !streamed)
       place_wait(kFlagPanel, p.KT, A(push_step(t, 0) - 2),
                  m_panel_last_dma[static_cast<size_t>(t.mc)]);
   }

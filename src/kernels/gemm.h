@@ -20,6 +20,11 @@
 //     one MXU and the value is the one-MXU value. A ragged last group leaves MXUs idle.
 //   * A panels (Mb x K, one vector-memory region per K tile) are DMA'd from HBM with 2-D DMAs,
 //     double buffered: chunk c+1's regions stream in during chunk c.
+//     When even an S-row panel does not fit (K in the hundreds of thousands, e.g. a weight
+//     gradient whose K is batch x height x width), the panel streams instead (GemmPlan::
+//     panel_ring): each group's K step gets its A region through a ring in vector memory, DMA'd
+//     a few K steps ahead and waited for before the step's first input load. The MXU work and
+//     the values are the same; A is read from HBM once per group of N tiles.
 //   * Weight tiles are DMA'd 2-3 tiles ahead into a ring of 3 vector-memory slots (plus 3 slots
 //     for the ragged last K tile, so its padding rows stay zero).
 //   * Double buffering on: the next tile's mlw ops ride in the B bundles of the current tile's last
@@ -58,11 +63,15 @@ namespace tessera::kernels {
 
 struct GemmPlan {
   int M = 0, K = 0, N = 0;
-  int R = 0, C = 0, S = 0;                  // array rows, columns, sublanes
-  int Mb = 0;                               // rows per M chunk (multiple of S)
-  int MC = 0, KT = 0, NT = 0;               // chunks, K tiles, N tiles
-  int units = 1;                            // MXUs (core.mxu.count) the N tiles are spread over
-  int64_t tiles = 0;                        // weight tiles loaded: MC * NT * KT
+  int R = 0, C = 0, S = 0;     // array rows, columns, sublanes
+  int Mb = 0;                  // rows per M chunk (multiple of S)
+  int MC = 0, KT = 0, NT = 0;  // chunks, K tiles, N tiles
+  int units = 1;               // MXUs (core.mxu.count) the N tiles are spread over
+  int64_t tiles = 0;           // weight tiles loaded: MC * NT * KT
+  // 0, or the A panel is streamed: when a chunk's whole panel (Mb x K) does not fit vector
+  // memory, its K tiles pass through a ring of this many regions, one DMA per K step of every
+  // group of N tiles (A is read once per group), so K is bounded by HBM alone.
+  int panel_ring = 0;
   int64_t a_hbm = 0, b_hbm = 0, c_hbm = 0;  // word addresses
   bool double_buffer = true;
   // Vector-memory rows [0, load_rows) its loads read, [0, vmem_rows) its loads and stores touch.
