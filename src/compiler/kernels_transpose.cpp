@@ -1,5 +1,6 @@
 // Transpose x [rows, cols] -> out [cols, rows] on the transpose unit (XU), in chunks of rows sized
-// to vector memory. L = lanes, S = sublanes, P = ceil(L / S) slices per L x L block.
+// to vector memory (and of columns, when L rows of all of them do not fit: a [B*S, vocab] logits
+// gradient). L = lanes, S = sublanes, P = ceil(L / S) slices per L x L block.
 //   in buffer  (vmem row 0):    chunk row r, column block j at row r * cpr + j   (cpr = ceil(cols /
 //   L))
 //                               one 2-D DMA (one chunk per source row, destination stride cpr * L)
@@ -129,29 +130,34 @@ void emit_transpose(Codegen& cg, const std::string& name, int64_t x, int64_t out
   const core::CoreSpec& spec = cg.spec();
   const int64_t L = spec.lanes;
   if (!xu_holds_block(spec)) return transpose_by_dma(cg, name, x, out, rows, cols);
-  const int64_t cpr = ceil_div(cols, L);
-  // rows of vector memory per L rows of a chunk: in buffer L * cpr, out buffer cpr * L
-  const int64_t blocks = spec.vmem_rows() / (2 * L * cpr);
-  if (blocks < 1)
+  // Column blocks per chunk: all of a row's, or as many as vector memory holds for L rows (the
+  // in and out buffers take L rows per column block each), the columns then taken in chunks.
+  const int64_t cpr = std::min(ceil_div(cols, L), spec.vmem_rows() / (2 * L));
+  if (cpr < 1)
     throw Error("compiler", "tensor '" + name + "': transposing " + std::to_string(L) +
-                                " rows of " + std::to_string(cols) + " elements needs " +
-                                std::to_string(2 * L * cpr) + " rows of vector memory, it has " +
+                                " rows of " + std::to_string(L) + " elements needs " +
+                                std::to_string(2 * L) + " rows of vector memory, it has " +
                                 std::to_string(spec.vmem_rows()));
-  const int64_t rc = std::min(rows, blocks * L);
-  for (int64_t r0 = 0; r0 < rows; r0 += rc) {
-    const int64_t nr = std::min(rc, rows - r0), rpc = ceil_div(nr, L);
-    const int64_t out_row = rpc * L * cpr;
-    cg.dma(Opcode::DMAHV2, 0, x + r0 * cols, cg.descriptor(nr, cols, cols, cpr * L));
-    cg.wait_dmas();
-    cg.sli(kRegStride, cpr);
-    cg.sli(kRegStride2, rpc);
-    for (int64_t i = 0; i < rpc; ++i)
-      for (int64_t j = 0; j < cpr; ++j)
-        transpose_block(cg, {kRegZero, (i * L) * cpr + j, kRegStride, cpr},
-                        {kRegZero, out_row + (j * L) * rpc + i, kRegStride2, rpc});
-    cg.em().barrier();
-    cg.dma(Opcode::DMAVH2, out + r0, out_row * L, cg.descriptor(cols, nr, rpc * L, rows));
-    cg.wait_dmas();
+  const int64_t cc = std::min(cols, cpr * L);
+  const int64_t rc = std::min(rows, spec.vmem_rows() / (2 * L * cpr) * L);
+  for (int64_t c0 = 0; c0 < cols; c0 += cc) {
+    const int64_t nc = std::min(cc, cols - c0), cb = ceil_div(nc, L);
+    for (int64_t r0 = 0; r0 < rows; r0 += rc) {
+      const int64_t nr = std::min(rc, rows - r0), rpc = ceil_div(nr, L);
+      const int64_t out_row = rpc * L * cpr;
+      cg.dma(Opcode::DMAHV2, 0, x + r0 * cols + c0, cg.descriptor(nr, nc, cols, cpr * L));
+      cg.wait_dmas();
+      cg.sli(kRegStride, cpr);
+      cg.sli(kRegStride2, rpc);
+      for (int64_t i = 0; i < rpc; ++i)
+        for (int64_t j = 0; j < cb; ++j)
+          transpose_block(cg, {kRegZero, (i * L) * cpr + j, kRegStride, cpr},
+                          {kRegZero, out_row + (j * L) * rpc + i, kRegStride2, rpc});
+      cg.em().barrier();
+      cg.dma(Opcode::DMAVH2, out + c0 * rows + r0, out_row * L,
+             cg.descriptor(nc, nr, rpc * L, rows));
+      cg.wait_dmas();
+    }
   }
 }
 

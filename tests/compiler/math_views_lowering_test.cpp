@@ -53,6 +53,14 @@ TEST(MathViewsLowering, UnaryOpsAndTheirGradients) {
     }
 }
 
+// Rows wider than vector memory holds for L of them ("small": 2048 rows of 8 words, so at most
+// 1024 columns per chunk): the transpose takes the columns in chunks (1024, 1024 and a ragged 52)
+// and the rows in ragged blocks; the values are the host's.
+TEST(MathViewsLowering, TransposeOfRowsWiderThanVectorMemory) {
+  expect_node_matches_host("small", one_op(OpKind::kTranspose, {{19, 2100}}));
+  expect_node_matches_host("small", one_op(OpKind::kTranspose, {{2100, 11}}));
+}
+
 TEST(MathViewsLowering, BroadcastAndSumTo) {
   struct Case {
     Shape small, big;
