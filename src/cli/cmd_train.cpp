@@ -44,6 +44,12 @@
 // --model gpt --chips N trains it data-parallel: each step's windows are split over the processors
 // (runtime/data_parallel_run.h), validation runs on processor 0's weights on one core.
 // --model resnet18|resnet50 [--width W] [--image N]: cli/train_resnet.h.
+// --model bert [--layers L --d-model D --heads H --context S] (defaults BERT-base: 12, 768, 12,
+// 128; vocab 30522) trains the zoo's encoder (runtime/bert_train_model.h) by token classification
+// at every position: on --dataset synthetic (its default: random bytes, runtime::synthetic_text,
+// --steps batches of windows and one to evaluate) or fortunes (windows of the corpus labelled by
+// the next byte, as for gpt). For the cycles of a real-size step: nothing is learned from random
+// bytes.
 // --model x.onnx --loss softmax-ce:OUTPUT [--label-input NAME] trains an imported ONNX model
 // (onnx/onnx_training.h: its initializers are the parameters) on the image dataset; with --chips N
 // data-parallel like the zoo models.
@@ -71,6 +77,7 @@
 #include "onnx/onnx_training.h"
 #include "report/format.h"
 #include "report/trace.h"
+#include "runtime/bert_train_model.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/fortunes.h"
@@ -283,51 +290,79 @@ runtime::TrainModel train_model(const TrainArgs& a) {
   }
   if (!a.loss.empty()) throw UsageError("--loss", "sets the loss head of --model x.onnx");
   if (!is_resnet(a.model)) check_no_resnet_flags(a.model, a.resnet);
-  if (a.model != "gpt") {
+  if (a.model != "gpt" && a.model != "bert") {
     for (const auto& [flag, v] :
          {std::pair{"--d-model", a.d_model}, std::pair{"--heads", a.heads},
           std::pair{"--layers", a.layers}, std::pair{"--context", a.context}})
-      if (v) throw UsageError(flag, "sets a size of --model gpt, not of '" + a.model + "'");
-    if (is_resnet(a.model)) return resnet_model_from_flags(a.model, a.resnet, a.seed);
+      if (v) throw UsageError(flag, "sets a size of --model gpt|bert, not of '" + a.model + "'");
+    if (is_resnet(a.model))
+      return resnet_model_from_flags(a.model, a.resnet, a.seed, a.dataset == "synthetic");
     return model_from_flag(a.model);
   }
+  // The transformer's sizes: the flags over the model's defaults, each >= 1, heads dividing d.
+  auto sizes = [&](int& d_model, int& heads, int& layers, int& context) {
+    d_model = a.d_model.value_or(d_model);
+    heads = a.heads.value_or(heads);
+    layers = a.layers.value_or(layers);
+    context = a.context.value_or(context);
+    for (const auto& [flag, v] : {std::pair{"--d-model", d_model}, std::pair{"--heads", heads},
+                                  std::pair{"--layers", layers}, std::pair{"--context", context}})
+      if (v < 1) throw UsageError(flag, fmt::format("{}: must be >= 1", v));
+    if (d_model % heads != 0)
+      throw UsageError("--heads",
+                       fmt::format("{} heads do not divide --d-model {}", heads, d_model));
+  };
+  if (a.model == "bert") {
+    graph::BertSpec b;
+    sizes(b.d_model, b.heads, b.layers, b.seq);
+    return runtime::bert_train_model(b, a.seed);
+  }
   graph::GptSpec g;
-  g.d_model = a.d_model.value_or(g.d_model);
-  g.heads = a.heads.value_or(g.heads);
-  g.layers = a.layers.value_or(g.layers);
-  g.context = a.context.value_or(g.context);
-  for (const auto& [flag, v] : {std::pair{"--d-model", g.d_model}, std::pair{"--heads", g.heads},
-                                std::pair{"--layers", g.layers}, std::pair{"--context", g.context}})
-    if (v < 1) throw UsageError(flag, fmt::format("{}: must be >= 1", v));
-  if (g.d_model % g.heads != 0)
-    throw UsageError("--heads",
-                     fmt::format("{} heads do not divide --d-model {}", g.heads, g.d_model));
+  sizes(g.d_model, g.heads, g.layers, g.context);
   return runtime::TrainModel(g);
 }
 
 // The dataset of --dataset (default: fortunes for gpt, else fashion-mnist), checked against the
 // model before anything loads.
 std::string train_dataset(const TrainArgs& a) {
-  const bool gpt = a.model == "gpt";
-  const std::string d = !a.dataset.empty() ? a.dataset : gpt ? "fortunes" : "fashion-mnist";
-  if (d != "fashion-mnist" && d != "fortunes")
-    throw UsageError("train", "unknown dataset '" + d + "' (known: fashion-mnist, fortunes)");
+  const bool gpt = a.model == "gpt", bert = a.model == "bert";
+  const std::string d = !a.dataset.empty() ? a.dataset
+                        : gpt              ? "fortunes"
+                        : bert             ? "synthetic"
+                                           : "fashion-mnist";
+  if (d != "fashion-mnist" && d != "fortunes" && d != "synthetic")
+    throw UsageError("train",
+                     "unknown dataset '" + d + "' (known: fashion-mnist, fortunes, synthetic)");
+  if (d == "synthetic" && !is_resnet(a.model) && !bert)
+    throw UsageError("--dataset",
+                     "synthetic data trains --model resnet18|resnet50|bert, not '" + a.model + "'");
   if (gpt && d != "fortunes")
     throw UsageError("--dataset",
                      "'" + d + "' holds images; --model gpt trains on text (fortunes)");
-  if (!gpt && d == "fortunes")
-    throw UsageError("--dataset", "fortunes is text; it trains --model gpt, not '" + a.model + "'");
+  if (bert && d == "fashion-mnist")
+    throw UsageError("--dataset",
+                     "'" + d + "' holds images; --model bert trains on text (synthetic, fortunes)");
+  if (!gpt && !bert && d == "fortunes")
+    throw UsageError("--dataset",
+                     "fortunes is text; it trains --model gpt|bert, not '" + a.model + "'");
   return d;
 }
 
-// The run's datasets: the fortunes corpus (gpt), or Fashion-MNIST's splits (read on `threads`
+constexpr int64_t kSyntheticBatches = 8;
+
+// The run's datasets: the fortunes corpus (gpt), synthetic images (ResNets), or Fashion-MNIST's
+// splits (read on `threads`
 // threads: runtime::load_fashion_mnist_splits), the test split cut to --steps x --batch samples.
 void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, int threads,
                    runtime::Dataset& train, runtime::Dataset& test) {
-  if (text) {
+  if (text && a.model == "bert" && a.dataset != "fortunes") {
+    const int64_t count = a.steps.value_or(kSyntheticBatches) * a.batch;
+    train = runtime::synthetic_text("synthetic/train", count, o.model.context(), a.seed);
+    test = runtime::synthetic_text("synthetic/test", a.batch, o.model.context(), ~a.seed);
+  } else if (text) {
     const runtime::TextCorpus corpus =
         runtime::load_fortunes(a.data_dir.empty() ? runtime::kFortunesDir : a.data_dir);
-    const int context = o.model.gpt->context;
+    const int context = o.model.context();
     const int64_t needed = int64_t{runtime::kValidationWindows} * context + 1;
     if (static_cast<int64_t>(corpus.validation.size()) < needed)
       throw UsageError(
@@ -337,6 +372,14 @@ void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, 
                       context, corpus.validation.size(), runtime::kValidationWindows, context));
     train = runtime::fortunes_dataset(corpus, runtime::Split::kTrain, context);
     test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
+  } else if (a.dataset == "synthetic") {
+    // --steps batches to train on (default kSyntheticBatches), one batch to evaluate.
+    const graph::Shape& in = o.model.spec.input;
+    const int64_t count = a.steps.value_or(kSyntheticBatches) * a.batch;
+    const auto side = static_cast<int>(in[0]), channels = static_cast<int>(in[2]);
+    const int classes = o.model.spec.classes;
+    train = runtime::synthetic_images("synthetic/train", count, side, channels, classes, a.seed);
+    test = runtime::synthetic_images("synthetic/test", a.batch, side, channels, classes, ~a.seed);
   } else {
     const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
     std::tie(train, test) = runtime::load_fashion_mnist_splits(dir, threads);
@@ -346,7 +389,7 @@ void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, 
 
 void run_train(const TrainArgs& a) {
   const std::string dataset = train_dataset(a);
-  const bool text = dataset == "fortunes";
+  const bool text = dataset == "fortunes" || a.model == "bert";
   const int epochs = a.epochs.value_or(text ? 1 : 3);
   if (epochs < 1) throw UsageError("train", "--epochs must be >= 1");
   if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
@@ -434,11 +477,12 @@ void run_train(const TrainArgs& a) {
     const bool compile_failed =
         e.where() == "compiler" || std::string(e.what()).find("vector memory") != std::string::npos;
     if (!text || !compile_failed) throw;
-    throw UsageError(
-        "--context",
-        fmt::format("{}: the gpt step (d-model {}, batch {}) does not fit the chip; a "
-                    "shorter --context or a smaller --batch or --d-model would ({})",
-                    o.model.gpt->context, o.model.gpt->d_model, o.trainer.batch, e.what()));
+    throw UsageError("--context",
+                     fmt::format("{}: the {} step (d-model {}, batch {}) does not fit the chip; a "
+                                 "shorter --context or a smaller --batch or --d-model would ({})",
+                                 o.model.context(), o.model.name(),
+                                 o.model.gpt ? o.model.gpt->d_model : o.model.bert->d_model,
+                                 o.trainer.batch, e.what()));
   }
   const bool writer = run->trainer().writes_files();
   // Opened (created or truncated) before training, so an unwritable path fails now, not after it.
@@ -477,19 +521,25 @@ void run_train(const TrainArgs& a) {
 void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
-  cmd->add_option("--model", args->model,
-                  "zoo model (mlp, cnn, gpt, resnet18, resnet50), bow (fortunes-topics), dlrm "
-                  "(generated clicks), a model JSON file or an ONNX model (.onnx)");
+  cmd->add_option(
+      "--model", args->model,
+      "zoo model (mlp, cnn, gpt, bert, resnet18, resnet50), bow (fortunes-topics), dlrm "
+      "(generated clicks), a model JSON file or an ONNX model (.onnx)");
   cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
   cmd->add_option("--label-input", args->label_input,
                   "--model x.onnx: the model's integer labels input (default: a new 'labels')");
-  cmd->add_option("--dataset", args->dataset,
-                  "dataset: fashion-mnist (images; the default) or fortunes (text; gpt's default)");
+  cmd->add_option(
+      "--dataset", args->dataset,
+      "dataset: fashion-mnist (images; the default), fortunes (text; gpt's default) or "
+      "synthetic (random 224x224x3 images in 1000 classes for resnet18/resnet50, random "
+      "bytes for bert; bert's default)");
   cmd->add_option("--epochs", args->epochs, "epochs (default 3; gpt 1)");
-  cmd->add_option("--d-model", args->d_model, "gpt: model width (default 128)");
-  cmd->add_option("--heads", args->heads, "gpt: attention heads, dividing --d-model (default 4)");
-  cmd->add_option("--layers", args->layers, "gpt: decoder blocks (default 2)");
-  cmd->add_option("--context", args->context, "gpt: window length in bytes (default 64)");
+  cmd->add_option("--d-model", args->d_model, "gpt/bert: model width (default 128 / 768)");
+  cmd->add_option("--heads", args->heads,
+                  "gpt/bert: attention heads, dividing --d-model (default 4 / 12)");
+  cmd->add_option("--layers", args->layers, "gpt/bert: decoder / encoder blocks (default 2 / 12)");
+  cmd->add_option("--context", args->context,
+                  "gpt/bert: window length in bytes (default 64 / 128)");
   cmd->add_option("--batch", args->batch, "batch size");
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");

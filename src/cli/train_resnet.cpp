@@ -12,13 +12,15 @@ namespace {
 
 constexpr int kFashionMnistSide = 28;
 constexpr int kFashionMnistClasses = 10;
+constexpr int kSyntheticSide = 224, kSyntheticChannels = 3, kSyntheticClasses = 1000;
 
 }  // namespace
 
 void add_resnet_flags(CLI::App& cmd, ResNetFlags& f) {
   cmd.add_option("--width", f.width, "resnet18/resnet50: the stem's channels (default 64)");
   cmd.add_option("--image", f.image,
-                 "resnet18/resnet50: the side the 28x28 images are zero-padded to (default 32)");
+                 "resnet18/resnet50: the side the 28x28 images are zero-padded to (default 32), "
+                 "or of the synthetic images (default 224)");
 }
 
 bool is_resnet(const std::string& model) {
@@ -26,12 +28,12 @@ bool is_resnet(const std::string& model) {
 }
 
 runtime::TrainModel resnet_model_from_flags(const std::string& model, const ResNetFlags& f,
-                                            uint64_t seed) {
+                                            uint64_t seed, bool synthetic) {
   graph::ResNetSpec spec = graph::resnet_spec(model);
-  spec.classes = kFashionMnistClasses;
-  spec.channels = 1;
-  spec.input = kFashionMnistSide;
-  spec.image = f.image.value_or(32);
+  spec.classes = synthetic ? kSyntheticClasses : kFashionMnistClasses;
+  spec.channels = synthetic ? kSyntheticChannels : 1;
+  spec.image = f.image.value_or(synthetic ? kSyntheticSide : 32);
+  spec.input = synthetic ? spec.image : kFashionMnistSide;
   spec.width = f.width.value_or(spec.width);
   if (spec.width < 1) throw UsageError("--width", fmt::format("{}: must be >= 1", spec.width));
   if (spec.image < 32)

@@ -88,7 +88,7 @@ class DataParallelRunTrainer final : public Trainer {
  public:
   explicit DataParallelRunTrainer(const DataParallelRunOptions& options)
       : m_options(options.dp),
-        m_context(options.model.gpt ? options.model.gpt->context : 0),
+        m_context(options.model.context()),
         m_mxu_count(options.config.spec.mxu_count),
         m_dp(options.model, options.config.spec, options.dp),
         m_epoch_start(m_dp.totals()) {}
@@ -174,7 +174,7 @@ class DataParallelRunTrainer final : public Trainer {
 
  private:
   DataParallelOptions m_options;
-  int m_context;  // gpt: bytes per window (tokens per sample); 0 for image models
+  int m_context;  // text models: bytes per window (tokens per sample); 0 for image models
   int m_mxu_count;
   DataParallelTrainer m_dp;
   double m_single_core_s = 0;

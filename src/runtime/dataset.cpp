@@ -68,25 +68,28 @@ Dataset text_dataset(std::string name, std::string source, std::string text, int
 
 void check_fits_model(const Dataset& d, const TrainModel& m) {
   const std::string where = d.source.empty() ? "dataset '" + d.name + "'" : d.source;
-  if (d.is_text() != m.gpt.has_value())
+  const int context = m.context();
+  if (d.is_text() != (context > 0))
     throw Error(where,
                 fmt::format("{} dataset, but model '{}' {}", d.is_text() ? "a text" : "an image",
-                            m.name(), m.gpt ? "takes text" : "takes images"));
-  if (m.gpt) {
-    if (m.gpt->context != d.context)
-      throw Error(where, fmt::format("windows of {} bytes, but model 'gpt' has context {}",
-                                     d.context, m.gpt->context));
+                            m.name(), context > 0 ? "takes text" : "takes images"));
+  if (context > 0) {
+    if (context != d.context)
+      throw Error(where, fmt::format("windows of {} bytes, but model '{}' has context {}",
+                                     d.context, m.name(), context));
     return;
   }
   const graph::ModelSpec& model = m.spec;
   const graph::Shape& in = model.input;
   const bool flat = in.size() == 1 && in[0] == d.sample_size();
-  const bool image =
-      (in.size() == 2 || (in.size() == 3 && in[2] == 1)) && in[0] == d.rows && in[1] == d.cols;
+  const int64_t channels = in.size() == 3 ? in[2] : 1;
+  const bool image = (in.size() == 2 || in.size() == 3) && in[0] == d.rows && in[1] == d.cols &&
+                     channels == d.channels;
   if (flat || image) return;
-  throw Error(where,
-              fmt::format("images are {}x{} ({} values per sample), but model '{}' takes input {}",
-                          d.rows, d.cols, d.sample_size(), model.name, graph::shape_str(in)));
+  const std::string depth = d.channels == 1 ? "" : fmt::format("x{}", d.channels);
+  throw Error(
+      where, fmt::format("images are {}x{}{} ({} values per sample), but model '{}' takes input {}",
+                         d.rows, d.cols, depth, d.sample_size(), model.name, graph::shape_str(in)));
 }
 
 Dataset load_fashion_mnist(const std::string& dir, Split split) {
@@ -123,6 +126,36 @@ void Dataset::copy_image(int64_t s, float* out) const {
   }
   const uint8_t* p = pixels.data() + s * ss;
   for (int64_t i = 0; i < ss; ++i) out[i] = pixel_value(p[i]);
+}
+
+Dataset synthetic_images(std::string name, int64_t count, int side, int channels, int classes,
+                         uint64_t seed) {
+  if (count < 1 || side < 1 || channels < 1 || classes < 1)
+    throw Error("dataset '" + name + "'",
+                fmt::format("{} images of {}x{}x{} in {} classes: every size must be >= 1", count,
+                            side, side, channels, classes));
+  Dataset d;
+  d.name = std::move(name);
+  d.count = count;
+  d.rows = d.cols = side;
+  d.channels = channels;
+  d.classes = classes;
+  SplitMix64 rng(seed);
+  d.images.resize(static_cast<size_t>(count * d.sample_size()));
+  for (float& x : d.images) x = static_cast<float>(rng.unit());
+  d.labels.resize(static_cast<size_t>(count));
+  for (int32_t& y : d.labels) y = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
+  return d;
+}
+
+Dataset synthetic_text(std::string name, int64_t count, int context, uint64_t seed) {
+  if (count < 1 || context < 1)
+    throw Error("dataset '" + name + "'",
+                fmt::format("{} windows of {} bytes: both must be >= 1", count, context));
+  SplitMix64 rng(seed);
+  std::string text(static_cast<size_t>(count * context + 1), '\0');
+  for (char& c : text) c = static_cast<char>(rng.below(256));
+  return text_dataset(std::move(name), "", std::move(text), context, count);
 }
 
 Dataset take(const Dataset& d, int64_t n) {

@@ -38,6 +38,7 @@ struct Dataset {
   std::string source;  // the file it was read from (errors name it); empty if built in memory
   int64_t count = 0;
   int rows = 0, cols = 0;
+  int channels = 1;  // per pixel, innermost (NHWC)
   int classes = 0;
   std::vector<float> images;    // count * rows * cols values, or empty (pixels)
   std::vector<uint8_t> pixels;  // count * rows * cols bytes (value pixel / 255), or empty (images)
@@ -48,7 +49,9 @@ struct Dataset {
 
   bool is_text() const { return context > 0; }
   // Input values per sample: pixels, or the window's bytes.
-  int64_t sample_size() const { return is_text() ? context : static_cast<int64_t>(rows) * cols; }
+  int64_t sample_size() const {
+    return is_text() ? context : static_cast<int64_t>(rows) * cols * channels;
+  }
   // Label values per sample: one class, or the next byte at every position.
   int64_t label_size() const { return is_text() ? context : 1; }
   // Copies image sample s (sample_size values, from images or pixels) to out.
@@ -71,9 +74,9 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
                          int classes);
 
 // Refuses (tessera::Error) a dataset whose samples are not `model`'s input, before anything runs:
-// a flat input [n] takes images of rows x cols == n pixels; an image input [h, w] or [h, w, 1]
-// takes h x w images (one channel). The error names the image file (or the dataset), the shape
-// found and the shape expected:
+// a flat input [n] takes images of rows x cols x channels == n values; an image input [h, w]
+// takes h x w images of one channel, [h, w, c] h x w images of c channels. The error names the
+// image file (or the dataset), the shape found and the shape expected:
 //   "<file>: images are 27x29 (783 values per sample), but model 'mlp' takes input [784]"
 // A text dataset fits gpt models only, whose context is the dataset's; an image dataset fits
 // layer-list models only.
@@ -91,6 +94,18 @@ Dataset load_fashion_mnist(const std::string& dir, Split split);
 // Both splits ({train, test}), read at the same time on two threads when `threads` >= 2, else one
 // after the other: the same datasets and, if both fail, the train split's error.
 std::pair<Dataset, Dataset> load_fashion_mnist_splits(const std::string& dir, int threads = 2);
+
+// `count` random images of side x side x channels values and their labels, all drawn from
+// SplitMix64(seed): the images first, value by value (unit(): uniform in [0, 1), exact in float),
+// then the labels (below(classes)). For timing real-size models
+// (e.g. 3 x 224 x 224) where no dataset of that size is installed; nothing can be learned.
+Dataset synthetic_images(std::string name, int64_t count, int side, int channels, int classes,
+                         uint64_t seed);
+
+// A text dataset of `count` windows of `context` bytes over a stream of count x context + 1
+// random bytes (SplitMix64(seed), below(256) each): token ids for timing a model that takes text,
+// with labels nothing can predict.
+Dataset synthetic_text(std::string name, int64_t count, int context, uint64_t seed);
 
 // The first n samples (n <= count) as a new dataset (fast tests, subsets).
 Dataset take(const Dataset& d, int64_t n);

@@ -43,6 +43,12 @@ nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& te
                  {"heads", g->heads},
                  {"layers", g->layers},
                  {"context", g->context}};
+  if (const auto& b = run.model.bert)
+    id["bert"] = {{"d_model", b->d_model},
+                  {"heads", b->heads},
+                  {"layers", b->layers},
+                  {"seq", b->seq},
+                  {"vocab", b->vocab}};
   id["dataset"] = train.name;
   id["train_samples"] = train.count;
   id["test_samples"] = test.count;

@@ -68,9 +68,9 @@ struct TrainingCallbacks {
   std::function<bool(int64_t global_step)> keep_going;
 };
 
-// The identity every checkpoint has: model (and for gpt "gpt": {d_model, heads, layers, context}),
-// dataset and its sample counts, config name and hash, optimizer and hyper-parameters, batch, seed,
-// steps_limit, host link bandwidth.
+// The identity every checkpoint has: model (and for gpt "gpt": {d_model, heads, layers, context},
+// for bert "bert": {d_model, heads, layers, seq, vocab}), dataset and its sample counts, config
+// name and hash, optimizer and hyper-parameters, batch, seed, steps_limit, host link bandwidth.
 nlohmann::ordered_json training_identity(const Dataset& train, const Dataset& test,
                                          const RunOptions& run, const ChipTrainerOptions& trainer);
 

@@ -1,7 +1,7 @@
 // The model a training run trains: a layer-list model (graph/model.h), the gpt decoder
-// (graph/gpt_model.h) or a graph built by a function (an imported ONNX model). All build,
-// initialise and compile through the functions below, so the trainers (train_chip.h, host_run.h)
-// and the run loop take any.
+// (graph/gpt_model.h) or a graph built by a function (an imported ONNX model, a ResNet, the bert
+// encoder). All build, initialise and compile through the functions below, so the trainers
+// (train_chip.h, host_run.h) and the run loop take any.
 //
 // Contract: build_train_model is graph::build_model, graph::build_gpt or `build`;
 // init_train_params is graph::init_params or graph::init_gpt_params of the built model, or
@@ -17,6 +17,7 @@
 
 #include "compiler/compiler.h"
 #include "core/spec.h"
+#include "graph/bert_model.h"
 #include "graph/gpt_model.h"
 #include "graph/model.h"
 
@@ -33,6 +34,8 @@ struct TrainModel {
   // state read, not updated); both empty for a model without state.
   std::vector<std::vector<float>> initial_state;
   std::function<graph::Model(int batch)> build_eval;
+  // set (with `build`): the bert encoder of these sizes, which takes text like gpt
+  std::optional<graph::BertSpec> bert;
 
   TrainModel() = default;
   // Implicit: every layer-list model is a training model.
@@ -40,6 +43,8 @@ struct TrainModel {
   explicit TrainModel(const graph::GptSpec& sizes);
 
   const std::string& name() const { return spec.name; }
+  // Tokens per sample of a model that takes text (gpt's context, bert's seq); 0: it takes images.
+  int context() const { return gpt ? gpt->context : bert ? bert->seq : 0; }
 };
 
 graph::Model build_train_model(const TrainModel& model, int batch);

@@ -80,7 +80,7 @@ class SingleChipTrainer final : public Trainer {
   explicit SingleChipTrainer(const TrainingRunOptions& options)
       : m_spec(options.config.spec),
         m_options(options.trainer),
-        m_context(options.model.gpt ? options.model.gpt->context : 0),
+        m_context(options.model.context()),
         m_chip(options.model, options.config.spec, options.trainer) {}
 
   const ChipTrainer& chip() const { return m_chip; }
@@ -138,7 +138,7 @@ class SingleChipTrainer final : public Trainer {
 
   core::CoreSpec m_spec;
   ChipTrainerOptions m_options;
-  int m_context;  // gpt: bytes per window (tokens per sample); 0 for image models
+  int m_context;  // text models: bytes per window (tokens per sample); 0 for image models
   ChipTrainer m_chip;
   // The epoch in progress.
   StepCounters m_counters;

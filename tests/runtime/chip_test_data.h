@@ -13,6 +13,8 @@
 #include "common/splitmix64.h"
 #include "core/spec.h"
 #include "runtime/dataset.h"
+#include "runtime/host_run.h"
+#include "runtime/training_run.h"
 #include "system/system_spec.h"
 
 namespace tessera::runtime::chip_test {
@@ -83,6 +85,17 @@ inline std::string synthetic_text(int64_t bytes, uint64_t seed) {
 }
 
 // Words whose bits differ between two lists of tensors (shape mismatches fail the test).
+// The host reference of a chip run's options: the same run in chip numerics without BLAS, whose
+// losses, weights and optimizer state a chip run must equal bit for bit.
+inline HostRunOptions host_chip_numerics(const TrainingRunOptions& o) {
+  HostRunOptions h;
+  static_cast<RunOptions&>(h) = o;
+  h.trainer = o.trainer;
+  h.numerics = graph::Numerics::kChip;
+  h.use_blas = false;
+  return h;
+}
+
 inline size_t differing_words(const std::vector<std::vector<float>>& a,
                               const std::vector<std::vector<float>>& b) {
   EXPECT_EQ(a.size(), b.size());

@@ -66,6 +66,54 @@ TEST(DatasetShape, DatasetBuiltInMemoryIsNamedByItsName_bad) {
             "input [784]");
 }
 
+// Images of several channels fit an input [h, w, c] with the same c, and a flat input of their
+// size; the error names the channels.
+TEST(DatasetShape, ChannelsOfTheImagesMustBeTheModels_bad) {
+  const Dataset rgb = synthetic_images("rgb", 2, 28, 3, 10, 1);
+  graph::ModelSpec three = graph::zoo_spec("cnn_small");
+  three.input = {28, 28, 3};
+  EXPECT_EQ(error_of([&] { check_fits_model(rgb, three); }), "(no error)");
+  graph::ModelSpec flat = graph::zoo_spec("mlp");
+  flat.input = {28 * 28 * 3};
+  EXPECT_EQ(error_of([&] { check_fits_model(rgb, flat); }), "(no error)");
+  EXPECT_EQ(error_of([&] { check_fits_model(rgb, graph::zoo_spec("cnn_small")); }),
+            "dataset 'rgb': images are 28x28x3 (2352 values per sample), but model 'cnn_small' "
+            "takes input [28, 28, 1]");
+  const Dataset grey = synthetic_images("grey", 2, 28, 1, 10, 1);
+  EXPECT_EQ(error_of([&] { check_fits_model(grey, three); }),
+            "dataset 'grey': images are 28x28 (784 values per sample), but model 'cnn_small' "
+            "takes input [28, 28, 3]");
+}
+
+// Synthetic images: the seed's values, every one in [0, 1), labels in range, another seed other
+// values; a size below 1 is refused.
+TEST(SyntheticImages, SeededUniformImagesAndLabelsInRange) {
+  const Dataset a = synthetic_images("a", 5, 7, 3, 1000, 42);
+  EXPECT_EQ(a.count, 5);
+  EXPECT_EQ(a.sample_size(), 7 * 7 * 3);
+  ASSERT_EQ(a.images.size(), 5u * 147);
+  ASSERT_EQ(a.labels.size(), 5u);
+  EXPECT_EQ(a.images, synthetic_images("a", 5, 7, 3, 1000, 42).images);
+  EXPECT_EQ(a.labels, synthetic_images("a", 5, 7, 3, 1000, 42).labels);
+  EXPECT_NE(a.images, synthetic_images("a", 5, 7, 3, 1000, 43).images);
+  double sum = 0;
+  for (float x : a.images) {
+    EXPECT_GE(x, 0.0f);
+    EXPECT_LT(x, 1.0f);
+    sum += x;
+  }
+  EXPECT_NEAR(sum / static_cast<double>(a.images.size()), 0.5, 0.05);
+  for (int32_t y : a.labels) {
+    EXPECT_GE(y, 0);
+    EXPECT_LT(y, 1000);
+  }
+  std::vector<float> sample(static_cast<size_t>(a.sample_size()));
+  a.copy_image(4, sample.data());
+  EXPECT_EQ(sample.back(), a.images.back());
+  EXPECT_EQ(error_of([] { synthetic_images("s", 4, 0, 3, 10, 1); }),
+            "dataset 's': 4 images of 0x0x3 in 10 classes: every size must be >= 1");
+}
+
 TEST(DatasetShape, TrainingRunRefusesAMismatchBeforeTraining_bad) {
   TempDir dir;
   write_split(dir.str(), "train", 4, 27, 29);

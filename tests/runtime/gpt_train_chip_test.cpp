@@ -39,12 +39,7 @@ TEST(GptTrainChip, TwentyStepsThroughTheRunLoopAreBitIdenticalToTheHostChipNumer
   const TrainingRunOptions o = options("", 20);
   TrainingRun chip(data().train, data().test, o);
   ASSERT_TRUE(chip.run());
-  HostRunOptions h;
-  static_cast<RunOptions&>(h) = o;
-  h.trainer = o.trainer;
-  h.numerics = graph::Numerics::kChip;
-  h.use_blas = false;
-  HostRun host(data().train, data().test, h);
+  HostRun host(data().train, data().test, chip_test::host_chip_numerics(o));
   ASSERT_TRUE(host.run());
 
   const nlohmann::ordered_json c = chip.report()["epochs"][0], r = host.report()["epochs"][0];

@@ -48,7 +48,8 @@ TEST_F(TrainCli, UnknownDataset_bad) {
   const Result r = run("train --dataset cifar --steps 1");
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err,
-            "tessera: error: train: unknown dataset 'cifar' (known: fashion-mnist, fortunes)\n");
+            "tessera: error: train: unknown dataset 'cifar' (known: fashion-mnist, fortunes, "
+            "synthetic)\n");
 }
 
 TEST_F(TrainCli, MissingDataset_bad) {
@@ -173,6 +174,48 @@ TEST_F(TrainCli, ResNetSizeFlags_bad) {
     EXPECT_EQ(r.status >> 8, 2) << flags;
     EXPECT_EQ(r.err, std::string("tessera: error: ") + want + "\n") << flags;
   }
+}
+
+// The loss of the epoch line of `train_args` on configs/tpu-v3-like.json; fails the test (NaN)
+// unless the run succeeds.
+double first_epoch_loss(const std::string& train_args) {
+  const tessera::testing::CliResult r = tessera::testing::run_cli(
+      train_args + " --config " + std::string(TESSERA_SOURCE_DIR) + "/configs/tpu-v3-like.json");
+  EXPECT_EQ(r.status, 0) << train_args;
+  const size_t at = r.out.find("epoch 1: loss ");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << train_args << ": no epoch line in\n" << r.out;
+    return std::nan("");
+  }
+  return std::stod(r.out.substr(at + 14, 8));
+}
+
+// Synthetic images: a ResNet at torchvision's input shape (3 channels, 1000 classes) trains a
+// step and evaluates; other models are refused.
+TEST_F(TrainCli, ResNetOnSyntheticImages) {
+  EXPECT_NEAR(first_epoch_loss("train --model resnet18 --dataset synthetic --width 4 --image 32 "
+                               "--batch 2 --steps 1 --epochs 1 --optimizer sgd --lr 0.05"),
+              std::log(1000.0), 2.0);
+  const Result cnn = run("train --model cnn --dataset synthetic --steps 1");
+  EXPECT_EQ(cnn.status >> 8, 2);
+  EXPECT_EQ(cnn.err,
+            "tessera: error: --dataset: synthetic data trains --model resnet18|resnet50|bert, not "
+            "'cnn'\n");
+}
+
+// BERT on random bytes (its default dataset): a tiny encoder trains a step; the loss starts near
+// ln 30522 (BERT's vocabulary). Images and a size that does not divide are refused.
+TEST_F(TrainCli, BertOnSyntheticTokens) {
+  EXPECT_NEAR(first_epoch_loss("train --model bert --layers 1 --d-model 32 --heads 2 --context 16 "
+                               "--batch 2 --steps 1"),
+              std::log(30522.0), 0.5);
+  Result bad = run("train --model bert --dataset fashion-mnist --steps 1");
+  EXPECT_EQ(bad.status >> 8, 2);
+  EXPECT_EQ(bad.err,
+            "tessera: error: --dataset: 'fashion-mnist' holds images; --model bert trains on text "
+            "(synthetic, fortunes)\n");
+  bad = run("train --model bert --heads 5 --steps 1");
+  EXPECT_EQ(bad.err, "tessera: error: --heads: 5 heads do not divide --d-model 768\n");
 }
 
 // Batch normalisation's running averages are not kept by data-parallel programs.
@@ -344,14 +387,14 @@ TEST_F(TrainCli, GptSizes_bad) {
   EXPECT_EQ(r.err, "tessera: error: --context: 0: must be >= 1\n");
   r = run("train --model mlp --context 16 --steps 1");
   EXPECT_EQ(r.status >> 8, 2);
-  EXPECT_EQ(r.err, "tessera: error: --context: sets a size of --model gpt, not of 'mlp'\n");
+  EXPECT_EQ(r.err, "tessera: error: --context: sets a size of --model gpt|bert, not of 'mlp'\n");
 }
 
 TEST_F(TrainCli, GptDatasetOfTheOtherKind_bad) {
   Result r = run("train --model mlp --dataset fortunes --steps 1");
   EXPECT_EQ(r.status >> 8, 2);
   EXPECT_EQ(r.err,
-            "tessera: error: --dataset: fortunes is text; it trains --model gpt, not 'mlp'\n");
+            "tessera: error: --dataset: fortunes is text; it trains --model gpt|bert, not 'mlp'\n");
   r = run("train --model gpt --dataset fashion-mnist --steps 1");
   EXPECT_EQ(r.status >> 8, 2);
   EXPECT_EQ(r.err,
