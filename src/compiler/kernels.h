@@ -24,7 +24,11 @@ inline int32_t bits(float f) {
 // A streamed input: flat, or one row of `row_len` elements repeated for every row (a bias).
 struct StreamIn {
   int64_t hbm = 0;
-  bool row_broadcast = false;
+  bool row_broadcast = false;  // a [row_len] vector repeated for every row
+  // With row_broadcast: when the rows' repetition of the vector spans few vregs (row_len divides
+  // or is a multiple of a vreg's words), those vregs are DMA'd once per kernel and loaded from
+  // there, instead of the vector being repeated into every chunk (HBM traffic per element).
+  bool pattern = false;
 };
 // Computes the output vregs from the input vregs of one vreg position.
 using StreamBody = std::function<std::vector<int>(Codegen&, const std::vector<int>&)>;

@@ -2,6 +2,7 @@
 // to vector memory; DMA in, compute, DMA out), and the ops built on it: add (with a row-broadcast
 // bias) and the other binary ops (mul), relu, relu_grad, SGD with momentum and Adam.
 #include <bit>
+#include <numeric>
 
 #include "common/error.h"
 #include "common/int_math.h"
@@ -17,8 +18,20 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
                  int64_t reserved_top) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t W = cg.words_per_vreg(), S = spec.sublanes, lanes = spec.lanes;
-  const int64_t buffers = static_cast<int64_t>(ins.size() + outs.size());
-  const int64_t rows_avail = (spec.vmem_rows() - reserved_top) / buffers;
+  // Pattern inputs (StreamIn::pattern): the vector repeats every `period` vregs; each one's period
+  // sits below the reserved top, the other inputs and the outputs take a buffer each.
+  const int64_t period = row_len / std::gcd(row_len, W);
+  int64_t patterns = 0;
+  for (const StreamIn& in : ins) patterns += in.row_broadcast && in.pattern;
+  if (patterns * period * S > spec.vmem_rows() / 4) patterns = 0;  // too long: per chunk
+  std::vector<int64_t> slot(ins.size());  // a pattern's first row, or the buffer's index
+  int64_t buffers = 0, pattern_row = spec.vmem_rows() - reserved_top;
+  for (size_t i = 0; i < ins.size(); ++i)
+    slot[i] = patterns > 0 && ins[i].row_broadcast && ins[i].pattern ? (pattern_row -= period * S)
+                                                                     : -1 - buffers++;
+  const auto is_pattern = [&](size_t i) { return slot[i] >= 0; };
+  buffers += static_cast<int64_t>(outs.size());
+  const int64_t rows_avail = pattern_row / buffers;
   // rows per chunk: the most whose vregs fit one buffer each
   int64_t rc = std::min<int64_t>(rows, (rows_avail / S) * W / row_len);
   if (rc < 1)
@@ -28,10 +41,16 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
                                 std::to_string(spec.vmem_rows()) + " rows of " +
                                 std::to_string(lanes) + " words)");
   const int64_t buf_rows = ceil_div(rc * row_len, W) * S;
+  const auto buffer_row = [&](size_t i) { return (-1 - slot[i]) * buf_rows; };
+  for (size_t i = 0; i < ins.size(); ++i)  // the period's rows of the vector, once
+    if (is_pattern(i))
+      cg.dma(Opcode::DMAHV2, slot[i] * lanes, ins[i].hbm,
+             cg.descriptor(period * W / row_len, row_len, 0, row_len));
   for (int64_t r0 = 0; r0 < rows; r0 += rc) {
     const int64_t nr = std::min(rc, rows - r0), words = nr * row_len, nv = ceil_div(words, W);
     for (size_t i = 0; i < ins.size(); ++i) {
-      const int64_t dst = static_cast<int64_t>(i) * buf_rows * lanes;
+      if (is_pattern(i)) continue;
+      const int64_t dst = buffer_row(i) * lanes;
       if (ins[i].row_broadcast)
         cg.dma(Opcode::DMAHV2, dst, ins[i].hbm, cg.descriptor(nr, row_len, 0, row_len));
       else
@@ -43,17 +62,19 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
       std::vector<int> in(ins.size());
       for (size_t i = 0; i < ins.size(); ++i) {
         in[i] = cg.vreg();
-        cg.vld(in[i], static_cast<int64_t>(i) * buf_rows + j * S);
+        cg.vld(in[i], is_pattern(i) ? slot[i] + (j % period) * S : buffer_row(i) + j * S);
       }
       const std::vector<int> out = body(cg, in);
       TESSERA_CHECK(out.size() == outs.size(), "stream body output count");
+      const int64_t first_out = buffers - static_cast<int64_t>(outs.size());
       for (size_t o = 0; o < outs.size(); ++o)
-        cg.vst(out[o], static_cast<int64_t>(ins.size() + o) * buf_rows + j * S);
+        cg.vst(out[o], (first_out + static_cast<int64_t>(o)) * buf_rows + j * S);
     }
     cg.em().barrier();
+    const int64_t first_out = buffers - static_cast<int64_t>(outs.size());
     for (size_t o = 0; o < outs.size(); ++o)
       cg.dma(Opcode::DMAVH, outs[o] + r0 * row_len,
-             static_cast<int64_t>(ins.size() + o) * buf_rows * lanes, words);
+             (first_out + static_cast<int64_t>(o)) * buf_rows * lanes, words);
     cg.wait_dmas();
   }
 }

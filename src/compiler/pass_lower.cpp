@@ -124,7 +124,7 @@ void lower_node(Pipeline& p, Codegen& cg, const graph::Node& n) {
       return;
     default:
       if (lower_sparse_op(p, cg, n) || lower_conv_op(p, cg, n) || lower_transformer_op(p, cg, n) ||
-          lower_math_view_op(p, cg, n))
+          lower_math_view_op(p, cg, n) || lower_batch_norm_op(p, cg, n))
         return;
       throw Error("compiler", "op '" + std::string(graph::op_name(n.op)) + "' (node '" + name +
                                   "') is not supported by the tensor-core lowering yet");

@@ -68,6 +68,9 @@ bool lower_transformer_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 // Lowers a node of the element-wise math and view ops (lower_math_views.cpp); false for any
 // other op.
 bool lower_math_view_op(Pipeline& p, Codegen& cg, const graph::Node& n);
+// Lowers a node of batch normalisation's per-channel ops (lower_batch_norm.cpp); false for any
+// other op.
+bool lower_batch_norm_op(Pipeline& p, Codegen& cg, const graph::Node& n);
 
 // embedding_bag (or embedding) on the sparse core (lower_sparse_step.cpp, sparse_step.h).
 // plan_sparse_step: lays out the sparse core's buffers from HBM word `next` (advanced past them)

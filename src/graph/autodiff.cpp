@@ -48,6 +48,31 @@ class Differentiator {
   }
 
   // Gradient of Add's broadcast operand b: dy summed over the leading dimensions.
+  // y = (x - mean) * a + beta, a = gamma * inv_sd, over R rows of C channels, where mean and
+  // inv_sd are x's batch statistics (mean = sum(x) / R, inv_sd = 1 / sqrt(var + eps)): with
+  // s = sum(dy) and D = sum(dy * (x - mean)) over the rows,
+  //   dbeta = s, dgamma = D * inv_sd,
+  //   dx = dy * a + (x - mean) * (-a * inv_sd * dgamma / R) + (-a * s / R),
+  // the statistics' own gradients folded in (none is propagated to mean or inv_sd).
+  void batch_norm_rule(const Node& n, int dy) {
+    const int x = n.inputs[0], mean = n.inputs[1], inv_sd = n.inputs[2], gamma = n.inputs[3],
+              beta = n.inputs[4];
+    const Shape xs = m_g.value(x).shape;  // a copy: adding nodes reallocates the values
+    const int64_t C = xs.back();
+    const double per_row = -1.0 / static_cast<double>(num_elements(xs) / C);
+    const int s = broadcast_grad(dy, {C});
+    const int dgamma = add(OpKind::kMul, {add(OpKind::kChannelDot, {dy, x, mean}), inv_sd});
+    if (needs(beta)) accumulate(beta, s);
+    if (needs(gamma)) accumulate(gamma, dgamma);
+    if (!needs(x)) return;
+    const int a = add(OpKind::kMul, {gamma, inv_sd});
+    const int k_x =
+        add(OpKind::kScale, {add(OpKind::kMul, {add(OpKind::kMul, {a, inv_sd}), dgamma})},
+            Attrs::scaled(per_row));
+    const int k = add(OpKind::kScale, {add(OpKind::kMul, {a, s})}, Attrs::scaled(per_row));
+    accumulate(x, add(OpKind::kBatchNormGrad, {dy, x, mean, a, k_x, k}));
+  }
+
   int broadcast_grad(int dy, Shape b) {  // by value: adding nodes reallocates the values
     const Shape a = m_g.value(dy).shape;
     if (a == b) return dy;
@@ -163,6 +188,9 @@ class Differentiator {
       case OpKind::kGelu:
         accumulate(x, add(OpKind::kGeluGrad, {dy, x}));
         return;
+      case OpKind::kBatchNorm:
+        batch_norm_rule(n, dy);
+        return;
       case OpKind::kSoftmax:
         accumulate(x, add(OpKind::kSoftmaxGrad, {dy, n.output}));
         return;
@@ -226,6 +254,9 @@ class Differentiator {
       case OpKind::kEmbeddingBagGrad:
       case OpKind::kLayerNormGrad:
       case OpKind::kLayerNormGainGrad:
+      case OpKind::kChannelSquares:
+      case OpKind::kChannelDot:
+      case OpKind::kBatchNormGrad:
       case OpKind::kGeluGrad:
       case OpKind::kSoftmaxGrad:
       case OpKind::kSelectGrad:

@@ -28,17 +28,20 @@ int channel_mean(Graph& g, int rows, const std::string& name) {
   return g.add_node(OpKind::kReshape, {mean}, Attrs::reshape({s[1]}), name);
 }
 
-// gamma / sqrt(var + eps) [C].
-int channel_scale(Graph& g, int gamma, int var, double eps, const std::string& name) {
+// 1 / sqrt(var + eps) [C].
+int inverse_sd(Graph& g, int var, double eps, const std::string& name) {
   const int64_t c = g.value(var).shape[0];
   const int eps_c = g.add_constant(
       name + ".eps", {c}, std::vector<float>(static_cast<size_t>(c), static_cast<float>(eps)));
   const int sd =
       g.add_node(OpKind::kSqrt, {g.add_node(OpKind::kAdd, {var, eps_c}, {}, name + ".var_eps")}, {},
                  name + ".sd");
-  return g.add_node(OpKind::kMul,
-                    {g.add_node(OpKind::kReciprocal, {sd}, {}, name + ".inv_sd"), gamma}, {},
-                    name + ".scale");
+  return g.add_node(OpKind::kReciprocal, {sd}, {}, name + ".inv_sd");
+}
+
+// gamma / sqrt(var + eps) [C].
+int channel_scale(Graph& g, int gamma, int var, double eps, const std::string& name) {
+  return g.add_node(OpKind::kMul, {inverse_sd(g, var, eps, name), gamma}, {}, name + ".scale");
 }
 
 }  // namespace
@@ -47,17 +50,15 @@ BatchStatistics batch_norm_training(Graph& g, int x, int gamma, int beta, double
                                     const std::string& name) {
   const Shape shape = g.value(x).shape;
   const int rows = as_rows(g, x, name);
+  const int64_t r = g.value(rows).shape[0];
   BatchStatistics b;
   b.mean = channel_mean(g, rows, name + ".mean");
-  const int centered = g.add_node(
-      OpKind::kAdd,
-      {rows, g.add_node(OpKind::kScale, {b.mean}, Attrs::scaled(-1.0), name + ".neg_mean")}, {},
-      name + ".centered");
-  b.var = channel_mean(g, g.add_node(OpKind::kMul, {centered, centered}, {}, name + ".square"),
-                       name + ".var");
-  const int scaled = g.add_node(OpKind::kMul, {centered, channel_scale(g, gamma, b.var, eps, name)},
-                                {}, name + ".normalized");
-  const int y = g.add_node(OpKind::kAdd, {scaled, beta}, {}, name + ".shifted");
+  b.var = g.add_node(OpKind::kScale,
+                     {g.add_node(OpKind::kChannelSquares, {rows, b.mean}, {}, name + ".squares")},
+                     Attrs::scaled(1.0 / static_cast<double>(r)), name + ".var");
+  const int y =
+      g.add_node(OpKind::kBatchNorm, {rows, b.mean, inverse_sd(g, b.var, eps, name), gamma, beta},
+                 {}, name + ".normalized");
   b.y = g.add_node(OpKind::kReshape, {y}, Attrs::reshape(shape), name);
   return b;
 }

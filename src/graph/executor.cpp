@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/error.h"
+#include "graph/batch_norm_kernels.h"
 #include "graph/chip_unary.h"
 #include "graph/elementwise_kernels.h"
 #include "graph/embedding_bag_kernels.h"
@@ -277,6 +278,22 @@ void Executor<T>::run_transformer_node(const Node& n) {
       return;
     case OpKind::kSelect:
       std::copy_n(in(0).begin() + a.index * size, size, out.begin());
+      return;
+    case OpKind::kBatchNorm:
+      kernels::batch_norm(in(0).data(), in(1).data(), in(2).data(), in(3).data(), in(4).data(),
+                          out.data(), size / last, last);
+      return;
+    case OpKind::kChannelSquares:
+      kernels::channel_squares(in(0).data(), in(1).data(), out.data(),
+                               static_cast<long>(in(0).size()) / last, last);
+      return;
+    case OpKind::kChannelDot:
+      kernels::channel_dot(in(0).data(), in(1).data(), in(2).data(), out.data(),
+                           static_cast<long>(in(0).size()) / last, last);
+      return;
+    case OpKind::kBatchNormGrad:
+      kernels::batch_norm_grad(in(0).data(), in(1).data(), in(2).data(), in(3).data(), in(4).data(),
+                               in(5).data(), out.data(), size / last, last);
       return;
     case OpKind::kSelectGrad:
       std::fill(out.begin(), out.end(), T(0));

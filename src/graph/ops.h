@@ -31,7 +31,7 @@ inline constexpr std::array kOpTable = {
 
 // Update every switch over OpKind (shape_inference.cpp, autodiff.cpp, executor.cpp) when this
 // changes.
-inline constexpr int kNumOps = 48;
+inline constexpr int kNumOps = 52;
 static_assert(kOpTable.size() == kNumOps, "ops.def changed: update kNumOps and every op switch");
 
 constexpr const OpInfo& op_info(OpKind k) {

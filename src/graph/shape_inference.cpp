@@ -203,6 +203,19 @@ void check_layer_norm(const Ctx& c, int x, int gain, int bias, const Attrs& a) {
   if (!(a.eps > 0)) c.fail("eps must be > 0, got " + std::to_string(a.eps));
 }
 
+// The per-channel ops of batch normalisation: x (input `x`, rank >= 1) and the [C] vectors from
+// input `first_vector` on, C being x's last dim; a tensor input before x (dy, u) has x's shape.
+Shape check_channels(const Ctx& c, int x, int first_vector) {
+  if (x == 1) infer_same(c, "dy", "x");
+  if (c.shape(x).empty()) c.fail("x must have rank >= 1, got []");
+  const Shape channels{c.shape(x).back()};
+  for (size_t i = static_cast<size_t>(first_vector); i < c.in.size(); ++i)
+    if (c.shape(static_cast<int>(i)) != channels)
+      c.fail("input " + std::to_string(i) + " " + c.s(static_cast<int>(i)) + " is not [C] of x " +
+             c.s(x));
+  return channels;
+}
+
 InferredType infer_layer_norm_gain_grad(const Ctx& c, const Attrs& a) {
   infer_same(c, "dy", "x");
   if (c.shape(1).empty()) c.fail("x must have rank >= 1, got []");
@@ -421,6 +434,16 @@ InferredType infer_type(OpKind op, const std::vector<const Value*>& inputs, cons
       return {c.shape(1), DType::kF32};
     case OpKind::kLayerNormGainGrad:
       return infer_layer_norm_gain_grad(c, a);
+    case OpKind::kBatchNorm:
+      check_channels(c, 0, 1);
+      return {c.shape(0), DType::kF32};
+    case OpKind::kChannelSquares:
+      return {check_channels(c, 0, 1), DType::kF32};
+    case OpKind::kChannelDot:
+      return {check_channels(c, 1, 2), DType::kF32};
+    case OpKind::kBatchNormGrad:
+      check_channels(c, 1, 2);
+      return {c.shape(1), DType::kF32};
     case OpKind::kGelu:
     case OpKind::kScale:
       return {c.shape(0), DType::kF32};

@@ -1,7 +1,8 @@
 // Finite-difference checks in fp64 of every differentiable op's gradient rule (and, through
 // them, of every backward-only op: relu_grad, softmax_cross_entropy_grad, conv2d_input_grad,
 // conv2d_weight_grad, maxpool2d_grad, reduce_rows, ones_like, embedding_grad, embedding_bag_grad,
-// layer_norm_grad, layer_norm_gain_grad, gelu_grad, softmax_grad), and of whole models.
+// layer_norm_grad, layer_norm_gain_grad, gelu_grad, softmax_grad, channel_squares, channel_dot,
+// batch_norm_grad), and of whole models.
 #include <cmath>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "common/splitmix64.h"
 #include "graph/autodiff.h"
+#include "graph/batch_norm.h"
 #include "graph/executor.h"
 #include "graph/gpt_model.h"
 #include "graph/model.h"
@@ -44,7 +46,8 @@ void expect_gradients_match(Check c, int samples = 24) {
   Executor<double> ex(c.g, Numerics::kF64);
   SplitMix64 rng(7);
   for (const Value& v : c.g.values()) {
-    if (v.kind == ValueKind::kNode) continue;
+    if (v.kind == ValueKind::kNode || v.kind == ValueKind::kConst)
+      continue;  // constants: their values
     if (v.dtype == DType::kI32)
       ex.set_labels(v.id, c.i32_inputs.count(v.name) ? c.i32_inputs.at(v.name) : c.labels);
     else
@@ -219,6 +222,27 @@ TEST(Gradcheck, LayerNormInputGainAndBias) {
     c.output = c.g.add_node(OpKind::kLayerNorm, {x, gain, bias}, Attrs::layer_norm(1e-5));
     SCOPED_TRACE("x " + shape_str(x_shape));
     expect_gradients_match(std::move(c), 40);
+  }
+}
+
+// Batch normalisation in training (graph/batch_norm.h): the batch_norm op's rule, which folds the
+// batch statistics' gradients into x's through channel_dot and batch_norm_grad, against
+// differences of the whole computation (statistics included), over rows of a 4-d NHWC x and of a
+// matrix; its output multiplied by x so that the seed's sum over the rows is not all the loss.
+Check batch_norm_check(const Shape& x_shape) {
+  Check c;
+  const int64_t channels = x_shape.back();
+  const int x = c.g.add_param("x", x_shape);
+  const int gamma = c.g.add_param("gamma", {channels}), beta = c.g.add_param("beta", {channels});
+  const BatchStatistics b = batch_norm_training(c.g, x, gamma, beta, 1e-5, "bn");
+  c.output = c.g.add_node(OpKind::kMul, {b.y, x});
+  return c;
+}
+
+TEST(Gradcheck, BatchNormTrainingInputGammaAndBeta) {
+  for (const Shape& x_shape : {Shape{2, 3, 3, 4}, Shape{7, 3}}) {
+    SCOPED_TRACE("x " + shape_str(x_shape));
+    expect_gradients_match(batch_norm_check(x_shape), 40);
   }
 }
 
@@ -401,8 +425,8 @@ TEST(Gradcheck, ElementwiseMathBroadcastSumToSliceConcatPadAndReduceMax) {
 }
 
 // The cnn's and the attention block's training graphs, with the elementwise and embedding-bag
-// checks', together exercise every op in the table, so the checks above (which run the same rules
-// on the same kernels) cover every op.
+// checks' and batch normalisation's, together exercise every op in the table, so the checks above
+// (which run the same rules on the same kernels) cover every op.
 TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   const TrainingGraph t = build_training_graph(build_model(zoo_spec("cnn_small"), 2).graph,
                                                build_model(zoo_spec("cnn_small"), 2).loss);
@@ -420,6 +444,10 @@ TEST(Gradcheck, CnnAndAttentionTrainingGraphsUseEveryOp) {
   const TrainingGraph b =
       build_training_graph(bag.g, bag.g.add_node(OpKind::kSumTo, {bag.output}, Attrs::reshape({})));
   for (const Node& n : b.graph.nodes()) used.insert(n.op);
+  Check bn = batch_norm_check({2, 3, 3, 4});
+  const TrainingGraph norm =
+      build_training_graph(bn.g, bn.g.add_node(OpKind::kSumTo, {bn.output}, Attrs::reshape({})));
+  for (const Node& n : norm.graph.nodes()) used.insert(n.op);
   for (const OpInfo& info : kOpTable) EXPECT_TRUE(used.count(info.kind)) << info.mnemonic;
 }
 

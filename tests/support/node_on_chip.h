@@ -29,7 +29,8 @@ inline std::vector<float> node_inputs(size_t n, uint64_t seed, double lo = -2.0,
 
 // Lowers the nodes [first_node, end) of g (every value at its own HBM address, scratch above
 // them), runs them on the timed core of configs/<cfg>.json and compares value `check` with the
-// host executor in chip numerics. fp32 inputs and parameters are uniform in [lo, hi); integer
+// host executor in chip numerics. fp32 inputs and parameters are uniform in [lo, hi), constants
+// hold their values; integer
 // inputs (ids) are drawn from [0, id_range).
 inline void expect_nodes_match_host(const std::string& cfg, const graph::Graph& g,
                                     size_t first_node, int check, uint32_t id_range, double lo,
@@ -54,6 +55,10 @@ inline void expect_nodes_match_host(const std::string& cfg, const graph::Graph& 
       d.resize(ids.size());
       std::memcpy(d.data(), ids.data(), ids.size() * 4);
       host.set_labels(v.id, ids);
+      continue;
+    }
+    if (v.kind == graph::ValueKind::kConst) {  // the graph's values, which the host holds too
+      data[static_cast<size_t>(v.id)] = *v.data;
       continue;
     }
     data[static_cast<size_t>(v.id)] =
