@@ -7,8 +7,10 @@
 //                   ascending, table row ids[i] += dy row i on the vector unit (load at the id's
 //                   row, add, store masked to the row), as the host's scatter-add; then one DMA
 //                   of the table to HBM.
-// Tiles: chunks of ids sized to scalar and vector memory; the gradient's table must fit vector
-// memory whole (an Error naming the tensor and the sizes otherwise).
+// Tiles: chunks of ids sized to scalar and vector memory. A gradient's table that does not fit
+// vector memory whole (BERT's 30,522 x 768) is accumulated in chunks of rows: per chunk every id
+// is read again, and an id outside the chunk (id - t0 outside [0, rows)) adds to a discard row
+// past it (scalar min and a sign mask, no branch); the order per table row is the same.
 #pragma once
 
 #include <cstdint>

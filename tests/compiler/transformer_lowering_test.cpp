@@ -33,6 +33,21 @@ TEST(TransformerLowering, EmbeddingGatherAndScatterAddGradient) {
     }
 }
 
+// A table larger than vector memory ("small": 2048 rows of 8 words; 2,500 or 5,000 table rows):
+// the gradient accumulates it in chunks of rows, the ids outside a chunk adding to its discard
+// row; repeated ids, ids in every chunk and chunks no id falls in.
+TEST(TransformerLowering, EmbeddingGradientOfATableLargerThanVectorMemory) {
+  for (const int64_t D : {8, 16}) {
+    graph::Graph g;
+    const int dy = g.add_input("dy", {300, D});
+    const int ids = g.add_input("ids", {300}, graph::DType::kI32);
+    g.add_node(OpKind::kEmbeddingGrad, {dy, ids}, Attrs::reshape({2500, D}), "out");
+    SCOPED_TRACE("D=" + std::to_string(D));
+    expect_node_matches_host("small", g, 2500);
+    expect_node_matches_host("small", g, 700);  // ids in the first chunk only
+  }
+}
+
 TEST(TransformerLowering, LayerNormAndItsGradients) {
   for (const char* cfg : kConfigs) {
     const Shape x{3, 5, 13}, v{13};
