@@ -69,6 +69,10 @@ bool transposes_in_vmem(const core::CoreSpec& spec, int64_t rows, int64_t cols);
 // out[c] = numerics::column_sum over the rows (sublanes = the core's).
 void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
                       int64_t cols);
+// The same sums of a term per element: (x - centre[c])^2 (u < 0), or u * (x - centre[c]) with u
+// [rows, cols] in HBM (batch normalisation's channel_squares and channel_dot).
+void emit_channel_sum(Codegen& cg, const std::string& name, int64_t x, int64_t u, int64_t centre,
+                      int64_t out, int64_t rows, int64_t cols);
 
 // Sublane 0 of the result = tree_sum over the S sublanes of `acc` (per lane). Uses rows
 // [tmp, tmp + 2S) of vector memory; s29 must hold 2.

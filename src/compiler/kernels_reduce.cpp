@@ -38,36 +38,91 @@ void check_sublanes(const core::CoreSpec& spec) {
 
 }  // namespace
 
-void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
-                      int64_t cols) {
+namespace {
+
+// What each row adds in reduce_rows' order: the row itself, or with `centre` (the HBM address of
+// a [cols] vector) (x - centre)^2, or with `with` too (u [rows, cols] in HBM) u * (x - centre).
+struct RowTerm {
+  int64_t centre = -1;
+  int64_t with = -1;
+};
+
+// The centre's vreg (v1: a constant register, out of the rotating pool) and the sign bit's (v2).
+constexpr int kCentreReg = 1, kNegZeroReg = 2;
+
+void reduce_rows_of(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                    int64_t cols, const RowTerm& term) {
   const core::CoreSpec& spec = cg.spec();
   check_sublanes(spec);
+  const bool centred = term.centre >= 0, dot = term.with >= 0;
   const int64_t S = spec.sublanes, lanes = spec.lanes, nb = ceil_div(cols, lanes);
-  const int64_t acc_base = 0, out_base = nb * S, tmp = out_base + nb + S, x_base = tmp + 2 * S;
-  const int64_t avail = spec.vmem_rows() - x_base - S * nb;  // slack for strided reads
-  const int64_t rc = (avail / (S * nb)) * S;                 // rows per chunk, a multiple of S
+  const int64_t inputs = dot ? 2 : 1;
+  const int64_t acc_base = 0, out_base = nb * S, tmp = out_base + nb + S;
+  const int64_t centre_base = tmp + 2 * S, x_base = centre_base + (centred ? nb + S : 0);
+  // slack for strided reads past each buffer
+  const int64_t avail = spec.vmem_rows() - x_base - inputs * S * nb;
+  const int64_t rc = (avail / (inputs * S * nb)) * S;  // rows per chunk, a multiple of S
   if (rc < S)
     throw Error("compiler", "tensor '" + name + "': " + std::to_string(S) + " rows of " +
                                 std::to_string(cols) + " columns do not fit vector memory (" +
                                 std::to_string(spec.vmem_rows()) + " rows)");
+  const int64_t u_base = x_base + rc * nb + S * nb;
   cg.sli(kRegStride, nb);
   cg.sli(kRegStride2, 2);
   cg.op(Opcode::VBCASTI, 0, 0, 0, 0, 0);
   for (int64_t j = 0; j < nb; ++j) cg.vst(0, acc_base + j * S);
+  if (centred) {  // the centre's nb rows; m1 = sublane 0 (the padding rows' masked stores)
+    cg.dma(Opcode::DMAHV, centre_base * lanes, term.centre, cols);
+    cg.wait_dmas();
+    const int sub = cg.vreg();
+    cg.op(Opcode::VSUBLANEID, sub);
+    cg.op(Opcode::VCMPEQI, 1, sub, 0);
+    cg.op(Opcode::VBCASTI, kNegZeroReg, 0, 0, 0, static_cast<int32_t>(0x80000000u));
+  }
   for (int64_t r0 = 0; r0 < rows; r0 += rc) {
     const int64_t nr = std::min(rc, rows - r0), groups = ceil_div(nr, S);
-    for (int64_t r = nr; r < groups * S; ++r)  // rows past the end add +0
-      for (int64_t j = 0; j < nb; ++j) cg.vst(0, x_base + r * nb + j - (S - 1) * 0);
+    // Rows past the end add +0: zero rows, or for a term x rows equal to the centre (so that
+    // (x - centre) is +0) and u rows of -0 (so that u * (x - centre) is -0, which leaves every
+    // partial sum as it is).
+    for (int64_t r = nr; r < groups * S; ++r)
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t row = x_base + r * nb + j;
+        if (!centred) {
+          cg.vst(0, row);
+          continue;
+        }
+        cg.vld(kCentreReg, centre_base + j);
+        cg.op_rows(Opcode::VSTM, 0, kCentreReg, kRegZero, 1, static_cast<int32_t>(row), row, row);
+        if (dot) cg.vst(kNegZeroReg, u_base + r * nb + j);
+      }
     cg.em().barrier();
     cg.dma(Opcode::DMAHV2, x_base * lanes, x + r0 * cols,
            cg.descriptor(nr, cols, cols, nb * lanes));
+    if (dot)
+      cg.dma(Opcode::DMAHV2, u_base * lanes, term.with + r0 * cols,
+             cg.descriptor(nr, cols, cols, nb * lanes));
     cg.wait_dmas();
     for (int64_t j = 0; j < nb; ++j) {
       int acc = cg.vreg();
       cg.vld(acc, acc_base + j * S);
+      if (centred)  // block j of the centre in every sublane
+        cg.vld_strided(kCentreReg, centre_base + j, kRegZero, 0);
       for (int64_t g = 0; g < groups; ++g) {
-        const int v = cg.vreg(), s = cg.vreg();
+        int v = cg.vreg();
         cg.vld_strided(v, x_base + g * S * nb + j, kRegStride, static_cast<int>(nb));
+        if (centred) {
+          const int t = cg.vreg(), p = cg.vreg();
+          cg.op(Opcode::VSUBF, t, v, kCentreReg);
+          if (dot) {
+            const int w = cg.vreg();
+            cg.vld_strided(w, u_base + g * S * nb + j, kRegStride, static_cast<int>(nb));
+            cg.op(Opcode::VMULF, p, w, t);
+          } else {
+            cg.op(Opcode::VMULF, p, t, t);
+          }
+          v = p;
+        }
+        const int s = cg.vreg();
         cg.op(Opcode::VADDF, s, acc, v);
         acc = s;
       }
@@ -83,6 +138,18 @@ void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t o
   cg.em().barrier();
   cg.dma(Opcode::DMAVH, out, out_base * lanes, cols);
   cg.wait_dmas();
+}
+
+}  // namespace
+
+void emit_reduce_rows(Codegen& cg, const std::string& name, int64_t x, int64_t out, int64_t rows,
+                      int64_t cols) {
+  reduce_rows_of(cg, name, x, out, rows, cols, {});
+}
+
+void emit_channel_sum(Codegen& cg, const std::string& name, int64_t x, int64_t u, int64_t centre,
+                      int64_t out, int64_t rows, int64_t cols) {
+  reduce_rows_of(cg, name, x, out, rows, cols, RowTerm{centre, u});
 }
 
 void emit_softmax_xent(Codegen& cg, const std::string& name, int64_t logits, int64_t labels,

@@ -113,16 +113,8 @@ void move(Codegen& cg, const std::string& name, const StridedView& view, int64_t
 constexpr int kFoldVregs = 8;  // accumulators per column block, and rows x vregs per trip
 constexpr int kFoldAcc = kConstRegs, kFoldRow = kConstRegs + kFoldVregs;
 
-// What a row adds to the fold: the row itself, or with `centre` (the HBM address of a [K] vector)
-// the row centred, (x - centre)^2, or with `with` too (a second [R, K] tensor u in HBM)
-// u * (x - centre): each one rounding, as the host's batch-norm kernels.
-struct FoldTerm {
-  int64_t centre = -1;
-  int64_t with = -1;
-};
-
-// One column block of the fold: out[k0, k0 + cols) = init, then combine(out, row r's term) for
-// the R rows of `rows` ([R, K] in HBM) in order. Each row's columns go to P = ceil(cols /
+// One column block of the fold: out[k0, k0 + cols) = init, then combine(out, row r's columns)
+// for the R rows of `rows` ([R, K] in HBM) in order. Each row's columns go to P = ceil(cols /
 // lanes) vector-memory rows of their own (a 2-D DMA pads them to P whole rows), so row r's
 // column c sits in accumulator c / (S lanes) at the same sublane and lane: the fold of one row is
 // V = ceil(P / S) vld + combine pairs. The rows arrive in chunks that fill vector memory; per
@@ -130,68 +122,42 @@ struct FoldTerm {
 // combines in row order), the rows past the last whole trip straight after it. A vld reads
 // S sublanes from a row's first vector-memory row, so for P < S it also reads the next rows
 // (or up to V * S - P rows past the chunk): those sublanes hold other rows' values, never
-// stored back. A term's centre is loaded once into v0.. in the same layout, and u's chunk sits
-// after x's (half the rows per trip each). Code size: constant per chunk, whatever R.
+// stored back. Code size: constant per chunk, whatever R.
 void fold_columns(Codegen& cg, const std::string& name, int64_t rows, int64_t R, int64_t K,
-                  int64_t k0, int64_t cols, int64_t out, Opcode combine, int32_t init_bits,
-                  const FoldTerm& term = {}) {
+                  int64_t k0, int64_t cols, int64_t out, Opcode combine, int32_t init_bits) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t S = spec.sublanes, L = spec.lanes;
-  const int64_t inputs = term.with >= 0 ? 2 : 1;
   const int64_t P = (cols + L - 1) / L, V = (P + S - 1) / S,
-                U = std::max<int64_t>(1, kFoldVregs / (V * inputs));
-  // Vector memory: the chunk's rows [0, n P), V S - P rows the last vld reads past them, u's the
-  // same after them, the centre's V S rows, then the accumulators' V S rows.
-  const int64_t over = V * S - P, centre_rows = term.centre >= 0 ? V * S : 0;
-  const int64_t per_chunk = (spec.vmem_rows() - V * S - centre_rows - inputs * over) / (inputs * P);
+                U = std::max<int64_t>(1, kFoldVregs / V);
+  // Vector memory: the chunk's rows [0, n P), V S - P rows the last vld reads past them, then
+  // the accumulators' V S rows.
+  const int64_t per_chunk = (spec.vmem_rows() - 2 * V * S + P) / P;
   if (per_chunk < 1)
     throw Error("compiler", "tensor '" + name + "': a row of " + std::to_string(cols) +
                                 " words and its running result do not fit vector memory (" +
                                 std::to_string(spec.vmem_rows()) + " rows of " + std::to_string(L) +
                                 " words)");
-  const int64_t u_row = per_chunk * P + over;
-  const int64_t acc_row = spec.vmem_rows() - V * S, centre_row = acc_row - centre_rows;
   const bool dense = cols == K && cols == P * L;  // the rows are contiguous, unpadded
   for (int64_t v = 0; v < V; ++v) cg.op(Opcode::VBCASTI, kFoldAcc + v, 0, 0, 0, init_bits);
-  if (term.centre >= 0) {
-    cg.dma(Opcode::DMAHV, centre_row * L, term.centre + k0, cols);
-    cg.wait_dmas();
-    for (int64_t v = 0; v < V; ++v) cg.vld(static_cast<int>(v), centre_row + v * S);
-  }
-  // Folds `count` rows from the cursor's row on (the loaded row u, vreg v in kFoldRow + u V + v;
-  // u's in kFoldRow + (U + u) V + v).
-  const auto x_reg = [&](int64_t u, int64_t v) { return static_cast<int>(kFoldRow + u * V + v); };
-  const auto u_reg = [&](int64_t u, int64_t v) { return x_reg(U + u, v); };
+  // Folds `count` rows from the cursor's row on (the loaded row u, vreg v in kFoldRow + u V + v).
   const auto fold = [&](int64_t count, int64_t chunk_rows) {
     for (int64_t u = 0; u < count; ++u)
-      for (int64_t v = 0; v < V; ++v) {
-        cg.op_rows(Opcode::VLD, x_reg(u, v), kRegCursor, 0, 0, static_cast<int32_t>(u * P + v * S),
-                   0, chunk_rows - 1);
-        if (term.with >= 0)
-          cg.op_rows(Opcode::VLD, u_reg(u, v), kRegCursor, 0, 0,
-                     static_cast<int32_t>(u_row + u * P + v * S), u_row, u_row + chunk_rows - 1);
-      }
+      for (int64_t v = 0; v < V; ++v)
+        cg.op_rows(Opcode::VLD, static_cast<int>(kFoldRow + u * V + v), kRegCursor, 0, 0,
+                   static_cast<int32_t>(u * P + v * S), 0, chunk_rows - 1);
     for (int64_t u = 0; u < count; ++u)
-      for (int64_t v = 0; v < V; ++v) {
-        const int x = x_reg(u, v);
-        if (term.centre >= 0) {
-          cg.op(Opcode::VSUBF, x, x, static_cast<int>(v));
-          cg.op(Opcode::VMULF, x, term.with >= 0 ? u_reg(u, v) : x, x);
-        }
-        cg.op(combine, static_cast<int>(kFoldAcc + v), static_cast<int>(kFoldAcc + v), x);
-      }
+      for (int64_t v = 0; v < V; ++v)
+        cg.op(combine, static_cast<int>(kFoldAcc + v), static_cast<int>(kFoldAcc + v),
+              static_cast<int>(kFoldRow + u * V + v));
   };
   for (int64_t r0 = 0; r0 < R; r0 += per_chunk) {
     const int64_t n = std::min(per_chunk, R - r0);
-    const int64_t chunk_rows = n * P + over;
+    const int64_t chunk_rows = n * P + V * S - P;
     cg.em().barrier();  // the previous chunk's loads are issued before the DMA overwrites them
-    for (int64_t i = 0; i < inputs; ++i) {
-      const int64_t src = i == 0 ? rows : term.with, dst = i == 0 ? 0 : u_row * L;
-      if (dense)
-        cg.dma(Opcode::DMAHV, dst, src + r0 * K, n * K);
-      else
-        cg.dma(Opcode::DMAHV2, dst, src + r0 * K + k0, cg.descriptor(n, cols, K, P * L));
-    }
+    if (dense)
+      cg.dma(Opcode::DMAHV, 0, rows + r0 * K, n * K);
+    else
+      cg.dma(Opcode::DMAHV2, 0, rows + r0 * K + k0, cg.descriptor(n, cols, K, P * L));
     cg.wait_dmas();
     cg.sli(kRegCursor, 0);
     const int64_t trips = n / U;
@@ -203,6 +169,7 @@ void fold_columns(Codegen& cg, const std::string& name, int64_t rows, int64_t R,
     if (trips > 1) cg.loop_end();
     fold(n % U, chunk_rows);
   }
+  const int64_t acc_row = spec.vmem_rows() - V * S;
   for (int64_t v = 0; v < V; ++v) cg.vst(static_cast<int>(kFoldAcc + v), acc_row + v * S);
   cg.em().barrier();
   cg.dma(Opcode::DMAVH, out + k0, acc_row * L, cols);
@@ -270,15 +237,6 @@ void emit_reduce_to(Codegen& cg, HbmScratch& scratch, const std::string& name, i
 void emit_sum_to(Codegen& cg, HbmScratch& scratch, const std::string& name, int64_t x,
                  const std::vector<int64_t>& big, const std::vector<int64_t>& small, int64_t out) {
   emit_reduce_to(cg, scratch, name, x, big, small, out, Opcode::VADDF, 0);
-}
-
-void emit_channel_fold(Codegen& cg, const std::string& name, int64_t x, int64_t u, int64_t centre,
-                       int64_t R, int64_t K, int64_t out) {
-  // Two inputs hold twice the registers per row: blocks of half the columns.
-  const int64_t block = (u >= 0 ? kFoldVregs / 2 : kFoldVregs) * cg.words_per_vreg();
-  for (int64_t k0 = 0; k0 < K; k0 += block)
-    fold_columns(cg, name, x, R, K, k0, std::min(block, K - k0), out, Opcode::VADDF, 0,
-                 FoldTerm{centre, u});
 }
 
 }  // namespace tessera::compiler

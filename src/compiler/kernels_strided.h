@@ -48,12 +48,6 @@ ReducedRows arrange_reduced(Codegen& cg, HbmScratch& scratch, int64_t& at, const
                             int64_t x, const std::vector<int64_t>& big,
                             const std::vector<int64_t>& small);
 
-// out[k] = the sum over the R rows of x [R, K] (HBM) of (x - centre[k])^2 (u < 0), or of
-// u * (x - centre[k]) with u [R, K] (HBM), rows in order, each operation one rounding: the
-// host's channel_squares and channel_dot (graph/batch_norm_kernels.h).
-void emit_channel_fold(Codegen& cg, const std::string& name, int64_t x, int64_t u, int64_t centre,
-                       int64_t R, int64_t K, int64_t out);
-
 // out (shape `small`) = init, then out = combine(out, row r) for the rows of arrange_reduced in
 // order (`combine` a vector-unit fp32 opcode, `init_bits` the start value's bits). The rows are
 // folded in a counted loop over vector memory: the code does not grow with their number.

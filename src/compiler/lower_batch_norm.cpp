@@ -2,10 +2,9 @@
 // channels, the per-channel vectors [C]; the host's arithmetic (graph/batch_norm_kernels.h):
 //   batch_norm, batch_norm_grad    one streamed pass on the vector unit, the [C] vectors loaded
 //                                  once as the repeating pattern of their rows (StreamIn::pattern)
-//   channel_squares, channel_dot   sequential sums over the rows on the vector unit (the fold of
-//                                  sum_to with a centred term per row: kernels_strided.h)
+//   channel_squares, channel_dot   reduce_rows' sums (a partial sum per sublane, then their tree)
+//                                  of a centred term per element (kernels.h emit_channel_sum)
 #include "compiler/kernels.h"
-#include "compiler/kernels_strided.h"
 #include "compiler/pipeline.h"
 
 namespace tessera::compiler {
@@ -46,10 +45,10 @@ bool lower_batch_norm_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
                   });
       break;
     case OpKind::kChannelSquares:  // x, mean
-      emit_channel_fold(cg, name, o.in(0), -1, o.in(1), R, C, o.dst);
+      emit_channel_sum(cg, name, o.in(0), -1, o.in(1), o.dst, R, C);
       break;
     case OpKind::kChannelDot:  // u, x, mean
-      emit_channel_fold(cg, name, o.in(1), o.in(0), o.in(2), R, C, o.dst);
+      emit_channel_sum(cg, name, o.in(1), o.in(0), o.in(2), o.dst, R, C);
       break;
     default:
       return false;

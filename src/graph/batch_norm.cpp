@@ -19,13 +19,11 @@ int as_rows(Graph& g, int x, const std::string& name) {
                     name + ".rows");
 }
 
-// The per-channel mean [C] of rows [R, C].
+// The per-channel mean [C] of rows [R, C] (the sum in reduce_rows' order).
 int channel_mean(Graph& g, int rows, const std::string& name) {
-  const Shape s = g.value(rows).shape;
-  const int sum = g.add_node(OpKind::kSumTo, {rows}, Attrs::reshape({1, s[1]}), name + ".sum");
-  const int mean = g.add_node(OpKind::kScale, {sum}, Attrs::scaled(1.0 / static_cast<double>(s[0])),
-                              name + ".sum_over_r");
-  return g.add_node(OpKind::kReshape, {mean}, Attrs::reshape({s[1]}), name);
+  const int64_t r = g.value(rows).shape[0];
+  return g.add_node(OpKind::kScale, {g.add_node(OpKind::kReduceRows, {rows}, {}, name + ".sum")},
+                    Attrs::scaled(1.0 / static_cast<double>(r)), name);
 }
 
 // 1 / sqrt(var + eps) [C].

@@ -2,10 +2,11 @@
 // from graph ops so that autodiff, the host executors and the tensor-core lowering all apply.
 //
 // Per channel over the R = elements / C rows of x viewed as [R, C]:
-//   training:   mean = sum(x) / R (sum_to), var = sum((x - mean)^2) / R (channel_squares: the
-//               population variance), y = (x - mean) * (gamma * (1 / sqrt(var + eps))) + beta
-//               (the batch_norm op, whose gradient rule is batch normalisation's whole backward
-//               pass: two passes over the rows, channel_dot and batch_norm_grad);
+//   training:   mean = sum(x) / R (reduce_rows), var = sum((x - mean)^2) / R (channel_squares:
+//               the population variance; both sums in reduce_rows' order),
+//               y = (x - mean) * (gamma * (1 / sqrt(var + eps))) + beta (the batch_norm op, whose
+//               gradient rule is batch normalisation's whole backward pass: two passes over the
+//               rows, channel_dot and batch_norm_grad);
 //   inference:  y = x * s + t with s = gamma / sqrt(running_var + eps), t = beta - running_mean *
 //   s; running averages (PyTorch's convention, momentum m = 0.1 by default):
 //               running_mean' = running_mean * (1 - m) + mean * m,

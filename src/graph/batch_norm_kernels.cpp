@@ -1,6 +1,12 @@
 #include "graph/batch_norm_kernels.h"
 
 #include <algorithm>
+#include <array>
+#include <type_traits>
+#include <vector>
+
+#include "numerics/column_sum.h"
+#include "numerics/reduce.h"
 
 namespace tessera::graph::kernels {
 
@@ -16,26 +22,50 @@ void batch_norm(const T* x, const T* mean, const T* inv_sd, const T* gamma, cons
     }
 }
 
-template <typename T>
-void channel_squares(const T* x, const T* mean, T* out, long rows, int C) {
+namespace {
+
+// out[c] = the sum over the rows of term(r, c): in chip numerics column_sum's order (a partial
+// sum per sublane, then their tree), else rows ascending.
+template <typename T, typename Term>
+void channel_sum(long rows, int C, Numerics mode, T* out, const Term& term) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (mode == Numerics::kChip) {
+      constexpr int S = numerics::kColumnSumSublanes;
+      std::vector<float> partial(static_cast<size_t>(S) * C, 0.0f);  // [s][c]
+      for (long r = 0; r < rows; ++r) {
+        float* p = partial.data() + static_cast<size_t>(r % S) * C;
+        for (int c = 0; c < C; ++c) p[c] = p[c] + term(r, c);
+      }
+      std::array<float, S> column{};
+      for (int c = 0; c < C; ++c) {
+        for (int s = 0; s < S; ++s)
+          column[static_cast<size_t>(s)] = partial[static_cast<size_t>(s) * C + c];
+        out[c] = numerics::tree_sum(column.data(), S);
+      }
+      return;
+    }
+  }
   std::fill(out, out + C, T(0));
   for (long r = 0; r < rows; ++r)
-    for (int c = 0; c < C; ++c) {
-      const T centred = x[r * C + c] - mean[c];
-      const T square = centred * centred;
-      out[c] = out[c] + square;
-    }
+    for (int c = 0; c < C; ++c) out[c] = out[c] + term(r, c);
+}
+
+}  // namespace
+
+template <typename T>
+void channel_squares(const T* x, const T* mean, T* out, long rows, int C, Numerics mode) {
+  channel_sum(rows, C, mode, out, [&](long r, int c) {
+    const T centred = x[r * C + c] - mean[c];
+    return static_cast<T>(centred * centred);
+  });
 }
 
 template <typename T>
-void channel_dot(const T* u, const T* x, const T* mean, T* out, long rows, int C) {
-  std::fill(out, out + C, T(0));
-  for (long r = 0; r < rows; ++r)
-    for (int c = 0; c < C; ++c) {
-      const T centred = x[r * C + c] - mean[c];
-      const T product = u[r * C + c] * centred;
-      out[c] = out[c] + product;
-    }
+void channel_dot(const T* u, const T* x, const T* mean, T* out, long rows, int C, Numerics mode) {
+  channel_sum(rows, C, mode, out, [&](long r, int c) {
+    const T centred = x[r * C + c] - mean[c];
+    return static_cast<T>(u[r * C + c] * centred);
+  });
 }
 
 template <typename T>
@@ -54,8 +84,8 @@ void batch_norm_grad(const T* dy, const T* x, const T* mean, const T* k_dy, cons
 
 #define TESSERA_INSTANTIATE(T)                                                                  \
   template void batch_norm(const T*, const T*, const T*, const T*, const T*, T*, long, int);    \
-  template void channel_squares(const T*, const T*, T*, long, int);                             \
-  template void channel_dot(const T*, const T*, const T*, T*, long, int);                       \
+  template void channel_squares(const T*, const T*, T*, long, int, Numerics);                   \
+  template void channel_dot(const T*, const T*, const T*, T*, long, int, Numerics);             \
   template void batch_norm_grad(const T*, const T*, const T*, const T*, const T*, const T*, T*, \
                                 long, int);
 TESSERA_INSTANTIATE(float)

@@ -285,11 +285,11 @@ void Executor<T>::run_transformer_node(const Node& n) {
       return;
     case OpKind::kChannelSquares:
       kernels::channel_squares(in(0).data(), in(1).data(), out.data(),
-                               static_cast<long>(in(0).size()) / last, last);
+                               static_cast<long>(in(0).size()) / last, last, m_mode);
       return;
     case OpKind::kChannelDot:
       kernels::channel_dot(in(0).data(), in(1).data(), in(2).data(), out.data(),
-                           static_cast<long>(in(0).size()) / last, last);
+                           static_cast<long>(in(0).size()) / last, last, m_mode);
       return;
     case OpKind::kBatchNormGrad:
       kernels::batch_norm_grad(in(0).data(), in(1).data(), in(2).data(), in(3).data(), in(4).data(),

@@ -11,6 +11,10 @@
 
 namespace tessera::numerics {
 
-void column_sum(const float* x, int rows, int cols, int ld, float* out, int sublanes = 8);
+// The host references' sublane count (the shipped TPU-like cores have 8).
+inline constexpr int kColumnSumSublanes = 8;
+
+void column_sum(const float* x, int rows, int cols, int ld, float* out,
+                int sublanes = kColumnSumSublanes);
 
 }  // namespace tessera::numerics
