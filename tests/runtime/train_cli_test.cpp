@@ -370,6 +370,28 @@ TEST_F(TrainCli, GptOnChipsSplitsTheWindowsOverTheProcessors) {
   EXPECT_GT(e["mxu_split"]["attention"]["utilization"].get<double>(), 0);
 }
 
+// BERT data-parallel: the windows split over the processors of a board, the all-reduce's bytes
+// in the report; the first step's loss (the same weights, the same windows) equals one chip's.
+TEST_F(TrainCli, BertOnChipsSplitsTheWindowsOverTheProcessors) {
+  const std::string d = scratch("bert-chips");
+  const std::string bert =
+      "train --model bert --layers 1 --d-model 32 --heads 2 --context 16 --batch 8 --steps 2 "
+      "--config " +
+      std::string(TESSERA_SOURCE_DIR) + "/configs/board4.json --report " + d;
+  ASSERT_EQ(run(bert + "/one.json").status, 0);
+  const Result r = run(bert + "/dp.json --chips 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json one = nlohmann::json::parse(std::ifstream(d + "/one.json"));
+  const nlohmann::json dp = nlohmann::json::parse(std::ifstream(d + "/dp.json"));
+  EXPECT_EQ(dp["model"], "bert");
+  EXPECT_EQ(dp["processors"], 8);
+  const nlohmann::json& e = dp["epochs"][0];
+  EXPECT_EQ(e["samples"], 16);
+  EXPECT_GT(e["exchange_bytes"].get<uint64_t>(), 0u);
+  EXPECT_NEAR(e["per_step"]["loss"][0].get<double>(),
+              one["epochs"][0]["per_step"]["loss"][0].get<double>(), 1e-5);
+}
+
 TEST_F(TrainCli, GptOnMoreProcessorsThanWindows_bad) {
   const Result r =
       run(kTiny + "--batch 3 --steps 1 --chips 2 --cores-per-chip 2 --data-dir " + corpus());
