@@ -350,19 +350,28 @@ std::string train_dataset(const TrainArgs& a) {
 
 constexpr int64_t kSyntheticBatches = 8;
 
-// The run's datasets: the fortunes corpus (gpt), synthetic images (ResNets), or Fashion-MNIST's
-// splits (read on `threads`
+// The run's datasets (`dataset`: train_dataset's): synthetic images or byte windows (a text
+// model's: bert), the fortunes corpus (gpt, bert), or Fashion-MNIST's splits (read on `threads`
 // threads: runtime::load_fashion_mnist_splits), the test split cut to --steps x --batch samples.
-void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, int threads,
-                   runtime::Dataset& train, runtime::Dataset& test) {
-  if (text && a.model == "bert" && a.dataset != "fortunes") {
+void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, const std::string& dataset,
+                   int threads, runtime::Dataset& train, runtime::Dataset& test) {
+  const int context = o.model.context();  // 0: the model takes images
+  if (dataset == "synthetic") {
+    // --steps batches to train on (default kSyntheticBatches), one batch to evaluate.
     const int64_t count = a.steps.value_or(kSyntheticBatches) * a.batch;
-    train = runtime::synthetic_text("synthetic/train", count, o.model.context(), a.seed);
-    test = runtime::synthetic_text("synthetic/test", a.batch, o.model.context(), ~a.seed);
-  } else if (text) {
+    if (context > 0) {
+      train = runtime::synthetic_text("synthetic/train", count, context, a.seed);
+      test = runtime::synthetic_text("synthetic/test", a.batch, context, ~a.seed);
+      return;
+    }
+    const graph::Shape& in = o.model.spec.input;
+    const auto side = static_cast<int>(in[0]), channels = static_cast<int>(in[2]);
+    const int classes = o.model.spec.classes;
+    train = runtime::synthetic_images("synthetic/train", count, side, channels, classes, a.seed);
+    test = runtime::synthetic_images("synthetic/test", a.batch, side, channels, classes, ~a.seed);
+  } else if (dataset == "fortunes") {
     const runtime::TextCorpus corpus =
         runtime::load_fortunes(a.data_dir.empty() ? runtime::kFortunesDir : a.data_dir);
-    const int context = o.model.context();
     const int64_t needed = int64_t{runtime::kValidationWindows} * context + 1;
     if (static_cast<int64_t>(corpus.validation.size()) < needed)
       throw UsageError(
@@ -372,14 +381,6 @@ void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, bool text, 
                       context, corpus.validation.size(), runtime::kValidationWindows, context));
     train = runtime::fortunes_dataset(corpus, runtime::Split::kTrain, context);
     test = runtime::fortunes_dataset(corpus, runtime::Split::kTest, context);
-  } else if (a.dataset == "synthetic") {
-    // --steps batches to train on (default kSyntheticBatches), one batch to evaluate.
-    const graph::Shape& in = o.model.spec.input;
-    const int64_t count = a.steps.value_or(kSyntheticBatches) * a.batch;
-    const auto side = static_cast<int>(in[0]), channels = static_cast<int>(in[2]);
-    const int classes = o.model.spec.classes;
-    train = runtime::synthetic_images("synthetic/train", count, side, channels, classes, a.seed);
-    test = runtime::synthetic_images("synthetic/test", a.batch, side, channels, classes, ~a.seed);
   } else {
     const std::string dir = a.data_dir.empty() ? runtime::kFashionMnistDir : a.data_dir;
     std::tie(train, test) = runtime::load_fashion_mnist_splits(dir, threads);
@@ -430,7 +431,7 @@ void run_train(const TrainArgs& a) {
   // With --chips while the trainer is built (DataParallelRun::load_and_build), else now.
   auto load = [&] {
     const auto load_start = std::chrono::steady_clock::now();
-    load_datasets(a, o, text, data_parallel ? a.threads : 2, train, test);
+    load_datasets(a, o, dataset, data_parallel ? a.threads : 2, train, test);
     load_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   };

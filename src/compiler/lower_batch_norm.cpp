@@ -14,8 +14,7 @@ bool lower_batch_norm_op(Pipeline& p, Codegen& cg, const graph::Node& n) {
   using isa::Opcode;
   const NodeOperands o(p, n);
   const std::string& name = o.out.name;
-  const int64_t C =
-      o.shape(n.op == OpKind::kChannelDot || n.op == OpKind::kBatchNormGrad ? 1 : 0).back();
+  const int64_t C = o.shape(0).back();  // every op's first input is [..., C]
   const int64_t R = graph::num_elements(o.shape(0)) / C;
   const auto vector = [&](size_t i) { return StreamIn{o.in(i), true, true}; };
   const int64_t first = cg.em().size();

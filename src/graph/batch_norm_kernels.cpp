@@ -1,12 +1,9 @@
 #include "graph/batch_norm_kernels.h"
 
 #include <algorithm>
-#include <array>
 #include <type_traits>
-#include <vector>
 
 #include "numerics/column_sum.h"
-#include "numerics/reduce.h"
 
 namespace tessera::graph::kernels {
 
@@ -24,24 +21,13 @@ void batch_norm(const T* x, const T* mean, const T* inv_sd, const T* gamma, cons
 
 namespace {
 
-// out[c] = the sum over the rows of term(r, c): in chip numerics column_sum's order (a partial
-// sum per sublane, then their tree), else rows ascending.
+// out[c] = the sum over the rows of term(r, c): in chip numerics numerics::column_sum_of's order (a
+// partial sum per sublane, then their tree), else rows ascending.
 template <typename T, typename Term>
 void channel_sum(long rows, int C, Numerics mode, T* out, const Term& term) {
   if constexpr (std::is_same_v<T, float>) {
     if (mode == Numerics::kChip) {
-      constexpr int S = numerics::kColumnSumSublanes;
-      std::vector<float> partial(static_cast<size_t>(S) * C, 0.0f);  // [s][c]
-      for (long r = 0; r < rows; ++r) {
-        float* p = partial.data() + static_cast<size_t>(r % S) * C;
-        for (int c = 0; c < C; ++c) p[c] = p[c] + term(r, c);
-      }
-      std::array<float, S> column{};
-      for (int c = 0; c < C; ++c) {
-        for (int s = 0; s < S; ++s)
-          column[static_cast<size_t>(s)] = partial[static_cast<size_t>(s) * C + c];
-        out[c] = numerics::tree_sum(column.data(), S);
-      }
+      numerics::column_sum_of(rows, C, out, term);
       return;
     }
   }

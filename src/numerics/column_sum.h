@@ -9,6 +9,11 @@
 // S must be >= 1; rows may be any count (sublanes past the last row keep +0).
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "numerics/reduce.h"
+
 namespace tessera::numerics {
 
 // The host references' sublane count (the shipped TPU-like cores have 8).
@@ -16,5 +21,23 @@ inline constexpr int kColumnSumSublanes = 8;
 
 void column_sum(const float* x, int rows, int cols, int ld, float* out,
                 int sublanes = kColumnSumSublanes);
+
+// The same sum over terms computed on the fly, term(r, c) for row r < rows and column c < cols (a
+// float each; e.g. a product of two matrices' elements), in the same order and roundings.
+template <typename Term>
+void column_sum_of(long rows, int cols, float* out, const Term& term,
+                   int sublanes = kColumnSumSublanes) {
+  std::vector<float> partial(static_cast<size_t>(sublanes) * cols, 0.0f);  // [s][c]
+  for (long r = 0; r < rows; ++r) {
+    float* p = partial.data() + static_cast<size_t>(r % sublanes) * cols;
+    for (int c = 0; c < cols; ++c) p[c] = p[c] + term(r, c);
+  }
+  std::vector<float> column(static_cast<size_t>(sublanes));
+  for (int c = 0; c < cols; ++c) {
+    for (int s = 0; s < sublanes; ++s)
+      column[static_cast<size_t>(s)] = partial[static_cast<size_t>(s) * cols + c];
+    out[c] = tree_sum(column.data(), sublanes);
+  }
+}
 
 }  // namespace tessera::numerics

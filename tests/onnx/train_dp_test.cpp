@@ -41,12 +41,15 @@ void compare(int chips, int cores, int batch, int steps, double tolerance) {
     const double ld = dp.step(d.images.data(), d.labels.data(), batch);
     const float lc = chip.step(d.images.data(), d.labels.data(), batch);
     EXPECT_TRUE(dp.diverged_replicas().empty()) << "step " << s;
-    if (tolerance == 0)
+    if (tolerance == 0) {
       EXPECT_EQ(ld, static_cast<double>(lc)) << "step " << s;
-    else
+    } else {
       EXPECT_NEAR(ld, lc, tolerance * lc) << "step " << s;
+    }
   }
-  if (tolerance == 0) EXPECT_EQ(chip_test::differing_words(dp.params(0), chip.params()), 0u);
+  if (tolerance == 0) {
+    EXPECT_EQ(chip_test::differing_words(dp.params(0), chip.params()), 0u);
+  }
 }
 
 TEST(OnnxTrainDataParallel, OneProcessorIsBitIdenticalToTheSingleChip) {
