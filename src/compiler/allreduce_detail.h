@@ -24,6 +24,9 @@ void run_allreduce_pass(Pipeline& p);
 
 bool is_branch(isa::Opcode op);
 
+// This image's weight of every reduced word: shard / global batch (fp32, one rounding).
+float shard_weight(const AllReduceOptions& o);
+
 // Appends the step's bundles [first, last) to `cg`.
 void append_step_code(Codegen& cg, const std::vector<isa::Bundle>& code, int64_t first,
                       int64_t last);
@@ -53,5 +56,16 @@ struct DmaRegs {
 // registers; a counted loop over them; three registers from the top of `regs`, and the constant
 // registers v0, v1).
 void emit_scale(Codegen& cg, HeldRegs& regs, int64_t row, int64_t rows, float weight);
+
+// The reduce part for one contiguous HBM region: for each chunk of it (all of vector memory from
+// row 0 at most), DMA in, multiply by `weight`, all-reduce (sum), DMA out.
+void emit_region_allreduce(Codegen& cg, int64_t region_hbm, int64_t region_words, float weight,
+                           const AllReduceOptions& o);
+
+// The model's state (CompiledProgram::model_state: batch normalisation's running averages, one
+// contiguous region) reduced the same way, so every replica holds the same state; no code for a
+// model without state.
+void emit_model_state_allreduce(Codegen& cg, const CompiledProgram& step, float weight,
+                                const AllReduceOptions& o);
 
 }  // namespace tessera::compiler::detail

@@ -59,13 +59,6 @@ CompiledProgram compile(graph::Model model, const core::CoreSpec& spec,
     throw Error("compile", "unknown pass '" + options.dump_after +
                                "' for --dump-after (passes: " + list + ")");
   }
-  // Data-parallel steps (compiled with persistent gradients, or as the all-reduce image).
-  if (!model.state.empty() && (options.allreduce || options.persistent_grads))
-    throw Error("compile", "model '" + model.name + "' carries " +
-                               std::to_string(model.state.size()) +
-                               " state values from step to step (batch normalisation's running "
-                               "averages); data-parallel programs do not keep state yet (each "
-                               "replica's would differ): train it on one chip");
   Pipeline p;
   p.options = options;
   p.options.batch = model.batch;

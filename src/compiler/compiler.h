@@ -137,8 +137,10 @@ struct CompiledProgram {
   // Training with CompileOptions::kernel_barriers (else empty): kernel_first[i] = the first bundle
   // of graph node i's kernel (nodes in graph order; kernel_first[nodes] = the end of the last one;
   // a clean cut for i > min(grad_kernel)), and grad_kernel[j] = the node after whose kernel the
-  // gradient of params[j] is final in HBM (its producer; the DMA writing it may still be in flight,
-  // DMAs complete in issue order).
+  // gradient of params[j] is final in HBM and no later kernel of the step reads it, so the
+  // all-reduce may overwrite it: its producer, or its last reader when the backward pass reads it
+  // again (batch normalisation's gamma and beta gradients feed its input's); the DMA writing it may
+  // still be in flight, DMAs complete in issue order.
   std::vector<int64_t> kernel_first;
   std::vector<int> grad_kernel;
   // The kind of tensor each HBM word holds per bundle range (compiler/hbm_roles.h), for the

@@ -16,7 +16,10 @@
 //            torus) of compiler/collectives.h (sum; index-driven, the same code for every
 //            processor), DMA vmem -> HBM. So every processor then holds sum_p w_p g_p: the gradient
 //            of the mean loss over the global batch (each g_p is the mean over its shard), reduced
-//            in the collective's defined order;
+//            in the collective's defined order. Then the model's state (batch normalisation's
+//            running averages, CompiledProgram::model_state, one contiguous region; none for most
+//            models) the same way: every replica updated its own from its shard's statistics, and
+//            now holds sum_p w_p s_p;
 //   update   the step's optimizer section (branch targets relocated), ending in halt.
 // The main part ends with every gradient in HBM and no DMA in flight, and the update reloads
 // everything it uses from HBM, so the reduce code may use any scalar and vector registers and all
@@ -55,7 +58,8 @@
 //            receives code (checked).
 //   tail     after the backward pass (where the plain schedule puts its all-reduce): the pending
 //            `xwait`, then supersteps ending in `sync` until every bucket is finished (the buckets
-//            not started yet start in the first), then the update.
+//            not started yet start in the first), the model state's all-reduce as in the plain
+//            schedule (the buckets' region is free again), then the update.
 //   Without overlap every bucket runs in the tail: the same sends in the same buckets, so the same
 //   values bit for bit; only time differs. (bucket_words = 0, the plain schedule, cuts the gradient
 //   into other fragments: another summation order, last-bit differences.)

@@ -16,10 +16,24 @@ namespace tessera::compiler {
 
 using isa::Opcode;
 
+namespace {
+
+// Words per chunk: all of vector memory in whole vector registers (sublanes x lanes words).
+int64_t chunk_words(const core::CoreSpec& spec) {
+  const int64_t group = int64_t{spec.sublanes} * spec.lanes;
+  return spec.vmem_rows() / spec.sublanes * group;
+}
+
+}  // namespace
+
 namespace detail {
 
 bool is_branch(Opcode op) {
   return op != Opcode::HALT && isa::op_info(op).latency == isa::LatencyClass::Branch;
+}
+
+float shard_weight(const AllReduceOptions& o) {
+  return static_cast<float>(o.shard) / static_cast<float>(o.global_batch);
 }
 
 void append_step_code(Codegen& cg, const std::vector<isa::Bundle>& code, int64_t first,
@@ -99,19 +113,8 @@ void finish_image(DataParallelImage& img, Codegen& cg, const CompiledProgram& st
   if (o.processor >= 0) img.program.index = static_cast<uint32_t>(o.processor);
 }
 
-}  // namespace detail
-
-namespace {
-
-// Words per chunk: all of vector memory in whole vector registers (sublanes x lanes words).
-int64_t chunk_words(const core::CoreSpec& spec) {
-  const int64_t group = int64_t{spec.sublanes} * spec.lanes;
-  return spec.vmem_rows() / spec.sublanes * group;
-}
-
-// The reduce part: for each chunk of the gradient region, DMA in, scale, all-reduce, DMA out.
-void emit_gradient_allreduce(Codegen& cg, int64_t grad_hbm, int64_t grad_words, float weight,
-                             const AllReduceOptions& o) {
+void emit_region_allreduce(Codegen& cg, int64_t region_hbm, int64_t region_words, float weight,
+                           const AllReduceOptions& o) {
   const core::CoreSpec& spec = cg.spec();
   const int64_t chunk = chunk_words(spec);
   const int64_t group = int64_t{spec.sublanes} * spec.lanes;
@@ -119,9 +122,9 @@ void emit_gradient_allreduce(Codegen& cg, int64_t grad_hbm, int64_t grad_words, 
   const detail::DmaRegs dma(regs);
   const int vmem = dma.r[0], hbm = dma.r[1], words = dma.r[2];
   cg.put(Opcode::SLI, vmem, 0, 0, 0, 0);
-  for (int64_t at = 0; at < grad_words; at += chunk) {
-    const int64_t len = std::min(chunk, grad_words - at);
-    cg.put(Opcode::SLI, hbm, 0, 0, 0, static_cast<int32_t>(grad_hbm + at));
+  for (int64_t at = 0; at < region_words; at += chunk) {
+    const int64_t len = std::min(chunk, region_words - at);
+    cg.put(Opcode::SLI, hbm, 0, 0, 0, static_cast<int32_t>(region_hbm + at));
     cg.put(Opcode::SLI, words, 0, 0, 0, static_cast<int32_t>(len));
     cg.put(Opcode::DMAHV, vmem, hbm, words, kAllReduceFlag);
     cg.put(Opcode::WAIT, 0, kAllReduceFlag, 0, 0, 1);
@@ -141,20 +144,33 @@ void emit_gradient_allreduce(Codegen& cg, int64_t grad_hbm, int64_t grad_words, 
   }
 }
 
-}  // namespace
+void emit_model_state_allreduce(Codegen& cg, const CompiledProgram& step, float weight,
+                                const AllReduceOptions& o) {
+  if (step.model_state.empty()) return;
+  const int64_t first = step.model_state.front().hbm;
+  int64_t end = first;
+  for (const HbmTensor& t : step.model_state) {
+    TESSERA_CHECK(t.hbm == end, "the model state is one contiguous HBM region");
+    end += t.words;
+  }
+  emit_region_allreduce(cg, first, end - first, weight, o);
+}
+
+}  // namespace detail
 
 DataParallelImage data_parallel_step(const CompiledProgram& step, const core::CoreSpec& spec,
                                      const AllReduceOptions& o) {
   if (o.bucket_words > 0) return bucketed_data_parallel_step(step, spec, o);
   detail::check_step(step, spec, o);
-  const float weight = static_cast<float>(o.shard) / static_cast<float>(o.global_batch);
+  const float weight = detail::shard_weight(o);
   const std::vector<isa::Bundle>& code = step.program.code;
   const int64_t first = step.optimizer_first_bundle;
   DataParallelImage img;
   Codegen cg(spec, false);
   detail::append_step_code(cg, code, 0, first);
   img.reduce_first = cg.em().size();
-  emit_gradient_allreduce(cg, step.grads.hbm, step.grads.words, weight, o);
+  detail::emit_region_allreduce(cg, step.grads.hbm, step.grads.words, weight, o);
+  detail::emit_model_state_allreduce(cg, step, weight, o);
   img.update_first = cg.em().size();
   detail::append_step_code(cg, code, first, static_cast<int64_t>(code.size()) - 1);  // no halt
   detail::finish_image(img, cg, step, spec, o);

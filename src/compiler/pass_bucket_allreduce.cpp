@@ -73,7 +73,7 @@ class BucketCode {
       : m_buckets(buckets),
         m_spec(spec),
         m_o(o),
-        m_weight(static_cast<float>(o.shard) / static_cast<float>(o.global_batch)),
+        m_weight(detail::shard_weight(o)),
         m_cg(cg),
         m_regs(1, kRegStride - 1) {
     for (const Bucket& b : buckets) {  // each bucket its own whole vector registers
@@ -270,6 +270,7 @@ DataParallelImage bucketed_data_parallel_step(const CompiledProgram& step,
   img.reduce_first = cg.em().size();
   sch.wait_pending();
   while (!sch.done()) sch.superstep(-1, Opcode::SYNC);
+  detail::emit_model_state_allreduce(cg, step, detail::shard_weight(o), o);
   img.update_first = cg.em().size();
   detail::append_step_code(cg, src, step.optimizer_first_bundle,
                            static_cast<int64_t>(src.size()) - 1);  // no halt

@@ -20,6 +20,7 @@
 // Other ops are an Error naming the op and the node.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "common/error.h"
 #include "compiler/hbm_roles.h"
@@ -238,7 +239,14 @@ bool lower_program(Pipeline& p, bool nested) {
           {kernel_at[i], kernel_at[i + 1], std::string(graph::op_name(p.graph.nodes()[i].op))});
   if (p.options.kernel_barriers && p.options.training) {
     p.out.kernel_first = kernel_at;
-    for (int g : p.grads) p.out.grad_kernel.push_back(p.graph.value(g).producer);
+    // After its producer and every node that reads it (the bucket's reduced sum overwrites it).
+    std::map<int, int> last_use;
+    for (int g : p.grads) last_use[g] = p.graph.value(g).producer;
+    for (const graph::Node& n : p.graph.nodes())
+      for (int in : n.inputs)
+        if (auto it = last_use.find(in); it != last_use.end())
+          it->second = std::max(it->second, n.id);
+    for (int g : p.grads) p.out.grad_kernel.push_back(last_use.at(g));
   }
   if (p.out.adam_unit.used && p.options.training)
     for (isa::DataSegment& d : adam_unit_segments(p.out.adam_unit, p.options.optimizer))

@@ -55,6 +55,10 @@ void InferenceCore::set_params(const compiler::CompiledProgram& layout, const Te
   write_params(m_core, layout, params);
 }
 
+void InferenceCore::set_model_state(const compiler::CompiledProgram& layout, const Tensors& state) {
+  write_model_state(m_core, layout, state);
+}
+
 InferenceScore InferenceCore::infer(const compiler::CompiledProgram& p,
                                     std::shared_ptr<const core::DecodedProgram> decoded,
                                     const void* x, const int32_t* labels, int n,

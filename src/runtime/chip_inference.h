@@ -40,7 +40,8 @@ InferenceScore run_inference(core::Core& core, PeAttribution& pe,
                              std::shared_ptr<const core::DecodedProgram> decoded,
                              const int32_t* labels, int n, int64_t label_words);
 
-// A core of its own that evaluates parameters given by the host (no optimizer state).
+// A core of its own that evaluates parameters and model state given by the host (no optimizer
+// state).
 class InferenceCore {
  public:
   // Built running `p` (its code `decoded`), an inference program of the model.
@@ -50,6 +51,8 @@ class InferenceCore {
   // The parameters into HBM at `layout`'s addresses (every compiled program of the model shares
   // them).
   void set_params(const compiler::CompiledProgram& layout, const Tensors& params);
+  // The model's state (batch normalisation's running averages) at `layout`'s addresses.
+  void set_model_state(const compiler::CompiledProgram& layout, const Tensors& state);
   // write_batch then run_inference.
   InferenceScore infer(const compiler::CompiledProgram& p,
                        std::shared_ptr<const core::DecodedProgram> decoded, const void* x,

@@ -56,7 +56,10 @@ DataParallelTrainer::DataParallelTrainer(const TrainModel& model, const core::Co
   m_sample = graph::num_elements(m.graph.value(m.input).shape) / shard0;
   m_labels = graph::num_elements(m.graph.value(m.labels).shape) / shard0;
   const std::vector<std::vector<float>> init = init_train_params(model, m, options.trainer.seed);
-  m_system->for_each_local([&](int q) { start_replica(m_system->core(q), p, init); });
+  m_system->for_each_local([&](int q) {
+    start_replica(m_system->core(q), p, init);
+    write_model_state(m_system->core(q), p, model.initial_state);
+  });
   ChipTrainerOptions eo = options.trainer;
   eo.batch = shard0;
   m_eval = std::make_unique<ChipTrainer>(model, spec, eo);
@@ -224,6 +227,14 @@ std::vector<std::vector<float>> DataParallelTrainer::params(int p) const {
   std::vector<std::vector<float>> out;
   for (const compiler::HbmTensor& t : prog.params)
     out.push_back(read_on_every_rank(*m_system, p, t.hbm, t.words));
+  return out;
+}
+
+Tensors DataParallelTrainer::model_state() const {
+  const compiler::CompiledProgram& prog = *m_programs.begin()->second;
+  Tensors out;
+  for (const compiler::HbmTensor& t : prog.model_state)
+    out.push_back(read_on_every_rank(*m_system, 0, t.hbm, t.words));
   return out;
 }
 

@@ -18,14 +18,20 @@
 // The step's loss is sum_p shard_p * loss_p / n (in double), loss_p the mean over processor p's
 // shard as computed on the chip (for gpt the mean over its windows' positions, so the step's loss
 // is the mean over every position of the global batch).
+// A model with state (batch normalisation's running averages: TrainModel::initial_state) trains as
+// PyTorch's DistributedDataParallel trains it without SyncBatchNorm: each replica normalises with
+// its own shard's batch statistics. Each then updates its running averages from them, and the
+// image all-reduces those with the gradients, weighted by shard / n like them (compiler/
+// data_parallel.h), so every replica holds the same: the running mean as the global batch's mean
+// would have moved it, the running variance the shard-weighted mean of the shards' updates.
 // Evaluation runs the compiled inference program on separate cores loaded with processor 0's
-// parameters (chip_inference.h InferenceCore), so it does not disturb the system's clocks: the
-// batches are split over the ranks and each rank's over its host threads (one core per thread),
-// and the scores are added in batch order, so the result is the same for any ranks and threads
-// and the same as one core evaluating batch after batch (ChipTrainer::evaluate).
-// Time: the system's clock (the latest core) per step; the host link writes every chip's shards
-// in parallel (each chip has its own link), charged as the largest per-chip byte count /
-// host_bytes_per_second, outside the chip time (as ChipTrainer does).
+// parameters and model state (chip_inference.h InferenceCore), so it does not disturb the system's
+// clocks: the batches are split over the ranks and each rank's over its host threads (one core per
+// thread), and the scores are added in batch order, so the result is the same for any ranks and
+// threads and the same as one core evaluating batch after batch (ChipTrainer::evaluate). Time: the
+// system's clock (the latest core) per step; the host link writes every chip's shards in parallel
+// (each chip has its own link), charged as the largest per-chip byte count / host_bytes_per_second,
+// outside the chip time (as ChipTrainer does).
 #pragma once
 
 #include <cstdint>
@@ -118,6 +124,9 @@ class DataParallelTrainer {
   const compiler::DataParallelImage& first_image() const { return *m_images.begin()->second; }
   // Processor p's parameters as they are in its HBM (aligned with graph::Model::params).
   std::vector<std::vector<float>> params(int p) const;
+  // The model's state (batch normalisation's running averages; see above), as processor 0 holds
+  // it (every replica holds the same).
+  Tensors model_state() const;
   // Processors whose parameter words differ from processor 0's (empty when all are identical).
   std::vector<int> diverged_replicas() const;
   const system::System& system() const { return *m_system; }
@@ -134,16 +143,18 @@ class DataParallelTrainer {
   nlohmann::ordered_json system_json() const { return m_system->stats_json(); }
 
   // Checkpoints (data_parallel_run.h; data_parallel_state.cpp), between steps; collective.
-  // replica_state(): processor 0's parameters and optimizer state (replica_state.h), after
-  // checking that every processor's are bit-identical to them (Error naming the first that
-  // differs): the run guarantees identical replicas, so one replica plus that check stands for all.
+  // replica_state(): processor 0's parameters, and its optimizer state followed by its model state
+  // (replica_state.h split_checkpoint_state), after checking that every processor's are
+  // bit-identical to them (Error naming the first that differs): the run guarantees identical
+  // replicas, so one replica plus that check stands for all.
   std::pair<Tensors, Tensors> replica_state() const;
   // Everything else later steps and the figures depend on: the step counter (Adam's t), the
   // cumulative totals, the single-core baselines, and the system (System::save_state: its clocks,
   // per-group timing, every core's clock, the fabric's loss streams, wires and statistics).
   nlohmann::ordered_json save_state() const;
   // Into a trainer just built with the same model, options and system: every processor gets the
-  // parameters and optimizer state, its Adam unit the step counter, then the state above. Errors
+  // parameters, the optimizer state and the model state, its Adam unit the step counter, then the
+  // state above. Errors
   // name `where` (a state of another shape, or tensors that do not fit the compiled step).
   void restore(const Tensors& params, const Tensors& state, const nlohmann::ordered_json& saved,
                const std::string& where);

@@ -10,7 +10,8 @@
 namespace tessera::runtime {
 
 void DataParallelTrainer::evaluate(std::span<const Batch> batches, graph::EvalResult& acc) {
-  const Tensors weights = params(0);  // collective
+  const Tensors weights = params(0);       // collective
+  const Tensors averages = model_state();  // collective
   system::Communicator& comm = m_system->communicator();
   const RankBlock mine = rank_block(static_cast<int>(batches.size()), comm.size(), comm.rank());
   // Compiled and decoded here, before the threads read them.
@@ -33,6 +34,7 @@ void DataParallelTrainer::evaluate(std::span<const Batch> batches, graph::EvalRe
       core = std::make_unique<InferenceCore>(m_spec, *program_of[static_cast<size_t>(chunk.first)],
                                              decoded_of[static_cast<size_t>(chunk.first)]);
     core->set_params(layout, weights);
+    core->set_model_state(layout, averages);
     for (int i = chunk.first; i < chunk.first + chunk.count; ++i) {
       const Batch& b = batches[mine.first + i];
       const void* x = b.ids.empty() ? static_cast<const void*>(b.images.data()) : b.ids.data();

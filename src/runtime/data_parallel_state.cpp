@@ -1,6 +1,7 @@
 // DataParallelTrainer's checkpoint support (data_parallel.h): replica_state, save_state, restore.
 #include <bit>
 #include <cstring>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -38,15 +39,23 @@ T field(const Json& j, const char* key, const std::string& where) {
   return j[key].get<T>();
 }
 
-std::vector<uint32_t> words_of(const Tensors& a, const Tensors& b) {
+// The words of every tensor of `groups`, in order.
+std::vector<uint32_t> words_of(std::initializer_list<const Tensors*> groups) {
   std::vector<uint32_t> out;
-  for (const Tensors* group : {&a, &b})
+  for (const Tensors* group : groups)
     for (const auto& t : *group) {
       const size_t at = out.size();
       out.resize(at + t.size());
       if (!t.empty()) std::memcpy(out.data() + at, t.data(), 4 * t.size());
     }
   return out;
+}
+
+// A replica's training state: its parameters, optimizer state and model state.
+std::vector<uint32_t> replica_words(const core::Core& c, const compiler::CompiledProgram& prog) {
+  const Tensors params = read_params(c, prog), optimizer = read_optimizer_state(c, prog),
+                model = read_model_state(c, prog);
+  return words_of({&params, &optimizer, &model});
 }
 
 }  // namespace
@@ -99,28 +108,27 @@ const compiler::CompiledProgram& DataParallelTrainer::layout() const {
   };
   for (const auto& [shard, prog] : m_programs)
     if (!same(prog->params, first.params) || !same(prog->state, first.state) ||
+        !same(prog->model_state, first.model_state) ||
         prog->adam_unit.used != first.adam_unit.used ||
         prog->adam_unit.theta != first.adam_unit.theta)
       throw Error("data-parallel",
-                  fmt::format("the step for {} samples keeps its parameters or optimizer state "
-                              "elsewhere than the step for {}",
+                  fmt::format("the step for {} samples keeps its parameters, optimizer state "
+                              "or model state elsewhere than the step for {}",
                               shard, m_programs.begin()->first));
   return first;
 }
 
 std::pair<Tensors, Tensors> DataParallelTrainer::replica_state() const {
   const compiler::CompiledProgram& prog = layout();
-  const std::vector<int> bad = diverged([&](const core::Core& c) {
-    return words_of(read_params(c, prog), read_optimizer_state(c, prog));
-  });
+  const std::vector<int> bad =
+      diverged([&](const core::Core& c) { return replica_words(c, prog); });
   if (!bad.empty())
-    throw Error(
-        "data-parallel",
-        fmt::format("after step {}: the parameters or optimizer state of processor {} differ "
-                    "from processor 0's; no checkpoint written",
-                    m_steps, bad.front()));
+    throw Error("data-parallel",
+                fmt::format("after step {}: the parameters, optimizer state or model state of "
+                            "processor {} differ from processor 0's; no checkpoint written",
+                            m_steps, bad.front()));
   const system::Bytes b = m_system->from_processor(0, [&](const core::Core& c) {
-    const std::vector<uint32_t> w = words_of(read_params(c, prog), read_optimizer_state(c, prog));
+    const std::vector<uint32_t> w = replica_words(c, prog);
     system::Bytes out(4 * w.size());
     if (!w.empty()) std::memcpy(out.data(), w.data(), out.size());
     return out;
@@ -138,6 +146,7 @@ std::pair<Tensors, Tensors> DataParallelTrainer::replica_state() const {
   };
   take(prog.params, out.first);
   take(prog.state, out.second);
+  take(prog.model_state, out.second);
   TESSERA_CHECK(at == b.size(), "replica words from processor 0");
   return out;
 }
@@ -159,12 +168,14 @@ void DataParallelTrainer::restore(const Tensors& params, const Tensors& state, c
   const compiler::CompiledProgram& prog = layout();
   const int64_t steps = field<int64_t>(saved, "steps", where);
   if (steps < 0) throw Error(where, "corrupt data-parallel state ('steps')");
+  const auto [optimizer, model] = split_checkpoint_state(state, prog);
   try {
     for (int p = 0; p < processors(); ++p) {
       if (!m_system->is_local(p)) continue;
       core::Core& c = m_system->core(p);
       write_params(c, prog, params);
-      write_optimizer_state(c, prog, state);
+      write_optimizer_state(c, prog, optimizer);
+      write_model_state(c, prog, model);
       if (prog.adam_unit.used) c.machine().adam().set_t(steps);
     }
   } catch (const Error& e) {

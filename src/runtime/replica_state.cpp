@@ -1,5 +1,6 @@
 #include "runtime/replica_state.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -49,6 +50,13 @@ Tensors read_optimizer_state(const core::Core& c, const compiler::CompiledProgra
   return out;
 }
 
+Tensors read_model_state(const core::Core& c, const compiler::CompiledProgram& p) {
+  Tensors out;
+  for (const compiler::HbmTensor& t : p.model_state)
+    out.push_back(read_hbm_floats(c, t.hbm, t.words));
+  return out;
+}
+
 void write_tensors(core::Core& c, const std::vector<compiler::HbmTensor>& where,
                    const Tensors& values, const char* what) {
   if (values.size() != where.size())
@@ -93,6 +101,17 @@ void write_optimizer_state(core::Core& c, const compiler::CompiledProgram& p,
       unit.set_moments(c.host_state().hbm, base + j, values[i][static_cast<size_t>(j)],
                        values[np + i][static_cast<size_t>(j)]);
   }
+}
+
+void write_model_state(core::Core& c, const compiler::CompiledProgram& p, const Tensors& values) {
+  write_tensors(c, p.model_state, values, "model state");
+}
+
+std::pair<Tensors, Tensors> split_checkpoint_state(const Tensors& state,
+                                                   const compiler::CompiledProgram& p) {
+  const size_t kept = std::min(state.size(), p.model_state.size());
+  const auto split = state.end() - static_cast<std::ptrdiff_t>(kept);
+  return {Tensors(state.begin(), split), Tensors(split, state.end())};
 }
 
 void start_replica(core::Core& c, const compiler::CompiledProgram& p, const Tensors& params) {

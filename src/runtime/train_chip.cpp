@@ -138,14 +138,11 @@ std::vector<std::vector<float>> ChipTrainer::optimizer_state() const {
 }
 
 std::vector<std::vector<float>> ChipTrainer::model_state() const {
-  std::vector<std::vector<float>> out;
-  for (const compiler::HbmTensor& t : m_programs.at({m_options.batch, true})->model_state)
-    out.push_back(read(t.hbm, t.words));
-  return out;
+  return read_model_state(*m_core, *m_programs.at({m_options.batch, true}));
 }
 
 void ChipTrainer::set_model_state(const std::vector<std::vector<float>>& values) {
-  write_tensors(*m_core, layout().model_state, values, "model state");
+  write_model_state(*m_core, layout(), values);
 }
 
 void ChipTrainer::set_params(const std::vector<std::vector<float>>& values) {

@@ -195,10 +195,9 @@ void SingleChipTrainer::restore(const Checkpoint& c, int64_t step, const std::st
   }
   try {
     m_chip.set_params(c.params);
-    const size_t kept = std::min(c.state.size(), m_chip.layout().model_state.size());
-    const auto split = c.state.end() - static_cast<std::ptrdiff_t>(kept);
-    m_chip.set_optimizer_state(Tensors(c.state.begin(), split));
-    m_chip.set_model_state(Tensors(split, c.state.end()));
+    const auto [optimizer, model] = split_checkpoint_state(c.state, m_chip.layout());
+    m_chip.set_optimizer_state(optimizer);
+    m_chip.set_model_state(model);
   } catch (const Error& e) {
     throw Error(path, std::string("does not fit this model: ") + e.what());
   }

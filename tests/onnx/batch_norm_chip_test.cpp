@@ -3,7 +3,7 @@
 // mode) trained by the compiled step on the timed core. Its losses, parameters and running
 // averages are bit-identical to the host reference in chip numerics, within a bf16 tolerance of
 // the host in fp32 and of PyTorch; evaluation on the chip reads the running averages the steps
-// left in HBM.
+// left in HBM. Data-parallel, the replicas share their running averages.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "onnx/onnx_training.h"
 #include "onnx/tensor.h"
 #include "runtime/chip_test_data.h"
+#include "runtime/data_parallel.h"
 #include "runtime/host_run.h"
 #include "runtime/train_chip.h"
 #include "support/error_of.h"
@@ -141,26 +142,82 @@ TEST(BatchNormOnChip, TheModelStateIsImportedAndChecked) {
             std::string::npos);
 }
 
-TEST(BatchNormOnChip, DataParallelTrainingOfAModelWithStateIsRefused) {
+// Data-parallel on 2 processors (2 samples each): each replica normalises its own shard, so its
+// loss is a single chip's on that shard; the running averages are all-reduced with the gradients,
+// so every replica then holds the mean of the two single chips' (the shards weigh the same), and
+// evaluation and checkpoints read them.
+TEST(BatchNormOnChip, DataParallelReplicasNormaliseTheirShardsAndShareTheirRunningAverages) {
   const runtime::TrainModel t = convnet();
-  compiler::CompileOptions o;
-  o.batch = 2;
-  compiler::AllReduceOptions ar;
-  ar.processors = 2;
-  ar.shard = 2;
-  ar.global_batch = 4;
-  o.allreduce = ar;
-  compiler::CompileOptions step;  // the data-parallel trainer's step, before its all-reduce image
-  step.batch = 2;
-  step.persistent_grads = true;
-  for (const compiler::CompileOptions& c : {o, step}) {
-    const std::string why = testing::error_of(
-        [&] { runtime::compile_train_model(t, runtime::chip_test::tpu_v2_like(), c); });
-    EXPECT_NE(why.find("carries 2 state values from step to step (batch normalisation's running "
-                       "averages); data-parallel programs do not keep state yet"),
-              std::string::npos)
-        << why;
+  runtime::DataParallelOptions o;
+  o.trainer.batch = 4;
+  o.trainer.optimizer = sgd();
+  o.system = runtime::chip_test::machine(2, 1, 0);
+  o.check_replicas = true;
+  runtime::DataParallelTrainer dp(t, runtime::chip_test::tpu_v2_like(), o);
+  EXPECT_EQ(dp.model_state(), t.initial_state);
+  const std::vector<float> x = convnet_pb("x");
+  const int64_t sample = static_cast<int64_t>(x.size()) / 4;
+  std::vector<float> shard_loss;
+  std::vector<std::vector<std::vector<float>>> shard_state;
+  for (int p = 0; p < 2; ++p) {
+    runtime::ChipTrainer chip = chip_trainer(t, sgd(), 2);
+    shard_loss.push_back(chip.step(x.data() + 2 * p * sample, kLabels.data() + 2 * p, 2));
+    shard_state.push_back(chip.model_state());
   }
+  const double loss = dp.step(x.data(), kLabels.data(), 4);
+  EXPECT_EQ(loss, (2.0 * shard_loss[0] + 2.0 * shard_loss[1]) / 4);
+  const std::vector<std::vector<float>> state = dp.model_state();
+  ASSERT_EQ(state.size(), 2u);
+  for (size_t k = 0; k < 2; ++k)
+    for (size_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(state[k][c], 0.5f * shard_state[0][k][c] + 0.5f * shard_state[1][k][c])
+          << (k == 0 ? "running mean " : "running var ") << c;
+      EXPECT_NE(shard_state[0][k][c], shard_state[1][k][c]) << "the shards should differ";
+    }
+  const auto [params, kept] = dp.replica_state();  // checks that every replica holds the same
+  ASSERT_GE(kept.size(), 2u);                      // the optimizer state, then the model state
+  EXPECT_EQ(std::vector<std::vector<float>>(kept.end() - 2, kept.end()), state);
+  // Evaluation reads processor 0's running averages: as a single chip holding them.
+  runtime::ChipTrainer chip = chip_trainer(t, sgd(), 4);
+  chip.set_params(params);
+  chip.set_model_state(state);
+  graph::EvalResult a, b;
+  std::vector<runtime::Batch> batches(1);
+  batches[0].images = x;
+  batches[0].labels = kLabels;
+  batches[0].size = 4;
+  dp.evaluate(batches, a);
+  chip.evaluate(x.data(), kLabels.data(), 4, b);
+  EXPECT_EQ(a.samples, 4);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.loss_sum, b.loss_sum);
+}
+
+// The backward pass reads the gamma and beta gradients again (for the input's gradient): a bucket
+// holding them must not write their reduced sum back before that, so the overlapped buckets give
+// the same values bit for bit as the same buckets after the backward pass.
+TEST(BatchNormOnChip, DataParallelOverlappedBucketsWaitForTheLastReaderOfAGradient) {
+  const runtime::TrainModel t = convnet();
+  const std::vector<float> x = convnet_pb("x");
+  std::vector<std::vector<std::vector<float>>> params, state;
+  std::vector<std::vector<double>> losses(2);
+  for (const bool overlap : {true, false}) {
+    runtime::DataParallelOptions o;
+    o.trainer.batch = 4;
+    o.trainer.optimizer = sgd();
+    o.system = runtime::chip_test::machine(2, 1, 0);
+    o.bucket_words = 4;  // a bucket per parameter
+    o.overlap = overlap;
+    runtime::DataParallelTrainer dp(t, runtime::chip_test::tpu_v2_like(), o);
+    EXPECT_EQ(dp.first_image().overlapped_supersteps > 0, overlap);
+    for (int s = 0; s < 2; ++s)
+      losses[overlap ? 0 : 1].push_back(dp.step(x.data(), kLabels.data(), 4));
+    params.push_back(dp.params(0));
+    state.push_back(dp.model_state());
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_EQ(runtime::chip_test::differing_words(params[0], params[1]), 0u);
+  EXPECT_EQ(state[0], state[1]);
 }
 
 }  // namespace

@@ -155,12 +155,14 @@ TEST_F(DpCli, DefaultAllReduceIsTheTorusOnGridsOfTwoOrMoreDimensions) {
   std::filesystem::remove(report);
 }
 
-TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
-  const std::string dir = std::string(TESSERA_BINARY_DIR) + "/dp_cli_checkpoints";
+// Two epochs of `common` + "2 ...": uninterrupted, and interrupted after the first then resumed;
+// the reports must agree (their evaluation reads the model; with batch normalisation, its running
+// averages from the checkpoint).
+void expect_resumed_equals_uninterrupted(const std::string& common, const std::string& name) {
+  const std::string dir = std::string(TESSERA_BINARY_DIR) + "/" + name;
   const std::string full = dir + "/full.json", resumed = dir + "/resumed.json";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string common = "train --batch 8 --steps 2 --optimizer sgd --lr 0.05 --chips ";
   int status = 0;
   run(common + "2 --epochs 2 --report " + full, status);
   ASSERT_EQ(status, 0);
@@ -176,6 +178,19 @@ TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
             "tessera: error: " + dir +
                 "/ckpt/ckpt-0000000004.tsck: checkpoint is for chips 2, this run has chips 3\n");
   std::filesystem::remove_all(dir);
+}
+
+TEST_F(DpCli, ResumedRunWritesTheReportOfAnUninterruptedOne) {
+  expect_resumed_equals_uninterrupted(
+      "train --batch 8 --steps 2 --optimizer sgd --lr 0.05 --chips ", "dp_cli_checkpoints");
+}
+
+// Batch normalisation's running averages travel with the checkpoint (overlapped buckets too).
+TEST_F(DpCli, ResumedResNetRunWritesTheReportOfAnUninterruptedOne) {
+  expect_resumed_equals_uninterrupted(
+      "train --model resnet18 --width 4 --batch 4 --steps 2 --optimizer sgd --lr 0.05 "
+      "--bucket-words 256 --chips ",
+      "dp_cli_resnet_checkpoints");
 }
 
 TEST_F(DpCli, ShortRunReportsTheExchangeAndTheSystem) {

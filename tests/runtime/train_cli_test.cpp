@@ -218,19 +218,6 @@ TEST_F(TrainCli, BertOnSyntheticTokens) {
   EXPECT_EQ(bad.err, "tessera: error: --heads: 5 heads do not divide --d-model 768\n");
 }
 
-// Batch normalisation's running averages are not kept by data-parallel programs.
-TEST_F(TrainCli, ResNetWithChips_bad) {
-  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  const Result r = run("train --model resnet18 --width 4 --chips 2 --batch 4 --steps 1");
-  EXPECT_EQ(r.status >> 8, 1);
-  EXPECT_NE(r.err.find("model 'resnet18' carries 40 state values from step to step (batch "
-                       "normalisation's running averages); data-parallel programs do not keep "
-                       "state yet"),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
-
 TEST_F(TrainCli, CheckpointFlags_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   EXPECT_EQ(run("train --steps 1 --resume").err,
