@@ -400,14 +400,15 @@ void run_train(const TrainArgs& a) {
   check_data_parallel_flags(a.chips != -1, a.bucket_words, a.no_overlap);
   // --chips: the machine and the flags checked before the datasets load.
   if (!a.allreduce.empty() && a.chips == -1) throw UsageError("train", "--allreduce needs --chips");
-  const system::SystemSpec machine =
-      a.chips == -1 ? system::SystemSpec{}
-                    : runtime::data_parallel_machine(a.config, a.chips, a.cores_per_chip, a.batch);
-  const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   runtime::TrainingRunOptions o;
+  o.config = runtime::load_run_config(a.config, train_config_overrides(a));
+  const system::SystemSpec machine =
+      a.chips == -1
+          ? system::SystemSpec{}
+          : runtime::data_parallel_machine(o.config.system, a.chips, a.cores_per_chip, a.batch);
+  const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
   o.model_name = a.model;
   o.model = train_model(a);
-  o.config = runtime::load_run_config(a.config, train_config_overrides(a));
   o.trainer.batch = a.batch;
   o.trainer.optimizer.kind =
       parse_flag_value("--optimizer", [&] { return graph::optimizer_from_name(a.optimizer); });

@@ -113,7 +113,7 @@ void run_train_dlrm(const DlrmFlags& d, const DlrmRunFlags& f) {
   system::SystemSpec machine;
   if (chip) {
     config = runtime::load_run_config(f.config, f.overrides);
-    machine = runtime::data_parallel_machine(f.config, f.chips, f.cores_per_chip, r.batch);
+    machine = runtime::data_parallel_machine(config->system, f.chips, f.cores_per_chip, r.batch);
   }
   // Under mpirun rank 0 alone writes the report (an error opening it aborts every rank).
   std::optional<OutputFile> report;

@@ -4,7 +4,6 @@
 
 #include "common/error.h"
 #include "system/collective_grid.h"
-#include "system/machine_spec.h"
 
 namespace tessera::runtime {
 
@@ -43,10 +42,9 @@ void check_data_parallel_batch(const system::SystemSpec& system, int batch) {
                     batch, system.processors(), system.chips, system.cores_per_chip));
 }
 
-system::SystemSpec data_parallel_machine(const std::string& config_path, int chips,
+system::SystemSpec data_parallel_machine(const system::SystemSpec& file, int chips,
                                          int cores_per_chip, int batch) {
-  const system::SystemSpec s =
-      data_parallel_system(system::load_machine_spec(config_path).system, chips, cores_per_chip);
+  const system::SystemSpec s = data_parallel_system(file, chips, cores_per_chip);
   check_data_parallel_batch(s, batch);
   return s;
 }

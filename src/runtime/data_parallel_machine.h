@@ -21,9 +21,9 @@ system::SystemSpec data_parallel_system(const system::SystemSpec& file, int chip
 // processors.
 void check_data_parallel_batch(const system::SystemSpec& system, int batch);
 
-// data_parallel_system on the system section of the config file at `config_path` ("": the
-// default config), checked by check_data_parallel_batch.
-system::SystemSpec data_parallel_machine(const std::string& config_path, int chips,
+// data_parallel_system on the config's system section (RunConfig::system: the file's with the
+// run's --set overrides), checked by check_data_parallel_batch.
+system::SystemSpec data_parallel_machine(const system::SystemSpec& file, int chips,
                                          int cores_per_chip, int batch);
 
 // The all-reduce of `--allreduce name` on `machine`: "ring", "torus", or "auto" / "" (the default):

@@ -72,7 +72,9 @@ RunConfig load_run_config(const std::string& path, const nlohmann::json& overrid
   ConfigReader r = override ? ConfigReader::from_string(doc.dump(), source + " + overrides")
                             : ConfigReader::from_string(text, path.empty() ? source : path);
   RunConfig c;
-  c.spec = system::read_machine_spec(r).core;
+  system::MachineSpec m = system::read_machine_spec(r);
+  c.spec = m.core;
+  c.system = std::move(m.system);
   r.finish();
   c.resolved = nlohmann::ordered_json::object();
   for (const ParamDecl& d : r.declarations()) {

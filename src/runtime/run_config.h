@@ -15,11 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spec.h"
+#include "system/system_spec.h"
 
 namespace tessera::runtime {
 
 struct RunConfig {
   core::CoreSpec spec;
+  // The config's system section, overrides applied (the base of a data-parallel machine:
+  // runtime/data_parallel_machine.h).
+  system::SystemSpec system;
   nlohmann::ordered_json resolved;
   std::string hash;
 };

@@ -74,6 +74,24 @@ TEST_F(DpCli, CoresPerChipOrChipsDifferingFromTheConfig_bad) {
                "train: --chips 2 does not match the config's system.chips 4");
 }
 
+// --set reaches the config's system section: one chip of the board (its 2 cores) instead of 4; a
+// system the overrides leave inconsistent is refused naming the key.
+TEST_F(DpCli, SetOverridesTheConfigsSystem) {
+  const std::string report = std::string(TESSERA_BINARY_DIR) + "/dp_cli_set_system.json";
+  const std::string common = "train --steps 1 --epochs 1 --batch 8 --config " +
+                             config("board4.json") + " --set system.chips=";
+  int status = 0;
+  run(common + "1 --set system.chips_per_board=1 --chips 1 --report " + report, status);
+  ASSERT_EQ(status, 0);
+  std::ifstream in(report);
+  EXPECT_EQ(nlohmann::json::parse(in)["epochs"][0]["processors"], 2);
+  std::filesystem::remove(report);
+  expect_error(
+      common + "2 --chips 2",
+      config("board4.json") +
+          " + overrides: key 'system.chips': 2 chips but 1 boards x 4 chips per board = 4");
+}
+
 // A report without what differs between an interrupted and an uninterrupted run.
 nlohmann::json comparable_report(const std::string& path) {
   std::ifstream in(path);
