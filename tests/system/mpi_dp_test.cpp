@@ -1,8 +1,9 @@
 // Data-parallel training (runtime/data_parallel.h) with its processors spread over R ranks
 // (DataParallelOptions::comm; ranks as threads, mpi_thread_communicator.h): losses, every
-// processor's weights, the step totals and the system statistics equal the one-rank run, also with
-// 2 or 3 host threads per rank (DataParallelOptions::threads); a checkpoint written on 3 ranks
-// resumes on 2 ranks and on 1 to the uninterrupted run's end.
+// processor's weights, the running averages of a model with batch normalisation, the step totals
+// and the system statistics equal the one-rank run, also with 2 or 3 host threads per rank
+// (DataParallelOptions::threads); a checkpoint written on 3 ranks resumes on 2 ranks and on 1 to
+// the uninterrupted run's end.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "runtime/chip_test_data.h"
 #include "runtime/data_parallel.h"
 #include "runtime/data_parallel_run.h"
+#include "runtime/resnet_train_model.h"
 #include "support/temp_dir.h"
 #include "system/mpi_thread_communicator.h"
 
@@ -21,13 +23,21 @@ namespace {
 struct Run {
   std::vector<double> losses;
   std::vector<std::vector<std::vector<float>>> params;  // per processor
+  std::vector<std::vector<float>> model_state;          // batch normalisation's running averages
   std::vector<int> diverged;
   int64_t wall_ps = 0, compute_ps = 0, exchange_ps = 0, packets = 0;
   std::string system;
 };
 
+// The zoo's mlp, or with `batch_norm` a ResNet-18 of stem width 4 on the same 28 x 28 samples.
+runtime::TrainModel model_of(bool batch_norm) {
+  if (!batch_norm) return graph::zoo_spec("mlp");
+  return runtime::resnet_train_model(
+      {.depth = 18, .classes = 10, .image = 32, .width = 4, .channels = 1, .input = 28}, 0);
+}
+
 Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words = 0,
-             int threads = 1) {
+             int threads = 1, bool batch_norm = false) {
   runtime::DataParallelOptions o;
   o.trainer.batch = 7;  // ragged shards over 4 processors
   o.trainer.optimizer.kind = kind;
@@ -41,7 +51,7 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
   o.comm = &comm;
   o.bucket_words = bucket_words;
   o.threads = threads;
-  runtime::DataParallelTrainer t(graph::zoo_spec("mlp"), runtime::chip_test::tpu_v2_like(), o);
+  runtime::DataParallelTrainer t(model_of(batch_norm), runtime::chip_test::tpu_v2_like(), o);
   Run r;
   for (int s = 0; s < 2; ++s) {
     std::vector<float> images;
@@ -50,6 +60,7 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
     r.losses.push_back(t.step(images.data(), labels.data(), 7));
   }
   for (int p = 0; p < t.processors(); ++p) r.params.push_back(t.params(p));
+  r.model_state = t.model_state();
   r.diverged = t.diverged_replicas();
   r.wall_ps = t.totals().wall_ps;
   r.compute_ps = t.totals().compute_ps;
@@ -62,13 +73,15 @@ Run train_on(Communicator& comm, graph::OptimizerKind kind, int64_t bucket_words
 // Every rank count of `rank_counts` with `threads` host threads per rank against one rank, one
 // thread.
 void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0,
-                           std::vector<int> rank_counts = {2, 3}, int threads = 1) {
-  const std::vector<Run> one =
-      on_thread_ranks<Run>(1, [&](Communicator& c) { return train_on(c, kind, bucket_words); });
+                           std::vector<int> rank_counts = {2, 3}, int threads = 1,
+                           bool batch_norm = false) {
+  const std::vector<Run> one = on_thread_ranks<Run>(
+      1, [&](Communicator& c) { return train_on(c, kind, bucket_words, 1, batch_norm); });
   EXPECT_TRUE(one[0].diverged.empty());
   for (int ranks : rank_counts) {
-    const std::vector<Run> got = on_thread_ranks<Run>(
-        ranks, [&](Communicator& c) { return train_on(c, kind, bucket_words, threads); });
+    const std::vector<Run> got = on_thread_ranks<Run>(ranks, [&](Communicator& c) {
+      return train_on(c, kind, bucket_words, threads, batch_norm);
+    });
     for (int r = 0; r < ranks; ++r) {
       const Run& g = got[static_cast<size_t>(r)];
       EXPECT_EQ(g.losses, one[0].losses)
@@ -77,6 +90,7 @@ void expect_same_for_ranks(graph::OptimizerKind kind, int64_t bucket_words = 0,
       for (size_t p = 0; p < g.params.size() && p < one[0].params.size(); ++p)
         EXPECT_EQ(runtime::chip_test::differing_words(g.params[p], one[0].params[p]), 0u)
             << "processor " << p;
+      EXPECT_EQ(g.model_state, one[0].model_state);
       EXPECT_TRUE(g.diverged.empty());
       EXPECT_EQ(g.wall_ps, one[0].wall_ps);
       EXPECT_EQ(g.compute_ps, one[0].compute_ps);
@@ -100,6 +114,12 @@ TEST(DataParallelRanks, OverlappedBucketStepsAreBitIdenticalForOneTwoAndFourRank
 // Host threads per rank (system/system.h "Host threads"), under 5% loss with ragged shards.
 TEST(DataParallelRanks, AdamStepsAreBitIdenticalForTwoAndThreeThreadsOnOneAndTwoRanks) {
   for (int threads : {2, 3}) expect_same_for_ranks(graph::OptimizerKind::kAdam, 0, {1, 2}, threads);
+}
+
+// Batch normalisation: every replica normalises its own shard (one of them a single sample) and
+// the running averages are all-reduced after the gradients, in overlapped buckets here.
+TEST(DataParallelRanks, BatchNormStepsAreBitIdenticalForOneTwoAndThreeRanksAndTwoThreads) {
+  expect_same_for_ranks(graph::OptimizerKind::kSgd, 4096, {2, 3}, 2, true);
 }
 
 TEST(DataParallelRanks, AdamOnTheUnitStepsAreBitIdenticalForOneTwoAndThreeRanks) {
