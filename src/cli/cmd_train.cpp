@@ -67,6 +67,7 @@
 #include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/model_flags.h"
 #include "cli/train_bow.h"
 #include "cli/train_dlrm.h"
 #include "cli/train_resnet.h"
@@ -74,10 +75,8 @@
 #include "graph/model.h"
 #include "htmlreport/page.h"
 #include "numerics/term_pe/term_pe.h"
-#include "onnx/onnx_training.h"
 #include "report/format.h"
 #include "report/trace.h"
-#include "runtime/bert_train_model.h"
 #include "runtime/data_parallel_run.h"
 #include "runtime/dataset.h"
 #include "runtime/fortunes.h"
@@ -94,12 +93,10 @@ namespace tessera::cli {
 namespace {
 
 struct TrainArgs {
-  std::string model = "mlp", dataset, optimizer = "adam", config, report, html, trace, data_dir,
-              checkpoint_dir;
+  ModelFlags m;  // --model and its sizes
+  std::string dataset, optimizer = "adam", config, report, html, trace, data_dir, checkpoint_dir;
   std::optional<int> epochs;  // default 3, gpt 1
   int batch = 128, checkpoint_keep = 2;
-  // gpt sizes (graph/gpt_model.h): unset takes the default recipe's.
-  std::optional<int> d_model, heads, layers, context;
   int64_t checkpoint_every = 0, eval_every = 0;
   bool resume = false;
   double lr = 1e-3, host_gbps = 16;
@@ -118,10 +115,8 @@ struct TrainArgs {
   int64_t bucket_words = 0;            // --chips: gradient buckets (compiler/data_parallel.h)
   std::optional<int64_t> vmem_handoff_bytes;  // overrides core.sparse.vmem_handoff_bytes
   bool no_overlap = false;
-  int threads = cli::default_threads();      // --chips: host threads per rank
-  std::string loss, label_input = "labels";  // --model x.onnx (onnx/onnx_training.h)
-  cli::DlrmFlags dlrm;                       // --model dlrm
-  cli::ResNetFlags resnet;                   // --model resnet18|resnet50
+  int threads = cli::default_threads();  // --chips: host threads per rank
+  cli::DlrmFlags dlrm;                   // --model dlrm
 };
 
 // --embedding-on (UsageError for an unknown value, or sparse-core outside one chip's gpt).
@@ -208,7 +203,7 @@ void run_profile(const TrainArgs& a, const runtime::TrainingRunOptions& o,
     write_json(*profile_out, runtime::config_with_widths(o.config.resolved, p.chosen));
   if (report) {
     nlohmann::ordered_json r;
-    r["model"] = a.model;
+    r["model"] = a.m.model;
     r["config_hash"] = o.config.hash;
     r["resolved_config"] = o.config.resolved;
     r["acc_width_profile"] = runtime::profile_json(p);
@@ -283,49 +278,10 @@ void print_epoch(const nlohmann::ordered_json& j, bool data_parallel, bool text)
 }
 
 // The model of --model and the gpt size flags (UsageError naming the flag that is wrong).
-runtime::TrainModel train_model(const TrainArgs& a) {
-  if (a.model.ends_with(".onnx")) {
-    return onnx_import::onnx_train_model(a.model, onnx_import::loss_output_from_flag(a.loss),
-                                         a.label_input);
-  }
-  if (!a.loss.empty()) throw UsageError("--loss", "sets the loss head of --model x.onnx");
-  if (!is_resnet(a.model)) check_no_resnet_flags(a.model, a.resnet);
-  if (a.model != "gpt" && a.model != "bert") {
-    for (const auto& [flag, v] :
-         {std::pair{"--d-model", a.d_model}, std::pair{"--heads", a.heads},
-          std::pair{"--layers", a.layers}, std::pair{"--context", a.context}})
-      if (v) throw UsageError(flag, "sets a size of --model gpt|bert, not of '" + a.model + "'");
-    if (is_resnet(a.model))
-      return resnet_model_from_flags(a.model, a.resnet, a.seed, a.dataset == "synthetic");
-    return model_from_flag(a.model);
-  }
-  // The transformer's sizes: the flags over the model's defaults, each >= 1, heads dividing d.
-  auto sizes = [&](int& d_model, int& heads, int& layers, int& context) {
-    d_model = a.d_model.value_or(d_model);
-    heads = a.heads.value_or(heads);
-    layers = a.layers.value_or(layers);
-    context = a.context.value_or(context);
-    for (const auto& [flag, v] : {std::pair{"--d-model", d_model}, std::pair{"--heads", heads},
-                                  std::pair{"--layers", layers}, std::pair{"--context", context}})
-      if (v < 1) throw UsageError(flag, fmt::format("{}: must be >= 1", v));
-    if (d_model % heads != 0)
-      throw UsageError("--heads",
-                       fmt::format("{} heads do not divide --d-model {}", heads, d_model));
-  };
-  if (a.model == "bert") {
-    graph::BertSpec b;
-    sizes(b.d_model, b.heads, b.layers, b.seq);
-    return runtime::bert_train_model(b, a.seed);
-  }
-  graph::GptSpec g;
-  sizes(g.d_model, g.heads, g.layers, g.context);
-  return runtime::TrainModel(g);
-}
-
 // The dataset of --dataset (default: fortunes for gpt, else fashion-mnist), checked against the
 // model before anything loads.
 std::string train_dataset(const TrainArgs& a) {
-  const bool gpt = a.model == "gpt", bert = a.model == "bert";
+  const bool gpt = a.m.model == "gpt", bert = a.m.model == "bert";
   const std::string d = !a.dataset.empty() ? a.dataset
                         : gpt              ? "fortunes"
                         : bert             ? "synthetic"
@@ -333,9 +289,9 @@ std::string train_dataset(const TrainArgs& a) {
   if (d != "fashion-mnist" && d != "fortunes" && d != "synthetic")
     throw UsageError("train",
                      "unknown dataset '" + d + "' (known: fashion-mnist, fortunes, synthetic)");
-  if (d == "synthetic" && !is_resnet(a.model) && !bert)
-    throw UsageError("--dataset",
-                     "synthetic data trains --model resnet18|resnet50|bert, not '" + a.model + "'");
+  if (d == "synthetic" && !is_resnet(a.m.model) && !bert)
+    throw UsageError("--dataset", "synthetic data trains --model resnet18|resnet50|bert, not '" +
+                                      a.m.model + "'");
   if (gpt && d != "fortunes")
     throw UsageError("--dataset",
                      "'" + d + "' holds images; --model gpt trains on text (fortunes)");
@@ -344,7 +300,7 @@ std::string train_dataset(const TrainArgs& a) {
                      "'" + d + "' holds images; --model bert trains on text (synthetic, fortunes)");
   if (!gpt && !bert && d == "fortunes")
     throw UsageError("--dataset",
-                     "fortunes is text; it trains --model gpt|bert, not '" + a.model + "'");
+                     "fortunes is text; it trains --model gpt|bert, not '" + a.m.model + "'");
   return d;
 }
 
@@ -390,7 +346,7 @@ void load_datasets(const TrainArgs& a, const runtime::RunOptions& o, const std::
 
 void run_train(const TrainArgs& a) {
   const std::string dataset = train_dataset(a);
-  const bool text = dataset == "fortunes" || a.model == "bert";
+  const bool text = dataset == "fortunes" || a.m.model == "bert";
   const int epochs = a.epochs.value_or(text ? 1 : 3);
   if (epochs < 1) throw UsageError("train", "--epochs must be >= 1");
   if (a.batch < 1) throw UsageError("train", "--batch must be >= 1");
@@ -407,8 +363,8 @@ void run_train(const TrainArgs& a) {
           ? system::SystemSpec{}
           : runtime::data_parallel_machine(o.config.system, a.chips, a.cores_per_chip, a.batch);
   const compiler::CollectiveAlgorithm allreduce = runtime::allreduce_for(a.allreduce, machine);
-  o.model_name = a.model;
-  o.model = train_model(a);
+  o.model_name = a.m.model;
+  o.model = model_from_flags(a.m, a.seed, a.dataset == "synthetic");
   o.trainer.batch = a.batch;
   o.trainer.optimizer.kind =
       parse_flag_value("--optimizer", [&] { return graph::optimizer_from_name(a.optimizer); });
@@ -418,7 +374,7 @@ void run_train(const TrainArgs& a) {
   if (a.adam_on != "unit" && a.adam_on != "vector-unit")
     throw UsageError("train", "unknown --adam-on '" + a.adam_on + "' (known: unit, vector-unit)");
   o.trainer.adam_on = a.adam_on == "unit" ? compiler::AdamOn::kUnit : compiler::AdamOn::kVectorUnit;
-  o.trainer.embedding_on = embedding_on(a.embedding_on, a.model, a.chips != -1);
+  o.trainer.embedding_on = embedding_on(a.embedding_on, a.m.model, a.chips != -1);
   o.epochs = epochs;
   o.steps_limit = a.steps.value_or(0);
   o.checkpoint_dir = a.checkpoint_dir;
@@ -515,7 +471,7 @@ void run_train(const TrainArgs& a) {
   if (report) write_json(*report, r);
   if (trace_file) trace->write(*trace_file);
   if (html)
-    htmlreport::write_report({a.html, "train " + a.model, htmlreport::Kind::kTrain, r}, *html);
+    htmlreport::write_report({a.html, "train " + a.m.model, htmlreport::Kind::kTrain, r}, *html);
 }
 
 }  // namespace
@@ -524,24 +480,17 @@ void register_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "train a model on the simulated chip");
   cmd->add_option(
-      "--model", args->model,
+      "--model", args->m.model,
       "zoo model (mlp, cnn, gpt, bert, resnet18, resnet50), bow (fortunes-topics), dlrm "
       "(generated clicks), a model JSON file or an ONNX model (.onnx)");
-  cmd->add_option("--loss", args->loss, "--model x.onnx: the loss head, softmax-ce:OUTPUT_NAME");
-  cmd->add_option("--label-input", args->label_input,
-                  "--model x.onnx: the model's integer labels input (default: a new 'labels')");
+  add_onnx_loss_flags(*cmd, args->m);
   cmd->add_option(
       "--dataset", args->dataset,
       "dataset: fashion-mnist (images; the default), fortunes (text; gpt's default) or "
       "synthetic (random 224x224x3 images in 1000 classes for resnet18/resnet50, random "
       "bytes for bert; bert's default)");
   cmd->add_option("--epochs", args->epochs, "epochs (default 3; gpt 1)");
-  cmd->add_option("--d-model", args->d_model, "gpt/bert: model width (default 128 / 768)");
-  cmd->add_option("--heads", args->heads,
-                  "gpt/bert: attention heads, dividing --d-model (default 4 / 12)");
-  cmd->add_option("--layers", args->layers, "gpt/bert: decoder / encoder blocks (default 2 / 12)");
-  cmd->add_option("--context", args->context,
-                  "gpt/bert: window length in bytes (default 64 / 128)");
+  add_transformer_flags(*cmd, args->m);
   cmd->add_option("--batch", args->batch, "batch size");
   cmd->add_option("--optimizer", args->optimizer, "adam or sgd");
   cmd->add_option("--lr", args->lr, "learning rate");
@@ -602,17 +551,17 @@ void register_train_command(CLI::App& app) {
                   "(larger ones go through HBM; overrides core.sparse.vmem_handoff_bytes)");
   add_set_flag(*cmd, args->sets);
   add_dlrm_flags(*cmd, args->dlrm);
-  add_resnet_flags(*cmd, args->resnet);
+  add_resnet_flags(*cmd, args->m.resnet);
   cmd->callback([args, cmd] {
     auto given = [cmd](const char* flag) { return cmd->count(flag) > 0; };
-    if (args->model == "dlrm")
+    if (args->m.model == "dlrm")
       return run_train_dlrm(
           args->dlrm,
           {args->executor, args->report, args->config,
            given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
            given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps, args->seed,
            train_config_overrides(*args), args->chips, args->cores_per_chip, args->threads});
-    if (args->model != "bow") return run_train(*args);
+    if (args->m.model != "bow") return run_train(*args);
     run_train_bow({args->dataset, args->data_dir, args->executor, args->report, args->config,
                    args->epochs, given("--batch") ? std::optional<int>(args->batch) : std::nullopt,
                    given("--lr") ? std::optional<double>(args->lr) : std::nullopt, args->steps,

@@ -143,6 +143,47 @@ bool have_fashion_mnist() {
   return std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz");
 }
 
+// `compile --model` takes the models `train` does, with their size flags: the statistics of the
+// program `train` runs (its bundles), the ResNets for either input, the transformers; --set
+// reaches the core it compiles for.
+TEST_F(TrainCli, CompileTakesTheZoosResNetsAndTransformers) {
+  const auto stats = [](const std::string& flags) {
+    const tessera::testing::CliResult r = tessera::testing::run_cli("compile " + flags);
+    EXPECT_EQ(r.status, 0) << flags;
+    return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+  };
+  const nlohmann::json fashion = stats("--model resnet18 --width 4 --batch 4");
+  const nlohmann::json synthetic =
+      stats("--model resnet18 --width 4 --batch 4 --dataset synthetic --image 32");
+  ASSERT_TRUE(fashion.contains("mxu_macs") && synthetic.contains("mxu_macs"));
+  // Three input channels and 1000 classes instead of one and 10: more MACs, as many GEMMs.
+  EXPECT_GT(synthetic["mxu_macs"].get<int64_t>(), fashion["mxu_macs"].get<int64_t>());
+  EXPECT_EQ(synthetic["gemms"], fashion["gemms"]);
+  const nlohmann::json bert =
+      stats("--model bert --layers 1 --d-model 64 --heads 2 --context 16 --batch 2");
+  const nlohmann::json bert2 =
+      stats("--model bert --layers 2 --d-model 64 --heads 2 --context 16 --batch 2");
+  ASSERT_TRUE(bert.contains("gemms") && bert2.contains("gemms"));
+  EXPECT_GT(bert2["gemms"].get<int>(), bert["gemms"].get<int>());
+  EXPECT_GT(stats("--model gpt --batch 4").value("bundles", 0), 0);
+  if (have_fashion_mnist()) {
+    const std::string report = scratch("compile-vs-train") + "/r.json";
+    EXPECT_EQ(
+        run("train --model resnet18 --width 4 --batch 4 --steps 1 --epochs 1 --report " + report)
+            .status,
+        0);
+    std::ifstream in(report);
+    EXPECT_EQ(nlohmann::json::parse(in)["epochs"][0]["program_bundles"], fashion["bundles"]);
+  }
+  EXPECT_EQ(run("compile --model mlp --dataset synthetic").err,
+            "tessera: error: --dataset: synthetic sets the input of --model resnet18|resnet50\n");
+  EXPECT_EQ(run("compile --model mlp --set core.scalar.imem_bundles=1024").err,
+            "tessera: error: compiler: the program needs 2317 bundles; instruction memory holds "
+            "1024\n");
+  EXPECT_EQ(run("compile --model cnn --heads 2").err,
+            "tessera: error: --heads: sets a size of --model gpt|bert, not of 'cnn'\n");
+}
+
 TEST_F(TrainCli, ModelTooBigForTheConfig_bad) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   const Result r = run("train --steps 1 --batch 8 --config " + std::string(TESSERA_SOURCE_DIR) +
