@@ -41,6 +41,7 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
                                 std::to_string(spec.vmem_rows()) + " rows of " +
                                 std::to_string(lanes) + " words)");
   const int64_t buf_rows = ceil_div(rc * row_len, W) * S;
+  const int64_t first_out = buffers - static_cast<int64_t>(outs.size());  // the outputs' buffers
   const auto buffer_row = [&](size_t i) { return (-1 - slot[i]) * buf_rows; };
   for (size_t i = 0; i < ins.size(); ++i)  // the period's rows of the vector, once
     if (is_pattern(i))
@@ -66,12 +67,10 @@ void emit_stream(Codegen& cg, const std::string& tensor, int64_t rows, int64_t r
       }
       const std::vector<int> out = body(cg, in);
       TESSERA_CHECK(out.size() == outs.size(), "stream body output count");
-      const int64_t first_out = buffers - static_cast<int64_t>(outs.size());
       for (size_t o = 0; o < outs.size(); ++o)
         cg.vst(out[o], (first_out + static_cast<int64_t>(o)) * buf_rows + j * S);
     }
     cg.em().barrier();
-    const int64_t first_out = buffers - static_cast<int64_t>(outs.size());
     for (size_t o = 0; o < outs.size(); ++o)
       cg.dma(Opcode::DMAVH, outs[o] + r0 * row_len,
              (first_out + static_cast<int64_t>(o)) * buf_rows * lanes, words);
