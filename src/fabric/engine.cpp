@@ -137,6 +137,8 @@ std::vector<Arrival> Engine::drain() {
     P.pending = 0;
     P.events = P.packets_sent = 0;
     P.out.assign(m_parts.size(), {});
+    P.in.assign(m_parts.size(), {});
+    P.from_ranks.clear();
     P.remote.assign(static_cast<size_t>(m_rank_count), {});
   }
   std::fill(m_domain_seq.begin(), m_domain_seq.end(), 0);

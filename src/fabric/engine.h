@@ -136,7 +136,10 @@ class Engine {
 
   // A partition's execution state ("Partitions" above): its events, its packets (slots in its
   // own pool), its clock and its progress; `out` holds events for other partitions' chips until
-  // the window ends, with the packet they carry.
+  // the window ends, with the packet they carry. At a window's end each `out` box is swapped
+  // into its destination's `in` box (and events from other ranks are appended to `from_ranks`);
+  // the destination's own task moves them onto its heap at the start of the next window, so a
+  // partition's heap and packet pool are only ever written by the thread running it.
   struct Handoff {  // trivially copyable: it crosses ranks as bytes
     Event e;
     Packet pk;
@@ -160,6 +163,8 @@ class Engine {
     uint64_t events = 0, packets_sent = 0;
     int origin = 0;  // the ordering domain scheduling events now (the current event's)
     std::vector<std::vector<Handoff>> out;     // per local partition
+    std::vector<std::vector<Handoff>> in;      // per local partition: its `out` box for this one
+    std::vector<Handoff> from_ranks;           // events other ranks handed to this one's chips
     std::vector<std::vector<Handoff>> remote;  // per rank (events for other ranks' chips)
   };
 
@@ -179,10 +184,13 @@ class Engine {
   // Runs the windows until no event is left anywhere; returns the whole fabric's progress.
   Progress run_partitions();
   void run_window(Picos horizon);
-  // Moves the events handed over between this rank's partitions, sends the others to their ranks
-  // and receives theirs; returns every rank's progress combined (engine_ranks.cpp).
+  // Passes the events handed over between this rank's partitions to their in boxes, sends the
+  // others to their ranks and queues theirs; returns every rank's progress combined
+  // (engine_ranks.cpp).
   Progress exchange_window();
-  void receive(Handoff h);
+  // Moves the events handed to P at the last window's end onto its heap (P's own task).
+  void take_inbox(Part& P);
+  void receive(Part& P, const Handoff& h);
   // The arrival times of other ranks' chips' transfers (engine_ranks.cpp).
   void share_arrival_times();
   // share_state before an error that names other ranks' transfers and links.

@@ -82,8 +82,12 @@ Engine::Progress Engine::local_progress() const {
   Progress p;
   for (const Part& P : m_parts) {
     if (!P.heap.empty()) p.first = std::min(p.first, P.heap.front().time);
-    for (const auto& box : P.remote)
+    const auto earliest = [&](const std::vector<Handoff>& box) {
       for (const Handoff& h : box) p.first = std::min(p.first, h.e.time);
+    };
+    for (const auto& box : P.remote) earliest(box);
+    for (const auto& box : P.in) earliest(box);
+    earliest(P.from_ranks);
     p.pending += P.pending;
     p.progress = std::max(p.progress, P.last_progress);
     p.now = std::max(p.now, P.now);
@@ -94,9 +98,9 @@ Engine::Progress Engine::local_progress() const {
 
 // Conservative windows: every partition runs its events before the earliest pending event + one
 // link latency (no event of another partition can reach it earlier), then the events handed over
-// are moved to their partitions. The watchdog is checked between windows on the whole fabric, and
-// a window never passes the time at which it would fire, so it fires exactly where one partition
-// would have.
+// are passed to their partitions, which take them onto their heaps at the next window's start.
+// The watchdog is checked between windows on the whole fabric, and a window never passes the time
+// at which it would fire, so it fires exactly where one partition would have.
 Engine::Progress Engine::run_partitions() {
   for (Progress all = exchange_window();; all = exchange_window()) {
     if (all.first == std::numeric_limits<Picos>::max()) return all;
@@ -111,7 +115,11 @@ Engine::Progress Engine::run_partitions() {
 
 void Engine::run_window(Picos horizon) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto body = [&](int k) { run_part(m_parts[static_cast<size_t>(k)], horizon); };
+  const auto body = [&](int k) {
+    Part& P = m_parts[static_cast<size_t>(k)];
+    take_inbox(P);
+    run_part(P, horizon);
+  };
   if (m_pool != nullptr)
     m_pool->run(static_cast<int>(m_parts.size()), body);
   else
@@ -120,21 +128,28 @@ void Engine::run_window(Picos horizon) {
   m_host.busy_seconds += seconds_since(t0);
 }
 
-void Engine::receive(Handoff h) {
-  Part& T = m_parts[m_part_of[h.chip]];
-  if (h.e.kind == Ev::kArrive || h.e.kind == Ev::kTimeout) {
-    h.e.a = new_packet(T);
-    T.packets[h.e.a] = h.pk;
+void Engine::receive(Part& P, const Handoff& h) {
+  Event e = h.e;
+  if (e.kind == Ev::kArrive || e.kind == Ev::kTimeout) {
+    e.a = new_packet(P);
+    P.packets[e.a] = h.pk;
   }
-  push(T, h.e);
+  push(P, e);
+}
+
+// The heap order makes the order of the pushes irrelevant: (time, origin, seq) is unique.
+void Engine::take_inbox(Part& P) {
+  for (auto& box : P.in) {
+    for (const Handoff& h : box) receive(P, h);
+    box.clear();
+  }
+  for (const Handoff& h : P.from_ranks) receive(P, h);
+  P.from_ranks.clear();
 }
 
 Engine::Progress Engine::exchange_window() {
-  for (Part& P : m_parts)
-    for (auto& box : P.out) {
-      for (const Handoff& h : box) receive(h);
-      box.clear();
-    }
+  for (size_t k = 0; k < m_parts.size(); ++k)  // the in boxes are empty: their tasks took them
+    for (size_t j = 0; j < m_parts.size(); ++j) m_parts[k].in[j].swap(m_parts[j].out[k]);
   Progress all = local_progress();
   if (!m_split) return all;
   const auto t0 = std::chrono::steady_clock::now();
@@ -154,7 +169,10 @@ Engine::Progress Engine::exchange_window() {
     if (r == m_rank) continue;
     ByteReader rd(in[static_cast<size_t>(r)]);
     all.add(rd.get<Progress>());
-    while (!rd.done()) receive(rd.get<Handoff>());
+    while (!rd.done()) {
+      const Handoff h = rd.get<Handoff>();
+      m_parts[m_part_of[h.chip]].from_ranks.push_back(h);
+    }
   }
   return all;
 }
