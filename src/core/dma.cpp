@@ -2,27 +2,72 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace tessera::core {
 
-void dma_transfer(const DmaRequest& r, ArchState& s) {
+namespace {
+
+// The rows of a request, `count` rows of `chunk` words, HBM rows `hbm_stride` words apart from
+// `hbm_addr` and local rows `local_stride` apart from `local`. Most requests are many short rows
+// (a strided gather moves one word a row), so a row that lies within one HBM page is copied
+// straight to or from that page, looked up once per run of rows on it; a row that crosses a page
+// boundary goes through read_block / write_block.
+struct Rows {
+  int64_t hbm_addr, hbm_stride, local_stride, count, chunk;
+};
+
+void copy_words(uint32_t* dst, const uint32_t* src, int64_t n) {
+  if (n == 1)
+    *dst = *src;
+  else
+    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+}
+
+void read_rows(const PagedMemory& hbm, const Rows& r, uint32_t* local) {
+  int64_t cached = -1;
+  const uint32_t* page = nullptr;
   for (int64_t i = 0; i < r.count; ++i) {
-    const int64_t src = r.src + i * r.src_stride, dst = r.dst + i * r.dst_stride;
-    switch (r.dir) {
-      case DmaDir::HbmToVmem:
-        s.hbm.read_block(src, s.vmem.data() + dst, r.chunk);
-        break;
-      case DmaDir::HbmToSmem:
-        s.hbm.read_block(src, s.smem.data() + dst, r.chunk);
-        break;
-      case DmaDir::VmemToHbm:
-        s.hbm.write_block(dst, s.vmem.data() + src, r.chunk);
-        break;
-      case DmaDir::SmemToHbm:
-        s.hbm.write_block(dst, s.smem.data() + src, r.chunk);
-        break;
+    const int64_t addr = r.hbm_addr + i * r.hbm_stride;
+    const int64_t p = addr / PagedMemory::kPageWords, off = addr % PagedMemory::kPageWords;
+    uint32_t* dst = local + i * r.local_stride;
+    if (off + r.chunk > PagedMemory::kPageWords) {
+      hbm.read_block(addr, dst, r.chunk);
+      continue;
     }
+    if (p != cached) page = hbm.page_data(p), cached = p;
+    if (page != nullptr)
+      copy_words(dst, page + off, r.chunk);
+    else
+      std::memset(dst, 0, static_cast<size_t>(r.chunk) * 4);
   }
+}
+
+void write_rows(PagedMemory& hbm, const Rows& r, const uint32_t* local) {
+  int64_t cached = -1;
+  uint32_t* page = nullptr;
+  for (int64_t i = 0; i < r.count; ++i) {
+    const int64_t addr = r.hbm_addr + i * r.hbm_stride;
+    const int64_t p = addr / PagedMemory::kPageWords, off = addr % PagedMemory::kPageWords;
+    const uint32_t* src = local + i * r.local_stride;
+    if (off + r.chunk > PagedMemory::kPageWords) {
+      hbm.write_block(addr, src, r.chunk);
+      continue;
+    }
+    if (p != cached) page = hbm.page_for_write(p), cached = p;
+    copy_words(page + off, src, r.chunk);
+  }
+}
+
+}  // namespace
+
+void dma_transfer(const DmaRequest& r, ArchState& s) {
+  const bool vmem = r.dir == DmaDir::HbmToVmem || r.dir == DmaDir::VmemToHbm;
+  ZeroedWords& local = vmem ? s.vmem : s.smem;
+  if (r.dir == DmaDir::VmemToHbm || r.dir == DmaDir::SmemToHbm)
+    write_rows(s.hbm, {r.dst, r.dst_stride, r.src_stride, r.count, r.chunk}, local.data() + r.src);
+  else
+    read_rows(s.hbm, {r.src, r.src_stride, r.dst_stride, r.count, r.chunk}, local.data() + r.dst);
   if (r.flag >= 0) s.flags[static_cast<size_t>(r.flag)] += 1;
 }
 

@@ -59,6 +59,10 @@ class PagedMemory {
   void write(int64_t addr, uint32_t value);
   void read_block(int64_t addr, uint32_t* dst, int64_t n) const;
   void write_block(int64_t addr, const uint32_t* src, int64_t n);
+  // Page `page`'s words (kPageWords of them): null while the page was never written (all zeros).
+  const uint32_t* page_data(int64_t page) const { return m_pages[static_cast<size_t>(page)].get(); }
+  // Page `page`'s words for writing, allocated (zeros) on first use.
+  uint32_t* page_for_write(int64_t page);
   int64_t pages_allocated() const { return m_allocated; }
   // Content equality: an untouched page equals a page of zeros.
   bool same_contents(const PagedMemory& other) const;
@@ -66,7 +70,6 @@ class PagedMemory {
   int64_t first_difference(const PagedMemory& other) const;
 
  private:
-  uint32_t* page_for_write(int64_t page);
   int64_t m_words;
   std::vector<std::unique_ptr<uint32_t[]>> m_pages;
   int64_t m_allocated = 0;
