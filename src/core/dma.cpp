@@ -10,11 +10,18 @@ namespace {
 
 // The rows of a request, `count` rows of `chunk` words, HBM rows `hbm_stride` words apart from
 // `hbm_addr` and local rows `local_stride` apart from `local`. Most requests are many short rows
-// (a strided gather moves one word a row), so a row that lies within one HBM page is copied
-// straight to or from that page, looked up once per run of rows on it; a row that crosses a page
-// boundary goes through read_block / write_block.
+// (a strided gather moves one word a row), so rows are copied straight to or from the HBM pages:
+// all at once when every row lies on one page, else row by row with the page looked up once per
+// run of rows on it; a row that crosses a page boundary goes through read_block / write_block.
 struct Rows {
   int64_t hbm_addr, hbm_stride, local_stride, count, chunk;
+  // The page every row lies on, or -1.
+  int64_t single_page() const {
+    const int64_t last = hbm_addr + (count - 1) * hbm_stride;
+    const int64_t lo = std::min(hbm_addr, last), hi = std::max(hbm_addr, last) + chunk - 1;
+    const int64_t p = lo / PagedMemory::kPageWords;
+    return p == hi / PagedMemory::kPageWords ? p : -1;
+  }
 };
 
 void copy_words(uint32_t* dst, const uint32_t* src, int64_t n) {
@@ -24,7 +31,23 @@ void copy_words(uint32_t* dst, const uint32_t* src, int64_t n) {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
 }
 
+// `count` rows of `chunk` words from src (rows src_stride apart) to dst (dst_stride apart).
+void copy_rows(uint32_t* dst, int64_t dst_stride, const uint32_t* src, int64_t src_stride,
+               int64_t count, int64_t chunk) {
+  if (chunk == 1) {
+    for (int64_t i = 0; i < count; ++i) dst[i * dst_stride] = src[i * src_stride];
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) copy_words(dst + i * dst_stride, src + i * src_stride, chunk);
+}
+
 void read_rows(const PagedMemory& hbm, const Rows& r, uint32_t* local) {
+  if (const int64_t one = r.single_page(); one >= 0) {
+    const uint32_t* page = hbm.page_data(one);
+    const int64_t off = r.hbm_addr - one * PagedMemory::kPageWords;
+    if (page != nullptr)
+      return copy_rows(local, r.local_stride, page + off, r.hbm_stride, r.count, r.chunk);
+  }
   int64_t cached = -1;
   const uint32_t* page = nullptr;
   for (int64_t i = 0; i < r.count; ++i) {
@@ -44,6 +67,11 @@ void read_rows(const PagedMemory& hbm, const Rows& r, uint32_t* local) {
 }
 
 void write_rows(PagedMemory& hbm, const Rows& r, const uint32_t* local) {
+  if (const int64_t one = r.single_page(); one >= 0) {
+    uint32_t* page = hbm.page_for_write(one);
+    const int64_t off = r.hbm_addr - one * PagedMemory::kPageWords;
+    return copy_rows(page + off, r.hbm_stride, local, r.local_stride, r.count, r.chunk);
+  }
   int64_t cached = -1;
   uint32_t* page = nullptr;
   for (int64_t i = 0; i < r.count; ++i) {
