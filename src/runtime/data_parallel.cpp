@@ -16,17 +16,29 @@ namespace tessera::runtime {
 
 namespace {
 
-// Processor p's HBM words [addr, addr + n) as floats on every rank (collective; system.h).
-std::vector<float> read_on_every_rank(const system::System& sys, int p, int64_t addr, int64_t n) {
+// Processor p's HBM tensors as floats on every rank, in one collective (system.h): their words
+// concatenated in the order given.
+Tensors read_on_every_rank(const system::System& sys, int p,
+                           const std::vector<compiler::HbmTensor>& tensors) {
   const system::Bytes b = sys.from_processor(p, [&](const core::Core& c) {
-    const std::vector<float> v = read_hbm_floats(c, addr, n);
-    system::Bytes out(4 * v.size());
-    if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+    system::Bytes out;
+    for (const compiler::HbmTensor& t : tensors) {
+      const std::vector<float> v = read_hbm_floats(c, t.hbm, t.words);
+      const auto* bytes = reinterpret_cast<const uint8_t*>(v.data());
+      out.insert(out.end(), bytes, bytes + 4 * v.size());
+    }
     return out;
   });
-  TESSERA_CHECK(b.size() == 4 * static_cast<size_t>(n), "processor words from another rank");
-  std::vector<float> out(static_cast<size_t>(n));
-  if (n > 0) std::memcpy(out.data(), b.data(), b.size());
+  Tensors out;
+  size_t at = 0;
+  for (const compiler::HbmTensor& t : tensors) {
+    const size_t n = 4 * static_cast<size_t>(t.words);
+    TESSERA_CHECK(at + n <= b.size(), "processor words from another rank");
+    std::vector<float>& v = out.emplace_back(static_cast<size_t>(t.words));
+    if (n > 0) std::memcpy(v.data(), b.data() + at, n);
+    at += n;
+  }
+  TESSERA_CHECK(at == b.size(), "processor words from another rank");
   return out;
 }
 
@@ -216,26 +228,19 @@ double DataParallelTrainer::train(const void* x, const int32_t* labels, int n) {
   double loss = 0;
   for (int p = 0; p < procs; ++p) {
     const compiler::CompiledProgram& prog = program(shards[static_cast<size_t>(p)].second);
-    loss += static_cast<double>(read_on_every_rank(*m_system, p, prog.loss.hbm, 1)[0]) *
+    const compiler::HbmTensor loss_word{"loss", prog.loss.hbm, 1};
+    loss += static_cast<double>(read_on_every_rank(*m_system, p, {loss_word})[0][0]) *
             shards[static_cast<size_t>(p)].second;
   }
   return loss / n;
 }
 
 std::vector<std::vector<float>> DataParallelTrainer::params(int p) const {
-  const compiler::CompiledProgram& prog = *m_programs.begin()->second;
-  std::vector<std::vector<float>> out;
-  for (const compiler::HbmTensor& t : prog.params)
-    out.push_back(read_on_every_rank(*m_system, p, t.hbm, t.words));
-  return out;
+  return read_on_every_rank(*m_system, p, layout().params);
 }
 
 Tensors DataParallelTrainer::model_state() const {
-  const compiler::CompiledProgram& prog = *m_programs.begin()->second;
-  Tensors out;
-  for (const compiler::HbmTensor& t : prog.model_state)
-    out.push_back(read_on_every_rank(*m_system, 0, t.hbm, t.words));
-  return out;
+  return read_on_every_rank(*m_system, 0, layout().model_state);
 }
 
 std::vector<int> DataParallelTrainer::diverged_replicas() const {
