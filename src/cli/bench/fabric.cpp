@@ -1,10 +1,15 @@
 // `tessera bench fabric [--chips N] [--topology line|ring|torus2d] [--bytes S] [--directions 1|2]
-//   [--config FILE] [--loss R] [--seed X] [--json]`: the speed of the packet fabric simulator on
-// the synthetic ring all-reduce (fabric/ring_allreduce.h: traffic posted straight to the fabric,
-// no programs, timing-only payloads).
+//   [--config FILE] [--loss R] [--seed X] [--threads T] [--json]`: the speed of the packet fabric
+// simulator on the synthetic ring all-reduce (fabric/ring_allreduce.h: traffic posted straight to
+// the fabric, no programs, timing-only payloads). With T >= 2 host threads the fabric runs in
+// partitions of chips on the threads (fabric/engine.h "Partitions"); the results do not depend on
+// T.
 //   packets                    link transmissions simulated (retransmissions included)
 //   events                     discrete events processed
-//   host_seconds               host CPU seconds of the run (this thread, cli/bench/harness.h)
+//   host_seconds               host CPU seconds of the run (this thread, cli/bench/harness.h: at
+//                              T = 1 the whole run's)
+//   host_wall_seconds          host wall seconds of the run
+//   exchange_windows           conservative windows the partitions ran (0 at T = 1)
 //   packets_per_host_second    packets / host_seconds
 //   sim_seconds, bound_seconds, efficiency   as in bench allreduce (bound = 2(n-1)/n S/(dB) +
 //                              2(n-1) link latency)
@@ -24,6 +29,7 @@
 #include "cli/bench/harness.h"
 #include "cli/common_flags.h"
 #include "common/error.h"
+#include "common/thread_pool.h"
 #include "fabric/ring_allreduce.h"
 #include "system/system_spec.h"
 
@@ -36,6 +42,7 @@ struct FabricBenchArgs {
   std::string config;
   double loss = -1;  // < 0: the config's
   uint64_t seed = 1;
+  int threads = 1;
   bool json = false;
 };
 
@@ -57,10 +64,15 @@ void bench_fabric(const FabricBenchArgs& a) {
   check_exchange_bytes(a.exchange.bytes);
   const system::SystemSpec s = bench_system(a);
   fabric::Fabric f(s, a.seed);
+  std::unique_ptr<ThreadPool> pool;
+  if (a.threads >= 2) {
+    pool = std::make_unique<ThreadPool>(a.threads);
+    f.set_workers(pool.get());
+  }
   fabric::RingAllreduceResult r;
-  const double host = time_once([&] {
-                        r = fabric::run_ring_allreduce(f, a.exchange.bytes, a.exchange.directions);
-                      }).cpu;
+  const Timing t = time_once(
+      [&] { r = fabric::run_ring_allreduce(f, a.exchange.bytes, a.exchange.directions); });
+  const double host = t.cpu;
   const fabric::FabricStats& st = f.stats();
   nlohmann::ordered_json j;
   j["chips"] = s.chips;
@@ -71,7 +83,10 @@ void bench_fabric(const FabricBenchArgs& a) {
   j["steps"] = r.steps;
   j["packets"] = st.packets;
   j["events"] = st.events;
+  j["threads"] = a.threads;
   j["host_seconds"] = host;
+  j["host_wall_seconds"] = t.wall;
+  j["exchange_windows"] = f.host_time().windows;
   j["packets_per_host_second"] = host > 0 ? static_cast<double>(st.packets) / host : 0.0;
   j["events_per_host_second"] = host > 0 ? static_cast<double>(st.events) / host : 0.0;
   j["sim_seconds"] = static_cast<double>(r.sim_ps) * 1e-12;
@@ -92,6 +107,10 @@ void setup_fabric(CLI::App& cmd) {
   cli::add_config_flag(cmd, args->config);
   cmd.add_option("--loss", args->loss, "physical packet loss rate (default: the config's)");
   cli::add_seed_flag(cmd, args->seed, "packet loss");
+  cli::add_threads_flag(cmd, args->threads)
+      ->description(
+          "host threads simulating the fabric's partitions of chips (default 1); results "
+          "do not depend on it");
   cli::add_json_flag(cmd, args->json);
   cmd.callback([args] { bench_fabric(*args); });
 }
