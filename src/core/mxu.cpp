@@ -61,7 +61,7 @@ Mxu::Mxu(const CoreSpec& spec)
       m_rows_per_push(spec.sublanes),
       m_staging(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
       m_active(static_cast<size_t>(spec.mxu_rows) * spec.mxu_cols, 0.0f),
-      m_acc(static_cast<size_t>(spec.mxu_acc_blocks) * spec.sublanes * spec.mxu_cols, 0.0f),
+      m_acc(int64_t{spec.mxu_acc_blocks} * spec.sublanes * spec.mxu_cols),
       m_in(static_cast<size_t>(spec.sublanes) * spec.mxu_rows, 0.0f),
       m_block_size(static_cast<size_t>(spec.sublanes) * spec.mxu_cols),
       m_fifo_values(m_block_size * spec.mxu_result_fifo, 0.0f),
@@ -179,7 +179,7 @@ void Mxu::mmul(const float* v, MmulMode mode, int64_t acc_block, int64_t now) {
   // straight into the slot fifo_push claims below (check_mmul guaranteed room).
   float* out = mode == MmulMode::ToFifo
                    ? fifo_block((m_fifo_head + m_fifo_count) % m_spec.mxu_result_fifo)
-                   : &m_acc[static_cast<size_t>(acc_block) * block];
+                   : m_acc.data() + static_cast<size_t>(acc_block) * block;
   if (mode == MmulMode::ToFifo || mode == MmulMode::Store) std::fill(out, out + block, 0.0f);
   int64_t occupancy = S,
           tail = R + C - 2;  // bf16: a row's last column leaves R + C - 2 after entry

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/spec.h"
+#include "core/zeroed_array.h"
 
 namespace tessera::core {
 
@@ -125,7 +126,7 @@ class Mxu {
   int64_t m_input_free = 0;           // first cycle the input port is free
   int64_t m_drained = 0;              // first cycle after the last in-flight result left the array
   int64_t m_staging_free = 0;         // first cycle no input in flight uses the staging buffer
-  std::vector<float> m_acc;           // acc_blocks x sublanes x C
+  ZeroedArray<float> m_acc;           // acc_blocks x sublanes x C (pages committed when used)
   std::vector<float> m_in;            // scratch: one input block rounded to bf16 (sublanes x R)
   std::vector<float> m_start;         // scratch: an accumulator block's values before an mmul
   size_t m_block_size;                // sublanes x C

@@ -10,12 +10,6 @@
 
 namespace tessera::core {
 
-ZeroedWords::ZeroedWords(int64_t words) : m_size(words) {
-  m_data.reset(
-      static_cast<uint32_t*>(std::calloc(static_cast<size_t>(std::max<int64_t>(words, 1)), 4)));
-  if (!m_data) throw std::bad_alloc();
-}
-
 PagedMemory::PagedMemory(int64_t words)
     : m_words(words), m_pages(static_cast<size_t>((words + kPageWords - 1) / kPageWords)) {}
 

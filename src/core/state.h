@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/spec.h"
+#include "core/zeroed_array.h"
 #include "numerics/philox.h"
 
 namespace tessera::core {
@@ -30,22 +31,7 @@ namespace tessera::core {
 inline constexpr int kShadowRegs = 12;  // >= writes per bundle (one per slot) + 1
 
 // A zero-initialised word array whose pages the host commits only when written (calloc).
-class ZeroedWords {
- public:
-  explicit ZeroedWords(int64_t words);
-  int64_t size() const { return m_size; }
-  uint32_t* data() { return m_data.get(); }
-  const uint32_t* data() const { return m_data.get(); }
-  uint32_t& operator[](int64_t i) { return m_data[i]; }
-  uint32_t operator[](int64_t i) const { return m_data[i]; }
-
- private:
-  struct Free {
-    void operator()(uint32_t* p) const { std::free(p); }
-  };
-  int64_t m_size;
-  std::unique_ptr<uint32_t[], Free> m_data;
-};
+using ZeroedWords = ZeroedArray<uint32_t>;
 
 // Word-addressed memory allocated lazily in pages; untouched words read as zero.
 class PagedMemory {

@@ -8,10 +8,10 @@ namespace tessera::core {
 
 using isa::Opcode;
 
-MxuUnit::MxuUnit(const UnitEnv& env)
-    : CoreUnit(env),
-      m_mxus(static_cast<size_t>(env.spec.mxu_count), Mxu(env.spec)),
-      m_buf(static_cast<size_t>(words()), 0.0f) {}
+MxuUnit::MxuUnit(const UnitEnv& env) : CoreUnit(env), m_buf(static_cast<size_t>(words()), 0.0f) {
+  m_mxus.reserve(static_cast<size_t>(env.spec.mxu_count));
+  for (int i = 0; i < env.spec.mxu_count; ++i) m_mxus.emplace_back(env.spec);
+}
 
 MxuStats MxuUnit::total_stats() const {
   MxuStats total = m_mxus.front().stats();
