@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace tessera::core {
 
@@ -41,49 +42,49 @@ void copy_rows(uint32_t* dst, int64_t dst_stride, const uint32_t* src, int64_t s
   for (int64_t i = 0; i < count; ++i) copy_words(dst + i * dst_stride, src + i * src_stride, chunk);
 }
 
-void read_rows(const PagedMemory& hbm, const Rows& r, uint32_t* local) {
-  if (const int64_t one = r.single_page(); one >= 0) {
-    const uint32_t* page = hbm.page_data(one);
-    const int64_t off = r.hbm_addr - one * PagedMemory::kPageWords;
-    if (page != nullptr)
-      return copy_rows(local, r.local_stride, page + off, r.hbm_stride, r.count, r.chunk);
-  }
-  int64_t cached = -1;
-  const uint32_t* page = nullptr;
-  for (int64_t i = 0; i < r.count; ++i) {
-    const int64_t addr = r.hbm_addr + i * r.hbm_stride;
-    const int64_t p = addr / PagedMemory::kPageWords, off = addr % PagedMemory::kPageWords;
-    uint32_t* dst = local + i * r.local_stride;
-    if (off + r.chunk > PagedMemory::kPageWords) {
-      hbm.read_block(addr, dst, r.chunk);
-      continue;
-    }
-    if (p != cached) page = hbm.page_data(p), cached = p;
-    if (page != nullptr)
-      copy_words(dst, page + off, r.chunk);
+// Copies a request's rows from HBM to `local` (kToHbm false) or from `local` to HBM (true). An
+// untouched page reads as zeros; writing allocates it.
+template <bool kToHbm>
+void copy_request(std::conditional_t<kToHbm, PagedMemory&, const PagedMemory&> hbm, const Rows& r,
+                  std::conditional_t<kToHbm, const uint32_t*, uint32_t*> local) {
+  using PagePtr = std::conditional_t<kToHbm, uint32_t*, const uint32_t*>;
+  const auto page_of = [&](int64_t p) -> PagePtr {
+    if constexpr (kToHbm)
+      return hbm.page_for_write(p);
     else
-      std::memset(dst, 0, static_cast<size_t>(r.chunk) * 4);
-  }
-}
-
-void write_rows(PagedMemory& hbm, const Rows& r, const uint32_t* local) {
+      return hbm.page_data(p);
+  };
+  // `count` rows between the page at `at` (rows hbm_stride apart) and `local` (local_stride).
+  const auto rows = [&](PagePtr at, auto* loc, int64_t count) {
+    if constexpr (kToHbm)
+      copy_rows(at, r.hbm_stride, loc, r.local_stride, count, r.chunk);
+    else if (at != nullptr)
+      copy_rows(loc, r.local_stride, at, r.hbm_stride, count, r.chunk);
+    else
+      for (int64_t i = 0; i < count; ++i)
+        std::memset(loc + i * r.local_stride, 0, static_cast<size_t>(r.chunk) * 4);
+  };
   if (const int64_t one = r.single_page(); one >= 0) {
-    uint32_t* page = hbm.page_for_write(one);
-    const int64_t off = r.hbm_addr - one * PagedMemory::kPageWords;
-    return copy_rows(page + off, r.hbm_stride, local, r.local_stride, r.count, r.chunk);
+    const PagePtr page = page_of(one);
+    rows(page == nullptr ? page : page + (r.hbm_addr - one * PagedMemory::kPageWords), local,
+         r.count);
+    return;
   }
   int64_t cached = -1;
-  uint32_t* page = nullptr;
+  PagePtr page = nullptr;
   for (int64_t i = 0; i < r.count; ++i) {
     const int64_t addr = r.hbm_addr + i * r.hbm_stride;
     const int64_t p = addr / PagedMemory::kPageWords, off = addr % PagedMemory::kPageWords;
-    const uint32_t* src = local + i * r.local_stride;
-    if (off + r.chunk > PagedMemory::kPageWords) {
-      hbm.write_block(addr, src, r.chunk);
+    const auto loc = local + i * r.local_stride;
+    if (off + r.chunk > PagedMemory::kPageWords) {  // across a page boundary
+      if constexpr (kToHbm)
+        hbm.write_block(addr, loc, r.chunk);
+      else
+        hbm.read_block(addr, loc, r.chunk);
       continue;
     }
-    if (p != cached) page = hbm.page_for_write(p), cached = p;
-    copy_words(page + off, src, r.chunk);
+    if (p != cached) page = page_of(p), cached = p;
+    rows(page == nullptr ? page : page + off, loc, 1);
   }
 }
 
@@ -93,9 +94,11 @@ void dma_transfer(const DmaRequest& r, ArchState& s) {
   const bool vmem = r.dir == DmaDir::HbmToVmem || r.dir == DmaDir::VmemToHbm;
   ZeroedWords& local = vmem ? s.vmem : s.smem;
   if (r.dir == DmaDir::VmemToHbm || r.dir == DmaDir::SmemToHbm)
-    write_rows(s.hbm, {r.dst, r.dst_stride, r.src_stride, r.count, r.chunk}, local.data() + r.src);
+    copy_request<true>(s.hbm, {r.dst, r.dst_stride, r.src_stride, r.count, r.chunk},
+                       local.data() + r.src);
   else
-    read_rows(s.hbm, {r.src, r.src_stride, r.dst_stride, r.count, r.chunk}, local.data() + r.dst);
+    copy_request<false>(s.hbm, {r.src, r.src_stride, r.dst_stride, r.count, r.chunk},
+                        local.data() + r.dst);
   if (r.flag >= 0) s.flags[static_cast<size_t>(r.flag)] += 1;
 }
 
