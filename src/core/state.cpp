@@ -21,10 +21,10 @@ uint32_t PagedMemory::read(int64_t addr) const {
 uint32_t* PagedMemory::page_for_write(int64_t page) {
   auto& p = m_pages[static_cast<size_t>(page)];
   if (!p) {
-    p = std::make_unique<uint32_t[]>(kPageWords);  // value-initialised: zeros
+    p = static_cast<uint32_t*>(m_slabs.take());  // zeros
     ++m_allocated;
   }
-  return p.get();
+  return p;
 }
 
 void PagedMemory::write(int64_t addr, uint32_t value) {
@@ -37,7 +37,7 @@ void PagedMemory::read_block(int64_t addr, uint32_t* dst, int64_t n) const {
     const int64_t len = std::min(n, kPageWords - off);
     const auto& p = m_pages[static_cast<size_t>(page)];
     if (p)
-      std::memcpy(dst, p.get() + off, static_cast<size_t>(len) * 4);
+      std::memcpy(dst, p + off, static_cast<size_t>(len) * 4);
     else
       std::memset(dst, 0, static_cast<size_t>(len) * 4);
     addr += len, dst += len, n -= len;
@@ -56,8 +56,8 @@ void PagedMemory::write_block(int64_t addr, const uint32_t* src, int64_t n) {
 int64_t PagedMemory::first_difference(const PagedMemory& o) const {
   if (m_words != o.m_words) return 0;
   for (size_t p = 0; p < m_pages.size(); ++p) {
-    const uint32_t* a = m_pages[p].get();
-    const uint32_t* b = o.m_pages[p].get();
+    const uint32_t* a = m_pages[p];
+    const uint32_t* b = o.m_pages[p];
     if (!a && !b) continue;
     for (int64_t i = 0; i < kPageWords; ++i) {
       const uint32_t va = a ? a[i] : 0u, vb = b ? b[i] : 0u;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/page_slabs.h"
 #include "core/spec.h"
 #include "core/zeroed_array.h"
 #include "numerics/philox.h"
@@ -46,7 +47,7 @@ class PagedMemory {
   void read_block(int64_t addr, uint32_t* dst, int64_t n) const;
   void write_block(int64_t addr, const uint32_t* src, int64_t n);
   // Page `page`'s words (kPageWords of them): null while the page was never written (all zeros).
-  const uint32_t* page_data(int64_t page) const { return m_pages[static_cast<size_t>(page)].get(); }
+  const uint32_t* page_data(int64_t page) const { return m_pages[static_cast<size_t>(page)]; }
   // Page `page`'s words for writing, allocated (zeros) on first use.
   uint32_t* page_for_write(int64_t page);
   int64_t pages_allocated() const { return m_allocated; }
@@ -57,7 +58,8 @@ class PagedMemory {
 
  private:
   int64_t m_words;
-  std::vector<std::unique_ptr<uint32_t[]>> m_pages;
+  PageSlabs m_slabs{kPageWords * 4};
+  std::vector<uint32_t*> m_pages;  // null: never written
   int64_t m_allocated = 0;
 };
 
