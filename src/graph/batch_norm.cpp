@@ -19,11 +19,15 @@ int as_rows(Graph& g, int x, const std::string& name) {
                     name + ".rows");
 }
 
+// A per-channel sum [C] over `rows` rows divided by their count: a mean over the batch.
+int over_rows(Graph& g, int sum, int64_t rows, const std::string& name) {
+  return g.add_node(OpKind::kScale, {sum}, Attrs::scaled(1.0 / static_cast<double>(rows)), name);
+}
+
 // The per-channel mean [C] of rows [R, C] (the sum in reduce_rows' order).
 int channel_mean(Graph& g, int rows, const std::string& name) {
-  const int64_t r = g.value(rows).shape[0];
-  return g.add_node(OpKind::kScale, {g.add_node(OpKind::kReduceRows, {rows}, {}, name + ".sum")},
-                    Attrs::scaled(1.0 / static_cast<double>(r)), name);
+  return over_rows(g, g.add_node(OpKind::kReduceRows, {rows}, {}, name + ".sum"),
+                   g.value(rows).shape[0], name);
 }
 
 // 1 / sqrt(var + eps) [C].
@@ -48,12 +52,10 @@ BatchStatistics batch_norm_training(Graph& g, int x, int gamma, int beta, double
                                     const std::string& name) {
   const Shape shape = g.value(x).shape;
   const int rows = as_rows(g, x, name);
-  const int64_t r = g.value(rows).shape[0];
   BatchStatistics b;
   b.mean = channel_mean(g, rows, name + ".mean");
-  b.var = g.add_node(OpKind::kScale,
-                     {g.add_node(OpKind::kChannelSquares, {rows, b.mean}, {}, name + ".squares")},
-                     Attrs::scaled(1.0 / static_cast<double>(r)), name + ".var");
+  b.var = over_rows(g, g.add_node(OpKind::kChannelSquares, {rows, b.mean}, {}, name + ".squares"),
+                    g.value(rows).shape[0], name + ".var");
   const int y =
       g.add_node(OpKind::kBatchNorm, {rows, b.mean, inverse_sd(g, b.var, eps, name), gamma, beta},
                  {}, name + ".normalized");
