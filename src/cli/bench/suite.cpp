@@ -107,7 +107,7 @@ void setup_suite(CLI::App& cmd) {
   cli::add_config_flag(cmd, args->config);
   cmd.add_option("--only", args->only,
                  "run only the rows whose name contains a match of this regular expression");
-  cli::add_seed_flag(cmd, args->seed, "the rows' random inputs")->capture_default_str();
+  cli::add_seed_flag(cmd, args->seed, "rows' random inputs")->capture_default_str();
   cli::add_json_flag(cmd, args->json);
   cli::add_html_flag(cmd, args->html);
   cmd.callback([args] { bench_suite(*args); });
