@@ -2,7 +2,7 @@
 // mappings. The kernel zeroes a mapping's memory when it is first touched, so a page costs no
 // user-space clearing, and only the parts of a page that are written become resident.
 //
-// Mappings grow geometrically (kFirstSlabPages, doubling up to kMaxSlabPages), so a memory of
+// Mappings grow geometrically (kFirstSlabBytes, doubling up to kMaxSlabBytes), so a memory of
 // which a run writes a few pages reserves little address space and one that writes gigabytes
 // needs few mappings. Mappings of kHugeSlabBytes or more ask for transparent huge pages: the host
 // then takes one fault per 2 MiB instead of one per 4 KiB. Pages are handed out in order, so only
