@@ -1,6 +1,5 @@
-// PageSlabs: zero-filled pages of a fixed size handed out one at a time from anonymous memory
-// mappings. The kernel zeroes a mapping's memory when it is first touched, so a page costs no
-// user-space clearing, and only the parts of a page that are written become resident.
+// PageSlabs: zero-filled pages of a fixed size handed out one at a time from ZeroedMappings (no
+// user-space clearing; only the parts of a page that are written become resident).
 //
 // Mappings grow geometrically (kFirstSlabBytes, doubling up to kMaxSlabBytes), so a memory of
 // which a run writes a few pages reserves little address space and one that writes gigabytes
@@ -16,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/zeroed_mapping.h"
+
 namespace tessera::core {
 
 class PageSlabs {
@@ -23,7 +24,6 @@ class PageSlabs {
   static constexpr int64_t kFirstSlabBytes = int64_t{1} << 20;
   static constexpr int64_t kMaxSlabBytes = int64_t{32} << 20;
   static constexpr int64_t kHugeSlabBytes = int64_t{8} << 20;
-  static constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 
   // page_bytes: a power of two no larger than kFirstSlabBytes.
   explicit PageSlabs(int64_t page_bytes);
@@ -31,21 +31,15 @@ class PageSlabs {
   PageSlabs& operator=(PageSlabs&& other) noexcept;
   PageSlabs(const PageSlabs&) = delete;
   PageSlabs& operator=(const PageSlabs&) = delete;
-  ~PageSlabs();
 
   // A new page of zeros, page_bytes long and aligned to page_bytes. Throws std::bad_alloc when the
   // host refuses the mapping.
   void* take();
 
  private:
-  struct Mapping {
-    void* base;
-    size_t bytes;
-  };
-  void release() noexcept;
-
   int64_t m_page_bytes;
-  std::vector<Mapping> m_mappings;
+  int64_t m_stride_bytes;  // from one page to the next
+  std::vector<ZeroedMapping> m_mappings;
   char* m_next = nullptr;    // the next page of the newest mapping
   int64_t m_left = 0;        // pages left in the newest mapping
   int64_t m_slab_bytes = 0;  // the newest mapping's size, without its alignment slack

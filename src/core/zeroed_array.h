@@ -1,37 +1,42 @@
-// ZeroedArray<T>: a fixed-size, zero-initialised array of a trivial type whose pages the host
-// commits only when they are written (calloc): a simulated memory or accumulator array of which a
-// run touches a little costs that little. Move-only.
+// ZeroedArray<T>: a fixed-size, zero-initialised array of a trivial type in its own ZeroedMapping,
+// whose pages the host commits only when they are touched: a simulated memory or accumulator
+// array of which a run touches a little costs that little. commit() makes it all resident at once
+// (in huge pages where it spans 2 MiB or more), for a caller that expects to use most of it and
+// would rather not pay a page fault per 4 KiB during the run. Move-only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <type_traits>
+
+#include "core/zeroed_mapping.h"
 
 namespace tessera::core {
 
 template <typename T>
 class ZeroedArray {
-  static_assert(std::is_trivial_v<T>, "calloc's zero bytes must be T's zero");
+  static_assert(std::is_trivial_v<T>, "a mapping's zero bytes must be T's zero");
 
  public:
-  explicit ZeroedArray(int64_t size) : m_size(size) {
-    m_data.reset(static_cast<T*>(std::calloc(static_cast<size_t>(size > 0 ? size : 1), sizeof(T))));
-    if (!m_data) throw std::bad_alloc();
-  }
+  explicit ZeroedArray(int64_t size)
+      : m_size(size), m_mapping(mapping_for(std::max<int64_t>(size, 1) * sizeof(T))) {}
   int64_t size() const { return m_size; }
-  T* data() { return m_data.get(); }
-  const T* data() const { return m_data.get(); }
-  T& operator[](int64_t i) { return m_data[i]; }
-  T operator[](int64_t i) const { return m_data[i]; }
+  T* data() { return static_cast<T*>(m_mapping.data()); }
+  const T* data() const { return static_cast<const T*>(m_mapping.data()); }
+  T& operator[](int64_t i) { return data()[i]; }
+  T operator[](int64_t i) const { return data()[i]; }
+  void commit() { m_mapping.commit(); }
 
  private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
+  // Arrays of a huge page or more start on a huge-page boundary, so that commit() can use them.
+  static ZeroedMapping mapping_for(int64_t bytes) {
+    return ZeroedMapping(
+        bytes, bytes >= ZeroedMapping::kHugePageBytes ? ZeroedMapping::kHugePageBytes : 4096,
+        false);
+  }
+
   int64_t m_size;
-  std::unique_ptr<T[], Free> m_data;
+  ZeroedMapping m_mapping;
 };
 
 }  // namespace tessera::core

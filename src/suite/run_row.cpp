@@ -106,6 +106,9 @@ RowResult run_row(const Row& row, const core::CoreSpec& spec, uint64_t seed,
       add_inputs(rp, g, in);
       out_hbm = rp.hbm.at(g.nodes().back().output);
       core = std::make_unique<core::Core>(spec, rp.program);
+      // The vector memory in place before the timed run, as the reference's buffers are when
+      // it is timed.
+      core->host_state().vmem.commit();
     });
   } catch (const Error& e) {  // the program does not fit this core
     r.unsupported = e.what();
