@@ -64,9 +64,11 @@ struct ReleasedMappings {
   size_t bytes = 0;
 };
 
+// Never destroyed: mappings held by other static objects may be released during the process's
+// exit, after this function's static would have been.
 ReleasedMappings& released() {
-  static ReleasedMappings r;
-  return r;
+  static auto* r = new ReleasedMappings;
+  return *r;
 }
 
 // A kept mapping of `mapped` bytes aligned to `align`, or null.
