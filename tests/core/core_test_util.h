@@ -2,6 +2,7 @@
 #pragma once
 
 #include <bit>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +17,14 @@
 #include "isa/assembler.h"
 
 namespace tessera::core::test {
+
+// Whether all `bytes` bytes from p are zero.
+inline bool all_zero(const void* p, int64_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (int64_t i = 0; i < bytes; ++i)
+    if (b[i] != 0) return false;
+  return true;
+}
 
 // The small machine of most tests: 2 sublanes x 8 lanes, 8 x 8 MXU, small memories; `patch` is
 // merged into it (JSON merge patch of the "core" object's contents).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/state.h"
+#include "core_test_util.h"
 
 namespace tessera::core {
 namespace {
@@ -19,12 +20,7 @@ constexpr int64_t kPage = PagedMemory::kPageWords * 4;
 // 16 MiB), so every kind of mapping is exercised.
 constexpr int kPagesPastHugeSlabs = static_cast<int>((int64_t{40} << 20) / kPage);
 
-bool all_zero(const void* p, int64_t bytes) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (int64_t i = 0; i < bytes; ++i)
-    if (b[i] != 0) return false;
-  return true;
-}
+using test::all_zero;
 
 TEST(PageSlabs, PagesAreZeroAlignedDistinctAndKeepWhatIsWrittenToThem) {
   PageSlabs slabs(kPage);

@@ -7,16 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "core/zeroed_array.h"
+#include "core_test_util.h"
 
 namespace tessera::core {
 namespace {
 
-bool all_zero(const void* p, int64_t bytes) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (int64_t i = 0; i < bytes; ++i)
-    if (b[i] != 0) return false;
-  return true;
-}
+using test::all_zero;
 
 uintptr_t address(const void* p) {
   return reinterpret_cast<uintptr_t>(p);
