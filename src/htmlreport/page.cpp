@@ -91,7 +91,7 @@ Json page_data(const std::vector<Input>& in, Json timeline) {
 }
 
 std::string render_page(const Json& data, const std::string& library) {
-  const std::string title = html_escape(data.value("title", "tessera report"));
+  const std::string title = html_escape(text_at(data, "title", "tessera report"));
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
       "<style>\n{1}</style>\n{2}\n</head>\n<body>\n<header><h1>{0}</h1><nav id=\"toc\"></nav>"

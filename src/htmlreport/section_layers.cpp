@@ -104,7 +104,7 @@ Json term_serial_section(const std::vector<Input>& in) {
   Json charts = Json::array();
   for (const Input& i : in) {
     const Json* pe = pe_block(i);
-    if (!pe || pe->value("pe", "") != "term-serial") continue;
+    if (!pe || text_at(*pe, "pe", "") != "term-serial") continue;
     Bars shares("Term slots of " + i.label, "fraction");
     for (const Json& l : list_at(*pe, "layers")) {
       speedup.add(i.label, layer_name(l), number_at(l, "speedup_equal_pe"));

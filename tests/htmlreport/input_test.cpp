@@ -133,6 +133,8 @@ TEST(ReportPage, FieldsOfTheWrongTypeGiveAnErrorNotACrash) {
   for (const char* text :
        {R"({"format": "tessera-train", "version": 1, "epochs": 3})",
         R"({"format": "tessera-train", "version": 1, "epochs": [1, {"pe": 2}]})",
+        R"({"format": "tessera-train", "version": 1,
+            "epochs": [{"pe": {"pe": 5, "layers": [{}]}}]})",
         R"({"format": "tessera-stats", "version": 1, "stalls": [1], "units": 2})",
         R"({"format": "tessera-map", "version": 1, "placement": [{"x": -9}],
                                "routes": [{"hops": "EEQ", "src": 3}]})",
