@@ -71,6 +71,14 @@ ReleasedMappings& released() {
   return *r;
 }
 
+// Touches every 4 KiB page of [p, p + bytes), writing back what it holds: committing memory on a
+// kernel without MADV_POPULATE_WRITE. Not instrumented: parts of a mapping may be poisoned (slack,
+// pages not yet handed out) and their pages are committed all the same.
+__attribute__((no_sanitize("address"))) void touch_pages(void* p, size_t bytes) {
+  auto* c = static_cast<volatile char*>(p);
+  for (size_t i = 0; i < bytes; i += 4096) c[i] = c[i];
+}
+
 // A kept mapping of `mapped` bytes aligned to `align`, or null.
 void* take_released(size_t mapped, int64_t align) {
   ReleasedMappings& r = released();
@@ -108,7 +116,6 @@ ZeroedMapping::ZeroedMapping(int64_t bytes, int64_t align, bool huge) {
     if (base == MAP_FAILED) throw std::bad_alloc();
   }
   m_base = base;
-  m_mapped = mapped;
   m_align = align;
   m_bytes = bytes;
   const auto at = reinterpret_cast<uintptr_t>(base);
@@ -127,8 +134,7 @@ ZeroedMapping::ZeroedMapping(ZeroedMapping&& other) noexcept
     : m_data(std::exchange(other.m_data, nullptr)),
       m_bytes(std::exchange(other.m_bytes, 0)),
       m_align(std::exchange(other.m_align, 0)),
-      m_base(std::exchange(other.m_base, nullptr)),
-      m_mapped(std::exchange(other.m_mapped, 0)) {}
+      m_base(std::exchange(other.m_base, nullptr)) {}
 
 ZeroedMapping& ZeroedMapping::operator=(ZeroedMapping&& other) noexcept {
   if (this != &other) {
@@ -137,7 +143,6 @@ ZeroedMapping& ZeroedMapping::operator=(ZeroedMapping&& other) noexcept {
     m_bytes = std::exchange(other.m_bytes, 0);
     m_align = std::exchange(other.m_align, 0);
     m_base = std::exchange(other.m_base, nullptr);
-    m_mapped = std::exchange(other.m_mapped, 0);
   }
   return *this;
 }
@@ -148,14 +153,13 @@ ZeroedMapping::~ZeroedMapping() {
 
 void ZeroedMapping::release() noexcept {
   if (m_base != nullptr) {
-    unpoison_memory(m_base, static_cast<int64_t>(m_mapped));
-    if (m_bytes < kReuseMinBytes || !keep_released(m_base, m_mapped, m_align))
-      munmap(m_base, m_mapped);
+    const size_t mapped = mapped_bytes();
+    unpoison_memory(m_base, static_cast<int64_t>(mapped));
+    if (m_bytes < kReuseMinBytes || !keep_released(m_base, mapped, m_align)) munmap(m_base, mapped);
   }
   m_data = m_base = nullptr;
   m_bytes = 0;
   m_align = 0;
-  m_mapped = 0;
 }
 
 void ZeroedMapping::commit() {
@@ -166,9 +170,7 @@ void ZeroedMapping::commit() {
 #ifdef MADV_POPULATE_WRITE
   if (madvise(m_data, bytes, MADV_POPULATE_WRITE) == 0) return;
 #endif
-  // An older kernel: touch every 4 KiB page, writing back what it holds.
-  auto* p = static_cast<volatile char*>(m_data);
-  for (size_t i = 0; i < bytes; i += 4096) p[i] = p[i];
+  touch_pages(m_data, bytes);
 }
 
 }  // namespace tessera::core

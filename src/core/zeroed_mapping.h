@@ -44,12 +44,13 @@ class ZeroedMapping {
 
  private:
   void release() noexcept;
+  // The whole mapping: the data and the slack that aligns it.
+  size_t mapped_bytes() const { return static_cast<size_t>(m_bytes + m_align); }
 
   void* m_data = nullptr;
   int64_t m_bytes = 0;
   int64_t m_align = 0;
   void* m_base = nullptr;  // what mmap returned: m_data minus the alignment slack
-  size_t m_mapped = 0;
 };
 
 }  // namespace tessera::core
