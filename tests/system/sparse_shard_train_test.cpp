@@ -204,7 +204,9 @@ TEST_P(ShardedTraining, TwoStepsEqualOneSparseCoreAddingPartialSumsInProcessorOr
     EXPECT_LE(b.span.grads, b.span.update);
     EXPECT_EQ(b.cycles, b.span.update);
     EXPECT_GT(b.rows_updated, 0);
-    if (P > 1) EXPECT_GT(b.grad_bytes, 0u);
+    if (P > 1) {
+      EXPECT_GT(b.grad_bytes, 0u);
+    }
     start = b.cycles;
     for (int t = 0; t < 3; ++t)
       for (int64_t r = 0; r < kTables[at(t)].rows; ++r) {
@@ -215,8 +217,9 @@ TEST_P(ShardedTraining, TwoStepsEqualOneSparseCoreAddingPartialSumsInProcessorOr
           expect_bits_equal(sharded.accumulators(t, r), ref.acc(t, r), what + " accumulators");
       }
   }
-  if (c.optimizer == core::SparseOptimizer::Adagrad)
+  if (c.optimizer == core::SparseOptimizer::Adagrad) {
     for (int t = 0; t < 3; ++t) EXPECT_EQ(sharded.adagrad_step(t), 2) << t;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
