@@ -92,6 +92,10 @@ class Mxu {
   void check_mmul(MmulMode mode, int64_t acc_block) const;
   void check_mpop() const;
 
+  // Makes the accumulators resident now (ZeroedArray::commit) instead of page by page as mmuls
+  // first write them: for a caller that times a run. Their contents are unchanged.
+  void commit_accumulators() { m_acc.commit(); }
+
   int fifo_occupancy() const { return m_fifo_count; }
   // Cycles the input port was busy with the last mmul (sublanes for bf16 PEs).
   int64_t last_mmul_occupancy() const { return m_last_occupancy; }

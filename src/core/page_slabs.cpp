@@ -54,4 +54,8 @@ void* PageSlabs::take() {
   return page;
 }
 
+void PageSlabs::commit() {
+  for (ZeroedMapping& m : m_mappings) m.commit();
+}
+
 }  // namespace tessera::core

@@ -35,6 +35,9 @@ class PageSlabs {
   // A new page of zeros, page_bytes long and aligned to page_bytes. Throws std::bad_alloc when the
   // host refuses the mapping.
   void* take();
+  // Makes every mapping resident now (ZeroedMapping::commit), the pages still to be handed out
+  // included: none of them then costs a page fault when first written.
+  void commit();
 
  private:
   int64_t m_page_bytes;

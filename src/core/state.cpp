@@ -27,6 +27,12 @@ uint32_t* PagedMemory::page_for_write(int64_t page) {
   return p;
 }
 
+void PagedMemory::commit(int64_t addr, int64_t words) {
+  if (words <= 0) return;
+  for (int64_t p = addr / kPageWords; p <= (addr + words - 1) / kPageWords; ++p) page_for_write(p);
+  m_slabs.commit();
+}
+
 void PagedMemory::write(int64_t addr, uint32_t value) {
   page_for_write(addr / kPageWords)[addr % kPageWords] = value;
 }

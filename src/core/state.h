@@ -8,7 +8,7 @@
 //     redirects a read of a register written earlier in the same bundle to a shadow copy taken at
 //     the start of the bundle (bundle semantics: all operands are read at the start).
 //   * scalar memory: smem_words 32-bit words; vector memory: vmem_rows() rows of `lanes` words;
-//     both zero-initialised with calloc, so the host commits pages only when they are touched.
+//     both ZeroedArrays, so the host commits pages only when they are touched.
 //   * HBM: word-addressed PagedMemory; pages of kPageWords words are allocated on first write,
 //     reads of untouched memory return 0, so a 16 GiB HBM costs nothing until written.
 //   * RNG: the Philox-4x32-10 stream of numerics/philox.h (the host references share it). `rng vD`
@@ -31,7 +31,7 @@ namespace tessera::core {
 
 inline constexpr int kShadowRegs = 12;  // >= writes per bundle (one per slot) + 1
 
-// A zero-initialised word array whose pages the host commits only when written (calloc).
+// A zero-initialised word array whose pages the host commits only when touched.
 using ZeroedWords = ZeroedArray<uint32_t>;
 
 // Word-addressed memory allocated lazily in pages; untouched words read as zero.
@@ -51,6 +51,10 @@ class PagedMemory {
   // Page `page`'s words for writing, allocated (zeros) on first use.
   uint32_t* page_for_write(int64_t page);
   int64_t pages_allocated() const { return m_allocated; }
+  // Allocates the pages of [addr, addr + words) and makes them resident now, so that a run that
+  // writes them pays no first touches of host memory (a timed run's buffers in place). Reads and
+  // writes are unaffected: the pages hold zeros until written.
+  void commit(int64_t addr, int64_t words);
   // Content equality: an untouched page equals a page of zeros.
   bool same_contents(const PagedMemory& other) const;
   // First differing word address, or -1.

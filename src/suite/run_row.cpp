@@ -106,9 +106,13 @@ RowResult run_row(const Row& row, const core::CoreSpec& spec, uint64_t seed,
       add_inputs(rp, g, in);
       out_hbm = rp.hbm.at(g.nodes().back().output);
       core = std::make_unique<core::Core>(spec, rp.program);
-      // The vector memory in place before the timed run, as the reference's buffers are when
-      // it is timed.
+      // The core's memories (vector memory, the program's HBM footprint of tensors and scratch,
+      // the MXUs' accumulators) in place before the timed run, as the reference's buffers are
+      // when it is timed.
       core->host_state().vmem.commit();
+      core->host_state().hbm.commit(0, rp.hbm_words);
+      for (int m = 0; m < core->machine().mxu_count(); ++m)
+        core->machine().mxu(m).commit_accumulators();
     });
   } catch (const Error& e) {  // the program does not fit this core
     r.unsupported = e.what();

@@ -1,7 +1,8 @@
 // The bit-parallel MXU multiplies only a weight tile's nonzero extent when that gives the whole
 // array's bits: zero-padded tiles (few filters, short K) against the plain fma chain over all R
 // rows and C columns, including the cases where the padding changes the bits (a non-finite input
-// meets a zero weight; a chain that underflows to -0 meets a zero weight).
+// meets a zero weight; a chain that underflows to -0 meets a zero weight). Also: committing the
+// accumulators' host memory keeps what they hold.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -132,6 +133,19 @@ TEST_F(MxuExtent, AChainThatUnderflowsToMinusZeroBecomesPlusZeroOnTheWholeArray)
   // Accumulating onto the same: the accumulator block holds +0 then, as on the whole array.
   push(m, a, MmulMode::Store, 1);
   expect_bits(push(m, a, MmulMode::AccumulateOut, 1), whole(a, w, want));
+}
+
+TEST_F(MxuExtent, CommittingTheAccumulatorsKeepsWhatTheyHold) {
+  Mxu m(spec);
+  m.commit_accumulators();  // fresh: all zeros still
+  const std::vector<float> w = tile({128, 128});
+  load(m, w);
+  const std::vector<float> zeros(static_cast<size_t>(S) * C, 0.0f);
+  const std::vector<float> a = values(static_cast<size_t>(S) * R);
+  push(m, a, MmulMode::Store, 5);
+  m.commit_accumulators();
+  expect_bits(push(m, a, MmulMode::AccumulateOut, 5), whole(a, w, whole(a, w, zeros)));
+  expect_bits(push(m, a, MmulMode::AccumulateOut, 6), whole(a, w, zeros));
 }
 
 }  // namespace

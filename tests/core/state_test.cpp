@@ -40,6 +40,28 @@ TEST(State, PagedBlocksCrossPageBoundariesAndUntouchedPagesReadZero) {
   EXPECT_TRUE(m.same_contents(other));
 }
 
+TEST(State, CommittingHbmAllocatesExactlyThePagesOfTheRangeWhichStillReadZero) {
+  PagedMemory m(PagedMemory::kPageWords * 8);
+  m.write(2, 7);
+  m.commit(PagedMemory::kPageWords - 1, PagedMemory::kPageWords + 2);  // pages 0, 1 and 2
+  EXPECT_EQ(m.pages_allocated(), 3);
+  m.commit(0, 0);
+  EXPECT_EQ(m.pages_allocated(), 3);
+  EXPECT_EQ(m.read(2), 7u);  // a page written before keeps its contents
+  std::vector<uint32_t> r(static_cast<size_t>(PagedMemory::kPageWords * 3), 1u);
+  m.read_block(0, r.data(), static_cast<int64_t>(r.size()));
+  for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i], i == 2 ? 7u : 0u) << i;
+  m.write(PagedMemory::kPageWords * 2 + 5, 9);
+  EXPECT_EQ(m.pages_allocated(), 3);
+  EXPECT_EQ(m.read(PagedMemory::kPageWords * 2 + 5), 9u);
+  EXPECT_TRUE(m.same_contents([] {
+    PagedMemory o(PagedMemory::kPageWords * 8);
+    o.write(2, 7);
+    o.write(PagedMemory::kPageWords * 2 + 5, 9);
+    return o;
+  }()));
+}
+
 TEST(State, PhiloxMatchesThePublishedKnownAnswers) {
   // Random123 kat_vectors: philox4x32_10 with counter and key all zero, and all ones.
   const uint32_t c0[4] = {0, 0, 0, 0}, k0[2] = {0, 0};
