@@ -71,9 +71,9 @@ ReleasedMappings& released() {
   return *r;
 }
 
-// Touches every 4 KiB page of [p, p + bytes), writing back what it holds: committing memory on a
-// kernel without MADV_POPULATE_WRITE. Not instrumented: parts of a mapping may be poisoned (slack,
-// pages not yet handed out) and their pages are committed all the same.
+// Touches every 4 KiB page of [p, p + bytes), writing back what it holds. Not instrumented: parts
+// of a mapping may be poisoned (slack, pages not yet handed out) and their pages are committed all
+// the same.
 __attribute__((no_sanitize("address"))) void touch_pages(void* p, size_t bytes) {
   auto* c = static_cast<volatile char*>(p);
   for (size_t i = 0; i < bytes; i += 4096) c[i] = c[i];
@@ -165,10 +165,10 @@ void ZeroedMapping::release() noexcept {
 void ZeroedMapping::commit() {
   if (m_data == nullptr) return;
   const auto bytes = static_cast<size_t>(m_bytes);
-  if (reinterpret_cast<uintptr_t>(m_data) % kHugePageBytes == 0)
-    madvise(m_data, bytes, MADV_HUGEPAGE);
+  const bool huge = reinterpret_cast<uintptr_t>(m_data) % kHugePageBytes == 0;
+  if (huge) madvise(m_data, bytes, MADV_HUGEPAGE);
 #ifdef MADV_POPULATE_WRITE
-  if (madvise(m_data, bytes, MADV_POPULATE_WRITE) == 0) return;
+  if (huge && madvise(m_data, bytes, MADV_POPULATE_WRITE) == 0) return;
 #endif
   touch_pages(m_data, bytes);
 }

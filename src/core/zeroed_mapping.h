@@ -37,9 +37,11 @@ class ZeroedMapping {
   ~ZeroedMapping();
 
   void* data() const { return m_data; }
-  // Makes every page resident now (MADV_POPULATE_WRITE, or a write to each page where the kernel
-  // lacks it), advising huge pages first where the data starts on a 2 MiB boundary: one call
-  // instead of a page fault per page later. The contents stay as they are.
+  // Makes every page resident now, so that the first accesses later cost no page fault. Where the
+  // data starts on a 2 MiB boundary: advised huge pages and populated by the kernel
+  // (MADV_POPULATE_WRITE). Elsewhere: a write to each 4 KiB page from user space, since on a
+  // virtual machine pages the kernel populates can still trap on the first user access. The
+  // contents stay as they are.
   void commit();
 
  private:
