@@ -43,10 +43,12 @@ void copy_rows(uint32_t* dst, int64_t dst_stride, const uint32_t* src, int64_t s
 }
 
 // Copies a request's rows from HBM to `local` (kToHbm false) or from `local` to HBM (true). An
-// untouched page reads as zeros; writing allocates it.
+// untouched page reads as zeros; writing allocates it. A request of no words touches no page: its
+// addresses are not range-checked (DmaUnit checks only requests that move words).
 template <bool kToHbm>
 void copy_request(std::conditional_t<kToHbm, PagedMemory&, const PagedMemory&> hbm, const Rows& r,
                   std::conditional_t<kToHbm, const uint32_t*, uint32_t*> local) {
+  if (r.count <= 0 || r.chunk <= 0) return;
   using PagePtr = std::conditional_t<kToHbm, uint32_t*, const uint32_t*>;
   const auto page_of = [&](int64_t p) -> PagePtr {
     if constexpr (kToHbm)

@@ -1,6 +1,7 @@
 #include "core/dma.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,28 @@ void reference_transfer(const DmaRequest& r, ArchState& s) {
           break;
       }
     }
+}
+
+// A request of no words (count or chunk 0) moves nothing and touches no page, even at an HBM
+// address past the end (the unit checks the addresses of requests that move words only).
+TEST(Dma, ARequestOfNoWordsTouchesNoPageWhateverItsAddress) {
+  CoreSpec spec = test::small_spec({{"hbm", {{"bytes", 4 * PagedMemory::kPageWords * 4}}}});
+  ArchState s(spec);
+  for (const DmaDir dir :
+       {DmaDir::HbmToVmem, DmaDir::VmemToHbm, DmaDir::HbmToSmem, DmaDir::SmemToHbm})
+    for (const auto& [count, chunk] : {std::pair<int64_t, int64_t>{1, 0}, {0, 5}}) {
+      DmaRequest r;
+      r.dir = dir;
+      r.count = count;
+      r.chunk = chunk;
+      r.flag = 0;
+      const bool to_hbm = dir == DmaDir::VmemToHbm || dir == DmaDir::SmemToHbm;
+      r.src = to_hbm ? 0 : int64_t{3886588754};
+      r.dst = to_hbm ? int64_t{3886588754} : 0;
+      dma_transfer(r, s);
+    }
+  EXPECT_EQ(s.hbm.pages_allocated(), 0);
+  EXPECT_EQ(s.flags[0], 8u);  // each request still signals its flag
 }
 
 // Requests of every direction with rows of one word up to rows longer than a page, HBM strides
